@@ -1,0 +1,129 @@
+// Every setting of CONTRACT §1, parsed and validated once at start. A bad value stops the start with a
+// message naming the variable and the form it accepts.
+
+export interface Config {
+  port: number;
+  host: string;
+  /** postgres://… of a PostgreSQL server; null selects the embedded engine in `dataDir`. */
+  databaseUrl: string | null;
+  /** Folder of the embedded database, or `memory://`. */
+  dataDir: string;
+  /** Null disables the operator API (every /admin/ call answers 404). */
+  adminToken: string | null;
+  checkoutUrl: string;
+  orderTtlSeconds: number;
+  sessionTtlSeconds: number;
+  /** Delay in seconds before each delivery attempt; its length is the attempt count. */
+  webhookRetryScheduleSeconds: number[];
+  webhookTimeoutMs: number;
+  webhookAllowPrivate: boolean;
+  settlementDelaySeconds: number;
+  reconcileIntervalMs: number;
+  expiryIntervalMs: number;
+  liveRailUrl: string | null;
+  liveRailSecret: string | null;
+  defaultFeeBps: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, expected: string, value: string) {
+    super(`${variable}=${JSON.stringify(value)} is invalid: expected ${expected}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const DAY_SECONDS = 86_400;
+const WEBHOOK_ATTEMPTS_MAX = 20;
+const ADMIN_TOKEN_LENGTH_MIN = 16;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function loadConfig(env: Env = process.env): Config {
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      throw new ConfigError(name, `an integer from ${min} to ${max}`, raw);
+    }
+    return value;
+  };
+  const url = (name: string, protocols: string[]): string | undefined => {
+    const raw = read(name);
+    if (raw === undefined) return undefined;
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new ConfigError(name, `a ${protocols.join(' or ')} URL`, raw);
+    }
+    if (!protocols.includes(parsed.protocol.slice(0, -1))) {
+      throw new ConfigError(name, `a ${protocols.join(' or ')} URL`, raw);
+    }
+    return raw;
+  };
+
+  const port = integer('PORT', 4000, 0, 65_535);
+  const host = read('HOST') ?? '127.0.0.1';
+  if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host)) throw new ConfigError('HOST', 'a host name or IP address', host);
+
+  const adminToken = read('TOLOV_ADMIN_TOKEN') ?? null;
+  if (adminToken !== null && (adminToken.length < ADMIN_TOKEN_LENGTH_MIN || /\s/.test(adminToken))) {
+    throw new ConfigError('TOLOV_ADMIN_TOKEN', `at least ${ADMIN_TOKEN_LENGTH_MIN} characters without spaces`, '(hidden)');
+  }
+
+  const checkoutUrl = (url('TOLOV_CHECKOUT_URL', ['http', 'https']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+
+  const scheduleRaw = read('TOLOV_WEBHOOK_RETRY_SCHEDULE') ?? '0,60,300,1800,7200,21600,43200,86400,86400';
+  const schedule = scheduleRaw.split(',').map((part) => (/^\d+$/.test(part.trim()) ? Number(part.trim()) : NaN));
+  if (schedule.length > WEBHOOK_ATTEMPTS_MAX || schedule.some((s) => !Number.isSafeInteger(s) || s > 7 * DAY_SECONDS)) {
+    throw new ConfigError(
+      'TOLOV_WEBHOOK_RETRY_SCHEDULE',
+      `1 to ${WEBHOOK_ATTEMPTS_MAX} comma-separated delays in seconds, each at most ${7 * DAY_SECONDS}`,
+      scheduleRaw,
+    );
+  }
+
+  const allowPrivateRaw = read('TOLOV_WEBHOOK_ALLOW_PRIVATE') ?? 'false';
+  if (allowPrivateRaw !== 'true' && allowPrivateRaw !== 'false') {
+    throw new ConfigError('TOLOV_WEBHOOK_ALLOW_PRIVATE', 'true or false', allowPrivateRaw);
+  }
+
+  const liveRailUrl = url('TOLOV_LIVE_RAIL_URL', ['http', 'https']) ?? null;
+  const liveRailSecret = read('TOLOV_LIVE_RAIL_SECRET') ?? null;
+  if (liveRailUrl !== null && liveRailSecret === null) {
+    throw new ConfigError('TOLOV_LIVE_RAIL_SECRET', 'a shared secret whenever TOLOV_LIVE_RAIL_URL is set', '');
+  }
+
+  const logLevel = read('LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', LOG_LEVELS.join(', '), logLevel);
+  }
+
+  return {
+    port,
+    host,
+    databaseUrl: url('DATABASE_URL', ['postgres', 'postgresql']) ?? null,
+    dataDir: read('TOLOV_DATA_DIR') ?? './data',
+    adminToken,
+    checkoutUrl,
+    orderTtlSeconds: integer('TOLOV_ORDER_TTL_SECONDS', 1800, 1, 30 * DAY_SECONDS),
+    sessionTtlSeconds: integer('TOLOV_SESSION_TTL_SECONDS', 900, 1, DAY_SECONDS),
+    webhookRetryScheduleSeconds: schedule,
+    webhookTimeoutMs: integer('TOLOV_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhookAllowPrivate: allowPrivateRaw === 'true',
+    settlementDelaySeconds: integer('TOLOV_SETTLEMENT_DELAY_SECONDS', DAY_SECONDS, 0, 90 * DAY_SECONDS),
+    reconcileIntervalMs: integer('TOLOV_RECONCILE_INTERVAL_MS', 30_000, 10, DAY_SECONDS * 1000),
+    expiryIntervalMs: integer('TOLOV_EXPIRY_INTERVAL_MS', 5_000, 10, DAY_SECONDS * 1000),
+    liveRailUrl,
+    liveRailSecret,
+    defaultFeeBps: integer('TOLOV_FEE_BPS', 100, 0, 10_000),
+    logLevel: logLevel as Config['logLevel'],
+  };
+}

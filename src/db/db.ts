@@ -1,0 +1,146 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite, types as liteTypes } from '@electric-sql/pglite';
+import pg from 'pg';
+
+/** Anything that runs one SQL statement: the database itself or an open transaction. */
+export interface Queryable {
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly engine: 'postgres' | 'pglite';
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const POOL_SIZE = 10;
+const CONNECT_TIMEOUT_MS = 5_000;
+const STATEMENT_TIMEOUT_MS = 15_000;
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+// Deadlocks and serialization failures are safe to retry: the transaction left nothing behind.
+const RETRYABLE_CODES = new Set(['40001', '40P01']);
+const TRANSACTION_ATTEMPTS_MAX = 3;
+
+const INT8_OID = 20;
+const BYTEA_OID = 17;
+
+/** int8 columns (amounts, counts) become numbers; a value beyond 2^53 is a bug we refuse to round. */
+function parseInt8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new Error(`int8 value ${text} is outside the safe integer range`);
+  return value;
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '23505';
+}
+
+export async function openPostgres(connectionString: string): Promise<Db> {
+  const types = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
+  const pool = new pg.Pool({
+    connectionString,
+    max: POOL_SIZE,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    types,
+  });
+  // An idle client losing its connection (server restart) must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  // Named statements are parsed once per connection; the name is derived from the text so it never clashes.
+  const names = new Map<string, string>();
+  const statement = (sql: string, params: readonly unknown[] | undefined): pg.QueryConfig => {
+    let name = names.get(sql);
+    if (name === undefined) {
+      name = `s${names.size}`;
+      names.set(sql, name);
+    }
+    return { name, text: sql, values: params as unknown[] | undefined };
+  };
+  const query = async <Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
+    (await client.query(statement(sql, params))).rows as Row[];
+  const exec = async (client: pg.Pool | pg.PoolClient, script: string) => {
+    await client.query(script);
+  };
+
+  return {
+    engine: 'postgres',
+    query: (sql, params) => query(pool, sql, params),
+    exec: (script) => exec(pool, script),
+    async transaction(work) {
+      for (let attempt = 1; ; attempt++) {
+        const client = await pool.connect();
+        let broken = false;
+        try {
+          await client.query('BEGIN');
+          const result = await work({
+            query: (sql, params) => query(client, sql, params),
+            exec: (script) => exec(client, script),
+          });
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          try {
+            await client.query('ROLLBACK');
+          } catch {
+            broken = true;
+          }
+          if (attempt < TRANSACTION_ATTEMPTS_MAX && RETRYABLE_CODES.has((error as { code?: string }).code ?? '')) continue;
+          throw error;
+        } finally {
+          client.release(broken);
+        }
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** Creates the embedded engine's database: a folder, or `memory://`, optionally starting from a dumped data dir. */
+export async function createPglite(dataDir: string, loadDataDir?: Blob): Promise<PGlite> {
+  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
+  return PGlite.create(dataDir, {
+    // The same JavaScript types as the pg engine returns: numbers for int8, Buffers for bytea, text for numeric.
+    parsers: {
+      [INT8_OID]: parseInt8,
+      [BYTEA_OID]: (text: string) => Buffer.from(text.slice(2), 'hex'),
+      [liteTypes.NUMERIC]: (text: string) => text,
+    },
+    ...(loadDataDir ? { loadDataDir } : {}),
+  });
+}
+
+/** The embedded engine: one PostgreSQL session inside this process; PGlite queues every call behind open transactions. */
+export function pgliteDb(lite: PGlite): Db {
+  return {
+    engine: 'pglite',
+    query: async (sql, params) => (await lite.query(sql, params as unknown[] | undefined)).rows as never,
+    exec: async (script) => {
+      await lite.exec(script);
+    },
+    transaction: (work) =>
+      lite.transaction((tx) =>
+        work({
+          query: async (sql, params) => (await tx.query(sql, params as unknown[] | undefined)).rows as never,
+          exec: async (script) => {
+            await tx.exec(script);
+          },
+        }),
+      ),
+    close: () => lite.close(),
+  };
+}
+
+export async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Db> {
+  return pgliteDb(await createPglite(dataDir, loadDataDir));
+}
+
+export function openDb(options: { databaseUrl: string | null; dataDir: string }): Promise<Db> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
+}

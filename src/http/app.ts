@@ -1,0 +1,125 @@
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import secureJson from 'secure-json-parse';
+import type { Config } from '../config.js';
+import type { Db } from '../db/db.js';
+import { newId } from '../lib/ids.js';
+import { ledgerRoutes } from '../modules/ledger/routes.js';
+import { orderRoutes } from '../modules/orders/routes.js';
+import { productRoutes } from '../modules/products/routes.js';
+import { authenticateAdmin, authenticateMerchant, routeNotFound } from './auth.js';
+import { ApiError } from './errors.js';
+import { loggerOptions } from './logging.js';
+import { validatorCompiler } from './validation.js';
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+const CONNECTION_TIMEOUT_MS = 10_000;
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+const REQUEST_TIMEOUT_MS = 60_000;
+
+// Connection-level database failures: the request may be retried once the database is back.
+const DATABASE_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
+
+export interface AppOptions {
+  config: Config;
+  db: Db;
+}
+
+function toApiError(error: FastifyError & { code?: string }): ApiError {
+  if (error instanceof ApiError) return error;
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('BODY_TOO_LARGE', `The body must be at most ${BODY_LIMIT_BYTES} bytes`);
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('VALIDATION_ERROR', 'Content-Length does not match the body');
+  }
+  if (DATABASE_UNAVAILABLE.has(error.code ?? '') || /Connection terminated|timeout exceeded when trying to connect/.test(error.message)) {
+    return new ApiError('SERVICE_UNAVAILABLE', 'The service is briefly unavailable; retry shortly', { headers: { 'Retry-After': '1' } });
+  }
+  const status = error.statusCode ?? 500;
+  if (status === 404) return new ApiError('NOT_FOUND', error.message);
+  if (status >= 400 && status < 500) return new ApiError('VALIDATION_ERROR', error.message);
+  return new ApiError('INTERNAL_ERROR', 'Internal error; nothing about it is your fault. Retry with the same Idempotency-Key.');
+}
+
+function sendError(error: ApiError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  for (const [name, value] of Object.entries(error.extra.headers ?? {})) reply.header(name, value);
+  return reply.code(error.statusCode).type('application/json; charset=utf-8').send(JSON.stringify(error.body(request.id)));
+}
+
+export async function buildApp({ config, db }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel),
+    genReqId: () => newId('req'),
+    requestIdHeader: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 128 },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.decorateRequest('merchant', null);
+  // Every route states how it is authorized; one that does not is a programming error caught at start.
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.auth) throw new Error(`route ${route.method} ${route.url} declares no auth`);
+  });
+
+  // JSON bodies: an empty body is no body (POST …/cancel with a JSON content type); prototype poisoning is refused.
+  // JSON is the only body type; Fastify's own text/plain parser goes too.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text: string, done) => {
+    if (text.trim() === '') return done(null, undefined);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return done(new ApiError('VALIDATION_ERROR', 'The body is not valid JSON', { param: 'body' }), undefined);
+    }
+    try {
+      if (body !== null && typeof body === 'object') secureJson.scan(body, { protoAction: 'error', constructorAction: 'error' });
+    } catch {
+      return done(new ApiError('VALIDATION_ERROR', 'The body must not use the keys __proto__ or constructor.prototype', { param: 'body' }), undefined);
+    }
+    done(null, body);
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Request-Id', request.id);
+    const auth = request.routeOptions.config.auth;
+    if (auth?.kind === 'merchant') request.merchant = await authenticateMerchant(db, request, auth.scope);
+    else if (auth?.kind === 'admin') authenticateAdmin(config.adminToken, request);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(apiError, request, reply);
+  });
+  app.setNotFoundHandler((request, reply) => sendError(routeNotFound(request), request, reply));
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tolov API',
+        version: '1',
+        description: 'Payments in UZS: orders paid on a hosted page, charges to saved cards, refunds, balance and webhooks.',
+      },
+      servers: [{ url: config.checkoutUrl }],
+      components: { securitySchemes: { secretKey: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' } } },
+      security: [{ secretKey: [] }],
+    },
+  });
+
+  app.get('/healthz', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/openapi.json', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => app.swagger());
+
+  productRoutes(app, db, config.defaultFeeBps);
+  orderRoutes(app, db, config);
+  ledgerRoutes(app, db);
+  return app;
+}

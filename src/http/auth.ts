@@ -1,0 +1,78 @@
+import type { FastifyRequest } from 'fastify';
+import type { Db } from '../db/db.js';
+import { SECRET_KEY_PATTERN } from '../modules/products/service.js';
+import { findKeyBySecretHash, type Scope } from '../modules/products/store.js';
+import { secretsEqual, sha256 } from '../lib/secrets.js';
+import { ApiError } from './errors.js';
+
+/** Who a merchant request acts for. Every merchant query filters by `productId` and `livemode`. */
+export interface Merchant {
+  keyId: string;
+  productId: string;
+  productName: string;
+  livemode: boolean;
+  scopes: Scope[];
+  feeBps: number;
+}
+
+/** How a route is authorized, declared in its `config`. */
+export type RouteAuth = { kind: 'merchant'; scope?: Scope } | { kind: 'admin' } | { kind: 'public' };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+  interface FastifyRequest {
+    merchant: Merchant | null;
+  }
+}
+
+export function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
+  return match ? match[1]! : null;
+}
+
+const unauthenticated = (message: string) =>
+  new ApiError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer realm="tolov"' } });
+
+export async function authenticateMerchant(db: Db, request: FastifyRequest, scope: Scope | undefined): Promise<Merchant> {
+  const secret = bearerToken(request);
+  if (secret === null) throw unauthenticated('Missing API key: send Authorization: Bearer sk_test_… or sk_live_…');
+  if (!SECRET_KEY_PATTERN.test(secret)) throw unauthenticated('Malformed API key: secret keys look like sk_test_… or sk_live_…');
+  const row = await findKeyBySecretHash(db, sha256(secret));
+  if (!row || row.revoked_at !== null) throw unauthenticated('Invalid API key: unknown or revoked');
+  if (scope !== undefined && !row.scopes.includes(scope)) {
+    throw new ApiError('SCOPE_REQUIRED', `This API key lacks the scope ${scope}`);
+  }
+  return {
+    keyId: row.id,
+    productId: row.product_id,
+    productName: row.product_name,
+    livemode: row.livemode,
+    scopes: row.scopes,
+    feeBps: row.fee_bps,
+  };
+}
+
+/** The operator API exists only when a token is configured; otherwise it is indistinguishable from no route. */
+export function authenticateAdmin(adminToken: string | null, request: FastifyRequest): void {
+  if (adminToken === null) throw routeNotFound(request);
+  const given = bearerToken(request);
+  if (given === null || !secretsEqual(given, adminToken)) {
+    throw new ApiError('UNAUTHENTICATED', 'Missing or invalid operator token', {
+      headers: { 'WWW-Authenticate': 'Bearer realm="tolov-admin"' },
+    });
+  }
+}
+
+export function routeNotFound(request: FastifyRequest): ApiError {
+  return new ApiError('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`);
+}
+
+/** The merchant of a route declared `auth: merchant`; a route without it asking for one is a programming error. */
+export function merchantOf(request: FastifyRequest): Merchant {
+  if (request.merchant === null) throw new Error(`route ${request.routeOptions.url} is not declared auth: merchant`);
+  return request.merchant;
+}

@@ -1,0 +1,70 @@
+import { STATUS_CODES } from 'node:http';
+
+/** The closed set of error codes (CONTRACT §2), each with its one HTTP status. */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  IDEMPOTENCY_KEY_REQUIRED: 400,
+  CARD_INACTIVE: 400,
+  INVALID_CARD: 400,
+  WRONG_CODE: 400,
+  PARTIAL_REFUND_NOT_SUPPORTED: 400,
+  UNAUTHENTICATED: 401,
+  PAYMENT_FAILED: 402,
+  SCOPE_REQUIRED: 403,
+  NOT_FOUND: 404,
+  IDEMPOTENCY_KEY_IN_USE: 409,
+  ORDER_DEBIT_IN_PROGRESS: 409,
+  ORDER_NOT_CANCELABLE: 409,
+  INVALID_STATE: 409,
+  ALREADY_REFUNDED: 409,
+  PAYMENT_NOT_REFUNDABLE: 409,
+  SESSION_EXPIRED: 410,
+  BODY_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  TOO_MANY_ATTEMPTS: 429,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  RAIL_UNAVAILABLE: 503,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  code: ErrorCode;
+  message: string;
+  param?: string;
+  failureCode?: string;
+  requestId: string;
+}
+
+/** An expected failure with a client-facing message. Anything else that is thrown becomes INTERNAL_ERROR. */
+export class ApiError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extra: { param?: string; failureCode?: string; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.statusCode = ERROR_STATUS[code];
+  }
+
+  body(requestId: string): ErrorBody {
+    return {
+      statusCode: this.statusCode,
+      error: STATUS_CODES[this.statusCode] ?? 'Error',
+      code: this.code,
+      message: this.message,
+      ...(this.extra.param === undefined ? {} : { param: this.extra.param }),
+      ...(this.extra.failureCode === undefined ? {} : { failureCode: this.extra.failureCode }),
+      requestId,
+    };
+  }
+}
+
+export const notFound = (what: string) => new ApiError('NOT_FOUND', `No such ${what}`);

@@ -1,0 +1,203 @@
+// Idempotency keys with atomic phases and recovery points (after Brandur Leach's rocket-rides-atomic).
+//
+// A request is a sequence of phases named by recovery points, starting at `started`. Each phase runs in its own
+// transaction together with the update of the key row, so a crash between phases leaves the key at the last
+// committed recovery point and a retry continues from there instead of starting again. Claiming the key shares
+// the first phase's transaction: a request that fails before its first commit leaves nothing behind.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db, Queryable } from '../db/db.js';
+import { sha256 } from '../lib/secrets.js';
+import type { Merchant } from './auth.js';
+import { ApiError } from './errors.js';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+const KEY_PATTERN = /^[\x20-\x7E]{1,255}$/;
+/** A key locked longer than this belongs to a crashed request and may be resumed by a retry. */
+export const IDEMPOTENCY_LOCK_TIMEOUT_MS = 60_000;
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
+const START = 'started';
+const FINISHED = 'finished';
+
+export interface IdempotencyKeyRow {
+  id: number;
+  request_method: string;
+  request_path: string;
+  request_hash: Buffer;
+  recovery_point: string;
+  resource_id: string | null;
+  response_status: number | null;
+  response_body: string | null;
+  locked: boolean;
+}
+
+export interface Response {
+  status: number;
+  body: unknown;
+}
+
+/** What a phase decided: continue at another recovery point, or finish with a response to store. */
+export type PhaseResult = { next: string; resourceId?: string } | { response: Response };
+
+/** An atomic phase: its writes and the key's new recovery point commit together. `resourceId` is set by earlier phases. */
+export type Phase = (tx: Queryable, resourceId: string | null) => Promise<PhaseResult>;
+
+export interface SentResponse {
+  status: number;
+  body: string;
+  replayed: boolean;
+}
+
+interface Request {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
+/** Reads and checks the Idempotency-Key header. */
+export function idempotencyKeyOf(request: FastifyRequest, required: boolean): string | null {
+  const value = request.headers[IDEMPOTENCY_HEADER];
+  if (value === undefined) {
+    if (required) {
+      throw new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'This request needs an Idempotency-Key header (1 to 255 printable ASCII characters)');
+    }
+    return null;
+  }
+  if (typeof value !== 'string' || !KEY_PATTERN.test(value)) {
+    throw new ApiError('VALIDATION_ERROR', 'Idempotency-Key must be 1 to 255 printable ASCII characters', {
+      param: 'Idempotency-Key',
+    });
+  }
+  return value;
+}
+
+/** JSON with object keys sorted, so that the same request always hashes the same. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+const KEY_COLUMNS = `id, request_method, request_path, request_hash, recovery_point, resource_id, response_status, response_body`;
+
+async function claim(tx: Queryable, merchant: Merchant, key: string, request: Request): Promise<IdempotencyKeyRow | SentResponse> {
+  const hash = sha256(`${request.method} ${request.path}\n${canonicalJson(request.body ?? null)}`);
+  const [created] = await tx.query<IdempotencyKeyRow>(
+    `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, locked_at)
+     VALUES ($1, $2, $3, $4, $5, $6, '${START}', now())
+     ON CONFLICT (product_id, livemode, key) DO NOTHING
+     RETURNING ${KEY_COLUMNS}, false AS locked`,
+    [merchant.productId, merchant.livemode, key, request.method, request.path, hash],
+  );
+  if (created) return created;
+
+  const [existing] = await tx.query<IdempotencyKeyRow>(
+    `SELECT ${KEY_COLUMNS}, (locked_at IS NOT NULL AND locked_at > now() - $4 * interval '1 millisecond') AS locked
+       FROM idempotency_keys WHERE product_id = $1 AND livemode = $2 AND key = $3 FOR UPDATE`,
+    [merchant.productId, merchant.livemode, key, IDEMPOTENCY_LOCK_TIMEOUT_MS],
+  );
+  if (!existing) throw new Error('idempotency key vanished between insert and select');
+  if (existing.request_method !== request.method || existing.request_path !== request.path || !existing.request_hash.equals(hash)) {
+    throw new ApiError(
+      'IDEMPOTENCY_KEY_REUSED',
+      `This Idempotency-Key was already used for ${existing.request_method} ${existing.request_path} with other parameters`,
+    );
+  }
+  if (existing.response_status !== null) {
+    return { status: existing.response_status, body: existing.response_body!, replayed: true };
+  }
+  if (existing.locked) {
+    throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still in progress; retry later');
+  }
+  await tx.query('UPDATE idempotency_keys SET locked_at = now() WHERE id = $1', [existing.id]);
+  return existing;
+}
+
+interface Progress {
+  keyId: number | null;
+  point: string;
+  resourceId: string | null;
+}
+
+type Outcome = { sent: SentResponse } | { progress: Progress };
+
+/** Runs the phase at the current recovery point and records its result on the key row, in the caller's transaction. */
+async function advance(tx: Queryable, phases: Record<string, Phase>, progress: Progress): Promise<Outcome> {
+  const phase = phases[progress.point];
+  if (!phase) throw new Error(`no phase for recovery point ${progress.point}`);
+  const result = await phase(tx, progress.resourceId);
+  if ('response' in result) {
+    const body = JSON.stringify(result.response.body);
+    if (progress.keyId !== null) {
+      await tx.query(
+        `UPDATE idempotency_keys SET recovery_point = '${FINISHED}', response_status = $2, response_body = $3, locked_at = NULL
+          WHERE id = $1`,
+        [progress.keyId, result.response.status, body],
+      );
+    }
+    return { sent: { status: result.response.status, body, replayed: false } };
+  }
+  const next = { keyId: progress.keyId, point: result.next, resourceId: result.resourceId ?? progress.resourceId };
+  if (next.keyId !== null) {
+    await tx.query('UPDATE idempotency_keys SET recovery_point = $2, resource_id = $3 WHERE id = $1', [
+      next.keyId,
+      next.point,
+      next.resourceId,
+    ]);
+  }
+  return { progress: next };
+}
+
+/**
+ * Runs `phases` once per (product, mode, key): a repeated request gets the stored response, a request with other
+ * parameters 422, a request while the first still runs 409. Thrown errors (5xx) are not stored and unlock the key.
+ * Without a key (optional on that route) the phases simply run in order.
+ */
+export async function runIdempotent(
+  db: Db,
+  merchant: Merchant,
+  key: string | null,
+  request: Request,
+  phases: Record<string, Phase>,
+): Promise<SentResponse> {
+  let progress: Progress = { keyId: null, point: START, resourceId: null };
+  // Each phase either finishes or moves on; more steps than phases would mean a cycle, a bug.
+  const stepsMax = Object.keys(phases).length;
+  try {
+    for (let step = 0; step < stepsMax; step++) {
+      const current = progress;
+      // Progress is taken from the committed outcome only: a transaction the engine retries starts from `current` again.
+      const outcome = await db.transaction(async (tx): Promise<Outcome> => {
+        if (step > 0 || key === null) return advance(tx, phases, current);
+        const claimed = await claim(tx, merchant, key, request);
+        if ('replayed' in claimed) return { sent: claimed };
+        return advance(tx, phases, { keyId: claimed.id, point: claimed.recovery_point, resourceId: claimed.resource_id });
+      });
+      if ('sent' in outcome) return outcome.sent;
+      progress = outcome.progress;
+    }
+    throw new Error(`idempotent request did not finish within ${stepsMax} phases`);
+  } catch (error) {
+    if (progress.keyId !== null) {
+      await db.query('UPDATE idempotency_keys SET locked_at = NULL WHERE id = $1', [progress.keyId]).catch(() => {});
+    }
+    throw error;
+  }
+}
+
+/** Runs a merchant POST with or without its Idempotency-Key and sends the (possibly replayed) response. */
+export async function sendIdempotent(
+  db: Db,
+  merchant: Merchant,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: { keyRequired: boolean; phases: Record<string, Phase> },
+): Promise<FastifyReply> {
+  const key = idempotencyKeyOf(request, options.keyRequired);
+  const path = request.url.split('?')[0]!;
+  const sent = await runIdempotent(db, merchant, key, { method: request.method, path, body: request.body }, options.phases);
+  if (sent.replayed) reply.header('Idempotent-Replayed', 'true');
+  return reply.code(sent.status).type('application/json; charset=utf-8').send(sent.body);
+}

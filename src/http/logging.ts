@@ -1,0 +1,36 @@
+import type { FastifyServerOptions } from 'fastify';
+
+// Paths that carry a bearer token; the token is replaced before the URL reaches a log line.
+const TOKEN_IN_PATH = /\/(pay|bind|sessions)\/[^/?#]+/g;
+
+export function redactUrl(url: string): string {
+  return url.replace(TOKEN_IN_PATH, '/$1/[token]').replace(/\?.*$/, (query) => (query.length > 1 ? '?[query]' : ''));
+}
+
+/** Log options: requests are logged without headers or bodies; any card data or secret that reaches a log object is censored. */
+export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+  return {
+    level,
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        '*.pan',
+        '*.phone',
+        '*.code',
+        '*.expiry',
+        '*.secret',
+        '*.clientToken',
+        '*.token',
+        '*.authorization',
+      ],
+      censor: '[redacted]',
+    },
+    serializers: {
+      req: (request: { method: string; url: string; ip?: string }) => ({
+        method: request.method,
+        url: redactUrl(request.url),
+        remoteAddress: request.ip,
+      }),
+    },
+  };
+}

@@ -1,0 +1,57 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Queryable } from '../db/db.js';
+import type { Merchant } from './auth.js';
+import { ApiError } from './errors.js';
+
+export const LIST_LIMIT_DEFAULT = 10;
+export const LIST_LIMIT_MAX = 100;
+
+export const ListQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT, description: 'Page size, 1 to 100' }),
+    starting_after: Type.Optional(Type.String({ maxLength: 64, description: 'Id of the last object of the previous page' })),
+  },
+  { additionalProperties: false },
+);
+export type ListQuery = Static<typeof ListQuery>;
+
+export const listEnvelope = <T extends ReturnType<typeof Type.Object>>(item: T) =>
+  Type.Object({ object: Type.Literal('list'), data: Type.Array(item), has_more: Type.Boolean() });
+
+export interface List<T> {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+}
+
+/** Tables listed through this helper: each has id, product_id, livemode and a `seq` that orders it strictly. */
+export type ListedTable = 'orders';
+
+/**
+ * One page of a merchant's objects, newest first. `seq` gives a strict total order even for objects created in the
+ * same millisecond; fetching one row more than asked makes `has_more` exact.
+ */
+export async function listPage<Row, Item>(
+  db: Queryable,
+  table: ListedTable,
+  merchant: Merchant,
+  query: ListQuery,
+  present: (row: Row) => Item,
+): Promise<List<Item>> {
+  let before = Number.MAX_SAFE_INTEGER;
+  if (query.starting_after !== undefined) {
+    const [cursor] = await db.query<{ seq: number }>(
+      `SELECT seq FROM ${table} WHERE id = $1 AND product_id = $2 AND livemode = $3`,
+      [query.starting_after, merchant.productId, merchant.livemode],
+    );
+    if (!cursor) {
+      throw new ApiError('VALIDATION_ERROR', 'starting_after must be the id of an object in this list', { param: 'starting_after' });
+    }
+    before = cursor.seq;
+  }
+  const rows = await db.query<Row>(
+    `SELECT * FROM ${table} WHERE product_id = $1 AND livemode = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`,
+    [merchant.productId, merchant.livemode, before, query.limit + 1],
+  );
+  return { object: 'list', data: rows.slice(0, query.limit).map(present), has_more: rows.length > query.limit };
+}

@@ -1,0 +1,59 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { FastifySchemaCompiler } from 'fastify';
+import { ApiError } from './errors.js';
+
+// Bodies are taken exactly as sent: no type coercion ("100" is not an amount), no silent removal of unknown fields.
+const bodyAjv = new Ajv({ allErrors: false, coerceTypes: false, removeAdditional: false, useDefaults: false, verbose: true, strict: false });
+// Query strings and path parameters arrive as text, so integers there are coerced.
+const queryAjv = new Ajv({ allErrors: false, coerceTypes: true, removeAdditional: false, useDefaults: true, verbose: true, strict: false });
+
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  const validate = (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema) as ValidateFunction;
+  return (data: unknown) => (validate(data) ? { value: data } : { error: toApiError(validate.errors ?? [], httpPart) });
+};
+
+function paramOf(error: ErrorObject, httpPart: string | undefined): string {
+  const path = error.instancePath.split('/').slice(1).join('.');
+  const child =
+    error.keyword === 'additionalProperties'
+      ? String(error.params.additionalProperty)
+      : error.keyword === 'required'
+        ? String(error.params.missingProperty)
+        : '';
+  const param = [path, child].filter(Boolean).join('.');
+  return param || (httpPart === 'body' ? 'body' : 'query');
+}
+
+/** Turns the first schema violation into one clear VALIDATION_ERROR naming the field. */
+export function toApiError(errors: ErrorObject[], httpPart?: string): ApiError {
+  const error = errors[0];
+  if (!error) return new ApiError('VALIDATION_ERROR', 'Invalid request');
+  const param = paramOf(error, httpPart);
+  const schema = (error.parentSchema ?? {}) as Record<string, unknown>;
+  const messages: Record<string, () => string> = {
+    additionalProperties: () => `Unknown field ${param}`,
+    required: () => `${param} is required`,
+    type: () => (param === 'body' ? 'The body must be a JSON object' : `${param} must be ${article(String(error.params.type))}`),
+    minimum: () => rangeMessage(param, schema),
+    maximum: () => rangeMessage(param, schema),
+    minLength: () => `${param} must be at least ${String(schema.minLength)} characters`,
+    maxLength: () => `${param} must be at most ${String(schema.maxLength)} characters`,
+    pattern: () => `${param} is not valid: ${String(schema.description ?? 'wrong format')}`,
+    enum: () => `${param} must be one of ${(schema.enum as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+    const: () => `${param} must be ${JSON.stringify(schema.const)}`,
+    maxItems: () => `${param} must have at most ${String(schema.maxItems)} items`,
+    minItems: () => `${param} must have at least ${String(schema.minItems)} items`,
+    uniqueItems: () => `${param} must not repeat items`,
+    maxProperties: () => `${param} must have at most ${String(schema.maxProperties)} keys`,
+  };
+  return new ApiError('VALIDATION_ERROR', (messages[error.keyword] ?? (() => `${param} is invalid`))(), { param });
+}
+
+function article(type: string): string {
+  return type === 'integer' || type === 'object' || type === 'array' ? `an ${type}` : `a ${type}`;
+}
+
+function rangeMessage(param: string, schema: Record<string, unknown>): string {
+  const type = schema.type === 'integer' ? 'an integer' : 'a number';
+  return `${param} must be ${type} from ${String(schema.minimum)} to ${String(schema.maximum)}`;
+}

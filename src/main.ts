@@ -1,0 +1,47 @@
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createService } from './service.js';
+
+function describeStorage(config: Config): string {
+  if (config.databaseUrl) return `PostgreSQL at ${new URL(config.databaseUrl).host}`;
+  return `embedded PostgreSQL (PGlite) in ${config.dataDir}`;
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`tolov: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const service = await createService(config);
+  const url = await service.listen();
+  const log = service.app.log;
+  log.info(`Tolov is running at ${url} on ${describeStorage(config)}`);
+  if (!config.databaseUrl) {
+    log.warn('The embedded database survives a process crash but not a power loss: set DATABASE_URL for real money.');
+  }
+  if (config.adminToken === null) log.info('Operator API disabled: set TOLOV_ADMIN_TOKEN to create products and keys.');
+  process.stdout.write(`Tolov listening on ${url}\n`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal}: finishing requests in flight, then stopping`);
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+await main();

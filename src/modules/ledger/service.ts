@@ -1,0 +1,82 @@
+import type { Queryable } from '../../db/db.js';
+import type { Merchant } from '../../http/auth.js';
+import { newId } from '../../lib/ids.js';
+
+/** The chart of accounts (seeded by migration 001). */
+export type Account = 'merchant_pending' | 'merchant_available' | 'rail_clearing' | 'platform_fees';
+
+export interface Entry {
+  account: Account;
+  /** Tiyin; positive credits the account, negative debits it. */
+  amount: number;
+}
+
+export interface LedgerTransaction {
+  productId: string;
+  livemode: boolean;
+  /** Why money moved, e.g. `payment_succeeded`. */
+  reason: string;
+  /** The business object that moved it (a payment intent, a refund). */
+  referenceId: string;
+  entries: Entry[];
+}
+
+const ENTRIES_MAX = 16;
+
+function assertBalanced(transaction: LedgerTransaction): void {
+  const { entries } = transaction;
+  if (entries.length < 2 || entries.length > ENTRIES_MAX) throw new Error(`a ledger transaction has 2 to ${ENTRIES_MAX} entries`);
+  let sum = 0;
+  for (const entry of entries) {
+    if (!Number.isSafeInteger(entry.amount) || entry.amount === 0) throw new Error(`ledger amount ${entry.amount} is not a non-zero integer`);
+    sum += entry.amount;
+  }
+  if (sum !== 0) throw new Error(`ledger transaction for ${transaction.referenceId} is unbalanced by ${sum}`);
+}
+
+/**
+ * Writes one balanced transaction in the caller's database transaction, in a single statement. Balance is asserted
+ * here and enforced again by the database at commit (constraint trigger ledger_entries_balanced).
+ */
+export async function post(tx: Queryable, transaction: LedgerTransaction): Promise<string> {
+  assertBalanced(transaction);
+  const id = newId('ltx');
+  await tx.query(
+    `WITH t AS (
+       INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ($1, $2, $3, $4, $5)
+       RETURNING id, product_id, livemode)
+     INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
+     SELECT t.id, t.product_id, t.livemode, e.account, e.amount
+       FROM t, unnest($6::text[], $7::bigint[]) AS e (account, amount)`,
+    [
+      id,
+      transaction.productId,
+      transaction.livemode,
+      transaction.reason,
+      transaction.referenceId,
+      transaction.entries.map((entry) => entry.account),
+      transaction.entries.map((entry) => entry.amount),
+    ],
+  );
+  return id;
+}
+
+export interface Balance {
+  object: 'balance';
+  available: number;
+  pending: number;
+  currency: 'UZS';
+  livemode: boolean;
+}
+
+/** The merchant's balance, summed from ledger entries. */
+export async function balanceOf(db: Queryable, merchant: Merchant): Promise<Balance> {
+  const [row] = await db.query<{ available: number; pending: number }>(
+    `SELECT coalesce(sum(amount) FILTER (WHERE account = 'merchant_available'), 0)::bigint AS available,
+            coalesce(sum(amount) FILTER (WHERE account = 'merchant_pending'), 0)::bigint AS pending
+       FROM ledger_entries
+      WHERE product_id = $1 AND livemode = $2 AND account IN ('merchant_available', 'merchant_pending')`,
+    [merchant.productId, merchant.livemode],
+  );
+  return { object: 'balance', available: row!.available, pending: row!.pending, currency: 'UZS', livemode: merchant.livemode };
+}

@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import type { Db } from '../../db/db.js';
+import { merchantOf } from '../../http/auth.js';
+import { sendIdempotent } from '../../http/idempotency.js';
+import { listEnvelope, ListQuery } from '../../http/pagination.js';
+import { IdParams } from '../../http/schemas.js';
+import { CreateOrderBody, Order } from './schema.js';
+import { createOrderPhases, getOrder, listOrders, type OrderSettings } from './service.js';
+
+export function orderRoutes(app: FastifyInstance, db: Db, settings: OrderSettings): void {
+  const auth = { kind: 'merchant', scope: 'sale_of_goods' } as const;
+  const tags = ['orders'];
+
+  app.post<{ Body: CreateOrderBody }>(
+    '/merchant/v1/orders',
+    {
+      config: { auth },
+      schema: {
+        tags,
+        summary: 'Create an order and its payment link',
+        description: 'Needs an Idempotency-Key. The buyer pays at paymentUrl.',
+        body: CreateOrderBody,
+        response: { 201: Order },
+      },
+    },
+    (request, reply) =>
+      sendIdempotent(db, merchantOf(request), request, reply, {
+        keyRequired: true,
+        phases: createOrderPhases(settings, merchantOf(request), request.body),
+      }),
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/merchant/v1/orders/:id',
+    { config: { auth }, schema: { tags, summary: 'Read an order', params: IdParams, response: { 200: Order } } },
+    (request) => getOrder(db, settings, merchantOf(request), request.params.id),
+  );
+
+  app.get<{ Querystring: ListQuery }>(
+    '/merchant/v1/orders',
+    {
+      config: { auth },
+      schema: { tags, summary: 'List orders, newest first', querystring: ListQuery, response: { 200: listEnvelope(Order) } },
+    },
+    (request) => listOrders(db, settings, merchantOf(request), request.query),
+  );
+}

@@ -1,0 +1,35 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Amount, CustomerRef, Description, HttpUrl, Timestamp } from '../../http/schemas.js';
+
+export const ORDER_STATUSES = ['PENDING', 'PAID', 'FAILED', 'EXPIRED', 'CANCELED'] as const;
+
+export const CreateOrderBody = Type.Object(
+  {
+    amount: Amount,
+    returnUrl: Type.Optional(HttpUrl),
+    description: Type.Optional(Description),
+    customerRef: Type.Optional(CustomerRef),
+  },
+  { additionalProperties: false },
+);
+export type CreateOrderBody = Static<typeof CreateOrderBody>;
+
+export const Order = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('order'),
+  amount: Type.Integer(),
+  currency: Type.Literal('UZS'),
+  status: Type.Union(ORDER_STATUSES.map((status) => Type.Literal(status))),
+  description: Type.Union([Type.String(), Type.Null()]),
+  customerRef: Type.Union([Type.String(), Type.Null()]),
+  paymentUrl: Type.String({ description: 'The hosted page where the buyer pays' }),
+  returnUrl: Type.Union([Type.String(), Type.Null()]),
+  saveCard: Type.Boolean(),
+  paymentIntent: Type.Union([Type.String(), Type.Null()]),
+  savedCard: Type.Union([Type.String(), Type.Null()]),
+  paidAt: Type.Union([Timestamp, Type.Null()]),
+  expiresAt: Timestamp,
+  livemode: Type.Boolean(),
+  created: Timestamp,
+});
+export type Order = Static<typeof Order>;

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('configuration', () => {
+  it('has the defaults of CONTRACT §1', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 4000,
+      host: '127.0.0.1',
+      databaseUrl: null,
+      dataDir: './data',
+      adminToken: null,
+      checkoutUrl: 'http://127.0.0.1:4000',
+      orderTtlSeconds: 1800,
+      sessionTtlSeconds: 900,
+      webhookRetryScheduleSeconds: [0, 60, 300, 1800, 7200, 21600, 43200, 86400, 86400],
+      webhookTimeoutMs: 10_000,
+      webhookAllowPrivate: false,
+      settlementDelaySeconds: 86_400,
+      reconcileIntervalMs: 30_000,
+      expiryIntervalMs: 5_000,
+      liveRailUrl: null,
+      liveRailSecret: null,
+      defaultFeeBps: 100,
+    });
+  });
+
+  it('derives the checkout URL from HOST and PORT, and strips a trailing slash from an explicit one', () => {
+    expect(loadConfig({ HOST: '0.0.0.0', PORT: '8080' }).checkoutUrl).toBe('http://0.0.0.0:8080');
+    expect(loadConfig({ TOLOV_CHECKOUT_URL: 'https://pay.tolov.uz/' }).checkoutUrl).toBe('https://pay.tolov.uz');
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://u@db:5432/tolov',
+      TOLOV_DATA_DIR: 'memory://',
+      TOLOV_ADMIN_TOKEN: 'a-long-enough-token',
+      TOLOV_WEBHOOK_RETRY_SCHEDULE: '0, 5,10',
+      TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true',
+      TOLOV_LIVE_RAIL_URL: 'http://127.0.0.1:4100',
+      TOLOV_LIVE_RAIL_SECRET: 'shh',
+      TOLOV_FEE_BPS: '250',
+    });
+    expect(config).toMatchObject({
+      databaseUrl: 'postgres://u@db:5432/tolov',
+      dataDir: 'memory://',
+      adminToken: 'a-long-enough-token',
+      webhookRetryScheduleSeconds: [0, 5, 10],
+      webhookAllowPrivate: true,
+      liveRailUrl: 'http://127.0.0.1:4100',
+      liveRailSecret: 'shh',
+      defaultFeeBps: 250,
+    });
+  });
+
+  it.each([
+    ['PORT', 'abc', 'an integer from 0 to 65535'],
+    ['PORT', '70000', 'an integer from 0 to 65535'],
+    ['TOLOV_ORDER_TTL_SECONDS', '0', 'an integer from 1'],
+    ['TOLOV_ORDER_TTL_SECONDS', '1.5', 'an integer from 1'],
+    ['TOLOV_FEE_BPS', '10001', 'an integer from 0 to 10000'],
+    ['TOLOV_FEE_BPS', '-1', 'an integer from 0 to 10000'],
+    ['DATABASE_URL', 'mysql://x', 'a postgres or postgresql URL'],
+    ['TOLOV_CHECKOUT_URL', 'ftp://x', 'a http or https URL'],
+    ['TOLOV_WEBHOOK_ALLOW_PRIVATE', 'yes', 'true or false'],
+    ['TOLOV_WEBHOOK_RETRY_SCHEDULE', '0,1m', 'comma-separated delays in seconds'],
+    ['TOLOV_ADMIN_TOKEN', 'short', 'at least 16 characters'],
+    ['LOG_LEVEL', 'loud', 'fatal, error'],
+  ])('refuses %s=%s, naming the variable and the accepted form', (variable, value, expected) => {
+    let error: unknown;
+    try {
+      loadConfig({ [variable]: value });
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).variable).toBe(variable);
+    expect((error as ConfigError).message).toContain(variable);
+    expect((error as ConfigError).message).toContain(expected);
+  });
+
+  it('never prints the admin token it refuses', () => {
+    expect(() => loadConfig({ TOLOV_ADMIN_TOKEN: 'short secret' })).toThrow(/\(hidden\)/);
+  });
+
+  it('needs the rail secret whenever the live rail URL is set', () => {
+    expect(() => loadConfig({ TOLOV_LIVE_RAIL_URL: 'http://127.0.0.1:4100' })).toThrow(/TOLOV_LIVE_RAIL_SECRET/);
+  });
+});

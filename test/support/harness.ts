@@ -1,0 +1,101 @@
+import { readFile } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openPglite, openPostgres, type Db } from '../../src/db/db.js';
+import { createService } from '../../src/service.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const engine = process.env.TOLOV_TEST_ENGINE === 'postgres' ? 'postgres' : 'pglite';
+
+/** A migrated database of the project's engine: a copy of the template (PGlite) or the run's database (PostgreSQL). */
+export async function openTestDb(): Promise<Db> {
+  if (engine === 'postgres') return openPostgres(inject('postgresUrl'));
+  const template = await readFile(inject('pgliteTemplatePath'));
+  return openPglite('memory://', new Blob([template]));
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  text: string;
+  // Tests read arbitrary fields of JSON answers.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+export interface Call {
+  method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
+  url: string;
+  key?: string;
+  body?: unknown;
+  /** Sent as is, for malformed bodies. */
+  payload?: string;
+  idempotencyKey?: string;
+  headers?: Record<string, string>;
+}
+
+export interface Merchant {
+  productId: string;
+  test: string;
+  live: string;
+}
+
+export interface TestService {
+  app: FastifyInstance;
+  db: Db;
+  config: Config;
+  call(call: Call): Promise<Reply>;
+  admin(method: Call['method'], url: string, body?: unknown): Promise<Reply>;
+  createMerchant(body?: { name?: string; scopes?: string[]; feeBps?: number }): Promise<Merchant>;
+  stop(): Promise<void>;
+}
+
+/** The service on a fresh copy of the test database, driven through its HTTP surface with `inject`. */
+export async function startService(env: Record<string, string> = {}): Promise<TestService> {
+  const config = loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...env });
+  const db = await openTestDb();
+  const service = await createService(config, { db });
+  await service.app.ready();
+
+  const call = async ({ method, url, key, body, payload, idempotencyKey, headers = {} }: Call): Promise<Reply> => {
+    const allHeaders: Record<string, string> = { ...headers };
+    if (key !== undefined) allHeaders.authorization = `Bearer ${key}`;
+    if (idempotencyKey !== undefined) allHeaders['idempotency-key'] = idempotencyKey;
+    if (body !== undefined || payload !== undefined) allHeaders['content-type'] ??= 'application/json';
+    const response = await service.app.inject({
+      method,
+      url,
+      headers: allHeaders,
+      ...(payload !== undefined ? { payload } : body !== undefined ? { payload: JSON.stringify(body) } : {}),
+    });
+    let parsed: unknown = undefined;
+    try {
+      parsed = response.body === '' ? undefined : JSON.parse(response.body);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.statusCode, headers: response.headers, text: response.body, body: parsed };
+  };
+
+  const admin = (method: Call['method'], url: string, body?: unknown) =>
+    call({ method, url, body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+
+  return {
+    app: service.app,
+    db,
+    config,
+    call,
+    admin,
+    async createMerchant(body = {}) {
+      const reply = await admin('POST', '/admin/v1/products', { name: 'Test shop', ...body });
+      if (reply.status !== 201) throw new Error(`product creation failed: ${reply.text}`);
+      return { productId: reply.body.id, test: reply.body.keys.test, live: reply.body.keys.live };
+    },
+    stop: () => service.stop(),
+  };
+}
+
+let keyCounter = 0;
+/** A fresh Idempotency-Key. */
+export const idem = () => `test-${process.pid}-${Date.now()}-${++keyCounter}`;
