@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post, type LedgerTransaction } from '../../src/modules/ledger/service.js';
+import { startService, type Merchant, type TestService } from '../support/harness.js';
+
+let service: TestService;
+let merchant: Merchant;
+beforeAll(async () => {
+  service = await startService();
+  merchant = await service.createMerchant();
+});
+afterAll(() => service.stop());
+
+const balance = async (key: string) => (await service.call({ method: 'GET', url: '/v1/balance', key })).body;
+
+/** A succeeded payment of `amount` with fee `fee`, as the payments module will post it. */
+const payment = (productId: string, livemode: boolean, amount: number, fee: number, referenceId = 'pi_test'): LedgerTransaction => ({
+  productId,
+  livemode,
+  reason: 'payment_succeeded',
+  referenceId,
+  entries: [
+    { account: 'rail_clearing', amount: -amount },
+    { account: 'merchant_pending', amount: amount - fee },
+    { account: 'platform_fees', amount: fee },
+  ],
+});
+
+const entryCount = async () => (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ledger_entries'))[0]!.n;
+
+describe('GET /v1/balance', () => {
+  it('starts at zero in both modes', async () => {
+    expect(await balance(merchant.test)).toEqual({ object: 'balance', available: 0, pending: 0, currency: 'UZS', livemode: false });
+    expect(await balance(merchant.live)).toEqual({ object: 'balance', available: 0, pending: 0, currency: 'UZS', livemode: true });
+  });
+
+  it('is the sum of the ledger entries of the product and mode', async () => {
+    const shop = await service.createMerchant();
+    await service.db.transaction((tx) => post(tx, payment(shop.productId, false, 100_000, 1_000)));
+    await service.db.transaction((tx) => post(tx, payment(shop.productId, false, 50_001, 500)));
+    await service.db.transaction((tx) =>
+      post(tx, {
+        productId: shop.productId,
+        livemode: false,
+        reason: 'settlement',
+        referenceId: 'pi_test',
+        entries: [
+          { account: 'merchant_pending', amount: -99_000 },
+          { account: 'merchant_available', amount: 99_000 },
+        ],
+      }),
+    );
+    expect(await balance(shop.test)).toMatchObject({ available: 99_000, pending: 49_501 });
+    // Nothing crosses into the live mode or another product.
+    expect(await balance(shop.live)).toMatchObject({ available: 0, pending: 0 });
+    expect(await balance(merchant.test)).toMatchObject({ available: 0, pending: 0 });
+  });
+});
+
+describe('post()', () => {
+  it('writes a transaction whose entries sum to zero', async () => {
+    const id = await service.db.transaction((tx) => post(tx, payment(merchant.productId, true, 7_000, 70, 'pi_sum')));
+    const [row] = await service.db.query<{ total: number; n: number }>(
+      'SELECT sum(amount)::bigint AS total, count(*)::int AS n FROM ledger_entries WHERE transaction_id = $1',
+      [id],
+    );
+    expect(row).toEqual({ total: 0, n: 3 });
+  });
+
+  it.each([
+    ['unbalanced', [{ account: 'merchant_pending', amount: 100 }, { account: 'rail_clearing', amount: -99 }]],
+    ['a single entry', [{ account: 'merchant_pending', amount: 0 }]],
+    ['a zero entry', [{ account: 'merchant_pending', amount: 0 }, { account: 'rail_clearing', amount: 0 }]],
+    ['a fractional amount', [{ account: 'merchant_pending', amount: 0.5 }, { account: 'rail_clearing', amount: -0.5 }]],
+  ] as const)('refuses %s entries before writing anything', async (_, entries) => {
+    const before = await entryCount();
+    await expect(
+      service.db.transaction((tx) =>
+        post(tx, { productId: merchant.productId, livemode: false, reason: 'test', referenceId: 'x', entries: [...entries] }),
+      ),
+    ).rejects.toThrow();
+    expect(await entryCount()).toBe(before);
+  });
+
+  it('is enforced by the database too: an unbalanced transaction written around post() does not commit', async () => {
+    const before = await entryCount();
+    await expect(
+      service.db.transaction(async (tx) => {
+        await tx.query(
+          "INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ('ltx_bypass', $1, false, 'test', 'x')",
+          [merchant.productId],
+        );
+        await tx.query(
+          "INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount) VALUES ('ltx_bypass', $1, false, 'merchant_pending', 100)",
+          [merchant.productId],
+        );
+      }),
+    ).rejects.toMatchObject({ code: '23514' });
+    expect(await entryCount()).toBe(before);
+  });
+
+  it('keeps entries on the product and mode of their transaction', async () => {
+    await expect(
+      service.db.transaction(async (tx) => {
+        await tx.query(
+          "INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ('ltx_cross', $1, false, 'test', 'x')",
+          [merchant.productId],
+        );
+        await tx.query(
+          `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
+           VALUES ('ltx_cross', $1, true, 'merchant_pending', 100), ('ltx_cross', $1, true, 'rail_clearing', -100)`,
+          [merchant.productId],
+        );
+      }),
+    ).rejects.toMatchObject({ code: '23503' });
+  });
+
+  it('is append-only: entries and transactions cannot be updated or deleted', async () => {
+    const id = await service.db.transaction((tx) => post(tx, payment(merchant.productId, false, 10, 1, 'pi_append')));
+    await expect(service.db.query('UPDATE ledger_entries SET amount = amount * 2 WHERE transaction_id = $1', [id])).rejects.toMatchObject({ code: '42501' });
+    await expect(service.db.query('DELETE FROM ledger_entries WHERE transaction_id = $1', [id])).rejects.toMatchObject({ code: '42501' });
+    await expect(service.db.query("UPDATE ledger_transactions SET reason = 'x' WHERE id = $1", [id])).rejects.toMatchObject({ code: '42501' });
+  });
+});

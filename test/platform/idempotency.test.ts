@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Merchant as AuthMerchant } from '../../src/http/auth.js';
+import { ApiError } from '../../src/http/errors.js';
+import { runIdempotent, type Phase } from '../../src/http/idempotency.js';
+import { idempotencyCleanup } from '../../src/workers/idempotency-cleanup.js';
+import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
+
+let service: TestService;
+let merchant: Merchant;
+beforeAll(async () => {
+  service = await startService();
+  merchant = await service.createMerchant();
+});
+afterAll(() => service.stop());
+
+const createOrder = (key: string, idempotencyKey: string | undefined, body: unknown = { amount: 10_000, description: 'Plov' }) =>
+  service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey, body });
+
+const countOrders = async (productId: string) =>
+  (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE product_id = $1', [productId]))[0]!.n;
+
+describe('Idempotency-Key on order creation', () => {
+  it('replays the first response byte for byte, marked Idempotent-Replayed', async () => {
+    const key = idem();
+    const first = await createOrder(merchant.test, key);
+    const second = await createOrder(merchant.test, key);
+    expect(first.status).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(second.status).toBe(201);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.text).toBe(first.text);
+    expect(second.headers['request-id']).not.toBe(first.headers['request-id']);
+  });
+
+  it('treats the same JSON with other key order or spacing as the same request', async () => {
+    const key = idem();
+    const first = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: merchant.test, idempotencyKey: key, payload: '{"amount":7,"description":"a"}' });
+    const second = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: merchant.test, idempotencyKey: key, payload: '{ "description": "a", "amount": 7 }' });
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.body.id).toBe(first.body.id);
+  });
+
+  it('answers a reuse with another body with 422 IDEMPOTENCY_KEY_REUSED and creates nothing', async () => {
+    const key = idem();
+    await createOrder(merchant.test, key, { amount: 100 });
+    const before = await countOrders(merchant.productId);
+    const reuse = await createOrder(merchant.test, key, { amount: 101 });
+    expect(reuse.status).toBe(422);
+    expect(reuse.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(await countOrders(merchant.productId)).toBe(before);
+  });
+
+  it('scopes keys by product and by mode', async () => {
+    const other = await service.createMerchant();
+    const key = idem();
+    const test = await createOrder(merchant.test, key);
+    const live = await createOrder(merchant.live, key);
+    const foreign = await createOrder(other.test, key);
+    for (const reply of [test, live, foreign]) {
+      expect(reply.status).toBe(201);
+      expect(reply.headers['idempotent-replayed']).toBeUndefined();
+    }
+    expect(new Set([test.body.id, live.body.id, foreign.body.id]).size).toBe(3);
+  });
+
+  it('requires the key on order creation', async () => {
+    const before = await countOrders(merchant.productId);
+    const reply = await createOrder(merchant.test, undefined);
+    expect(reply.status).toBe(400);
+    expect(reply.body.code).toBe('IDEMPOTENCY_KEY_REQUIRED');
+    expect(await countOrders(merchant.productId)).toBe(before);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['over 255 characters', 'k'.repeat(256)],
+    ['not printable ASCII', 'ключ'],
+    ['a control character', 'a\tb'],
+  ])('refuses a key that is %s with 400 naming Idempotency-Key', async (_, key) => {
+    const reply = await service.call({
+      method: 'POST',
+      url: '/merchant/v1/orders',
+      key: merchant.test,
+      body: { amount: 1 },
+      headers: { 'idempotency-key': key },
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body.code).toBe('VALIDATION_ERROR');
+    expect(reply.body.param).toBe('Idempotency-Key');
+  });
+
+  it('accepts a key of exactly 255 characters', async () => {
+    expect((await createOrder(merchant.test, 'k'.repeat(255))).status).toBe(201);
+  });
+
+  it('stores nothing for a request refused by validation: the key stays free', async () => {
+    const key = idem();
+    expect((await createOrder(merchant.test, key, { amount: -1 })).status).toBe(400);
+    const valid = await createOrder(merchant.test, key, { amount: 1 });
+    expect(valid.status).toBe(201);
+    expect(valid.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('creates exactly one order for 8 concurrent requests with one key', async () => {
+    const shop = await service.createMerchant();
+    const key = idem();
+    const replies = await Promise.all(Array.from({ length: 8 }, () => createOrder(shop.test, key)));
+    const created = replies.filter((reply) => reply.status === 201);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    expect(replies.every((reply) => reply.status === 201 || reply.body.code === 'IDEMPOTENCY_KEY_IN_USE')).toBe(true);
+    expect(new Set(created.map((reply) => reply.body.id)).size).toBe(1);
+    expect(created.filter((reply) => reply.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
+    expect(await countOrders(shop.productId)).toBe(1);
+  });
+});
+
+describe('atomic phases and recovery points', () => {
+  const calls: string[] = [];
+  let failAt: string | null = null;
+  const phases: Record<string, Phase> = {
+    started: async (tx) => {
+      calls.push('started');
+      await tx.query('SELECT 1');
+      if (failAt === 'started') throw new Error('injected failure in started');
+      return { next: 'charged', resourceId: 'pi_resource' };
+    },
+    charged: async (_tx, resourceId) => {
+      calls.push(`charged:${resourceId}`);
+      if (failAt === 'charged') throw new Error('injected failure in charged');
+      if (failAt === 'refused') throw new ApiError('CARD_INACTIVE', 'refused');
+      return { response: { status: 200, body: { id: resourceId, done: true } } };
+    },
+  };
+  let scope: AuthMerchant;
+  beforeAll(() => {
+    scope = { keyId: 'key_x', productId: merchant.productId, productName: 'Test shop', livemode: false, scopes: [], feeBps: 100 };
+  });
+  const run = (key: string, body: unknown = { amount: 1 }, path = '/v1/things') =>
+    runIdempotent(service.db, scope, key, { method: 'POST', path, body }, phases);
+  const keyRow = async (key: string) =>
+    (
+      await service.db.query<{ recovery_point: string; locked_at: Date | null; response_status: number | null; resource_id: string | null }>(
+        'SELECT recovery_point, locked_at, response_status, resource_id FROM idempotency_keys WHERE product_id = $1 AND key = $2',
+        [merchant.productId, key],
+      )
+    )[0];
+
+  it('runs every phase once, in order, and stores the final response', async () => {
+    calls.length = 0;
+    failAt = null;
+    const key = idem();
+    const sent = await run(key);
+    expect(sent).toEqual({ status: 200, body: '{"id":"pi_resource","done":true}', replayed: false });
+    expect(calls).toEqual(['started', 'charged:pi_resource']);
+    expect(await keyRow(key)).toMatchObject({ recovery_point: 'finished', locked_at: null, response_status: 200 });
+    calls.length = 0;
+    expect(await run(key)).toEqual({ ...sent, replayed: true });
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses another method or path with the same key (422)', async () => {
+    const key = idem();
+    failAt = null;
+    await run(key);
+    await expect(run(key, { amount: 1 }, '/v1/other')).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });
+  });
+
+  it('leaves nothing behind when the first phase fails', async () => {
+    const key = idem();
+    failAt = 'started';
+    await expect(run(key)).rejects.toThrow('injected failure in started');
+    expect(await keyRow(key)).toBeUndefined();
+  });
+
+  it('keeps the committed recovery point when a later phase fails, unlocks the key, and resumes there on retry', async () => {
+    const key = idem();
+    calls.length = 0;
+    failAt = 'charged';
+    await expect(run(key)).rejects.toThrow('injected failure in charged');
+    expect(await keyRow(key)).toMatchObject({ recovery_point: 'charged', locked_at: null, response_status: null, resource_id: 'pi_resource' });
+    calls.length = 0;
+    failAt = null;
+    const sent = await run(key);
+    expect(calls).toEqual(['charged:pi_resource']);
+    expect(sent.replayed).toBe(false);
+    expect(JSON.parse(sent.body)).toEqual({ id: 'pi_resource', done: true });
+  });
+
+  it('answers 409 IDEMPOTENCY_KEY_IN_USE while another request holds the key, and resumes a crashed holder after the lock timeout', async () => {
+    const key = idem();
+    failAt = 'charged';
+    await expect(run(key)).rejects.toThrow();
+    // As if a process were in the middle of the `charged` phase right now.
+    await service.db.query('UPDATE idempotency_keys SET locked_at = now() WHERE product_id = $1 AND key = $2', [merchant.productId, key]);
+    failAt = null;
+    calls.length = 0;
+    await expect(run(key)).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_USE', statusCode: 409 });
+    expect(calls).toEqual([]);
+    // As if that process had been killed two minutes ago.
+    await service.db.query("UPDATE idempotency_keys SET locked_at = now() - interval '2 minutes' WHERE product_id = $1 AND key = $2", [
+      merchant.productId,
+      key,
+    ]);
+    const sent = await run(key);
+    expect(calls).toEqual(['charged:pi_resource']);
+    expect(sent.status).toBe(200);
+  });
+
+  it('does not store an error thrown by a phase: the retry runs the phase again', async () => {
+    const key = idem();
+    failAt = 'refused';
+    await expect(run(key)).rejects.toMatchObject({ code: 'CARD_INACTIVE' });
+    expect((await keyRow(key))?.response_status).toBeNull();
+    failAt = null;
+    expect((await run(key)).status).toBe(200);
+  });
+});
+
+describe('retention', () => {
+  it('deletes keys older than 24 hours in bounded batches and keeps younger ones', async () => {
+    const oldKey = idem();
+    const youngKey = idem();
+    await createOrder(merchant.test, oldKey);
+    await createOrder(merchant.test, youngKey);
+    await service.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE product_id = $1 AND key = $2", [
+      merchant.productId,
+      oldKey,
+    ]);
+    const worker = idempotencyCleanup(service.db);
+    const deleted = await worker.runOnce();
+    expect(deleted).toBeGreaterThanOrEqual(1);
+    expect(deleted).toBeLessThanOrEqual(worker.batchMax);
+    const keys = (await service.db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE product_id = $1', [merchant.productId])).map(
+      (row) => row.key,
+    );
+    expect(keys).not.toContain(oldKey);
+    expect(keys).toContain(youngKey);
+    // The key is free again: the same request now creates a new order.
+    const again = await createOrder(merchant.test, oldKey);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+  });
+});

@@ -1,0 +1,118 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { ADMIN_TOKEN, engine } from '../support/harness.js';
+
+const STARTUP_TIMEOUT_MS = 30_000;
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `src/main.ts` as a user would (through tsx instead of the build) and waits for its URL. */
+function startMain(env: Record<string, string>): Promise<Started> {
+  const storage = engine === 'postgres' ? { DATABASE_URL: inject('postgresUrl') } : { TOLOV_DATA_DIR: 'memory://' };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, ...storage, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL within ${STARTUP_TIMEOUT_MS} ms:\n${output}`)), STARTUP_TIMEOUT_MS);
+    const check = () => {
+      const match = /Tolov listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1]!, output: () => output, exited });
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening:\n${output}`));
+    });
+  });
+}
+
+async function json(url: string, init: RequestInit = {}) {
+  const response = await fetch(url, init);
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+describe('the service process', () => {
+  it('starts, prints its URL, serves the quick start, and stops cleanly on SIGTERM', async () => {
+    const { child, url, output, exited } = await startMain({});
+    expect((await json(`${url}/healthz`)).body).toEqual({ status: 'ok' });
+
+    const product = await json(`${url}/admin/v1/products`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Quick start shop' }),
+    });
+    expect(product.status).toBe(201);
+    const key = product.body.keys.test as string;
+    const order = await json(`${url}/merchant/v1/orders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'quick-start-1' },
+      body: JSON.stringify({ amount: 150_000, description: 'Test order', returnUrl: 'https://example.uz/thanks' }),
+    });
+    expect(order.status).toBe(201);
+    const list = await json(`${url}/merchant/v1/orders`, { headers: { authorization: `Bearer ${key}` } });
+    expect(list.body.data.map((o: { id: string }) => o.id)).toEqual([order.body.id]);
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(output()).toContain('SIGTERM: finishing requests in flight');
+    // Logs never carry the secrets that went through the requests.
+    expect(output()).not.toContain(key);
+    expect(output()).not.toContain(ADMIN_TOKEN);
+    expect(output()).not.toContain(order.body.paymentUrl.split('/pay/')[1]);
+  });
+
+  it.runIf(engine === 'pglite')('keeps its data in TOLOV_DATA_DIR across restarts', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tolov-data-'));
+    try {
+      const first = await startMain({ TOLOV_DATA_DIR: dir });
+      const product = await json(`${first.url}/admin/v1/products`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Persistent shop' }),
+      });
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+
+      const second = await startMain({ TOLOV_DATA_DIR: dir });
+      const balance = await json(`${second.url}/v1/balance`, { headers: { authorization: `Bearer ${product.body.keys.test}` } });
+      expect(balance.status).toBe(200);
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to start with a bad setting, naming the variable', async () => {
+    await expect(startMain({ TOLOV_ORDER_TTL_SECONDS: 'soon' })).rejects.toThrow(
+      /exited with 1[\s\S]*TOLOV_ORDER_TTL_SECONDS="soon" is invalid: expected an integer/,
+    );
+  });
+});
