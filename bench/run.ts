@@ -1,0 +1,186 @@
+// `npm run bench`: starts the built service as a user would, on both engines, loads it with autocannon, and measures a
+// bare Node HTTP server answering JSON in the same run, so every figure is also given as a ratio to that ceiling.
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const POSTGRES_URL = process.env.TOLOV_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const STARTUP_TIMEOUT_MS = 60_000;
+const SEED_ORDERS = 1_000;
+
+interface Result {
+  engine: string;
+  scenario: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
+}
+
+async function load(name: string, options: autocannon.Options): Promise<Omit<Result, 'engine' | 'scenario'>> {
+  const result = await autocannon({ connections: CONNECTIONS, duration: DURATION_SECONDS, ...options });
+  process.stderr.write(`  ${name}: ${Math.round(result.requests.average)} req/s\n`);
+  return {
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+async function bareNode(): Promise<Result> {
+  const body = JSON.stringify({ object: 'list', data: [], has_more: false });
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  const measured = await load('bare node', { url: `http://127.0.0.1:${address.port}/` });
+  server.close();
+  return { engine: 'none', scenario: 'bare Node HTTP, JSON', ...measured };
+}
+
+async function startService(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), STARTUP_TIMEOUT_MS);
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      const match = /Tolov listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ url: match[1]!, child });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`service exited with ${code}:\n${output}`)));
+  });
+}
+
+async function stopService(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function benchService(engine: string, env: Record<string, string>): Promise<Result[]> {
+  process.stderr.write(`${engine}:\n`);
+  const { url, child } = await startService(env);
+  try {
+    const product = await fetch(`${url}/admin/v1/products`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Bench shop' }),
+    }).then((response) => response.json() as Promise<{ keys: { test: string } }>);
+    const authorization = `Bearer ${product.keys.test}`;
+    const orderBody = JSON.stringify({ amount: 1_500_000, description: 'Benchmark order', returnUrl: 'https://shop.example.uz/back' });
+
+    // Seed enough orders that the list reads from a real index, not an empty table.
+    for (let i = 0; i < SEED_ORDERS; i += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, j) =>
+          fetch(`${url}/merchant/v1/orders`, {
+            method: 'POST',
+            headers: { authorization, 'content-type': 'application/json', 'idempotency-key': `seed-${i + j}` },
+            body: orderBody,
+          }).then((response) => response.arrayBuffer()),
+        ),
+      );
+    }
+
+    let sequence = 0;
+    const createOrders = await load('POST /merchant/v1/orders', {
+      url: `${url}/merchant/v1/orders`,
+      requests: [
+        {
+          method: 'POST',
+          body: orderBody,
+          setupRequest: (request) => ({
+            ...request,
+            headers: { ...request.headers, authorization, 'content-type': 'application/json', 'idempotency-key': `bench-${++sequence}` },
+          }),
+        },
+      ],
+    });
+    const listOrders = await load('GET /merchant/v1/orders', {
+      url: `${url}/merchant/v1/orders?limit=10`,
+      headers: { authorization },
+    });
+    const balance = await load('GET /v1/balance', { url: `${url}/v1/balance`, headers: { authorization } });
+    return [
+      { engine, scenario: 'POST /merchant/v1/orders', ...createOrders },
+      { engine, scenario: 'GET /merchant/v1/orders?limit=10', ...listOrders },
+      { engine, scenario: 'GET /v1/balance', ...balance },
+    ];
+  } finally {
+    await stopService(child);
+  }
+}
+
+async function withPostgresDatabase<T>(run: (url: string) => Promise<T>): Promise<T | null> {
+  const admin = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3_000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    process.stderr.write(`PostgreSQL at ${POSTGRES_URL} unreachable (${(error as Error).message}): skipped\n`);
+    return null;
+  }
+  const name = `tolov_bench_${Date.now()}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  try {
+    const url = new URL(POSTGRES_URL);
+    url.pathname = `/${name}`;
+    return await run(url.toString());
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+function report(results: Result[]): string {
+  const bare = results.find((result) => result.engine === 'none')!;
+  const lines = [
+    `Tolov benchmark — ${new Date().toISOString()} — ${CONNECTIONS} connections, ${DURATION_SECONDS} s per scenario, node ${process.version}`,
+    '',
+    '| engine | scenario | req/s | p50 ms | p99 ms | vs bare Node | errors | non-2xx |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+    ...results.map(
+      (r) =>
+        `| ${r.engine} | ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${(r.requestsPerSecond / bare.requestsPerSecond).toFixed(3)} | ${r.errors} | ${r.non2xx} |`,
+    ),
+  ];
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const results: Result[] = [await bareNode()];
+  const dataDir = await mkdtemp(join(tmpdir(), 'tolov-bench-'));
+  try {
+    results.push(...(await benchService('pglite', { TOLOV_DATA_DIR: dataDir })));
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  const postgres = await withPostgresDatabase((url) => benchService('postgres', { DATABASE_URL: url }));
+  if (postgres) results.push(...postgres);
+
+  const text = report(results);
+  process.stdout.write(`\n${text}\n`);
+  await mkdir('bench/results', { recursive: true });
+  await writeFile('bench/results/latest.md', `${text}\n`);
+  await writeFile('bench/results/latest.json', JSON.stringify(results, null, 2));
+}
+
+await main();
