@@ -23,6 +23,9 @@ export interface Config {
   liveRailUrl: string | null;
   liveRailSecret: string | null;
   defaultFeeBps: number;
+  /** Public card-capture calls allowed per session token, and per client address, each minute. */
+  sessionRequestsPerMinute: number;
+  addressRequestsPerMinute: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -124,6 +127,8 @@ export function loadConfig(env: Env = process.env): Config {
     liveRailUrl,
     liveRailSecret,
     defaultFeeBps: integer('TOLOV_FEE_BPS', 100, 0, 10_000),
+    sessionRequestsPerMinute: integer('TOLOV_RATE_LIMIT_SESSION_PER_MINUTE', 60, 1, 1_000_000),
+    addressRequestsPerMinute: integer('TOLOV_RATE_LIMIT_ADDRESS_PER_MINUTE', 300, 1, 1_000_000),
     logLevel: logLevel as Config['logLevel'],
   };
 }

@@ -3,8 +3,10 @@ import type { Config } from './config.js';
 import { openDb, type Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { buildApp } from './http/app.js';
+import { createRails } from './rails/index.js';
 import { idempotencyCleanup } from './workers/idempotency-cleanup.js';
 import { startWorkers, type RunningWorkers } from './workers/loop.js';
+import { sessionExpiry } from './workers/session-expiry.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -19,14 +21,14 @@ export interface Service {
 export async function createService(config: Config, options: { db?: Db } = {}): Promise<Service> {
   const db = options.db ?? (await openDb(config));
   await migrate(db);
-  const app = await buildApp({ config, db });
+  const app = await buildApp({ config, db, rails: createRails(db) });
   let workers: RunningWorkers | null = null;
   return {
     app,
     db,
     async listen() {
       const url = await app.listen({ port: config.port, host: config.host });
-      workers = startWorkers([idempotencyCleanup(db)], app.log);
+      workers = startWorkers([idempotencyCleanup(db), sessionExpiry(db, config.expiryIntervalMs)], app.log);
       return url;
     },
     async stop() {

@@ -22,6 +22,8 @@ describe('configuration', () => {
       liveRailUrl: null,
       liveRailSecret: null,
       defaultFeeBps: 100,
+      sessionRequestsPerMinute: 60,
+      addressRequestsPerMinute: 300,
     });
   });
 
@@ -66,6 +68,7 @@ describe('configuration', () => {
     ['TOLOV_WEBHOOK_RETRY_SCHEDULE', '0,1m', 'comma-separated delays in seconds'],
     ['TOLOV_ADMIN_TOKEN', 'short', 'at least 16 characters'],
     ['LOG_LEVEL', 'loud', 'fatal, error'],
+    ['TOLOV_RATE_LIMIT_SESSION_PER_MINUTE', '0', 'an integer from 1'],
   ])('refuses %s=%s, naming the variable and the accepted form', (variable, value, expected) => {
     let error: unknown;
     try {

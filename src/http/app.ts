@@ -4,9 +4,14 @@ import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
 import type { Db } from '../db/db.js';
 import { newId } from '../lib/ids.js';
+import { cardBindingRoutes } from '../modules/card-bindings/routes.js';
+import { cardRoutes } from '../modules/cards/routes.js';
+import { checkoutRoutes } from '../modules/checkout/routes.js';
+import { CheckoutService } from '../modules/checkout/service.js';
 import { ledgerRoutes } from '../modules/ledger/routes.js';
 import { orderRoutes } from '../modules/orders/routes.js';
 import { productRoutes } from '../modules/products/routes.js';
+import type { Rails } from '../rails/index.js';
 import { authenticateAdmin, authenticateMerchant, routeNotFound } from './auth.js';
 import { ApiError } from './errors.js';
 import { loggerOptions } from './logging.js';
@@ -23,6 +28,7 @@ const DATABASE_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT',
 export interface AppOptions {
   config: Config;
   db: Db;
+  rails: Rails;
 }
 
 function toApiError(error: FastifyError & { code?: string }): ApiError {
@@ -49,7 +55,7 @@ function sendError(error: ApiError, request: FastifyRequest, reply: FastifyReply
   return reply.code(error.statusCode).type('application/json; charset=utf-8').send(JSON.stringify(error.body(request.id)));
 }
 
-export async function buildApp({ config, db }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, db, rails }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(config.logLevel),
     genReqId: () => newId('req'),
@@ -121,5 +127,8 @@ export async function buildApp({ config, db }: AppOptions): Promise<FastifyInsta
   productRoutes(app, db, config.defaultFeeBps);
   orderRoutes(app, db, config);
   ledgerRoutes(app, db);
+  cardBindingRoutes(app, db, rails, config);
+  cardRoutes(app, db);
+  checkoutRoutes(app, new CheckoutService(db, rails), config);
   return app;
 }

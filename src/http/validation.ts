@@ -9,7 +9,11 @@ const queryAjv = new Ajv({ allErrors: false, coerceTypes: true, removeAdditional
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   const validate = (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema) as ValidateFunction;
-  return (data: unknown) => (validate(data) ? { value: data } : { error: toApiError(validate.errors ?? [], httpPart) });
+  return (data: unknown) => {
+    // A POST without a body is validated as an empty object, so a missing field is named rather than the body.
+    const value = httpPart === 'body' && data === undefined ? {} : data;
+    return validate(value) ? { value } : { error: toApiError(validate.errors ?? [], httpPart) };
+  };
 };
 
 function paramOf(error: ErrorObject, httpPart: string | undefined): string {

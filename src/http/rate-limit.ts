@@ -1,0 +1,31 @@
+import { ApiError } from './errors.js';
+
+/**
+ * A fixed-window request counter per key (a session token, a client address), held in this process's memory and
+ * bounded in size: when full, the oldest windows are dropped first. Each process limits on its own.
+ */
+export class RateLimiter {
+  private readonly windows = new Map<string, { startedMs: number; count: number }>();
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+    private readonly keysMax = 100_000,
+  ) {}
+
+  /** Counts one request for `key`; throws 429 RATE_LIMITED with Retry-After once the window is full. */
+  hit(key: string, nowMs = Date.now()): void {
+    let window = this.windows.get(key);
+    if (window === undefined || nowMs - window.startedMs >= this.windowMs) {
+      this.windows.delete(key);
+      if (this.windows.size >= this.keysMax) this.windows.delete(this.windows.keys().next().value!);
+      window = { startedMs: nowMs, count: 0 };
+      this.windows.set(key, window);
+    }
+    window.count += 1;
+    if (window.count > this.limit) {
+      const seconds = Math.max(1, Math.ceil((window.startedMs + this.windowMs - nowMs) / 1000));
+      throw new ApiError('RATE_LIMITED', `Too many requests; retry in ${seconds} s`, { headers: { 'Retry-After': String(seconds) } });
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import type { Queryable } from '../../db/db.js';
+import type { Merchant } from '../../http/auth.js';
+import type { SessionStatus } from '../checkout/state.js';
+
+export interface BindingRow {
+  id: string;
+  product_id: string;
+  livemode: boolean;
+  checkout_token: string;
+  customer_ref: string | null;
+  return_url: string | null;
+  card_id: string | null;
+  created_at: Date;
+  // From its session:
+  status: SessionStatus;
+  expires_at: Date;
+  expired: boolean;
+}
+
+export interface NewBinding {
+  id: string;
+  customerRef: string | null;
+  returnUrl: string | null;
+  checkoutToken: string;
+  ttlSeconds: number;
+}
+
+/** Inserts the binding and its PENDING session in one statement. */
+export async function insertBinding(tx: Queryable, merchant: Merchant, binding: NewBinding): Promise<BindingRow> {
+  const [row] = await tx.query<BindingRow>(
+    `WITH b AS (
+       INSERT INTO card_bindings (id, product_id, livemode, checkout_token, customer_ref, return_url)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING *),
+     s AS (
+       INSERT INTO checkout_sessions (token, kind, product_id, livemode, binding_id, status, expires_at)
+       SELECT checkout_token, 'card_binding', product_id, livemode, id, 'PENDING', now() + $7 * interval '1 second' FROM b
+       RETURNING status, expires_at)
+     SELECT b.*, s.status, s.expires_at, false AS expired FROM b, s`,
+    [binding.id, merchant.productId, merchant.livemode, binding.checkoutToken, binding.customerRef, binding.returnUrl, binding.ttlSeconds],
+  );
+  return row!;
+}
+
+export async function findBinding(db: Queryable, merchant: Merchant, id: string): Promise<BindingRow | undefined> {
+  const [row] = await db.query<BindingRow>(
+    `SELECT b.*, s.status, s.expires_at, s.expires_at <= now() AS expired
+       FROM card_bindings b JOIN checkout_sessions s ON s.token = b.checkout_token
+      WHERE b.id = $1 AND b.product_id = $2 AND b.livemode = $3`,
+    [id, merchant.productId, merchant.livemode],
+  );
+  return row;
+}
+
+export async function attachCard(tx: Queryable, bindingId: string, cardId: string): Promise<void> {
+  await tx.query('UPDATE card_bindings SET card_id = $2 WHERE id = $1', [bindingId, cardId]);
+}

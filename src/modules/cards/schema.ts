@@ -1,0 +1,15 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Timestamp } from '../../http/schemas.js';
+
+export const Card = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('card'),
+  status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('BLOCKED'), Type.Literal('DELETED')]),
+  maskedPan: Type.String({ description: 'First six and last four digits' }),
+  rail: Type.Union([Type.Literal('uzcard'), Type.Literal('humo')]),
+  expiry: Type.String({ description: 'MM/YY' }),
+  customerRef: Type.Union([Type.String(), Type.Null()]),
+  livemode: Type.Boolean(),
+  created: Timestamp,
+});
+export type Card = Static<typeof Card>;

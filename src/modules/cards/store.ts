@@ -1,0 +1,44 @@
+import type { Queryable } from '../../db/db.js';
+import type { Merchant } from '../../http/auth.js';
+
+export type CardStatus = 'ACTIVE' | 'BLOCKED' | 'DELETED';
+
+export interface CardRow {
+  id: string;
+  product_id: string;
+  livemode: boolean;
+  status: CardStatus;
+  rail: 'uzcard' | 'humo';
+  rail_token: string;
+  masked_pan: string;
+  expiry: string;
+  customer_ref: string | null;
+  created_at: Date;
+}
+
+export async function insertCard(tx: Queryable, card: Omit<CardRow, 'status' | 'created_at'>): Promise<CardRow> {
+  const [row] = await tx.query<CardRow>(
+    `INSERT INTO cards (id, product_id, livemode, status, rail, rail_token, masked_pan, expiry, customer_ref)
+     VALUES ($1, $2, $3, 'ACTIVE', $4, $5, $6, $7, $8) RETURNING *`,
+    [card.id, card.product_id, card.livemode, card.rail, card.rail_token, card.masked_pan, card.expiry, card.customer_ref],
+  );
+  return row!;
+}
+
+export async function findCard(db: Queryable, merchant: Merchant, id: string): Promise<CardRow | undefined> {
+  const [row] = await db.query<CardRow>('SELECT * FROM cards WHERE id = $1 AND product_id = $2 AND livemode = $3', [
+    id,
+    merchant.productId,
+    merchant.livemode,
+  ]);
+  return row;
+}
+
+/** Deleting is final and repeatable: a deleted card stays deleted. */
+export async function deleteCard(db: Queryable, merchant: Merchant, id: string): Promise<CardRow | undefined> {
+  const [row] = await db.query<CardRow>(
+    `UPDATE cards SET status = 'DELETED' WHERE id = $1 AND product_id = $2 AND livemode = $3 RETURNING *`,
+    [id, merchant.productId, merchant.livemode],
+  );
+  return row;
+}

@@ -1,0 +1,37 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Timestamp } from '../../http/schemas.js';
+import { SESSION_STATUSES } from './state.js';
+
+export const TokenParams = Type.Object({ token: Type.String({ maxLength: 128 }) });
+export type TokenParams = Static<typeof TokenParams>;
+
+export const CardSubmission = Type.Object(
+  {
+    pan: Type.String({ maxLength: 32, description: 'The card number, 16 digits' }),
+    expiry: Type.String({ maxLength: 8, description: 'MMYY, MM/YY or YYMM' }),
+    phone: Type.String({ maxLength: 20, description: 'Digits with the country code, e.g. 998901234567' }),
+  },
+  { additionalProperties: false },
+);
+export type CardSubmission = Static<typeof CardSubmission>;
+
+export const CodeSubmission = Type.Object(
+  { code: Type.String({ minLength: 1, maxLength: 12, description: 'The code sent by SMS' }) },
+  { additionalProperties: false },
+);
+export type CodeSubmission = Static<typeof CodeSubmission>;
+
+export const SessionState = Type.Object({
+  object: Type.Literal('checkout_session'),
+  kind: Type.Union([Type.Literal('card_binding'), Type.Literal('order')]),
+  status: Type.Union(SESSION_STATUSES.map((status) => Type.Literal(status))),
+  productName: Type.String(),
+  livemode: Type.Boolean(),
+  maskedPan: Type.Union([Type.String(), Type.Null()], { description: 'Null until a card was accepted' }),
+  returnUrl: Type.Union([Type.String(), Type.Null()], { description: 'Null until the session is COMPLETED' }),
+  expiresAt: Timestamp,
+  cardAttemptsLeft: Type.Integer(),
+  codeAttemptsLeft: Type.Integer(),
+  resendAvailableAt: Type.Union([Timestamp, Type.Null()], { description: 'When a new code may be requested; null when none can be' }),
+});
+export type SessionState = Static<typeof SessionState>;

@@ -1,0 +1,170 @@
+// The public card-capture calls. The token in the path is the only credential. Every call reads the session under a
+// row lock; calls to the rail happen outside transactions, with the attempt already counted and committed, so a
+// refused, failed or crashed call still uses up an attempt and nothing is ever half-written.
+import type { Db, Queryable } from '../../db/db.js';
+import { ApiError } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { Rails } from '../../rails/index.js';
+import { attachCard } from '../card-bindings/store.js';
+import { checkExpiry, checkPan, checkPhone, formatExpiry, maskPan } from '../cards/card-data.js';
+import { insertCard } from '../cards/store.js';
+import type { CardSubmission, SessionState } from './schema.js';
+import { transition } from './state.js';
+import * as store from './store.js';
+import type { SessionRow } from './store.js';
+
+export const CARD_ATTEMPTS_MAX = 3;
+export const CODE_ATTEMPTS_MAX = 5;
+/** Codes sent per session, the first included. */
+export const CODE_SENDS_MAX = 5;
+export const RESEND_COOLDOWN_SECONDS = 30;
+
+type Outcome<T> = { value: T } | { error: ApiError };
+const ok = <T>(value: T): { value: T } => ({ value });
+const fail = (error: ApiError): { error: ApiError } => ({ error });
+
+const sessionNotFound = () => new ApiError('NOT_FOUND', 'No such checkout session');
+const sessionExpired = () => new ApiError('SESSION_EXPIRED', 'This checkout session has expired');
+
+export function presentSession(row: SessionRow): SessionState {
+  const resendAt = row.status === 'AWAITING_CODE' && row.code_sent_at ? new Date(row.code_sent_at.getTime() + RESEND_COOLDOWN_SECONDS * 1000) : null;
+  return {
+    object: 'checkout_session',
+    kind: row.kind,
+    status: row.status,
+    productName: row.product_name,
+    livemode: row.livemode,
+    maskedPan: row.masked_pan,
+    returnUrl: row.status === 'COMPLETED' ? row.return_url : null,
+    expiresAt: row.expires_at.toISOString(),
+    cardAttemptsLeft: Math.max(0, CARD_ATTEMPTS_MAX - row.card_attempts),
+    codeAttemptsLeft: Math.max(0, CODE_ATTEMPTS_MAX - row.code_attempts),
+    resendAvailableAt: row.code_sends < CODE_SENDS_MAX ? (resendAt?.toISOString() ?? null) : null,
+  };
+}
+
+export class CheckoutService {
+  constructor(
+    private readonly db: Db,
+    private readonly rails: Rails,
+  ) {}
+
+  /**
+   * Runs `work` on the locked session of `token` in one transaction. An error returned (not thrown) by `work` is
+   * raised only after the commit, so what `work` counted stays counted. A session past its time is recorded EXPIRED.
+   */
+  private async withSession<T>(token: string, work: (tx: Queryable, session: SessionRow) => Promise<Outcome<T>>): Promise<T> {
+    const outcome = await this.db.transaction(async (tx): Promise<Outcome<T>> => {
+      const session = await store.findSession(tx, token, true);
+      if (!session) return fail(sessionNotFound());
+      if (session.expired) {
+        await store.expireSession(tx, token);
+        return fail(sessionExpired());
+      }
+      return work(tx, session);
+    });
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  }
+
+  private async current(token: string): Promise<SessionState> {
+    const session = await store.findSession(this.db, token, false);
+    if (!session) throw sessionNotFound();
+    return presentSession(session);
+  }
+
+  async state(token: string): Promise<SessionState> {
+    return this.withSession(token, async (_tx, session) => ({ value: presentSession(session) }));
+  }
+
+  async submitCard(token: string, submission: CardSubmission): Promise<SessionState> {
+    const checked = await this.withSession(token, async (tx, session) => {
+      transition(session.status, 'submit_card');
+      if (session.card_attempts >= CARD_ATTEMPTS_MAX) {
+        return fail(new ApiError('TOO_MANY_ATTEMPTS', `At most ${CARD_ATTEMPTS_MAX} cards can be submitted in one session`));
+      }
+      await store.countCardAttempt(tx, token);
+      const pan = checkPan(submission.pan);
+      const expiry = checkExpiry(submission.expiry, new Date());
+      const phone = checkPhone(submission.phone);
+      if (!pan.ok) return fail(new ApiError('INVALID_CARD', pan.message, { param: 'pan' }));
+      if (!expiry.ok) return fail(new ApiError('INVALID_CARD', expiry.message, { param: 'expiry' }));
+      if (!phone.ok) return fail(new ApiError('VALIDATION_ERROR', phone.message, { param: 'phone' }));
+      return ok({ session, pan: pan.value, expiry: expiry.value, phone: phone.value });
+    });
+
+    const rail = this.rails.forMode(checked.session.livemode);
+    const tokenized = await rail.tokenize({ pan: checked.pan.pan, expiry: checked.expiry, phone: checked.phone });
+    if (!tokenized.ok) throw new ApiError('CARD_INACTIVE', 'The bank does not accept this card: it is inactive or blocked');
+    await rail.sendCode(tokenized.token);
+    const accepted = await store.acceptCard(this.db, token, {
+      railToken: tokenized.token,
+      network: tokenized.network,
+      maskedPan: maskPan(checked.pan.pan),
+      expiry: formatExpiry(checked.expiry),
+    });
+    if (!accepted) return this.refuseLostRace(token, 'submit_card');
+    return this.current(token);
+  }
+
+  async submitCode(token: string, code: string): Promise<SessionState> {
+    const session = await this.withSession(token, async (tx, session) => {
+      transition(session.status, 'submit_code');
+      if (session.code_attempts >= CODE_ATTEMPTS_MAX) {
+        return fail(new ApiError('TOO_MANY_ATTEMPTS', `At most ${CODE_ATTEMPTS_MAX} codes can be tried in one session`));
+      }
+      await store.countCodeAttempt(tx, token);
+      return ok({ ...session, code_attempts: session.code_attempts + 1 });
+    });
+
+    const rail = this.rails.forMode(session.livemode);
+    if (!(await rail.verifyCode(session.rail_token!, code))) {
+      const left = CODE_ATTEMPTS_MAX - session.code_attempts;
+      throw new ApiError('WRONG_CODE', `The code is wrong; ${left} ${left === 1 ? 'attempt' : 'attempts'} left`, { param: 'code' });
+    }
+    const completed = await this.db.transaction(async (tx) => {
+      if (!(await store.completeSession(tx, token))) return false;
+      const card = await insertCard(tx, {
+        id: newId('card'),
+        product_id: session.product_id,
+        livemode: session.livemode,
+        rail: session.network!,
+        rail_token: session.rail_token!,
+        masked_pan: session.masked_pan!,
+        expiry: session.card_expiry!,
+        customer_ref: session.customer_ref,
+      });
+      await attachCard(tx, session.binding_id!, card.id);
+      return true;
+    });
+    if (!completed) return this.refuseLostRace(token, 'submit_code');
+    return this.current(token);
+  }
+
+  async resendCode(token: string): Promise<SessionState> {
+    const session = await this.withSession(token, async (tx, session) => {
+      transition(session.status, 'resend_code');
+      if (session.code_sends >= CODE_SENDS_MAX) {
+        return fail(new ApiError('TOO_MANY_ATTEMPTS', `At most ${CODE_SENDS_MAX} codes can be sent in one session`));
+      }
+      const waitMs = session.code_sent_at!.getTime() + RESEND_COOLDOWN_SECONDS * 1000 - Date.now();
+      if (waitMs > 0) {
+        const seconds = Math.ceil(waitMs / 1000);
+        return fail(new ApiError('RATE_LIMITED', `A new code can be sent in ${seconds} s`, { headers: { 'Retry-After': String(seconds) } }));
+      }
+      await store.countCodeSend(tx, token);
+      return ok(session);
+    });
+    await this.rails.forMode(session.livemode).sendCode(session.rail_token!);
+    return this.current(token);
+  }
+
+  /** A conditional update found the session moved on: it expired, or a concurrent call changed it first. */
+  private async refuseLostRace(token: string, call: 'submit_card' | 'submit_code'): Promise<never> {
+    const session = await store.findSession(this.db, token, false);
+    if (!session) throw sessionNotFound();
+    if (session.expired) throw sessionExpired();
+    transition(session.status, call);
+    throw new Error(`session ${call} lost a race but its state still allows it`);
+  }
+}

@@ -1,0 +1,40 @@
+// The rail boundary: every card operation, in test mode and live mode alike, goes through this interface.
+import type { Expiry, Network } from '../modules/cards/card-data.js';
+
+export type RailName = Network;
+
+export interface CardDetails {
+  pan: string;
+  expiry: Expiry;
+  phone: string;
+}
+
+export type TokenizeResult =
+  | { ok: true; token: string; network: Network }
+  /** The bank will not bind this card. */
+  | { ok: false; refusal: 'CARD_INACTIVE' };
+
+/**
+ * The outcome of a money movement. UNKNOWN means the bank's answer was missing or ambiguous: the money may have
+ * moved, so the caller keeps the operation open and asks `status` later, never repeats it under a new id.
+ */
+export type RailOutcome = { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string } | { status: 'UNKNOWN' };
+
+export interface MoneyOperation {
+  /** Made by Tolov, never by the client; the bank executes each id at most once. */
+  operationId: string;
+  token: string;
+  amount: number;
+}
+
+export interface Rail {
+  /** Exchanges card data for a token; the card number is forgotten once this returns. */
+  tokenize(card: CardDetails): Promise<TokenizeResult>;
+  /** Sends (or sends again) the confirmation code to the phone the card was tokenized with. */
+  sendCode(token: string): Promise<void>;
+  verifyCode(token: string, code: string): Promise<boolean>;
+  debit(operation: MoneyOperation): Promise<RailOutcome>;
+  refund(operation: MoneyOperation & { debitOperationId: string }): Promise<RailOutcome>;
+  /** What the bank recorded for an operation id; `NOT_FOUND` means it never executed it. */
+  status(operationId: string): Promise<RailOutcome | { status: 'NOT_FOUND' }>;
+}

@@ -1,0 +1,108 @@
+// The test rail: the deterministic test cards of CONTRACT §6. It keeps its own books in the database (tokens and
+// operations, never card numbers) so that an "ambiguous" debit has really happened, or really not, and `status`
+// tells the truth after a restart.
+import type { Db } from '../db/db.js';
+import { isUniqueViolation } from '../db/db.js';
+import { randomBase62 } from '../lib/ids.js';
+import type { CardDetails, MoneyOperation, Rail, RailOutcome, TokenizeResult } from './rail.js';
+
+export const TEST_SMS_CODE = '111111';
+
+type Behaviour =
+  | 'succeeds'
+  | 'inactive'
+  | 'insufficient_funds'
+  | 'unclear_then_succeeds'
+  | 'unclear_then_fails'
+  | 'blocked'
+  | 'refund_unclear_then_succeeds';
+
+const TEST_CARDS: Readonly<Record<string, Behaviour>> = {
+  '8600000000000007': 'succeeds',
+  '9860000000000000': 'succeeds',
+  '8600000000000015': 'insufficient_funds',
+  '8600000000000023': 'inactive',
+  '8600000000000031': 'unclear_then_succeeds',
+  '8600000000000049': 'unclear_then_fails',
+  '8600000000000056': 'blocked',
+  '8600000000000064': 'refund_unclear_then_succeeds',
+};
+
+interface Recorded {
+  status: 'SUCCEEDED' | 'FAILED';
+  failure_code: string | null;
+}
+
+const outcomeOf = (row: Recorded): RailOutcome =>
+  row.status === 'SUCCEEDED' ? { status: 'SUCCEEDED' } : { status: 'FAILED', failureCode: row.failure_code! };
+
+export function testRail(db: Db): Rail {
+  const behaviourOf = async (token: string): Promise<Behaviour> => {
+    const [card] = await db.query<{ behaviour: Behaviour }>('SELECT behaviour FROM test_rail_cards WHERE token = $1', [token]);
+    if (!card) throw new Error('test rail: unknown card token');
+    return card.behaviour;
+  };
+
+  /** Records an operation once; a repeated operation id gets what was recorded the first time. */
+  const execute = async (type: 'debit' | 'refund', operation: MoneyOperation, result: Recorded): Promise<Recorded> => {
+    try {
+      await db.query(
+        `INSERT INTO test_rail_operations (operation_id, type, token, amount, status, failure_code) VALUES ($1, $2, $3, $4, $5, $6)`,
+        [operation.operationId, type, operation.token, operation.amount, result.status, result.failure_code],
+      );
+      return result;
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const [existing] = await db.query<Recorded>('SELECT status, failure_code FROM test_rail_operations WHERE operation_id = $1', [
+        operation.operationId,
+      ]);
+      return existing!;
+    }
+  };
+
+  return {
+    async tokenize(card: CardDetails): Promise<TokenizeResult> {
+      const behaviour = TEST_CARDS[card.pan] ?? 'succeeds';
+      if (behaviour === 'inactive') return { ok: false, refusal: 'CARD_INACTIVE' };
+      const network = card.pan.startsWith('9860') ? 'humo' : 'uzcard';
+      const token = `tr_${randomBase62(32)}`;
+      await db.query('INSERT INTO test_rail_cards (token, network, behaviour) VALUES ($1, $2, $3)', [token, network, behaviour]);
+      return { ok: true, token, network };
+    },
+
+    async sendCode(token) {
+      await behaviourOf(token);
+    },
+
+    async verifyCode(token, code) {
+      await behaviourOf(token);
+      return code === TEST_SMS_CODE;
+    },
+
+    async debit(operation) {
+      const behaviour = await behaviourOf(operation.token);
+      const result: Recorded =
+        behaviour === 'insufficient_funds'
+          ? { status: 'FAILED', failure_code: 'INSUFFICIENT_FUNDS' }
+          : behaviour === 'blocked'
+            ? { status: 'FAILED', failure_code: 'CARD_BLOCKED' }
+            : behaviour === 'unclear_then_fails'
+              ? { status: 'FAILED', failure_code: 'PROCESSING_ERROR' }
+              : { status: 'SUCCEEDED', failure_code: null };
+      const recorded = await execute('debit', operation, result);
+      const unclear = behaviour === 'unclear_then_succeeds' || behaviour === 'unclear_then_fails';
+      return unclear ? { status: 'UNKNOWN' } : outcomeOf(recorded);
+    },
+
+    async refund(operation) {
+      const behaviour = await behaviourOf(operation.token);
+      const recorded = await execute('refund', operation, { status: 'SUCCEEDED', failure_code: null });
+      return behaviour === 'refund_unclear_then_succeeds' ? { status: 'UNKNOWN' } : outcomeOf(recorded);
+    },
+
+    async status(operationId) {
+      const [row] = await db.query<Recorded>('SELECT status, failure_code FROM test_rail_operations WHERE operation_id = $1', [operationId]);
+      return row ? outcomeOf(row) : { status: 'NOT_FOUND' };
+    },
+  };
+}
