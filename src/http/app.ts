@@ -12,6 +12,7 @@ import { ledgerRoutes } from '../modules/ledger/routes.js';
 import { orderRoutes } from '../modules/orders/routes.js';
 import { productRoutes } from '../modules/products/routes.js';
 import type { Rails } from '../rails/index.js';
+import { pageRoutes } from '../web/pages.js';
 import { authenticateAdmin, authenticateMerchant, routeNotFound } from './auth.js';
 import { ApiError } from './errors.js';
 import { loggerOptions } from './logging.js';
@@ -130,5 +131,6 @@ export async function buildApp({ config, db, rails }: AppOptions): Promise<Fasti
   cardBindingRoutes(app, db, rails, config);
   cardRoutes(app, db);
   checkoutRoutes(app, new CheckoutService(db, rails), config);
+  pageRoutes(app, db);
   return app;
 }

@@ -1,0 +1,279 @@
+// The hosted card-binding page: card → SMS code → done, on the public session calls only.
+import {
+  checkCard,
+  digitsOnly,
+  el,
+  field,
+  formatExpiry,
+  formatPan,
+  initialLanguage,
+  languageSwitcher,
+  networkOf,
+  rememberLanguage,
+  sessionApi,
+  textsFor,
+} from './capture.js';
+
+const RETURN_DELAY_MS = 1500;
+const token = decodeURIComponent(location.pathname.split('/').pop() ?? '');
+const api = sessionApi(token);
+const view = document.getElementById('view');
+
+const page = {
+  language: initialLanguage(),
+  session: null,
+  /** The screen when there is no live session: 'notFound', 'expired' or null. */
+  gone: null,
+  errors: {},
+  notice: null,
+  busy: false,
+  form: { pan: '', expiry: '', phone: '998', code: '' },
+};
+
+const t = () => textsFor(page.language);
+let countdown = null;
+
+function setLanguage(language) {
+  page.language = language;
+  rememberLanguage(language);
+  render();
+}
+
+function errorText(code) {
+  const errors = t().errors;
+  return errors[code] ?? errors.generic;
+}
+
+/** Maps an API error onto the form: a field's own message, or a notice above the form. */
+function showError(reply) {
+  const { code, param } = reply.body;
+  if (reply.status === 410) page.gone = 'expired';
+  else if (reply.status === 404) page.gone = 'notFound';
+  else if (code === 'INVALID_CARD' && (param === 'pan' || param === 'expiry')) {
+    page.errors = { [param]: param === 'pan' ? 'panLuhn' : /expired/i.test(reply.body.message) ? 'expired' : 'expiryFormat' };
+  } else if (code === 'VALIDATION_ERROR' && param === 'phone') page.errors = { phone: 'phone' };
+  else if (code === 'WRONG_CODE') page.errors = { code: 'WRONG_CODE' };
+  else page.notice = { kind: 'error', code: code ?? 'generic' };
+}
+
+async function refresh() {
+  const reply = await api.state();
+  if (reply.status === 200) page.session = reply.body;
+  else showError(reply);
+  render();
+}
+
+async function submit(action) {
+  if (page.busy) return;
+  page.busy = true;
+  page.notice = null;
+  render();
+  const reply = await action();
+  page.busy = false;
+  if (reply.status === 200) {
+    page.session = reply.body;
+    page.errors = {};
+  } else {
+    showError(reply);
+    // A refusal may have used an attempt, or the session moved on (a second tab, a limit): show what it is now.
+    if (reply.status >= 400 && reply.status < 500 && !page.gone) await refresh();
+  }
+  render();
+}
+
+function onCard(event) {
+  event.preventDefault();
+  const card = { pan: digitsOnly(page.form.pan), expiry: digitsOnly(page.form.expiry), phone: digitsOnly(page.form.phone) };
+  page.errors = checkCard(card);
+  if (Object.keys(page.errors).length > 0) return render();
+  void submit(() => api.submitCard({ ...card, expiry: formatExpiry(card.expiry) }));
+}
+
+function onCode(event) {
+  event.preventDefault();
+  const code = digitsOnly(page.form.code);
+  if (code.length === 0) {
+    page.errors = { code: 'code' };
+    return render();
+  }
+  page.form.code = '';
+  void submit(() => api.submitCode(code));
+}
+
+async function onResend() {
+  await submit(api.resend);
+  if (!page.notice) page.notice = { kind: 'info', text: t().resent };
+  render();
+}
+
+const NETWORK_NAMES = { uzcard: 'Uzcard', humo: 'Humo' };
+
+/** Shows the network of the number typed so far (by its BIN), or a plain card. */
+function showNetwork(badge, pan) {
+  const network = networkOf(digitsOnly(pan));
+  badge.src = network ? `/assets/${network}.svg` : '/assets/card.svg';
+  badge.alt = network ? NETWORK_NAMES[network] : '';
+}
+
+function cardForm(session) {
+  const text = t();
+  const errors = page.errors;
+  const badge = el('img', { class: 'network', width: 48, height: 30 });
+  showNetwork(badge, page.form.pan);
+  const pan = field({
+    id: 'pan',
+    label: text.pan,
+    error: errors.pan && errorText(errors.pan),
+    autocomplete: 'cc-number',
+    inputmode: 'numeric',
+    placeholder: '8600 0000 0000 0000',
+    maxlength: 19,
+    value: formatPan(digitsOnly(page.form.pan)),
+    oninput: (event) => {
+      const input = event.target;
+      page.form.pan = input.value;
+      input.value = formatPan(digitsOnly(input.value));
+      showNetwork(badge, input.value);
+    },
+  });
+  pan.querySelector('input').after(badge);
+  pan.classList.add('with-badge');
+  return el(
+    'form',
+    { novalidate: true, onsubmit: onCard },
+    el('p', { class: 'lead' }, text.bindLead),
+    pan,
+    el(
+      'div',
+      { class: 'row' },
+      field({
+        id: 'expiry',
+        label: text.expiry,
+        error: errors.expiry && errorText(errors.expiry),
+        autocomplete: 'cc-exp',
+        inputmode: 'numeric',
+        placeholder: text.expiryHint,
+        maxlength: 5,
+        value: formatExpiry(digitsOnly(page.form.expiry)),
+        oninput: (event) => {
+          page.form.expiry = event.target.value;
+          event.target.value = formatExpiry(digitsOnly(event.target.value));
+        },
+      }),
+    ),
+    field({
+      id: 'phone',
+      label: text.phone,
+      hint: text.phoneHint,
+      error: errors.phone && errorText(errors.phone),
+      type: 'tel',
+      autocomplete: 'tel',
+      inputmode: 'tel',
+      maxlength: 20,
+      value: page.form.phone,
+      oninput: (event) => (page.form.phone = event.target.value),
+    }),
+    el('p', { class: 'hint' }, text.cardAttempts(session.cardAttemptsLeft)),
+    el('button', { type: 'submit', class: 'primary', disabled: page.busy || session.cardAttemptsLeft === 0 }, text.continue),
+  );
+}
+
+function resendButton(session) {
+  const text = t();
+  const availableAt = session.resendAvailableAt ? Date.parse(session.resendAvailableAt) : null;
+  const button = el('button', { type: 'button', class: 'link', onclick: onResend }, text.resend);
+  const tick = () => {
+    const seconds = availableAt === null ? null : Math.ceil((availableAt - Date.now()) / 1000);
+    if (availableAt === null) {
+      button.disabled = true;
+    } else if (seconds > 0) {
+      button.disabled = true;
+      button.textContent = text.resendIn(seconds);
+    } else {
+      button.disabled = page.busy;
+      button.textContent = text.resend;
+      clearInterval(countdown);
+    }
+  };
+  clearInterval(countdown);
+  countdown = setInterval(tick, 1000);
+  tick();
+  return button;
+}
+
+function codeForm(session) {
+  const text = t();
+  return el(
+    'form',
+    { novalidate: true, onsubmit: onCode },
+    el('p', { class: 'lead' }, text.codeSent(session.maskedPan)),
+    field({
+      id: 'code',
+      label: text.code,
+      error: page.errors.code && errorText(page.errors.code),
+      autocomplete: 'one-time-code',
+      inputmode: 'numeric',
+      maxlength: 8,
+      value: page.form.code,
+      oninput: (event) => (page.form.code = event.target.value),
+    }),
+    el('p', { class: 'hint' }, text.codeAttempts(session.codeAttemptsLeft)),
+    el('button', { type: 'submit', class: 'primary', disabled: page.busy || session.codeAttemptsLeft === 0 }, text.confirm),
+    resendButton(session),
+  );
+}
+
+function outcome(kind, title, ...lines) {
+  return el('div', { class: `outcome ${kind}` }, el('div', { class: 'symbol', 'aria-hidden': 'true' }), el('h2', {}, title), ...lines);
+}
+
+function done(session) {
+  const text = t();
+  if (session.returnUrl) setTimeout(() => location.assign(session.returnUrl), RETURN_DELAY_MS);
+  return outcome(
+    'success',
+    text.doneTitle,
+    el('p', {}, text.doneText(session.maskedPan)),
+    session.returnUrl ? el('p', { class: 'hint' }, text.returning) : el('p', { class: 'hint' }, text.closeHint),
+    session.returnUrl ? el('a', { class: 'button', href: session.returnUrl }, text.backToShop) : null,
+  );
+}
+
+function screen() {
+  const text = t();
+  const session = page.session;
+  if (page.gone === 'expired') return outcome('warning', text.expiredTitle, el('p', {}, text.expiredText));
+  if (page.gone === 'notFound') return outcome('warning', text.notFoundTitle, el('p', {}, text.notFoundText));
+  if (!session) return el('p', { class: 'loading', 'aria-busy': 'true' }, '…');
+  if (session.status === 'COMPLETED') return done(session);
+  if (session.status === 'EXPIRED') return outcome('warning', text.expiredTitle, el('p', {}, text.expiredText));
+  const outOfCards = session.status === 'PENDING' && session.cardAttemptsLeft === 0;
+  const outOfCodes = session.status === 'AWAITING_CODE' && session.codeAttemptsLeft === 0;
+  if (outOfCards || outOfCodes || session.status === 'FAILED') return outcome('warning', text.failedTitle, el('p', {}, text.failedText));
+  return session.status === 'AWAITING_CODE' ? codeForm(session) : cardForm(session);
+}
+
+function render() {
+  const text = t();
+  document.documentElement.lang = page.language;
+  document.title = `${text.bindTitle} · Tolov`;
+  languageSwitcher(document.getElementById('languages'), page.language, setLanguage);
+  document.getElementById('title').textContent = page.session?.status === 'AWAITING_CODE' ? text.codeTitle : text.bindTitle;
+  document.getElementById('merchant').textContent = page.session ? text.forMerchant(page.session.productName) : '';
+  document.getElementById('test-mode').hidden = !page.session || page.session.livemode;
+  document.getElementById('test-mode').textContent = text.testMode;
+  document.getElementById('secure').textContent = text.secure;
+  const notice = page.notice
+    ? el('p', { class: `notice ${page.notice.kind}`, role: page.notice.kind === 'error' ? 'alert' : 'status' }, page.notice.text ?? errorText(page.notice.code))
+    : null;
+  const focused = document.activeElement?.id;
+  view.replaceChildren(...[notice, screen()].filter(Boolean));
+  // Keep the buyer where they were typing; otherwise put them on the first field with an error, or the first field.
+  const errorField = Object.keys(page.errors)[0];
+  const target =
+    (errorField && document.getElementById(errorField)) || (focused && document.getElementById(focused)) || view.querySelector('input');
+  target?.focus();
+}
+
+render();
+void refresh();

@@ -1,0 +1,135 @@
+// Shared by the hosted pages: the public session API, card-field formatting and checks, language, and a tiny DOM helper.
+// Everything merchant- or buyer-supplied is written with textContent, never as markup.
+import { DEFAULT_LANGUAGE, LANGUAGES, textsFor } from './i18n.js';
+
+export function sessionApi(token) {
+  const base = `/checkout/v1/sessions/${encodeURIComponent(token)}`;
+  const call = async (method, path, body) => {
+    try {
+      const response = await fetch(base + path, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: 'no-store',
+        credentials: 'omit',
+      });
+      return { status: response.status, body: await response.json() };
+    } catch {
+      return { status: 0, body: { code: 'network' } };
+    }
+  };
+  return {
+    state: () => call('GET', ''),
+    submitCard: (card) => call('POST', '/card', card),
+    submitCode: (code) => call('POST', '/code', { code }),
+    resend: () => call('POST', '/code/resend'),
+  };
+}
+
+export const digitsOnly = (text) => text.replace(/\D+/g, '');
+
+export function networkOf(digits) {
+  if (digits.startsWith('8600')) return 'uzcard';
+  if (digits.startsWith('9860')) return 'humo';
+  return null;
+}
+
+export function luhnValid(digits) {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let digit = Number(digits[digits.length - 1 - i]);
+    if (i % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+/** `8600000000000007` → `8600 0000 0000 0007`. */
+export const formatPan = (digits) => digits.slice(0, 16).replace(/(\d{4})(?=\d)/g, '$1 ');
+
+/** `1230` → `12/30`, as the buyer types. */
+export function formatExpiry(digits) {
+  const d = digits.slice(0, 4);
+  return d.length > 2 ? `${d.slice(0, 2)}/${d.slice(2)}` : d;
+}
+
+/** The same checks the server makes, so most mistakes show before a round trip (the server still decides). */
+export function checkCard({ pan, expiry, phone }, now = new Date()) {
+  const errors = {};
+  if (pan.length !== 16) errors.pan = 'panLength';
+  else if (!luhnValid(pan)) errors.pan = 'panLuhn';
+  else if (!networkOf(pan)) errors.pan = 'panNetwork';
+  const match = /^(\d{2})(\d{2})$/.exec(expiry);
+  if (!match || Number(match[1]) < 1 || Number(match[1]) > 12) errors.expiry = 'expiryFormat';
+  else if ((2000 + Number(match[2])) * 12 + Number(match[1]) < now.getFullYear() * 12 + now.getMonth() + 1) errors.expiry = 'expired';
+  if (!/^\d{11,15}$/.test(phone)) errors.phone = 'phone';
+  return errors;
+}
+
+const LANGUAGE_KEY = 'tolov.language';
+
+export function initialLanguage() {
+  const asked = new URLSearchParams(location.search).get('lang');
+  if (asked && asked in LANGUAGES) return asked;
+  try {
+    const saved = localStorage.getItem(LANGUAGE_KEY);
+    if (saved && saved in LANGUAGES) return saved;
+  } catch {
+    // Storage may be disabled; the default language is fine.
+  }
+  return DEFAULT_LANGUAGE;
+}
+
+export function rememberLanguage(language) {
+  try {
+    localStorage.setItem(LANGUAGE_KEY, language);
+  } catch {
+    // Not remembered across visits; the page still switches.
+  }
+}
+
+/** Renders the language switcher into `nav`; `onChange` re-renders the page. */
+export function languageSwitcher(nav, current, onChange) {
+  nav.replaceChildren(
+    ...Object.entries(LANGUAGES).map(([code, name]) =>
+      el('button', { type: 'button', lang: code, 'aria-pressed': String(code === current), onclick: () => onChange(code) }, name),
+    ),
+  );
+}
+
+export { textsFor };
+
+/** `el('p', { class: 'note' }, 'text', child)`: attributes, `on…` handlers, and children as text or nodes. */
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? '' : String(value));
+  }
+  for (const child of children) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+
+/** A labelled input with its hint and inline error, wired for screen readers. */
+export function field({ id, label, hint, error, ...input }) {
+  const hintId = hint ? `${id}-hint` : undefined;
+  const errorId = error ? `${id}-error` : undefined;
+  return el(
+    'div',
+    { class: error ? 'field invalid' : 'field' },
+    el('label', { for: id }, label),
+    hint ? el('p', { class: 'hint', id: hintId }, hint) : null,
+    el('input', {
+      id,
+      name: id,
+      'aria-invalid': error ? 'true' : undefined,
+      'aria-describedby': [hintId, errorId].filter(Boolean).join(' ') || undefined,
+      ...input,
+    }),
+    error ? el('p', { class: 'error', id: errorId, role: 'alert' }, error) : null,
+  );
+}

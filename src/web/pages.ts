@@ -1,0 +1,102 @@
+// The hosted pages and their assets. Pages are a static shell; their script drives the public session calls.
+import { readFile } from 'node:fs/promises';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Db } from '../db/db.js';
+import { findSession } from '../modules/checkout/store.js';
+import { TokenParams } from '../modules/checkout/schema.js';
+
+const ASSETS_DIR = new URL('./assets/', import.meta.url);
+const ASSET_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
+const ASSET_NAME = /^[a-z0-9-]+\.(js|css|svg)$/;
+const ASSET_MAX_AGE_SECONDS = 3600;
+
+/** Nothing but this origin's own scripts, styles and images; no framing, no inline code, no forms posting elsewhere. */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+function securityHeaders(reply: FastifyReply): FastifyReply {
+  return reply
+    .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
+    .header('X-Content-Type-Options', 'nosniff')
+    .header('X-Frame-Options', 'DENY')
+    // The token is in the URL: never send it to another site as a referrer.
+    .header('Referrer-Policy', 'no-referrer')
+    .header('Cache-Control', 'no-store');
+}
+
+function shell(script: string): string {
+  return `<!doctype html>
+<html lang="uz">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<title>Tolov</title>
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/checkout.css">
+<script type="module" src="/assets/${script}"></script>
+</head>
+<body>
+<main class="sheet">
+  <header class="top">
+    <span class="brand">Tolov</span>
+    <nav class="languages" id="languages" aria-label="Til · Язык · Language"></nav>
+  </header>
+  <p class="merchant" id="merchant"></p>
+  <p class="badge-test" id="test-mode" hidden></p>
+  <h1 id="title"></h1>
+  <section id="view" aria-live="polite"></section>
+  <p class="secure" id="secure"></p>
+</main>
+<noscript><p>JavaScript kerak · Нужен JavaScript · JavaScript is required</p></noscript>
+</body>
+</html>
+`;
+}
+
+export function pageRoutes(app: FastifyInstance, db: Db): void {
+  const config = { auth: { kind: 'public' } } as const;
+  const bindPage = shell('bind.js');
+
+  app.get<{ Params: TokenParams }>('/bind/:token', { config, schema: { hide: true, params: TokenParams } }, async (request, reply) => {
+    const session = await findSession(db, request.params.token, false);
+    // An unknown link still gets the page, which explains itself, but with the status a crawler or a test can see.
+    return securityHeaders(reply)
+      .code(session ? 200 : 404)
+      .type('text/html; charset=utf-8')
+      .send(bindPage);
+  });
+
+  const assets = new Map<string, Buffer>();
+  app.get<{ Params: { name: string } }>('/assets/:name', { config, schema: { hide: true } }, async (request, reply) => {
+    const { name } = request.params;
+    if (!ASSET_NAME.test(name)) return reply.callNotFound();
+    let body = assets.get(name);
+    if (body === undefined) {
+      try {
+        body = await readFile(new URL(name, ASSETS_DIR));
+      } catch {
+        return reply.callNotFound();
+      }
+      assets.set(name, body);
+    }
+    return reply
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('Cache-Control', `public, max-age=${ASSET_MAX_AGE_SECONDS}`)
+      .type(ASSET_TYPES[name.slice(name.lastIndexOf('.'))]!)
+      .send(body);
+  });
+}
