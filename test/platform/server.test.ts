@@ -1,62 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { ADMIN_TOKEN, engine } from '../support/harness.js';
+import { json, killAll, startMain } from '../support/process.js';
 
-const STARTUP_TIMEOUT_MS = 30_000;
-const running = new Set<ChildProcess>();
-afterAll(() => {
-  for (const child of running) child.kill('SIGKILL');
-});
+afterAll(killAll);
 
-interface Started {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Starts `src/main.ts` as a user would (through tsx instead of the build) and waits for its URL. */
-function startMain(env: Record<string, string>): Promise<Started> {
-  const storage = engine === 'postgres' ? { DATABASE_URL: inject('postgresUrl') } : { TOLOV_DATA_DIR: 'memory://' };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, ...storage, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      running.delete(child);
-      resolve(code);
-    }),
-  );
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL within ${STARTUP_TIMEOUT_MS} ms:\n${output}`)), STARTUP_TIMEOUT_MS);
-    const check = () => {
-      const match = /Tolov listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1]!, output: () => output, exited });
-      }
-    };
-    child.stdout!.on('data', check);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before listening:\n${output}`));
-    });
-  });
-}
-
-async function json(url: string, init: RequestInit = {}) {
-  const response = await fetch(url, init);
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
-}
 
 describe('the service process', () => {
   it('starts, prints its URL, serves the quick start, and stops cleanly on SIGTERM', async () => {

@@ -40,8 +40,8 @@ export async function insertOrder(tx: Queryable, merchant: Merchant, order: NewO
        VALUES ($1, $2, $3, $4, 'UZS', 'PENDING', $5, $6, $7, $8, now() + $9 * interval '1 second')
        RETURNING *),
      s AS (
-       INSERT INTO checkout_sessions (token, product_id, livemode, order_id, status, expires_at)
-       SELECT checkout_token, product_id, livemode, id, 'PENDING', expires_at FROM o)
+       INSERT INTO checkout_sessions (token, kind, product_id, livemode, order_id, status, expires_at)
+       SELECT checkout_token, 'order', product_id, livemode, id, 'PENDING', expires_at FROM o)
      SELECT * FROM o`,
     [
       order.id,

@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { inject } from 'vitest';
+import { ADMIN_TOKEN, engine } from './harness.js';
+
+const STARTUP_TIMEOUT_MS = 30_000;
+const running = new Set<ChildProcess>();
+
+/** Kills every process a test file started and left running. */
+export function killAll(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+
+export interface Started {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `src/main.ts` as a user would (through tsx instead of the build) and waits for its URL. */
+export function startMain(env: Record<string, string>): Promise<Started> {
+  const storage = engine === 'postgres' ? { DATABASE_URL: inject('postgresUrl') } : { TOLOV_DATA_DIR: 'memory://' };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, ...storage, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL within ${STARTUP_TIMEOUT_MS} ms:\n${output}`)), STARTUP_TIMEOUT_MS);
+    const check = () => {
+      const match = /Tolov listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1]!, output: () => output, exited });
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening:\n${output}`));
+    });
+  });
+}
+
+export async function json(url: string, init: RequestInit = {}) {
+  const response = await fetch(url, init);
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
