@@ -24,7 +24,7 @@ describe('the card number and phone never touch disk or logs', () => {
   it('after binding every test card, neither the data folder (or database) nor the logs contain them', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tolov-pan-'));
     try {
-      const storage = engine === 'pglite' ? { TOLOV_DATA_DIR: dir } : {};
+      const storage: Record<string, string> = engine === 'pglite' ? { TOLOV_DATA_DIR: dir } : {};
       const started = await startMain({ ...storage, LOG_LEVEL: 'trace' });
       const post = (path: string, body: unknown, key?: string) =>
         json(`${started.url}${path}`, {
