@@ -3,14 +3,21 @@ import type { Config } from './config.js';
 import { openDb, type Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { buildApp } from './http/app.js';
+import type { PhaseHooks } from './http/idempotency.js';
+import { PaymentsService } from './modules/payments/service.js';
+import { RefundsService } from './modules/refunds/service.js';
 import { createRails } from './rails/index.js';
 import { idempotencyCleanup } from './workers/idempotency-cleanup.js';
 import { startWorkers, type RunningWorkers } from './workers/loop.js';
+import { reconciler } from './workers/reconciler.js';
 import { sessionExpiry } from './workers/session-expiry.js';
+import { settlement } from './workers/settlement.js';
 
 export interface Service {
   app: FastifyInstance;
   db: Db;
+  payments: PaymentsService;
+  refunds: RefundsService;
   /** Listens on config.host:config.port and starts the workers; returns the URL. */
   listen(): Promise<string>;
   /** Stops accepting, finishes requests in flight, stops workers, closes the database. */
@@ -18,17 +25,30 @@ export interface Service {
 }
 
 /** Opens the database (or takes one), migrates it and builds the app; nothing listens or runs until `listen`. */
-export async function createService(config: Config, options: { db?: Db } = {}): Promise<Service> {
+export async function createService(config: Config, options: { db?: Db; hooks?: PhaseHooks } = {}): Promise<Service> {
   const db = options.db ?? (await openDb(config));
   await migrate(db);
-  const app = await buildApp({ config, db, rails: createRails(db) });
+  const rails = createRails(db);
+  const app = await buildApp({ config, db, rails, ...(options.hooks ? { hooks: options.hooks } : {}) });
+  const payments = new PaymentsService(db, rails, app.log);
+  const refunds = new RefundsService(db, rails, app.log);
   let workers: RunningWorkers | null = null;
   return {
     app,
     db,
+    payments,
+    refunds,
     async listen() {
       const url = await app.listen({ port: config.port, host: config.host });
-      workers = startWorkers([idempotencyCleanup(db), sessionExpiry(db, config.expiryIntervalMs)], app.log);
+      workers = startWorkers(
+        [
+          idempotencyCleanup(db),
+          sessionExpiry(db, config.expiryIntervalMs),
+          reconciler(payments, refunds, config.reconcileIntervalMs),
+          settlement(payments, config.settlementDelaySeconds),
+        ],
+        app.log,
+      );
       return url;
     },
     async stop() {

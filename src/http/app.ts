@@ -10,11 +10,16 @@ import { checkoutRoutes } from '../modules/checkout/routes.js';
 import { CheckoutService } from '../modules/checkout/service.js';
 import { ledgerRoutes } from '../modules/ledger/routes.js';
 import { orderRoutes } from '../modules/orders/routes.js';
+import { paymentRoutes } from '../modules/payments/routes.js';
+import { PaymentsService } from '../modules/payments/service.js';
+import { refundRoutes } from '../modules/refunds/routes.js';
+import { RefundsService } from '../modules/refunds/service.js';
 import { productRoutes } from '../modules/products/routes.js';
 import type { Rails } from '../rails/index.js';
 import { pageRoutes } from '../web/pages.js';
 import { authenticateAdmin, authenticateMerchant, routeNotFound } from './auth.js';
 import { ApiError } from './errors.js';
+import type { PhaseHooks } from './idempotency.js';
 import { loggerOptions } from './logging.js';
 import { validatorCompiler } from './validation.js';
 
@@ -30,6 +35,8 @@ export interface AppOptions {
   config: Config;
   db: Db;
   rails: Rails;
+  /** Fault injection between atomic phases, for tests. */
+  hooks?: PhaseHooks;
 }
 
 function toApiError(error: FastifyError & { code?: string }): ApiError {
@@ -56,7 +63,7 @@ function sendError(error: ApiError, request: FastifyRequest, reply: FastifyReply
   return reply.code(error.statusCode).type('application/json; charset=utf-8').send(JSON.stringify(error.body(request.id)));
 }
 
-export async function buildApp({ config, db, rails }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, db, rails, hooks = {} }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(config.logLevel),
     genReqId: () => newId('req'),
@@ -130,6 +137,8 @@ export async function buildApp({ config, db, rails }: AppOptions): Promise<Fasti
   ledgerRoutes(app, db);
   cardBindingRoutes(app, db, rails, config);
   cardRoutes(app, db);
+  paymentRoutes(app, db, new PaymentsService(db, rails, app.log), hooks);
+  refundRoutes(app, db, new RefundsService(db, rails, app.log), hooks);
   checkoutRoutes(app, new CheckoutService(db, rails), config);
   pageRoutes(app, db);
   return app;

@@ -38,8 +38,31 @@ export interface Response {
 /** What a phase decided: continue at another recovery point, or finish with a response to store. */
 export type PhaseResult = { next: string; resourceId?: string } | { response: Response };
 
-/** An atomic phase: its writes and the key's new recovery point commit together. `resourceId` is set by earlier phases. */
-export type Phase = (tx: Queryable, resourceId: string | null) => Promise<PhaseResult>;
+/**
+ * A step of a request. An atomic phase's writes and the key's new recovery point commit together. A foreign phase
+ * calls the outside world (the bank) outside any transaction, then records what it learnt atomically; a request that
+ * resumes at a foreign phase after a crash does not call again (the first call may have gone through) and answers
+ * from what is recorded, leaving the rest to reconciliation. `resourceId` is what earlier phases created.
+ */
+export type Phase =
+  | { atomic: (tx: Queryable, resourceId: string | null) => Promise<PhaseResult> }
+  | ForeignPhase<unknown>;
+
+export interface ForeignPhase<T> {
+  call: (resourceId: string | null) => Promise<T>;
+  record: (tx: Queryable, resourceId: string | null, result: T) => Promise<PhaseResult>;
+  resume: (tx: Queryable, resourceId: string | null) => Promise<PhaseResult>;
+}
+
+export const foreignPhase = <T>(phase: ForeignPhase<T>): Phase => phase as ForeignPhase<unknown>;
+
+/** Fault injection for tests, each called with a recovery point and allowed to throw, as a crash there would. */
+export interface PhaseHooks {
+  /** After a phase committed and the key reached this point. */
+  afterCommit?: (recoveryPoint: string) => void;
+  /** After the foreign call of the phase at this point returned, before its outcome is recorded. */
+  afterCall?: (recoveryPoint: string) => void;
+}
 
 export interface SentResponse {
   status: number;
@@ -123,11 +146,14 @@ interface Progress {
 
 type Outcome = { sent: SentResponse } | { progress: Progress };
 
-/** Runs the phase at the current recovery point and records its result on the key row, in the caller's transaction. */
-async function advance(tx: Queryable, phases: Record<string, Phase>, progress: Progress): Promise<Outcome> {
-  const phase = phases[progress.point];
-  if (!phase) throw new Error(`no phase for recovery point ${progress.point}`);
-  const result = await phase(tx, progress.resourceId);
+function phaseAt(phases: Record<string, Phase>, point: string): Phase {
+  const phase = phases[point];
+  if (!phase) throw new Error(`no phase for recovery point ${point}`);
+  return phase;
+}
+
+/** Records a phase's result on the key row (when there is a key), in the phase's transaction. */
+async function advance(tx: Queryable, result: PhaseResult, progress: Progress): Promise<Outcome> {
   if ('response' in result) {
     const body = JSON.stringify(result.response.body);
     if (progress.keyId !== null) {
@@ -161,22 +187,44 @@ export async function runIdempotent(
   key: string | null,
   request: Request,
   phases: Record<string, Phase>,
+  hooks: PhaseHooks = {},
 ): Promise<SentResponse> {
+  if (!('atomic' in phaseAt(phases, START))) throw new Error('the first phase must be atomic: it claims the key');
   let progress: Progress = { keyId: null, point: START, resourceId: null };
   // Each phase either finishes or moves on; more steps than phases would mean a cycle, a bug.
   const stepsMax = Object.keys(phases).length;
   try {
     for (let step = 0; step < stepsMax; step++) {
       const current = progress;
+      const phase = phaseAt(phases, current.point);
       // Progress is taken from the committed outcome only: a transaction the engine retries starts from `current` again.
-      const outcome = await db.transaction(async (tx): Promise<Outcome> => {
-        if (step > 0 || key === null) return advance(tx, phases, current);
-        const claimed = await claim(tx, merchant, key, request);
-        if ('replayed' in claimed) return { sent: claimed };
-        return advance(tx, phases, { keyId: claimed.id, point: claimed.recovery_point, resourceId: claimed.resource_id });
-      });
-      if ('sent' in outcome) return outcome.sent;
+      let outcome: Outcome;
+      if (step === 0) {
+        outcome = await db.transaction(async (tx): Promise<Outcome> => {
+          let at = current;
+          if (key !== null) {
+            const claimed = await claim(tx, merchant, key, request);
+            if ('replayed' in claimed) return { sent: claimed };
+            at = { keyId: claimed.id, point: claimed.recovery_point, resourceId: claimed.resource_id };
+          }
+          // A key taken over at a foreign phase belonged to a crashed request whose call may have gone through.
+          const resumed = phaseAt(phases, at.point);
+          const result = 'atomic' in resumed ? await resumed.atomic(tx, at.resourceId) : await resumed.resume(tx, at.resourceId);
+          return advance(tx, result, at);
+        });
+      } else if ('atomic' in phase) {
+        outcome = await db.transaction(async (tx) => advance(tx, await phase.atomic(tx, current.resourceId), current));
+      } else {
+        const called = await phase.call(current.resourceId);
+        hooks.afterCall?.(current.point);
+        outcome = await db.transaction(async (tx) => advance(tx, await phase.record(tx, current.resourceId, called), current));
+      }
+      if ('sent' in outcome) {
+        if (!outcome.sent.replayed) hooks.afterCommit?.(FINISHED);
+        return outcome.sent;
+      }
       progress = outcome.progress;
+      hooks.afterCommit?.(progress.point);
     }
     throw new Error(`idempotent request did not finish within ${stepsMax} phases`);
   } catch (error) {
@@ -193,11 +241,11 @@ export async function sendIdempotent(
   merchant: Merchant,
   request: FastifyRequest,
   reply: FastifyReply,
-  options: { keyRequired: boolean; phases: Record<string, Phase> },
+  options: { keyRequired: boolean; phases: Record<string, Phase>; hooks?: PhaseHooks },
 ): Promise<FastifyReply> {
   const key = idempotencyKeyOf(request, options.keyRequired);
   const path = request.url.split('?')[0]!;
-  const sent = await runIdempotent(db, merchant, key, { method: request.method, path, body: request.body }, options.phases);
+  const sent = await runIdempotent(db, merchant, key, { method: request.method, path, body: request.body }, options.phases, options.hooks);
   if (sent.replayed) reply.header('Idempotent-Replayed', 'true');
   return reply.code(sent.status).type('application/json; charset=utf-8').send(sent.body);
 }

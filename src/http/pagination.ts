@@ -25,7 +25,7 @@ export interface List<T> {
 }
 
 /** Tables listed through this helper: each has id, product_id, livemode and a `seq` that orders it strictly. */
-export type ListedTable = 'orders' | 'cards';
+export type ListedTable = 'orders' | 'cards' | 'payment_intents' | 'refunds';
 
 /**
  * One page of a merchant's objects, newest first. `seq` gives a strict total order even for objects created in the

@@ -33,6 +33,8 @@ export function toApiError(errors: ErrorObject[], httpPart?: string): ApiError {
   const error = errors[0];
   if (!error) return new ApiError('VALIDATION_ERROR', 'Invalid request');
   const param = paramOf(error, httpPart);
+  // A key of an object with free-form keys (metadata) broke the rule for keys.
+  if ('propertyName' in error) return new ApiError('VALIDATION_ERROR', `${param} keys must be 1 to 40 characters`, { param });
   const schema = (error.parentSchema ?? {}) as Record<string, unknown>;
   const messages: Record<string, () => string> = {
     additionalProperties: () => `Unknown field ${param}`,

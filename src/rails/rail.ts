@@ -28,6 +28,11 @@ export interface MoneyOperation {
 }
 
 export interface Rail {
+  /**
+   * The longest a call can take before it has certainly ended (its timeouts). Until then an operation the bank does
+   * not know may still be on its way, so reconciliation waits this long before taking "not found" as final.
+   */
+  readonly callWindowMs: number;
   /** Exchanges card data for a token; the card number is forgotten once this returns. */
   tokenize(card: CardDetails): Promise<TokenizeResult>;
   /** Sends (or sends again) the confirmation code to the phone the card was tokenized with. */

@@ -61,6 +61,9 @@ export function testRail(db: Db): Rail {
   };
 
   return {
+    // Calls are local database statements, bounded by the statement timeout.
+    callWindowMs: 15_000,
+
     async tokenize(card: CardDetails): Promise<TokenizeResult> {
       const behaviour = TEST_CARDS[card.pan] ?? 'succeeds';
       if (behaviour === 'inactive') return { ok: false, refusal: 'CARD_INACTIVE' };

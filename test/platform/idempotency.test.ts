@@ -118,17 +118,21 @@ describe('atomic phases and recovery points', () => {
   const calls: string[] = [];
   let failAt: string | null = null;
   const phases: Record<string, Phase> = {
-    started: async (tx) => {
-      calls.push('started');
-      await tx.query('SELECT 1');
-      if (failAt === 'started') throw new Error('injected failure in started');
-      return { next: 'charged', resourceId: 'pi_resource' };
+    started: {
+      atomic: async (tx) => {
+        calls.push('started');
+        await tx.query('SELECT 1');
+        if (failAt === 'started') throw new Error('injected failure in started');
+        return { next: 'charged', resourceId: 'pi_resource' };
+      },
     },
-    charged: async (_tx, resourceId) => {
-      calls.push(`charged:${resourceId}`);
-      if (failAt === 'charged') throw new Error('injected failure in charged');
-      if (failAt === 'refused') throw new ApiError('CARD_INACTIVE', 'refused');
-      return { response: { status: 200, body: { id: resourceId, done: true } } };
+    charged: {
+      atomic: async (_tx, resourceId) => {
+        calls.push(`charged:${resourceId}`);
+        if (failAt === 'charged') throw new Error('injected failure in charged');
+        if (failAt === 'refused') throw new ApiError('CARD_INACTIVE', 'refused');
+        return { response: { status: 200, body: { id: resourceId, done: true } } };
+      },
     },
   };
   let scope: AuthMerchant;

@@ -3,6 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openPglite, openPostgres, type Db } from '../../src/db/db.js';
+import type { PhaseHooks } from '../../src/http/idempotency.js';
+import type { PaymentsService } from '../../src/modules/payments/service.js';
+import type { RefundsService } from '../../src/modules/refunds/service.js';
 import { createService } from '../../src/service.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -45,17 +48,22 @@ export interface TestService {
   app: FastifyInstance;
   db: Db;
   config: Config;
+  payments: PaymentsService;
+  refunds: RefundsService;
   call(call: Call): Promise<Reply>;
   admin(method: Call['method'], url: string, body?: unknown): Promise<Reply>;
   createMerchant(body?: { name?: string; scopes?: string[]; feeBps?: number }): Promise<Merchant>;
   stop(): Promise<void>;
 }
 
-/** The service on a fresh copy of the test database, driven through its HTTP surface with `inject`. */
-export async function startService(env: Record<string, string> = {}): Promise<TestService> {
+/**
+ * The service on a fresh copy of the test database, driven through its HTTP surface with `inject`. Workers do not run
+ * on their own: a test runs a batch when it wants one (`service.payments.reconcileDebits(…)`).
+ */
+export async function startService(env: Record<string, string> = {}, options: { hooks?: PhaseHooks } = {}): Promise<TestService> {
   const config = loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...env });
   const db = await openTestDb();
-  const service = await createService(config, { db });
+  const service = await createService(config, { db, ...options });
   await service.app.ready();
 
   const call = async ({ method, url, key, body, payload, idempotencyKey, headers = {} }: Call): Promise<Reply> => {
@@ -85,6 +93,8 @@ export async function startService(env: Record<string, string> = {}): Promise<Te
     app: service.app,
     db,
     config,
+    payments: service.payments,
+    refunds: service.refunds,
     call,
     admin,
     async createMerchant(body = {}) {

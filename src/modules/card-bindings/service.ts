@@ -36,15 +36,17 @@ export function presentBinding(row: BindingRow, settings: BindingSettings): Card
 export function createBindingPhases(settings: BindingSettings, rails: Rails, merchant: Merchant, body: CreateBindingBody): Record<string, Phase> {
   rails.forMode(merchant.livemode);
   return {
-    started: async (tx) => {
-      const row = await store.insertBinding(tx, merchant, {
-        id: newId('cb'),
-        customerRef: body.customerRef ?? null,
-        returnUrl: body.returnUrl ?? null,
-        checkoutToken: `cbs_${randomBase62(CLIENT_TOKEN_RANDOM_CHARS)}`,
-        ttlSeconds: settings.sessionTtlSeconds,
-      });
-      return { response: { status: 201, body: presentBinding(row, settings) } };
+    started: {
+      atomic: async (tx) => {
+        const row = await store.insertBinding(tx, merchant, {
+          id: newId('cb'),
+          customerRef: body.customerRef ?? null,
+          returnUrl: body.returnUrl ?? null,
+          checkoutToken: `cbs_${randomBase62(CLIENT_TOKEN_RANDOM_CHARS)}`,
+          ttlSeconds: settings.sessionTtlSeconds,
+        });
+        return { response: { status: 201, body: presentBinding(row, settings) } };
+      },
     },
   };
 }

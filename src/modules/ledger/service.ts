@@ -22,6 +22,8 @@ export interface LedgerTransaction {
 }
 
 const ENTRIES_MAX = 16;
+/** Balance rows per account (see migration 003): concurrent transactions of one merchant spread over them. */
+const BALANCE_SHARDS = 16;
 
 function assertBalanced(transaction: LedgerTransaction): void {
   const { entries } = transaction;
@@ -35,8 +37,9 @@ function assertBalanced(transaction: LedgerTransaction): void {
 }
 
 /**
- * Writes one balanced transaction in the caller's database transaction, in a single statement. Balance is asserted
- * here and enforced again by the database at commit (constraint trigger ledger_entries_balanced).
+ * Writes one balanced transaction in the caller's database transaction, in a single statement: the transaction, its
+ * entries, and the balance rows of its accounts. Balance is asserted here and enforced again by the database at commit
+ * (constraint trigger ledger_entries_balanced).
  */
 export async function post(tx: Queryable, transaction: LedgerTransaction): Promise<string> {
   assertBalanced(transaction);
@@ -44,10 +47,15 @@ export async function post(tx: Queryable, transaction: LedgerTransaction): Promi
   await tx.query(
     `WITH t AS (
        INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ($1, $2, $3, $4, $5)
-       RETURNING id, product_id, livemode)
-     INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
-     SELECT t.id, t.product_id, t.livemode, e.account, e.amount
-       FROM t, unnest($6::text[], $7::bigint[]) AS e (account, amount)`,
+       RETURNING id, product_id, livemode),
+     e AS (
+       INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
+       SELECT t.id, t.product_id, t.livemode, e.account, e.amount
+         FROM t, unnest($6::text[], $7::bigint[]) AS e (account, amount)
+       RETURNING account, amount)
+     INSERT INTO ledger_balances (product_id, livemode, account, shard, amount)
+     SELECT $2, $3, account, $8, sum(amount) FROM e GROUP BY account ORDER BY account
+     ON CONFLICT (product_id, livemode, account, shard) DO UPDATE SET amount = ledger_balances.amount + EXCLUDED.amount`,
     [
       id,
       transaction.productId,
@@ -56,6 +64,7 @@ export async function post(tx: Queryable, transaction: LedgerTransaction): Promi
       transaction.referenceId,
       transaction.entries.map((entry) => entry.account),
       transaction.entries.map((entry) => entry.amount),
+      Math.floor(Math.random() * BALANCE_SHARDS),
     ],
   );
   return id;
@@ -69,12 +78,12 @@ export interface Balance {
   livemode: boolean;
 }
 
-/** The merchant's balance, summed from ledger entries. */
+/** The merchant's balance: the ledger's entries as summed, in the same transactions, into the balance rows. */
 export async function balanceOf(db: Queryable, merchant: Merchant): Promise<Balance> {
   const [row] = await db.query<{ available: number; pending: number }>(
     `SELECT coalesce(sum(amount) FILTER (WHERE account = 'merchant_available'), 0)::bigint AS available,
             coalesce(sum(amount) FILTER (WHERE account = 'merchant_pending'), 0)::bigint AS pending
-       FROM ledger_entries
+       FROM ledger_balances
       WHERE product_id = $1 AND livemode = $2 AND account IN ('merchant_available', 'merchant_pending')`,
     [merchant.productId, merchant.livemode],
   );

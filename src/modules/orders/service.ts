@@ -39,17 +39,19 @@ export function presentOrder(row: OrderRow, settings: OrderSettings): Order {
 /** Creating an order is a single atomic phase: the order, its session and the stored response commit together. */
 export function createOrderPhases(settings: OrderSettings, merchant: Merchant, body: CreateOrderBody): Record<string, Phase> {
   return {
-    started: async (tx) => {
-      const row = await store.insertOrder(tx, merchant, {
-        id: newId('ord'),
-        amount: body.amount,
-        description: body.description ?? null,
-        customerRef: body.customerRef ?? null,
-        returnUrl: body.returnUrl ?? null,
-        checkoutToken: `cs_${randomBase62(CHECKOUT_TOKEN_RANDOM_CHARS)}`,
-        ttlSeconds: settings.orderTtlSeconds,
-      });
-      return { response: { status: 201, body: presentOrder(row, settings) } };
+    started: {
+      atomic: async (tx) => {
+        const row = await store.insertOrder(tx, merchant, {
+          id: newId('ord'),
+          amount: body.amount,
+          description: body.description ?? null,
+          customerRef: body.customerRef ?? null,
+          returnUrl: body.returnUrl ?? null,
+          checkoutToken: `cs_${randomBase62(CHECKOUT_TOKEN_RANDOM_CHARS)}`,
+          ttlSeconds: settings.orderTtlSeconds,
+        });
+        return { response: { status: 201, body: presentOrder(row, settings) } };
+      },
     },
   };
 }

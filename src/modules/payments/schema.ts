@@ -1,0 +1,42 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Amount, Description, Timestamp } from '../../http/schemas.js';
+
+export const INTENT_STATUSES = ['REQUIRES_PAYMENT', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'CANCELED'] as const;
+export type IntentStatus = (typeof INTENT_STATUSES)[number];
+
+export const Metadata = Type.Object(
+  {},
+  {
+    additionalProperties: Type.String({ maxLength: 500 }),
+    propertyNames: { minLength: 1, maxLength: 40 },
+    maxProperties: 50,
+    description: 'Your own key/value pairs: at most 50 keys of 1 to 40 characters, string values of at most 500',
+  },
+);
+export type Metadata = Record<string, string>;
+
+export const CardId = Type.String({ minLength: 1, maxLength: 64, description: 'A saved card id (card_…)' });
+
+export const CreateChargeBody = Type.Object(
+  { amount: Amount, card: CardId, description: Type.Optional(Description), metadata: Type.Optional(Metadata) },
+  { additionalProperties: false },
+);
+export type CreateChargeBody = Static<typeof CreateChargeBody> & { metadata?: Metadata };
+
+export const PaymentIntent = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('payment_intent'),
+  amount: Type.Integer({ description: 'In tiyin' }),
+  fee: Type.Integer({ description: "Tolov's fee in tiyin, rounded half up from the product's basis points" }),
+  currency: Type.Literal('UZS'),
+  status: Type.Union(INTENT_STATUSES.map((status) => Type.Literal(status))),
+  failureCode: Type.Union([Type.String(), Type.Null()], { description: 'Why it FAILED: INSUFFICIENT_FUNDS, CARD_BLOCKED, PROCESSING_ERROR' }),
+  rail: Type.Union([Type.Literal('uzcard'), Type.Literal('humo')]),
+  card: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  metadata: Type.Record(Type.String(), Type.String()),
+  amountRefunded: Type.Integer(),
+  livemode: Type.Boolean(),
+  created: Timestamp,
+});
+export type PaymentIntent = Static<typeof PaymentIntent>;

@@ -1,0 +1,244 @@
+// Payments: a charge to a saved card (and the legacy create + confirm pair, on the same code path) runs as atomic
+// phases: record the intent with its operation id → call the rail → record the outcome with its ledger entries and
+// event. An unclear outcome stays PROCESSING until the reconciler learns the truth from the rail by operation id.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db, Queryable } from '../../db/db.js';
+import type { Merchant } from '../../http/auth.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { foreignPhase, type Phase, type PhaseResult } from '../../http/idempotency.js';
+import { listPage, type List, type ListQuery } from '../../http/pagination.js';
+import { newId } from '../../lib/ids.js';
+import type { Rails } from '../../rails/index.js';
+import type { RailOutcome } from '../../rails/rail.js';
+import { askRail, reconcileBackoffMs, RECONCILE_LEASE_MS } from '../../rails/reconciliation.js';
+import { findCard } from '../cards/store.js';
+import { recordEvent } from '../events/store.js';
+import { post, type Entry } from '../ledger/service.js';
+import type { CreateChargeBody, PaymentIntent } from './schema.js';
+import * as store from './store.js';
+import type { IntentRow } from './store.js';
+
+/** `round_half_up(amount × feeBps / 10000)`, exactly: the product can exceed 2^53, so it is done in BigInt. */
+export function feeOf(amount: number, feeBps: number): number {
+  return Number((BigInt(amount) * BigInt(feeBps) + 5_000n) / 10_000n);
+}
+
+export function presentIntent(row: IntentRow): PaymentIntent {
+  return {
+    id: row.id,
+    object: 'payment_intent',
+    amount: row.amount,
+    fee: row.fee,
+    currency: row.currency,
+    status: row.status,
+    failureCode: row.failure_code,
+    rail: row.rail,
+    card: row.card_id,
+    description: row.description,
+    metadata: row.metadata,
+    amountRefunded: row.amount_refunded,
+    livemode: row.livemode,
+    created: row.created_at.toISOString(),
+  };
+}
+
+const nonZero = (entries: Entry[]) => entries.filter((entry) => entry.amount !== 0);
+
+export class PaymentsService {
+  constructor(
+    private readonly db: Db,
+    private readonly rails: Rails,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /**
+   * Applies a rail outcome to a PROCESSING debit. The conditional update makes it happen once: whoever applies it
+   * (the request, or the reconciler) also writes the ledger entries and the event, in this same transaction.
+   */
+  async applyDebitOutcome(tx: Queryable, id: string, outcome: RailOutcome, retryInMs: number): Promise<IntentRow> {
+    if (outcome.status === 'UNKNOWN') {
+      await store.deferDebit(tx, id, retryInMs);
+      return store.intentById(tx, id);
+    }
+    const row = await store.finishDebit(tx, id, outcome);
+    if (!row) return store.intentById(tx, id);
+    if (row.status === 'SUCCEEDED') {
+      await post(tx, {
+        productId: row.product_id,
+        livemode: row.livemode,
+        reason: 'payment_succeeded',
+        referenceId: row.id,
+        entries: nonZero([
+          { account: 'rail_clearing', amount: -row.amount },
+          { account: 'merchant_pending', amount: row.amount - row.fee },
+          { account: 'platform_fees', amount: row.fee },
+        ]),
+      });
+    } else if (row.failure_code === 'CARD_BLOCKED') {
+      await store.blockCard(tx, row.card_id);
+    }
+    const data = presentIntent(row);
+    await recordEvent(tx, {
+      productId: row.product_id,
+      livemode: row.livemode,
+      type: row.status === 'SUCCEEDED' ? 'payment_intent.succeeded' : 'payment_intent.failed',
+      data: { ...data, status: data.status.toLowerCase() },
+    });
+    return row;
+  }
+
+  /** The rail call of a debit. Any failure to get a clear answer is UNKNOWN: the money may have moved. */
+  private async callDebit(id: string): Promise<RailOutcome> {
+    const debit = await store.debitOf(this.db, id);
+    try {
+      return await this.rails.forMode(debit.livemode).debit({ operationId: id, token: debit.rail_token, amount: debit.amount });
+    } catch (error) {
+      this.log.warn({ err: error, paymentIntent: id }, 'debit call failed; left PROCESSING for reconciliation');
+      return { status: 'UNKNOWN' };
+    }
+  }
+
+  /** The debit phase shared by charges and confirmations; `status` is the HTTP status of the answer. */
+  private debitPhase(livemode: boolean, status: number): Phase {
+    const respond = (row: IntentRow): PhaseResult => ({ response: { status, body: presentIntent(row) } });
+    const window = this.rails.forMode(livemode).callWindowMs;
+    return foreignPhase<RailOutcome>({
+      call: (id) => this.callDebit(id!),
+      record: async (tx, id, outcome) => respond(await this.applyDebitOutcome(tx, id!, outcome, window)),
+      // A crashed request's debit may have reached the bank: never debit again; reconciliation finishes it.
+      resume: async (tx, id) => respond(await store.intentById(tx, id!)),
+    });
+  }
+
+  private async usableCard(tx: Queryable, merchant: Merchant, cardId: string) {
+    const card = await findCard(tx, merchant, cardId);
+    if (!card) throw notFound('card');
+    if (card.status !== 'ACTIVE') throw new ApiError('CARD_INACTIVE', `The card is ${card.status}: it cannot be charged`, { param: 'card' });
+    return card;
+  }
+
+  chargePhases(merchant: Merchant, body: CreateChargeBody): Record<string, Phase> {
+    const window = this.rails.forMode(merchant.livemode).callWindowMs;
+    return {
+      started: {
+        atomic: async (tx) => {
+          const card = await this.usableCard(tx, merchant, body.card);
+          const intent = await store.insertIntent(tx, merchant, {
+            id: newId('pi'),
+            amount: body.amount,
+            fee: feeOf(body.amount, merchant.feeBps),
+            status: 'PROCESSING',
+            cardId: card.id,
+            rail: card.rail,
+            description: body.description ?? null,
+            metadata: body.metadata ?? {},
+            inFlightMs: window,
+          });
+          return { next: 'debit', resourceId: intent.id };
+        },
+      },
+      debit: this.debitPhase(merchant.livemode, 201),
+    };
+  }
+
+  /** The legacy pair, step one: an intent that moves no money until confirmed. */
+  createPhases(merchant: Merchant, body: CreateChargeBody): Record<string, Phase> {
+    return {
+      started: {
+        atomic: async (tx) => {
+          const card = await findCard(tx, merchant, body.card);
+          if (!card) throw notFound('card');
+          const intent = await store.insertIntent(tx, merchant, {
+            id: newId('pi'),
+            amount: body.amount,
+            fee: feeOf(body.amount, merchant.feeBps),
+            status: 'REQUIRES_PAYMENT',
+            cardId: card.id,
+            rail: card.rail,
+            description: body.description ?? null,
+            metadata: body.metadata ?? {},
+            inFlightMs: null,
+          });
+          return { response: { status: 201, body: presentIntent(intent) } };
+        },
+      },
+    };
+  }
+
+  /** The legacy pair, step two: the charge call's debit, on the intent created before. */
+  confirmPhases(merchant: Merchant, id: string): Record<string, Phase> {
+    const window = this.rails.forMode(merchant.livemode).callWindowMs;
+    return {
+      started: {
+        atomic: async (tx) => {
+          const intent = await store.findIntent(tx, merchant, id, true);
+          if (!intent) throw notFound('payment intent');
+          if (intent.status !== 'REQUIRES_PAYMENT') {
+            throw new ApiError('INVALID_STATE', `Only a REQUIRES_PAYMENT intent can be confirmed; this one is ${intent.status}`);
+          }
+          await this.usableCard(tx, merchant, intent.card_id);
+          await store.startDebit(tx, id, window);
+          return { next: 'debit', resourceId: id };
+        },
+      },
+      debit: this.debitPhase(merchant.livemode, 200),
+    };
+  }
+
+  cancelPhases(merchant: Merchant, id: string): Record<string, Phase> {
+    return {
+      started: {
+        atomic: async (tx) => {
+          const intent = await store.findIntent(tx, merchant, id, true);
+          if (!intent) throw notFound('payment intent');
+          const canceled = await store.cancelIntent(tx, id);
+          if (!canceled) throw new ApiError('INVALID_STATE', `Only a REQUIRES_PAYMENT intent can be canceled; this one is ${intent.status}`);
+          return { response: { status: 200, body: presentIntent(canceled) } };
+        },
+      },
+    };
+  }
+
+  async get(merchant: Merchant, id: string): Promise<PaymentIntent> {
+    const row = await store.findIntent(this.db, merchant, id);
+    if (!row) throw notFound('payment intent');
+    return presentIntent(row);
+  }
+
+  list(merchant: Merchant, query: ListQuery): Promise<List<PaymentIntent>> {
+    return listPage(this.db, 'payment_intents', merchant, query, presentIntent);
+  }
+
+  /** One reconciliation batch: asks the rail about leased PROCESSING debits and applies what it knows. */
+  async reconcileDebits(batchMax: number): Promise<number> {
+    const leased = await store.leaseDebitsToReconcile(this.db, batchMax, RECONCILE_LEASE_MS);
+    for (const intent of leased) {
+      const known = await askRail(this.rails.forMode(intent.livemode), intent.id, this.log);
+      await this.db.transaction((tx) => this.applyDebitOutcome(tx, intent.id, known, reconcileBackoffMs(intent.reconcile_count)));
+    }
+    return leased.length;
+  }
+
+  /** One settlement batch: moves succeeded payments' net amounts from pending to available, once each. */
+  async settle(delaySeconds: number, batchMax: number): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const due = await store.lockDueForSettlement(tx, delaySeconds, batchMax);
+      for (const intent of due) {
+        const net = intent.amount - intent.fee;
+        if (net === 0) continue;
+        await post(tx, {
+          productId: intent.product_id,
+          livemode: intent.livemode,
+          reason: 'settlement',
+          referenceId: intent.id,
+          entries: [
+            { account: 'merchant_pending', amount: -net },
+            { account: 'merchant_available', amount: net },
+          ],
+        });
+      }
+      if (due.length > 0) await store.markSettled(tx, due.map((intent) => intent.id));
+      return due.length;
+    });
+  }
+}

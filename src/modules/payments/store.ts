@@ -1,0 +1,160 @@
+import type { Queryable } from '../../db/db.js';
+import type { Merchant } from '../../http/auth.js';
+import type { Metadata, IntentStatus } from './schema.js';
+
+export interface IntentRow {
+  id: string;
+  product_id: string;
+  livemode: boolean;
+  amount: number;
+  fee: number;
+  currency: 'UZS';
+  status: IntentStatus;
+  failure_code: string | null;
+  card_id: string;
+  rail: 'uzcard' | 'humo';
+  description: string | null;
+  metadata: Metadata;
+  amount_refunded: number;
+  reconcile_count: number;
+  succeeded_at: Date | null;
+  created_at: Date;
+}
+
+export interface NewIntent {
+  id: string;
+  amount: number;
+  fee: number;
+  status: 'REQUIRES_PAYMENT' | 'PROCESSING';
+  cardId: string;
+  rail: 'uzcard' | 'humo';
+  description: string | null;
+  metadata: Metadata;
+  /** For PROCESSING: how long the debit may be in flight before reconciliation may look. */
+  inFlightMs: number | null;
+}
+
+export async function insertIntent(tx: Queryable, merchant: Merchant, intent: NewIntent): Promise<IntentRow> {
+  const [row] = await tx.query<IntentRow>(
+    `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail, description, metadata, reconcile_after)
+     VALUES ($1, $2, $3, $4, $5, 'UZS', $6, $7, $8, $9, $10, now() + $11 * interval '1 millisecond')
+     RETURNING *`,
+    [
+      intent.id,
+      merchant.productId,
+      merchant.livemode,
+      intent.amount,
+      intent.fee,
+      intent.status,
+      intent.cardId,
+      intent.rail,
+      intent.description,
+      JSON.stringify(intent.metadata),
+      intent.inFlightMs,
+    ],
+  );
+  return row!;
+}
+
+export async function findIntent(db: Queryable, merchant: Merchant, id: string, lock = false): Promise<IntentRow | undefined> {
+  const [row] = await db.query<IntentRow>(
+    `SELECT * FROM payment_intents WHERE id = $1 AND product_id = $2 AND livemode = $3${lock ? ' FOR UPDATE' : ''}`,
+    [id, merchant.productId, merchant.livemode],
+  );
+  return row;
+}
+
+/** By id alone: for phases and workers that already hold an id made by a scoped call. */
+export async function intentById(db: Queryable, id: string): Promise<IntentRow> {
+  const [row] = await db.query<IntentRow>('SELECT * FROM payment_intents WHERE id = $1', [id]);
+  if (!row) throw new Error(`payment intent ${id} vanished`);
+  return row;
+}
+
+/** What a debit needs at the rail: the card's token. */
+export async function debitOf(db: Queryable, id: string): Promise<{ amount: number; rail_token: string; livemode: boolean }> {
+  const [row] = await db.query<{ amount: number; rail_token: string; livemode: boolean }>(
+    'SELECT i.amount, c.rail_token, i.livemode FROM payment_intents i JOIN cards c ON c.id = i.card_id WHERE i.id = $1',
+    [id],
+  );
+  if (!row) throw new Error(`payment intent ${id} vanished`);
+  return row;
+}
+
+export async function startDebit(tx: Queryable, id: string, inFlightMs: number): Promise<void> {
+  await tx.query(
+    `UPDATE payment_intents SET status = 'PROCESSING', reconcile_after = now() + $2 * interval '1 millisecond'
+      WHERE id = $1 AND status = 'REQUIRES_PAYMENT'`,
+    [id, inFlightMs],
+  );
+}
+
+/** PROCESSING → SUCCEEDED or FAILED, once: returns the row only to the caller that made the change. */
+export async function finishDebit(
+  tx: Queryable,
+  id: string,
+  outcome: { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string },
+): Promise<IntentRow | undefined> {
+  const [row] = await tx.query<IntentRow>(
+    `UPDATE payment_intents
+        SET status = $2, failure_code = $3, reconcile_after = NULL,
+            succeeded_at = CASE WHEN $2 = 'SUCCEEDED' THEN now() END
+      WHERE id = $1 AND status = 'PROCESSING'
+      RETURNING *`,
+    [id, outcome.status, outcome.status === 'FAILED' ? outcome.failureCode : null],
+  );
+  return row;
+}
+
+/** Leaves a debit PROCESSING and tells reconciliation when to ask next. */
+export async function deferDebit(tx: Queryable, id: string, delayMs: number): Promise<void> {
+  await tx.query(
+    `UPDATE payment_intents SET reconcile_after = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PROCESSING'`,
+    [id, delayMs],
+  );
+}
+
+export async function cancelIntent(tx: Queryable, id: string): Promise<IntentRow | undefined> {
+  const [row] = await tx.query<IntentRow>(
+    `UPDATE payment_intents SET status = 'CANCELED' WHERE id = $1 AND status = 'REQUIRES_PAYMENT' RETURNING *`,
+    [id],
+  );
+  return row;
+}
+
+/**
+ * Leases a bounded batch of PROCESSING debits due for reconciliation: each is pushed `leaseMs` into the future, so
+ * another process skips it while this one asks the rail (outside any transaction).
+ */
+export async function leaseDebitsToReconcile(db: Queryable, batchMax: number, leaseMs: number): Promise<IntentRow[]> {
+  return db.query<IntentRow>(
+    `UPDATE payment_intents SET reconcile_after = now() + $2 * interval '1 millisecond', reconcile_count = reconcile_count + 1
+      WHERE id IN (
+        SELECT id FROM payment_intents WHERE status = 'PROCESSING' AND reconcile_after <= now()
+         ORDER BY reconcile_after LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING *`,
+    [batchMax, leaseMs],
+  );
+}
+
+/** Succeeded payments whose settlement delay has passed, locked for this transaction. */
+export async function lockDueForSettlement(tx: Queryable, delaySeconds: number, batchMax: number): Promise<IntentRow[]> {
+  return tx.query<IntentRow>(
+    `SELECT * FROM payment_intents
+      WHERE status = 'SUCCEEDED' AND settled_at IS NULL AND succeeded_at <= now() - $1 * interval '1 second'
+      ORDER BY succeeded_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [delaySeconds, batchMax],
+  );
+}
+
+export async function markSettled(tx: Queryable, ids: string[]): Promise<void> {
+  await tx.query('UPDATE payment_intents SET settled_at = now() WHERE id = ANY($1)', [ids]);
+}
+
+export async function blockCard(tx: Queryable, cardId: string): Promise<void> {
+  await tx.query(`UPDATE cards SET status = 'BLOCKED' WHERE id = $1 AND status = 'ACTIVE'`, [cardId]);
+}
+
+export async function recordRefunded(tx: Queryable, id: string, amount: number): Promise<void> {
+  await tx.query('UPDATE payment_intents SET amount_refunded = $2 WHERE id = $1', [id, amount]);
+}

@@ -1,0 +1,26 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Amount, Description, Timestamp } from '../../http/schemas.js';
+
+export const CreateRefundBody = Type.Object(
+  {
+    paymentIntent: Type.String({ minLength: 1, maxLength: 64, description: 'The payment to refund (pi_…)' }),
+    amount: Type.Optional(Type.Integer({ ...Amount, description: "If given, must equal the payment's amount: only full refunds" })),
+    reason: Type.Optional(Description),
+  },
+  { additionalProperties: false },
+);
+export type CreateRefundBody = Static<typeof CreateRefundBody>;
+
+export const Refund = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('refund'),
+  amount: Type.Integer(),
+  currency: Type.Literal('UZS'),
+  paymentIntent: Type.String(),
+  status: Type.Union([Type.Literal('PENDING'), Type.Literal('SUCCEEDED'), Type.Literal('FAILED')]),
+  failureCode: Type.Union([Type.String(), Type.Null()]),
+  reason: Type.Union([Type.String(), Type.Null()]),
+  livemode: Type.Boolean(),
+  created: Timestamp,
+});
+export type Refund = Static<typeof Refund>;

@@ -1,0 +1,142 @@
+// Refunds: full amount only, at most one that has not failed per payment. The same phases as a debit: record the
+// refund with its operation id → call the rail → record the outcome (and its ledger entries) once.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db, Queryable } from '../../db/db.js';
+import { isUniqueViolation } from '../../db/db.js';
+import type { Merchant } from '../../http/auth.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { foreignPhase, type Phase, type PhaseResult } from '../../http/idempotency.js';
+import { listPage, type List, type ListQuery } from '../../http/pagination.js';
+import { newId } from '../../lib/ids.js';
+import type { Rails } from '../../rails/index.js';
+import type { RailOutcome } from '../../rails/rail.js';
+import { askRail, reconcileBackoffMs, RECONCILE_LEASE_MS } from '../../rails/reconciliation.js';
+import { post } from '../ledger/service.js';
+import { findIntent, recordRefunded } from '../payments/store.js';
+import type { CreateRefundBody, Refund } from './schema.js';
+import * as store from './store.js';
+import type { RefundRow } from './store.js';
+
+export function presentRefund(row: RefundRow): Refund {
+  return {
+    id: row.id,
+    object: 'refund',
+    amount: row.amount,
+    currency: row.currency,
+    paymentIntent: row.payment_intent_id,
+    status: row.status,
+    failureCode: row.failure_code,
+    reason: row.reason,
+    livemode: row.livemode,
+    created: row.created_at.toISOString(),
+  };
+}
+
+const alreadyRefunded = () => new ApiError('ALREADY_REFUNDED', 'This payment already has a refund');
+
+export class RefundsService {
+  constructor(
+    private readonly db: Db,
+    private readonly rails: Rails,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** Applies a rail outcome to a PENDING refund, once; a success debits the merchant's available balance. */
+  async applyRefundOutcome(tx: Queryable, id: string, outcome: RailOutcome, retryInMs: number): Promise<RefundRow> {
+    if (outcome.status === 'UNKNOWN') {
+      await store.deferRefund(tx, id, retryInMs);
+      return store.refundById(tx, id);
+    }
+    const row = await store.finishRefund(tx, id, outcome);
+    if (!row) return store.refundById(tx, id);
+    if (row.status === 'SUCCEEDED') {
+      await recordRefunded(tx, row.payment_intent_id, row.amount);
+      await post(tx, {
+        productId: row.product_id,
+        livemode: row.livemode,
+        reason: 'refund_succeeded',
+        referenceId: row.id,
+        entries: [
+          { account: 'merchant_available', amount: -row.amount },
+          { account: 'rail_clearing', amount: row.amount },
+        ],
+      });
+    }
+    return row;
+  }
+
+  private async callRefund(id: string): Promise<RailOutcome> {
+    const refund = await store.refundCallOf(this.db, id);
+    try {
+      return await this.rails.forMode(refund.livemode).refund({
+        operationId: id,
+        debitOperationId: refund.payment_intent_id,
+        token: refund.rail_token,
+        amount: refund.amount,
+      });
+    } catch (error) {
+      this.log.warn({ err: error, refund: id }, 'refund call failed; left PENDING for reconciliation');
+      return { status: 'UNKNOWN' };
+    }
+  }
+
+  createPhases(merchant: Merchant, body: CreateRefundBody): Record<string, Phase> {
+    const window = this.rails.forMode(merchant.livemode).callWindowMs;
+    const respond = (row: RefundRow): PhaseResult => ({ response: { status: 201, body: presentRefund(row) } });
+    return {
+      started: {
+        atomic: async (tx) => {
+          const intent = await findIntent(tx, merchant, body.paymentIntent, true);
+          if (!intent) throw notFound('payment intent');
+          if (body.amount !== undefined && body.amount !== intent.amount) {
+            throw new ApiError('PARTIAL_REFUND_NOT_SUPPORTED', `Only full refunds are supported: amount must be ${intent.amount} or omitted`, {
+              param: 'amount',
+            });
+          }
+          if (intent.status !== 'SUCCEEDED') {
+            throw new ApiError('PAYMENT_NOT_REFUNDABLE', `Only a SUCCEEDED payment can be refunded; this one is ${intent.status}`);
+          }
+          if (await store.activeRefundOf(tx, intent.id)) throw alreadyRefunded();
+          try {
+            const refund = await store.insertRefund(tx, merchant, {
+              id: newId('re'),
+              paymentIntentId: intent.id,
+              amount: intent.amount,
+              reason: body.reason ?? null,
+              inFlightMs: window,
+            });
+            return { next: 'refund', resourceId: refund.id };
+          } catch (error) {
+            if (isUniqueViolation(error)) throw alreadyRefunded();
+            throw error;
+          }
+        },
+      },
+      refund: foreignPhase<RailOutcome>({
+        call: (id) => this.callRefund(id!),
+        record: async (tx, id, outcome) => respond(await this.applyRefundOutcome(tx, id!, outcome, window)),
+        resume: async (tx, id) => respond(await store.refundById(tx, id!)),
+      }),
+    };
+  }
+
+  async get(merchant: Merchant, id: string): Promise<Refund> {
+    const row = await store.findRefund(this.db, merchant, id);
+    if (!row) throw notFound('refund');
+    return presentRefund(row);
+  }
+
+  list(merchant: Merchant, query: ListQuery): Promise<List<Refund>> {
+    return listPage(this.db, 'refunds', merchant, query, presentRefund);
+  }
+
+  /** One reconciliation batch for PENDING refunds. */
+  async reconcile(batchMax: number): Promise<number> {
+    const leased = await store.leaseRefundsToReconcile(this.db, batchMax, RECONCILE_LEASE_MS);
+    for (const refund of leased) {
+      const known = await askRail(this.rails.forMode(refund.livemode), refund.id, this.log);
+      await this.db.transaction((tx) => this.applyRefundOutcome(tx, refund.id, known, reconcileBackoffMs(refund.reconcile_count)));
+    }
+    return leased.length;
+  }
+}

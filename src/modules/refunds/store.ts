@@ -1,0 +1,93 @@
+import type { Queryable } from '../../db/db.js';
+import type { Merchant } from '../../http/auth.js';
+
+export interface RefundRow {
+  id: string;
+  product_id: string;
+  livemode: boolean;
+  payment_intent_id: string;
+  amount: number;
+  currency: 'UZS';
+  status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
+  failure_code: string | null;
+  reason: string | null;
+  reconcile_count: number;
+  created_at: Date;
+}
+
+export async function insertRefund(
+  tx: Queryable,
+  merchant: Merchant,
+  refund: { id: string; paymentIntentId: string; amount: number; reason: string | null; inFlightMs: number },
+): Promise<RefundRow> {
+  const [row] = await tx.query<RefundRow>(
+    `INSERT INTO refunds (id, product_id, livemode, payment_intent_id, amount, currency, status, reason, reconcile_after)
+     VALUES ($1, $2, $3, $4, $5, 'UZS', 'PENDING', $6, now() + $7 * interval '1 millisecond') RETURNING *`,
+    [refund.id, merchant.productId, merchant.livemode, refund.paymentIntentId, refund.amount, refund.reason, refund.inFlightMs],
+  );
+  return row!;
+}
+
+export async function findRefund(db: Queryable, merchant: Merchant, id: string): Promise<RefundRow | undefined> {
+  const [row] = await db.query<RefundRow>('SELECT * FROM refunds WHERE id = $1 AND product_id = $2 AND livemode = $3', [
+    id,
+    merchant.productId,
+    merchant.livemode,
+  ]);
+  return row;
+}
+
+export async function refundById(db: Queryable, id: string): Promise<RefundRow> {
+  const [row] = await db.query<RefundRow>('SELECT * FROM refunds WHERE id = $1', [id]);
+  if (!row) throw new Error(`refund ${id} vanished`);
+  return row;
+}
+
+export async function activeRefundOf(tx: Queryable, paymentIntentId: string): Promise<RefundRow | undefined> {
+  const [row] = await tx.query<RefundRow>(`SELECT * FROM refunds WHERE payment_intent_id = $1 AND status <> 'FAILED'`, [paymentIntentId]);
+  return row;
+}
+
+/** What a refund needs at the rail: the card's token. */
+export async function refundCallOf(db: Queryable, id: string) {
+  const [row] = await db.query<{ amount: number; payment_intent_id: string; rail_token: string; livemode: boolean }>(
+    `SELECT r.amount, r.payment_intent_id, c.rail_token, r.livemode
+       FROM refunds r JOIN payment_intents i ON i.id = r.payment_intent_id JOIN cards c ON c.id = i.card_id
+      WHERE r.id = $1`,
+    [id],
+  );
+  if (!row) throw new Error(`refund ${id} vanished`);
+  return row;
+}
+
+/** PENDING → SUCCEEDED or FAILED, once: returns the row only to the caller that made the change. */
+export async function finishRefund(
+  tx: Queryable,
+  id: string,
+  outcome: { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string },
+): Promise<RefundRow | undefined> {
+  const [row] = await tx.query<RefundRow>(
+    `UPDATE refunds SET status = $2, failure_code = $3, reconcile_after = NULL WHERE id = $1 AND status = 'PENDING' RETURNING *`,
+    [id, outcome.status, outcome.status === 'FAILED' ? outcome.failureCode : null],
+  );
+  return row;
+}
+
+export async function deferRefund(tx: Queryable, id: string, delayMs: number): Promise<void> {
+  await tx.query(`UPDATE refunds SET reconcile_after = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PENDING'`, [
+    id,
+    delayMs,
+  ]);
+}
+
+/** Leases a bounded batch of PENDING refunds due for reconciliation (see leaseDebitsToReconcile). */
+export async function leaseRefundsToReconcile(db: Queryable, batchMax: number, leaseMs: number): Promise<RefundRow[]> {
+  return db.query<RefundRow>(
+    `UPDATE refunds SET reconcile_after = now() + $2 * interval '1 millisecond', reconcile_count = reconcile_count + 1
+      WHERE id IN (
+        SELECT id FROM refunds WHERE status = 'PENDING' AND reconcile_after <= now()
+         ORDER BY reconcile_after LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING *`,
+    [batchMax, leaseMs],
+  );
+}

@@ -1,0 +1,29 @@
+import { bindCard } from './binding.js';
+import { idem, type Reply, type TestService } from './harness.js';
+
+export const charge = (service: TestService, key: string, body: Record<string, unknown>, idempotencyKey = idem()): Promise<Reply> =>
+  service.call({ method: 'POST', url: '/subscribe/v1/charges', key, idempotencyKey, body });
+
+/** Binds `pan` and charges it `amount`; returns the intent. */
+export async function chargeCard(service: TestService, key: string, pan: string, amount = 100_000) {
+  const card = await bindCard(service, key, pan);
+  const reply = await charge(service, key, { amount, card });
+  if (reply.status !== 201) throw new Error(`charge failed: ${reply.text}`);
+  return reply.body;
+}
+
+/** Lets the in-flight window of every open operation pass and runs one reconciliation batch of each kind. */
+export async function reconcileNow(service: TestService): Promise<void> {
+  await service.db.query(`UPDATE payment_intents SET reconcile_after = now() - interval '1 second' WHERE status = 'PROCESSING'`);
+  await service.db.query(`UPDATE refunds SET reconcile_after = now() - interval '1 second' WHERE status = 'PENDING'`);
+  await service.payments.reconcileDebits(100);
+  await service.refunds.reconcile(100);
+}
+
+export const railOperations = async (service: TestService, operationId: string) =>
+  (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM test_rail_operations WHERE operation_id = $1', [operationId]))[0]!.n;
+
+export const eventsOf = (service: TestService, objectId: string) =>
+  service.db.query<{ type: string; data: Record<string, unknown> }>('SELECT type, data FROM events WHERE object_id = $1 ORDER BY seq', [objectId]);
+
+export const balance = async (service: TestService, key: string) => (await service.call({ method: 'GET', url: '/v1/balance', key })).body;
