@@ -76,6 +76,23 @@ async function stopService(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** Binds the always-succeeding test card through the public calls, as a buyer would, and returns its id. */
+async function bindTestCard(url: string, authorization: string): Promise<string> {
+  const call = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${url}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await response.json()) as Record<string, string>;
+  };
+  const binding = await call('/subscribe/v1/card_bindings', {}, { authorization });
+  await call(`/checkout/v1/sessions/${binding.clientToken}/card`, { pan: '8600000000000007', expiry: '12/30', phone: '998901234567' });
+  await call(`/checkout/v1/sessions/${binding.clientToken}/code`, { code: '111111' });
+  const bound = await fetch(`${url}/subscribe/v1/card_bindings/${binding.id}`, { headers: { authorization } });
+  return ((await bound.json()) as { card: string }).card;
+}
+
 async function benchService(engine: string, env: Record<string, string>): Promise<Result[]> {
   process.stderr.write(`${engine}:\n`);
   const { url, child } = await startService(env);
@@ -101,6 +118,7 @@ async function benchService(engine: string, env: Record<string, string>): Promis
       );
     }
 
+    const card = await bindTestCard(url, authorization);
     let sequence = 0;
     const createOrders = await load('POST /merchant/v1/orders', {
       url: `${url}/merchant/v1/orders`,
@@ -119,10 +137,27 @@ async function benchService(engine: string, env: Record<string, string>): Promis
       url: `${url}/merchant/v1/orders?limit=10`,
       headers: { authorization },
     });
+    const chargeBody = JSON.stringify({ amount: 2_500_000, card, description: 'Benchmark charge', metadata: { plan: 'pro' } });
+    const createCharges = await load('POST /subscribe/v1/charges', {
+      url: `${url}/subscribe/v1/charges`,
+      requests: [
+        {
+          method: 'POST',
+          body: chargeBody,
+          setupRequest: (request) => ({
+            ...request,
+            headers: { ...request.headers, authorization, 'content-type': 'application/json', 'idempotency-key': `charge-${++sequence}` },
+          }),
+        },
+      ],
+    });
+    const listCharges = await load('GET /subscribe/v1/charges', { url: `${url}/subscribe/v1/charges?limit=10`, headers: { authorization } });
     const balance = await load('GET /v1/balance', { url: `${url}/v1/balance`, headers: { authorization } });
     return [
       { engine, scenario: 'POST /merchant/v1/orders', ...createOrders },
       { engine, scenario: 'GET /merchant/v1/orders?limit=10', ...listOrders },
+      { engine, scenario: 'POST /subscribe/v1/charges', ...createCharges },
+      { engine, scenario: 'GET /subscribe/v1/charges?limit=10', ...listCharges },
       { engine, scenario: 'GET /v1/balance', ...balance },
     ];
   } finally {
