@@ -4,18 +4,20 @@ import { openDb, type Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { buildApp } from './http/app.js';
 import type { PhaseHooks } from './http/idempotency.js';
-import { PaymentsService } from './modules/payments/service.js';
-import { RefundsService } from './modules/refunds/service.js';
+import type { PaymentsService } from './modules/payments/service.js';
+import type { RefundsService } from './modules/refunds/service.js';
+import type { OrdersService } from './modules/orders/service.js';
 import { createRails } from './rails/index.js';
 import { idempotencyCleanup } from './workers/idempotency-cleanup.js';
 import { startWorkers, type RunningWorkers } from './workers/loop.js';
 import { reconciler } from './workers/reconciler.js';
-import { sessionExpiry } from './workers/session-expiry.js';
+import { expiry } from './workers/expiry.js';
 import { settlement } from './workers/settlement.js';
 
 export interface Service {
   app: FastifyInstance;
   db: Db;
+  orders: OrdersService;
   payments: PaymentsService;
   refunds: RefundsService;
   /** Listens on config.host:config.port and starts the workers; returns the URL. */
@@ -29,13 +31,13 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   const db = options.db ?? (await openDb(config));
   await migrate(db);
   const rails = createRails(db);
-  const app = await buildApp({ config, db, rails, ...(options.hooks ? { hooks: options.hooks } : {}) });
-  const payments = new PaymentsService(db, rails, app.log);
-  const refunds = new RefundsService(db, rails, app.log);
+  const { app, services } = await buildApp({ config, db, rails, ...(options.hooks ? { hooks: options.hooks } : {}) });
+  const { orders, payments, refunds } = services;
   let workers: RunningWorkers | null = null;
   return {
     app,
     db,
+    orders,
     payments,
     refunds,
     async listen() {
@@ -43,7 +45,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
       workers = startWorkers(
         [
           idempotencyCleanup(db),
-          sessionExpiry(db, config.expiryIntervalMs),
+          expiry(db, orders, config.expiryIntervalMs),
           reconciler(payments, refunds, config.reconcileIntervalMs),
           settlement(payments, config.settlementDelaySeconds),
         ],

@@ -10,6 +10,7 @@ import { checkoutRoutes } from '../modules/checkout/routes.js';
 import { CheckoutService } from '../modules/checkout/service.js';
 import { ledgerRoutes } from '../modules/ledger/routes.js';
 import { orderRoutes } from '../modules/orders/routes.js';
+import { OrdersService } from '../modules/orders/service.js';
 import { paymentRoutes } from '../modules/payments/routes.js';
 import { PaymentsService } from '../modules/payments/service.js';
 import { refundRoutes } from '../modules/refunds/routes.js';
@@ -63,7 +64,15 @@ function sendError(error: ApiError, request: FastifyRequest, reply: FastifyReply
   return reply.code(error.statusCode).type('application/json; charset=utf-8').send(JSON.stringify(error.body(request.id)));
 }
 
-export async function buildApp({ config, db, rails, hooks = {} }: AppOptions): Promise<FastifyInstance> {
+/** The capabilities' services, made once and shared by the routes and the workers. */
+export interface Services {
+  orders: OrdersService;
+  payments: PaymentsService;
+  refunds: RefundsService;
+  checkout: CheckoutService;
+}
+
+export async function buildApp({ config, db, rails, hooks = {} }: AppOptions): Promise<{ app: FastifyInstance; services: Services }> {
   const app = Fastify({
     logger: loggerOptions(config.logLevel),
     genReqId: () => newId('req'),
@@ -132,14 +141,19 @@ export async function buildApp({ config, db, rails, hooks = {} }: AppOptions): P
   app.get('/healthz', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/openapi.json', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => app.swagger());
 
+  const orders = new OrdersService(db, config);
+  const payments = new PaymentsService(db, rails, orders, app.log);
+  const refunds = new RefundsService(db, rails, app.log);
+  const checkout = new CheckoutService(db, rails, payments, orders);
+
   productRoutes(app, db, config.defaultFeeBps);
-  orderRoutes(app, db, config);
+  orderRoutes(app, db, orders);
   ledgerRoutes(app, db);
   cardBindingRoutes(app, db, rails, config);
   cardRoutes(app, db);
-  paymentRoutes(app, db, new PaymentsService(db, rails, app.log), hooks);
-  refundRoutes(app, db, new RefundsService(db, rails, app.log), hooks);
-  checkoutRoutes(app, new CheckoutService(db, rails), config);
+  paymentRoutes(app, db, payments, hooks);
+  refundRoutes(app, db, refunds, hooks);
+  checkoutRoutes(app, checkout, config);
   pageRoutes(app, db);
-  return app;
+  return { app, services: { orders, payments, refunds, checkout } };
 }

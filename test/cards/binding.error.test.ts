@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionExpiry } from '../../src/workers/session-expiry.js';
+import { expiry } from '../../src/workers/expiry.js';
 import { createBinding, passResendCooldown, PHONE, resendCode, sessionState, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
 import { startService, type Merchant, type TestService } from '../support/harness.js';
 
@@ -140,7 +140,7 @@ describe('state rules', () => {
     const due = await createBinding(service, merchant.test);
     const fresh = await createBinding(service, merchant.test);
     await expire(due.clientToken);
-    const worker = sessionExpiry(service.db, 1_000);
+    const worker = expiry(service.db, service.orders, 1_000);
     expect(await worker.runOnce()).toBeGreaterThanOrEqual(1);
     const statuses = await service.db.query<{ token: string; status: string }>('SELECT token, status FROM checkout_sessions WHERE token = ANY($1)', [
       [due.clientToken, fresh.clientToken],

@@ -50,6 +50,8 @@ describe('binding a card', () => {
       cardAttemptsLeft: 3,
       codeAttemptsLeft: 5,
       resendAvailableAt: null,
+      order: null,
+      canSaveCard: false,
     });
 
     const card = await submitCard(service, token, { pan: '8600000000000007', expiry: '1230', phone: '998901234567' });

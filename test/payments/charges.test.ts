@@ -19,7 +19,7 @@ describe('charging a saved card: every test card', () => {
     expect(reply.status).toBe(201);
     const intent = reply.body;
     expect(Object.keys(intent).sort()).toEqual(
-      ['amount', 'amountRefunded', 'card', 'created', 'currency', 'description', 'failureCode', 'fee', 'id', 'livemode', 'metadata', 'object', 'rail', 'status'].sort(),
+      ['amount', 'amountRefunded', 'card', 'created', 'currency', 'description', 'failureCode', 'fee', 'id', 'livemode', 'metadata', 'object', 'order', 'rail', 'status'].sort(),
     );
     expect(intent).toMatchObject({
       object: 'payment_intent',
@@ -30,6 +30,7 @@ describe('charging a saved card: every test card', () => {
       failureCode: null,
       rail: 'uzcard',
       card,
+      order: null,
       description: 'Monthly plan',
       metadata: { orderId: 'A-17' },
       amountRefunded: 0,

@@ -4,6 +4,7 @@ import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openPglite, openPostgres, type Db } from '../../src/db/db.js';
 import type { PhaseHooks } from '../../src/http/idempotency.js';
+import type { OrdersService } from '../../src/modules/orders/service.js';
 import type { PaymentsService } from '../../src/modules/payments/service.js';
 import type { RefundsService } from '../../src/modules/refunds/service.js';
 import { createService } from '../../src/service.js';
@@ -48,6 +49,7 @@ export interface TestService {
   app: FastifyInstance;
   db: Db;
   config: Config;
+  orders: OrdersService;
   payments: PaymentsService;
   refunds: RefundsService;
   call(call: Call): Promise<Reply>;
@@ -93,6 +95,7 @@ export async function startService(env: Record<string, string> = {}, options: { 
     app: service.app,
     db,
     config,
+    orders: service.orders,
     payments: service.payments,
     refunds: service.refunds,
     call,

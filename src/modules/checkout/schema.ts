@@ -10,6 +10,9 @@ export const CardSubmission = Type.Object(
     pan: Type.String({ maxLength: 32, description: 'The card number, 16 digits' }),
     expiry: Type.String({ maxLength: 8, description: 'MMYY, MM/YY or YYMM' }),
     phone: Type.String({ maxLength: 20, description: 'Digits with the country code, e.g. 998901234567' }),
+    saveCard: Type.Optional(
+      Type.Boolean({ description: "Order payments only: keep the card for the order's customerRef once the payment succeeds" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -33,5 +36,18 @@ export const SessionState = Type.Object({
   cardAttemptsLeft: Type.Integer(),
   codeAttemptsLeft: Type.Integer(),
   resendAvailableAt: Type.Union([Timestamp, Type.Null()], { description: 'When a new code may be requested; null when none can be' }),
+  order: Type.Union(
+    [
+      Type.Object({
+        amount: Type.Integer({ description: 'In tiyin' }),
+        currency: Type.Literal('UZS'),
+        description: Type.Union([Type.String(), Type.Null()]),
+        status: Type.String({ description: 'PENDING, PAID, FAILED, EXPIRED or CANCELED' }),
+      }),
+      Type.Null(),
+    ],
+    { description: 'What is being paid, for an order session; null for a card binding' },
+  ),
+  canSaveCard: Type.Boolean({ description: 'Whether the buyer may ask to keep the card (orders with a customerRef)' }),
 });
 export type SessionState = Static<typeof SessionState>;

@@ -8,6 +8,10 @@ import type { Rails } from '../../rails/index.js';
 import { attachCard } from '../card-bindings/store.js';
 import { checkExpiry, checkPan, checkPhone, formatExpiry, maskPan } from '../cards/card-data.js';
 import { insertCard } from '../cards/store.js';
+import type { OrdersService } from '../orders/service.js';
+import { lockOrderById } from '../orders/store.js';
+import { feeOf, type PaymentsService } from '../payments/service.js';
+import { insertIntent } from '../payments/store.js';
 import type { CardSubmission, SessionState } from './schema.js';
 import { transition } from './state.js';
 import * as store from './store.js';
@@ -40,6 +44,11 @@ export function presentSession(row: SessionRow): SessionState {
     cardAttemptsLeft: Math.max(0, CARD_ATTEMPTS_MAX - row.card_attempts),
     codeAttemptsLeft: Math.max(0, CODE_ATTEMPTS_MAX - row.code_attempts),
     resendAvailableAt: row.code_sends < CODE_SENDS_MAX ? (resendAt?.toISOString() ?? null) : null,
+    order:
+      row.kind === 'order'
+        ? { amount: row.order_amount!, currency: 'UZS', description: row.order_description, status: row.order_status! }
+        : null,
+    canSaveCard: row.kind === 'order' && row.customer_ref !== null,
   };
 }
 
@@ -47,6 +56,8 @@ export class CheckoutService {
   constructor(
     private readonly db: Db,
     private readonly rails: Rails,
+    private readonly payments: PaymentsService,
+    private readonly orders: OrdersService,
   ) {}
 
   /**
@@ -58,7 +69,9 @@ export class CheckoutService {
       const session = await store.findSession(tx, token, true);
       if (!session) return fail(sessionNotFound());
       if (session.expired) {
-        await store.expireSession(tx, token);
+        // An order expires with its session (and its event), unless its debit is in progress.
+        if (session.kind === 'order') await this.orders.expire(tx, session.order_id!);
+        else await store.expireSession(tx, token);
         return fail(sessionExpired());
       }
       return work(tx, session);
@@ -79,7 +92,12 @@ export class CheckoutService {
 
   async submitCard(token: string, submission: CardSubmission): Promise<SessionState> {
     const checked = await this.withSession(token, async (tx, session) => {
-      transition(session.status, 'submit_card');
+      transition(session.kind, session.status, 'submit_card');
+      if (submission.saveCard && !(session.kind === 'order' && session.customer_ref !== null)) {
+        return fail(
+          new ApiError('VALIDATION_ERROR', 'saveCard is only for paying an order that has a customerRef', { param: 'saveCard' }),
+        );
+      }
       if (session.card_attempts >= CARD_ATTEMPTS_MAX) {
         return fail(new ApiError('TOO_MANY_ATTEMPTS', `At most ${CARD_ATTEMPTS_MAX} cards can be submitted in one session`));
       }
@@ -102,6 +120,7 @@ export class CheckoutService {
       network: tokenized.network,
       maskedPan: maskPan(checked.pan.pan),
       expiry: formatExpiry(checked.expiry),
+      saveCard: submission.saveCard === true,
     });
     if (!accepted) return this.refuseLostRace(token, 'submit_card');
     return this.current(token);
@@ -109,7 +128,7 @@ export class CheckoutService {
 
   async submitCode(token: string, code: string): Promise<SessionState> {
     const session = await this.withSession(token, async (tx, session) => {
-      transition(session.status, 'submit_code');
+      transition(session.kind, session.status, 'submit_code');
       if (session.code_attempts >= CODE_ATTEMPTS_MAX) {
         return fail(new ApiError('TOO_MANY_ATTEMPTS', `At most ${CODE_ATTEMPTS_MAX} codes can be tried in one session`));
       }
@@ -122,6 +141,11 @@ export class CheckoutService {
       const left = CODE_ATTEMPTS_MAX - session.code_attempts;
       throw new ApiError('WRONG_CODE', `The code is wrong; ${left} ${left === 1 ? 'attempt' : 'attempts'} left`, { param: 'code' });
     }
+    return session.kind === 'order' ? this.payOrder(session) : this.completeBinding(session);
+  }
+
+  private async completeBinding(session: SessionRow): Promise<SessionState> {
+    const token = session.token;
     const completed = await this.db.transaction(async (tx) => {
       if (!(await store.completeSession(tx, token))) return false;
       const card = await insertCard(tx, {
@@ -141,9 +165,50 @@ export class CheckoutService {
     return this.current(token);
   }
 
+  /**
+   * Pays an order with the confirmed card, on the charge's code path: the debit is recorded with its operation id
+   * (the order locked, its session PROCESSING), the rail is called outside any transaction, and the outcome is applied
+   * once, to the payment and its order together. A crash between the steps is finished by the reconciler.
+   */
+  private async payOrder(session: SessionRow): Promise<SessionState> {
+    const token = session.token;
+    const rail = this.rails.forMode(session.livemode);
+    const intentId = await this.db.transaction(async (tx) => {
+      // The order's lock orders this against a cancel or an expiry, which close the session in their own transaction.
+      const order = await lockOrderById(tx, session.order_id!);
+      if (!(await store.startOrderDebit(tx, token))) return null;
+      if (order.status !== 'PENDING') throw new Error(`order ${order.id} is ${order.status} under an open session`);
+      const intent = await insertIntent(
+        tx,
+        { productId: session.product_id, livemode: session.livemode },
+        {
+          id: newId('pi'),
+          amount: order.amount,
+          fee: feeOf(order.amount, session.fee_bps),
+          status: 'PROCESSING',
+          cardId: null,
+          orderId: order.id,
+          railToken: session.rail_token!,
+          rail: session.network!,
+          description: order.description,
+          metadata: {},
+          inFlightMs: rail.callWindowMs,
+        },
+      );
+      return intent.id;
+    });
+    if (intentId === null) return this.refuseLostRace(token, 'submit_code');
+    const outcome = await this.payments.callDebit(intentId);
+    const intent = await this.db.transaction((tx) => this.payments.applyDebitOutcome(tx, intentId, outcome, rail.callWindowMs));
+    if (intent.status === 'FAILED') {
+      throw new ApiError('PAYMENT_FAILED', 'The bank refused the payment', { failureCode: intent.failure_code! });
+    }
+    return this.current(token);
+  }
+
   async resendCode(token: string): Promise<SessionState> {
     const session = await this.withSession(token, async (tx, session) => {
-      transition(session.status, 'resend_code');
+      transition(session.kind, session.status, 'resend_code');
       if (session.code_sends >= CODE_SENDS_MAX) {
         return fail(new ApiError('TOO_MANY_ATTEMPTS', `At most ${CODE_SENDS_MAX} codes can be sent in one session`));
       }
@@ -164,7 +229,7 @@ export class CheckoutService {
     const session = await store.findSession(this.db, token, false);
     if (!session) throw sessionNotFound();
     if (session.expired) throw sessionExpired();
-    transition(session.status, call);
+    transition(session.kind, session.status, call);
     throw new Error(`session ${call} lost a race but its state still allows it`);
   }
 }

@@ -9,12 +9,24 @@ export type SessionCall = 'submit_card' | 'submit_code' | 'resend_code';
 /** Statuses a session can still leave by a buyer's action or by expiry. */
 export const OPEN_STATUSES: readonly SessionStatus[] = ['PENDING', 'AWAITING_CODE'];
 
-export const TRANSITIONS: ReadonlyArray<{ from: SessionStatus; call: SessionCall | 'expire'; to: SessionStatus }> = [
-  { from: 'PENDING', call: 'submit_card', to: 'AWAITING_CODE' },
-  { from: 'AWAITING_CODE', call: 'resend_code', to: 'AWAITING_CODE' },
-  { from: 'AWAITING_CODE', call: 'submit_code', to: 'COMPLETED' },
-  { from: 'PENDING', call: 'expire', to: 'EXPIRED' },
-  { from: 'AWAITING_CODE', call: 'expire', to: 'EXPIRED' },
+type Event = SessionCall | 'debit_succeeded' | 'debit_failed' | 'expire' | 'order_canceled';
+
+/** A card binding completes on the right code; an order's session starts the debit and completes with its outcome. */
+export const TRANSITIONS: ReadonlyArray<{ kind: 'card_binding' | 'order'; from: SessionStatus; on: Event; to: SessionStatus }> = [
+  { kind: 'card_binding', from: 'PENDING', on: 'submit_card', to: 'AWAITING_CODE' },
+  { kind: 'card_binding', from: 'AWAITING_CODE', on: 'resend_code', to: 'AWAITING_CODE' },
+  { kind: 'card_binding', from: 'AWAITING_CODE', on: 'submit_code', to: 'COMPLETED' },
+  { kind: 'card_binding', from: 'PENDING', on: 'expire', to: 'EXPIRED' },
+  { kind: 'card_binding', from: 'AWAITING_CODE', on: 'expire', to: 'EXPIRED' },
+  { kind: 'order', from: 'PENDING', on: 'submit_card', to: 'AWAITING_CODE' },
+  { kind: 'order', from: 'AWAITING_CODE', on: 'resend_code', to: 'AWAITING_CODE' },
+  { kind: 'order', from: 'AWAITING_CODE', on: 'submit_code', to: 'PROCESSING' },
+  { kind: 'order', from: 'PROCESSING', on: 'debit_succeeded', to: 'COMPLETED' },
+  { kind: 'order', from: 'PROCESSING', on: 'debit_failed', to: 'FAILED' },
+  { kind: 'order', from: 'PENDING', on: 'expire', to: 'EXPIRED' },
+  { kind: 'order', from: 'AWAITING_CODE', on: 'expire', to: 'EXPIRED' },
+  { kind: 'order', from: 'PENDING', on: 'order_canceled', to: 'EXPIRED' },
+  { kind: 'order', from: 'AWAITING_CODE', on: 'order_canceled', to: 'EXPIRED' },
 ];
 
 const REFUSALS: Record<SessionCall, string> = {
@@ -23,9 +35,9 @@ const REFUSALS: Record<SessionCall, string> = {
   resend_code: 'A code can be resent only after the card was accepted',
 };
 
-/** The status `call` leads to from `from`, or 409 INVALID_STATE. */
-export function transition(from: SessionStatus, call: SessionCall): SessionStatus {
-  const found = TRANSITIONS.find((t) => t.from === from && t.call === call);
+/** The status a buyer's `call` leads to from `from`, or 409 INVALID_STATE. */
+export function transition(kind: 'card_binding' | 'order', from: SessionStatus, call: SessionCall): SessionStatus {
+  const found = TRANSITIONS.find((t) => t.kind === kind && t.from === from && t.on === call);
   if (!found) throw new ApiError('INVALID_STATE', `${REFUSALS[call]} (the session is ${from})`);
   return found.to;
 }

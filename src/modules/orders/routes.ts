@@ -5,9 +5,9 @@ import { sendIdempotent } from '../../http/idempotency.js';
 import { listEnvelope, ListQuery } from '../../http/pagination.js';
 import { IdParams } from '../../http/schemas.js';
 import { CreateOrderBody, Order } from './schema.js';
-import { createOrderPhases, getOrder, listOrders, type OrderSettings } from './service.js';
+import type { OrdersService } from './service.js';
 
-export function orderRoutes(app: FastifyInstance, db: Db, settings: OrderSettings): void {
+export function orderRoutes(app: FastifyInstance, db: Db, orders: OrdersService): void {
   const auth = { kind: 'merchant', scope: 'sale_of_goods' } as const;
   const tags = ['orders'];
 
@@ -26,14 +26,33 @@ export function orderRoutes(app: FastifyInstance, db: Db, settings: OrderSetting
     (request, reply) =>
       sendIdempotent(db, merchantOf(request), request, reply, {
         keyRequired: true,
-        phases: createOrderPhases(settings, merchantOf(request), request.body),
+        phases: orders.createPhases(merchantOf(request), request.body),
       }),
   );
 
   app.get<{ Params: IdParams }>(
     '/merchant/v1/orders/:id',
     { config: { auth }, schema: { tags, summary: 'Read an order', params: IdParams, response: { 200: Order } } },
-    (request) => getOrder(db, settings, merchantOf(request), request.params.id),
+    (request) => orders.get(merchantOf(request), request.params.id),
+  );
+
+  app.post<{ Params: IdParams }>(
+    '/merchant/v1/orders/:id/cancel',
+    {
+      config: { auth },
+      schema: {
+        tags,
+        summary: 'Cancel an unpaid order',
+        description: '409 ORDER_DEBIT_IN_PROGRESS while the buyer is paying; 409 ORDER_NOT_CANCELABLE unless PENDING.',
+        params: IdParams,
+        response: { 200: Order },
+      },
+    },
+    (request, reply) =>
+      sendIdempotent(db, merchantOf(request), request, reply, {
+        keyRequired: false,
+        phases: orders.cancelPhases(merchantOf(request), request.params.id),
+      }),
   );
 
   app.get<{ Querystring: ListQuery }>(
@@ -42,6 +61,6 @@ export function orderRoutes(app: FastifyInstance, db: Db, settings: OrderSetting
       config: { auth },
       schema: { tags, summary: 'List orders, newest first', querystring: ListQuery, response: { 200: listEnvelope(Order) } },
     },
-    (request) => listOrders(db, settings, merchantOf(request), request.query),
+    (request) => orders.list(merchantOf(request), request.query),
   );
 }

@@ -1,9 +1,14 @@
-import type { Db } from '../../db/db.js';
+// Orders: created PENDING with a payment link; paid through their checkout session (PAID or FAILED, with an event),
+// canceled by the merchant, or EXPIRED past their time (with an event) unless a debit is in progress.
+import type { Db, Queryable } from '../../db/db.js';
 import type { Merchant } from '../../http/auth.js';
-import { notFound } from '../../http/errors.js';
+import { ApiError, notFound } from '../../http/errors.js';
 import type { Phase } from '../../http/idempotency.js';
 import { listPage, type List, type ListQuery } from '../../http/pagination.js';
 import { newId, randomBase62 } from '../../lib/ids.js';
+import { insertCard } from '../cards/store.js';
+import { capturedCardOfOrder, closeOrderSession } from '../checkout/store.js';
+import { recordEvent } from '../events/store.js';
 import type { CreateOrderBody, Order } from './schema.js';
 import * as store from './store.js';
 import type { OrderRow } from './store.js';
@@ -15,53 +20,155 @@ export interface OrderSettings {
   orderTtlSeconds: number;
 }
 
-export function presentOrder(row: OrderRow, settings: OrderSettings): Order {
-  return {
-    id: row.id,
-    object: 'order',
-    amount: row.amount,
-    currency: row.currency,
-    status: row.status,
-    description: row.description,
-    customerRef: row.customer_ref,
-    paymentUrl: `${settings.checkoutUrl}/pay/${row.checkout_token}`,
-    returnUrl: row.return_url,
-    saveCard: row.save_card,
-    paymentIntent: row.payment_intent_id,
-    savedCard: row.saved_card_id,
-    paidAt: row.paid_at?.toISOString() ?? null,
-    expiresAt: row.expires_at.toISOString(),
-    livemode: row.livemode,
-    created: row.created_at.toISOString(),
-  };
+/** What an order needs to know of its payment intent once the debit is final. */
+export interface FinishedPayment {
+  id: string;
+  order_id: string | null;
+  status: string;
+  product_id: string;
+  livemode: boolean;
+  rail: 'uzcard' | 'humo';
+  rail_token: string;
 }
 
-/** Creating an order is a single atomic phase: the order, its session and the stored response commit together. */
-export function createOrderPhases(settings: OrderSettings, merchant: Merchant, body: CreateOrderBody): Record<string, Phase> {
-  return {
-    started: {
-      atomic: async (tx) => {
-        const row = await store.insertOrder(tx, merchant, {
-          id: newId('ord'),
-          amount: body.amount,
-          description: body.description ?? null,
-          customerRef: body.customerRef ?? null,
-          returnUrl: body.returnUrl ?? null,
-          checkoutToken: `cs_${randomBase62(CHECKOUT_TOKEN_RANDOM_CHARS)}`,
-          ttlSeconds: settings.orderTtlSeconds,
-        });
-        return { response: { status: 201, body: presentOrder(row, settings) } };
+export class OrdersService {
+  constructor(
+    private readonly db: Db,
+    private readonly settings: OrderSettings,
+  ) {}
+
+  present(row: OrderRow): Order {
+    return {
+      id: row.id,
+      object: 'order',
+      amount: row.amount,
+      currency: row.currency,
+      status: row.status,
+      description: row.description,
+      customerRef: row.customer_ref,
+      paymentUrl: `${this.settings.checkoutUrl}/pay/${row.checkout_token}`,
+      returnUrl: row.return_url,
+      saveCard: row.save_card,
+      paymentIntent: row.payment_intent_id,
+      savedCard: row.saved_card_id,
+      paidAt: row.paid_at?.toISOString() ?? null,
+      expiresAt: row.expires_at.toISOString(),
+      livemode: row.livemode,
+      created: row.created_at.toISOString(),
+    };
+  }
+
+  /** Creating an order is a single atomic phase: the order, its session and the stored response commit together. */
+  createPhases(merchant: Merchant, body: CreateOrderBody): Record<string, Phase> {
+    return {
+      started: {
+        atomic: async (tx) => {
+          const row = await store.insertOrder(tx, merchant, {
+            id: newId('ord'),
+            amount: body.amount,
+            description: body.description ?? null,
+            customerRef: body.customerRef ?? null,
+            returnUrl: body.returnUrl ?? null,
+            checkoutToken: `cs_${randomBase62(CHECKOUT_TOKEN_RANDOM_CHARS)}`,
+            ttlSeconds: this.settings.orderTtlSeconds,
+          });
+          return { response: { status: 201, body: this.present(row) } };
+        },
       },
-    },
-  };
-}
+    };
+  }
 
-export async function getOrder(db: Db, settings: OrderSettings, merchant: Merchant, id: string): Promise<Order> {
-  const row = await store.findOrder(db, merchant, id);
-  if (!row) throw notFound('order');
-  return presentOrder(row, settings);
-}
+  /** Expires a PENDING order past its time, once, with its event and its session; false when it may not expire. */
+  async expire(tx: Queryable, id: string): Promise<boolean> {
+    const row = await store.markExpired(tx, id);
+    if (!row) return false;
+    await closeOrderSession(tx, id, 'EXPIRED');
+    await recordEvent(tx, { productId: row.product_id, livemode: row.livemode, type: 'order.expired', data: this.present(row) });
+    return true;
+  }
 
-export function listOrders(db: Db, settings: OrderSettings, merchant: Merchant, query: ListQuery): Promise<List<Order>> {
-  return listPage(db, 'orders', merchant, query, (row: OrderRow) => presentOrder(row, settings));
+  /** An order past its time never reads as PENDING: it is expired on the way, unless a debit is in progress. */
+  private async fresh(row: OrderRow): Promise<OrderRow> {
+    if (row.status !== 'PENDING' || row.expires_at.getTime() > Date.now()) return row;
+    const expired = await this.db.transaction((tx) => this.expire(tx, row.id));
+    return expired ? store.orderById(this.db, row.id) : row;
+  }
+
+  async get(merchant: Merchant, id: string): Promise<Order> {
+    const row = await store.findOrder(this.db, merchant, id);
+    if (!row) throw notFound('order');
+    return this.present(await this.fresh(row));
+  }
+
+  async list(merchant: Merchant, query: ListQuery): Promise<List<Order>> {
+    const page = await listPage(this.db, 'orders', merchant, query, (row: OrderRow) => row);
+    const rows = await Promise.all(page.data.map((row) => this.fresh(row)));
+    return { ...page, data: rows.map((row) => this.present(row)) };
+  }
+
+  cancelPhases(merchant: Merchant, id: string): Record<string, Phase> {
+    return {
+      started: {
+        atomic: async (tx) => {
+          const order = await store.lockOrder(tx, merchant, id);
+          if (!order) throw notFound('order');
+          if (order.status === 'PENDING' && (await store.debitInProgress(tx, id))) {
+            throw new ApiError('ORDER_DEBIT_IN_PROGRESS', 'The buyer is paying this order right now; its outcome comes as an event');
+          }
+          // Past its time the order reads as EXPIRED (reads and the worker record it so): no longer cancelable.
+          if (order.status === 'PENDING' && order.due) {
+            throw new ApiError('ORDER_NOT_CANCELABLE', `This order expired at ${order.expires_at.toISOString()}`);
+          }
+          const canceled = await store.markCanceled(tx, id);
+          if (!canceled) throw new ApiError('ORDER_NOT_CANCELABLE', `Only a PENDING order can be canceled; this one is ${order.status}`);
+          await closeOrderSession(tx, id, 'EXPIRED');
+          return { response: { status: 200, body: this.present(canceled) } };
+        },
+      },
+    };
+  }
+
+  /** One expiry batch: PENDING orders past their time, skipping those with a debit in progress. */
+  async expireDue(batchMax: number): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const due = await store.lockDueForExpiry(tx, batchMax);
+      for (const id of due) await this.expire(tx, id);
+      return due.length;
+    });
+  }
+
+  /**
+   * Applies a final debit to its order, in the transaction that made the debit final: PAID (saving the card when the
+   * buyer asked) or FAILED, the session closed, and the event. Returns the card saved, if any.
+   */
+  async applyPayment(tx: Queryable, payment: FinishedPayment): Promise<string | null> {
+    if (payment.order_id === null) return null;
+    const order = await store.orderById(tx, payment.order_id);
+    if (payment.status === 'SUCCEEDED') {
+      const captured = await capturedCardOfOrder(tx, order.id);
+      const card =
+        captured.save_card && order.customer_ref !== null
+          ? await insertCard(tx, {
+              id: newId('card'),
+              product_id: order.product_id,
+              livemode: order.livemode,
+              rail: captured.network,
+              rail_token: payment.rail_token,
+              masked_pan: captured.masked_pan,
+              expiry: captured.card_expiry,
+              customer_ref: order.customer_ref,
+            })
+          : null;
+      const paid = await store.markPaid(tx, order.id, payment.id, card?.id ?? null);
+      if (!paid) throw new Error(`order ${order.id} was ${order.status} while its debit succeeded`);
+      await closeOrderSession(tx, order.id, 'COMPLETED');
+      await recordEvent(tx, { productId: paid.product_id, livemode: paid.livemode, type: 'order.paid', data: this.present(paid) });
+      return card?.id ?? null;
+    }
+    const failed = await store.markFailed(tx, order.id, payment.id);
+    if (!failed) throw new Error(`order ${order.id} was ${order.status} while its debit failed`);
+    await closeOrderSession(tx, order.id, 'FAILED');
+    await recordEvent(tx, { productId: failed.product_id, livemode: failed.livemode, type: 'order.failed', data: this.present(failed) });
+    return null;
+  }
 }

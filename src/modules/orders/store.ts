@@ -66,3 +66,74 @@ export async function findOrder(db: Queryable, merchant: Merchant, id: string): 
   ]);
   return row;
 }
+
+export async function lockOrder(tx: Queryable, merchant: Merchant, id: string): Promise<(OrderRow & { due: boolean }) | undefined> {
+  const [row] = await tx.query<OrderRow & { due: boolean }>(
+    'SELECT *, expires_at <= now() AS due FROM orders WHERE id = $1 AND product_id = $2 AND livemode = $3 FOR UPDATE',
+    [id, merchant.productId, merchant.livemode],
+  );
+  return row;
+}
+
+/** Locks an order by id alone, for a session that already belongs to it. */
+export async function lockOrderById(tx: Queryable, id: string): Promise<OrderRow> {
+  const [row] = await tx.query<OrderRow>('SELECT * FROM orders WHERE id = $1 FOR UPDATE', [id]);
+  if (!row) throw new Error(`order ${id} vanished`);
+  return row;
+}
+
+export async function orderById(db: Queryable, id: string): Promise<OrderRow> {
+  const [row] = await db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [id]);
+  if (!row) throw new Error(`order ${id} vanished`);
+  return row;
+}
+
+export async function debitInProgress(tx: Queryable, orderId: string): Promise<boolean> {
+  const rows = await tx.query(`SELECT 1 FROM payment_intents WHERE order_id = $1 AND status = 'PROCESSING'`, [orderId]);
+  return rows.length > 0;
+}
+
+/** PENDING → PAID once, with its payment and, when the buyer asked, the card it saved. */
+export async function markPaid(tx: Queryable, id: string, paymentIntentId: string, savedCardId: string | null): Promise<OrderRow | undefined> {
+  const [row] = await tx.query<OrderRow>(
+    `UPDATE orders SET status = 'PAID', paid_at = now(), payment_intent_id = $2, saved_card_id = $3, save_card = $3 IS NOT NULL
+      WHERE id = $1 AND status = 'PENDING' RETURNING *`,
+    [id, paymentIntentId, savedCardId],
+  );
+  return row;
+}
+
+/** PENDING → FAILED once, keeping the refused payment so that its failureCode can be read. */
+export async function markFailed(tx: Queryable, id: string, paymentIntentId: string): Promise<OrderRow | undefined> {
+  const [row] = await tx.query<OrderRow>(
+    `UPDATE orders SET status = 'FAILED', payment_intent_id = $2 WHERE id = $1 AND status = 'PENDING' RETURNING *`,
+    [id, paymentIntentId],
+  );
+  return row;
+}
+
+export async function markCanceled(tx: Queryable, id: string): Promise<OrderRow | undefined> {
+  const [row] = await tx.query<OrderRow>(`UPDATE orders SET status = 'CANCELED' WHERE id = $1 AND status = 'PENDING' RETURNING *`, [id]);
+  return row;
+}
+
+/** PENDING past its time → EXPIRED, but never under a debit in progress. */
+export async function markExpired(tx: Queryable, id: string): Promise<OrderRow | undefined> {
+  const [row] = await tx.query<OrderRow>(
+    `UPDATE orders SET status = 'EXPIRED'
+      WHERE id = $1 AND status = 'PENDING' AND expires_at <= now()
+        AND NOT EXISTS (SELECT 1 FROM payment_intents WHERE order_id = orders.id AND status = 'PROCESSING')
+      RETURNING *`,
+    [id],
+  );
+  return row;
+}
+
+/** Ids of PENDING orders past their time, locked for this transaction; others are skipped, not waited for. */
+export async function lockDueForExpiry(tx: Queryable, batchMax: number): Promise<string[]> {
+  const rows = await tx.query<{ id: string }>(
+    `SELECT id FROM orders WHERE status = 'PENDING' AND expires_at <= now() ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    [batchMax],
+  );
+  return rows.map((row) => row.id);
+}

@@ -14,6 +14,7 @@ import { askRail, reconcileBackoffMs, RECONCILE_LEASE_MS } from '../../rails/rec
 import { findCard } from '../cards/store.js';
 import { recordEvent } from '../events/store.js';
 import { post, type Entry } from '../ledger/service.js';
+import type { OrdersService } from '../orders/service.js';
 import type { CreateChargeBody, PaymentIntent } from './schema.js';
 import * as store from './store.js';
 import type { IntentRow } from './store.js';
@@ -34,6 +35,7 @@ export function presentIntent(row: IntentRow): PaymentIntent {
     failureCode: row.failure_code,
     rail: row.rail,
     card: row.card_id,
+    order: row.order_id,
     description: row.description,
     metadata: row.metadata,
     amountRefunded: row.amount_refunded,
@@ -48,20 +50,24 @@ export class PaymentsService {
   constructor(
     private readonly db: Db,
     private readonly rails: Rails,
+    private readonly orders: OrdersService,
     private readonly log: FastifyBaseLogger,
   ) {}
 
   /**
    * Applies a rail outcome to a PROCESSING debit. The conditional update makes it happen once: whoever applies it
-   * (the request, or the reconciler) also writes the ledger entries and the event, in this same transaction.
+   * (the request, or the reconciler) also writes the ledger entries, the order's outcome and the events, in this
+   * same transaction.
    */
   async applyDebitOutcome(tx: Queryable, id: string, outcome: RailOutcome, retryInMs: number): Promise<IntentRow> {
     if (outcome.status === 'UNKNOWN') {
       await store.deferDebit(tx, id, retryInMs);
       return store.intentById(tx, id);
     }
-    const row = await store.finishDebit(tx, id, outcome);
-    if (!row) return store.intentById(tx, id);
+    const finished = await store.finishDebit(tx, id, outcome);
+    if (!finished) return store.intentById(tx, id);
+    const savedCard = await this.orders.applyPayment(tx, finished);
+    const row = savedCard === null ? finished : await store.attachCard(tx, id, savedCard);
     if (row.status === 'SUCCEEDED') {
       await post(tx, {
         productId: row.product_id,
@@ -74,7 +80,7 @@ export class PaymentsService {
           { account: 'platform_fees', amount: row.fee },
         ]),
       });
-    } else if (row.failure_code === 'CARD_BLOCKED') {
+    } else if (row.failure_code === 'CARD_BLOCKED' && row.card_id !== null) {
       await store.blockCard(tx, row.card_id);
     }
     const data = presentIntent(row);
@@ -87,9 +93,9 @@ export class PaymentsService {
     return row;
   }
 
-  /** The rail call of a debit. Any failure to get a clear answer is UNKNOWN: the money may have moved. */
-  private async callDebit(id: string): Promise<RailOutcome> {
-    const debit = await store.debitOf(this.db, id);
+  /** The rail call of a debit, outside any transaction. Any failure to get a clear answer is UNKNOWN: the money may have moved. */
+  async callDebit(id: string): Promise<RailOutcome> {
+    const debit = await store.intentById(this.db, id);
     try {
       return await this.rails.forMode(debit.livemode).debit({ operationId: id, token: debit.rail_token, amount: debit.amount });
     } catch (error) {
@@ -129,6 +135,8 @@ export class PaymentsService {
             fee: feeOf(body.amount, merchant.feeBps),
             status: 'PROCESSING',
             cardId: card.id,
+            orderId: null,
+            railToken: card.rail_token,
             rail: card.rail,
             description: body.description ?? null,
             metadata: body.metadata ?? {},
@@ -154,6 +162,8 @@ export class PaymentsService {
             fee: feeOf(body.amount, merchant.feeBps),
             status: 'REQUIRES_PAYMENT',
             cardId: card.id,
+            orderId: null,
+            railToken: card.rail_token,
             rail: card.rail,
             description: body.description ?? null,
             metadata: body.metadata ?? {},
@@ -176,6 +186,8 @@ export class PaymentsService {
           if (intent.status !== 'REQUIRES_PAYMENT') {
             throw new ApiError('INVALID_STATE', `Only a REQUIRES_PAYMENT intent can be confirmed; this one is ${intent.status}`);
           }
+          // Only the legacy create makes REQUIRES_PAYMENT intents, and always with a saved card.
+          if (intent.card_id === null) throw new Error(`payment intent ${id} awaits confirmation without a card`);
           await this.usableCard(tx, merchant, intent.card_id);
           await store.startDebit(tx, id, window);
           return { next: 'debit', resourceId: id };

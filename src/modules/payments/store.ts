@@ -11,7 +11,9 @@ export interface IntentRow {
   currency: 'UZS';
   status: IntentStatus;
   failure_code: string | null;
-  card_id: string;
+  card_id: string | null;
+  rail_token: string;
+  order_id: string | null;
   rail: 'uzcard' | 'humo';
   description: string | null;
   metadata: Metadata;
@@ -26,7 +28,10 @@ export interface NewIntent {
   amount: number;
   fee: number;
   status: 'REQUIRES_PAYMENT' | 'PROCESSING';
-  cardId: string;
+  /** A saved card, or null for an order paid with a card captured by its session. */
+  cardId: string | null;
+  orderId: string | null;
+  railToken: string;
   rail: 'uzcard' | 'humo';
   description: string | null;
   metadata: Metadata;
@@ -34,10 +39,11 @@ export interface NewIntent {
   inFlightMs: number | null;
 }
 
-export async function insertIntent(tx: Queryable, merchant: Merchant, intent: NewIntent): Promise<IntentRow> {
+export async function insertIntent(tx: Queryable, merchant: Pick<Merchant, 'productId' | 'livemode'>, intent: NewIntent): Promise<IntentRow> {
   const [row] = await tx.query<IntentRow>(
-    `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail, description, metadata, reconcile_after)
-     VALUES ($1, $2, $3, $4, $5, 'UZS', $6, $7, $8, $9, $10, now() + $11 * interval '1 millisecond')
+    `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, order_id, rail_token, rail,
+                                  description, metadata, reconcile_after)
+     VALUES ($1, $2, $3, $4, $5, 'UZS', $6, $7, $12, $13, $8, $9, $10, now() + $11 * interval '1 millisecond')
      RETURNING *`,
     [
       intent.id,
@@ -51,6 +57,8 @@ export async function insertIntent(tx: Queryable, merchant: Merchant, intent: Ne
       intent.description,
       JSON.stringify(intent.metadata),
       intent.inFlightMs,
+      intent.orderId,
+      intent.railToken,
     ],
   );
   return row!;
@@ -67,16 +75,6 @@ export async function findIntent(db: Queryable, merchant: Merchant, id: string, 
 /** By id alone: for phases and workers that already hold an id made by a scoped call. */
 export async function intentById(db: Queryable, id: string): Promise<IntentRow> {
   const [row] = await db.query<IntentRow>('SELECT * FROM payment_intents WHERE id = $1', [id]);
-  if (!row) throw new Error(`payment intent ${id} vanished`);
-  return row;
-}
-
-/** What a debit needs at the rail: the card's token. */
-export async function debitOf(db: Queryable, id: string): Promise<{ amount: number; rail_token: string; livemode: boolean }> {
-  const [row] = await db.query<{ amount: number; rail_token: string; livemode: boolean }>(
-    'SELECT i.amount, c.rail_token, i.livemode FROM payment_intents i JOIN cards c ON c.id = i.card_id WHERE i.id = $1',
-    [id],
-  );
   if (!row) throw new Error(`payment intent ${id} vanished`);
   return row;
 }
@@ -157,4 +155,10 @@ export async function blockCard(tx: Queryable, cardId: string): Promise<void> {
 
 export async function recordRefunded(tx: Queryable, id: string, amount: number): Promise<void> {
   await tx.query('UPDATE payment_intents SET amount_refunded = $2 WHERE id = $1', [id, amount]);
+}
+
+/** Records the card an order payment saved (the buyer asked to keep it). */
+export async function attachCard(tx: Queryable, id: string, cardId: string): Promise<IntentRow> {
+  const [row] = await tx.query<IntentRow>('UPDATE payment_intents SET card_id = $2 WHERE id = $1 RETURNING *', [id, cardId]);
+  return row!;
 }

@@ -51,8 +51,8 @@ export async function activeRefundOf(tx: Queryable, paymentIntentId: string): Pr
 /** What a refund needs at the rail: the card's token. */
 export async function refundCallOf(db: Queryable, id: string) {
   const [row] = await db.query<{ amount: number; payment_intent_id: string; rail_token: string; livemode: boolean }>(
-    `SELECT r.amount, r.payment_intent_id, c.rail_token, r.livemode
-       FROM refunds r JOIN payment_intents i ON i.id = r.payment_intent_id JOIN cards c ON c.id = i.card_id
+    `SELECT r.amount, r.payment_intent_id, i.rail_token, r.livemode
+       FROM refunds r JOIN payment_intents i ON i.id = r.payment_intent_id
       WHERE r.id = $1`,
     [id],
   );
