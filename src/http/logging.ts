@@ -16,7 +16,9 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
         'req.headers.authorization',
         '*.pan',
         '*.phone',
-        '*.code',
+        // The SMS code; `err.code` (a database error's SQLSTATE) stays readable.
+        'body.code',
+        'req.body.code',
         '*.expiry',
         '*.secret',
         '*.clientToken',

@@ -96,7 +96,7 @@ export async function debitInProgress(tx: Queryable, orderId: string): Promise<b
 /** PENDING → PAID once, with its payment and, when the buyer asked, the card it saved. */
 export async function markPaid(tx: Queryable, id: string, paymentIntentId: string, savedCardId: string | null): Promise<OrderRow | undefined> {
   const [row] = await tx.query<OrderRow>(
-    `UPDATE orders SET status = 'PAID', paid_at = now(), payment_intent_id = $2, saved_card_id = $3, save_card = $3 IS NOT NULL
+    `UPDATE orders SET status = 'PAID', paid_at = now(), payment_intent_id = $2, saved_card_id = $3, save_card = $3::text IS NOT NULL
       WHERE id = $1 AND status = 'PENDING' RETURNING *`,
     [id, paymentIntentId, savedCardId],
   );
