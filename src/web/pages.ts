@@ -1,6 +1,6 @@
 // The hosted pages and their assets. Pages are a static shell; their script drives the public session calls.
 import { readFile } from 'node:fs/promises';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/db.js';
 import { findSession } from '../modules/checkout/store.js';
 import { TokenParams } from '../modules/checkout/schema.js';
@@ -69,16 +69,18 @@ function shell(script: string): string {
 
 export function pageRoutes(app: FastifyInstance, db: Db): void {
   const config = { auth: { kind: 'public' } } as const;
-  const bindPage = shell('bind.js');
-
-  app.get<{ Params: TokenParams }>('/bind/:token', { config, schema: { hide: true, params: TokenParams } }, async (request, reply) => {
+  const checkoutPage = shell('checkout.js');
+  // One page for both kinds of session: its script learns from the session state whether it binds a card or pays.
+  const servePage = (kind: 'card_binding' | 'order') => async (request: FastifyRequest<{ Params: TokenParams }>, reply: FastifyReply) => {
     const session = await findSession(db, request.params.token, false);
     // An unknown link still gets the page, which explains itself, but with the status a crawler or a test can see.
     return securityHeaders(reply)
-      .code(session ? 200 : 404)
+      .code(session?.kind === kind ? 200 : 404)
       .type('text/html; charset=utf-8')
-      .send(bindPage);
-  });
+      .send(checkoutPage);
+  };
+  app.get('/bind/:token', { config, schema: { hide: true, params: TokenParams } }, servePage('card_binding'));
+  app.get('/pay/:token', { config, schema: { hide: true, params: TokenParams } }, servePage('order'));
 
   const assets = new Map<string, Buffer>();
   app.get<{ Params: { name: string } }>('/assets/:name', { config, schema: { hide: true } }, async (request, reply) => {

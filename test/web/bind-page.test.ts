@@ -105,7 +105,7 @@ describe.runIf(browserAvailable())('the hosted binding page, in Chromium', () =>
     await page.getByLabel('Срок действия').pressSequentially('1230');
     await page.getByRole('button', { name: 'Продолжить' }).click();
     await expect.poll(() => page.locator('#pan-error').textContent()).toBe('В номере карты ошибка');
-    expect(await page.locator('.hint').last().textContent()).toBe('Можно ввести карту ещё 3 раз.');
+    expect(await page.locator('.hint').last().textContent()).toBe('Можно ввести карту ещё 3 раза.');
 
     await page.getByLabel('Номер карты').fill('');
     await page.getByLabel('Номер карты').pressSequentially('8600000000000023');
@@ -153,7 +153,7 @@ describe('the hosted page over HTTP', () => {
       expect(reply.headers['referrer-policy']).toBe('no-referrer');
       expect(reply.text).not.toContain(binding.clientToken);
       expect(reply.text).not.toMatch(/<script>|style=|sk_(test|live)_/);
-      for (const asset of ['bind.js', 'capture.js', 'i18n.js', 'checkout.css', 'uzcard.svg', 'humo.svg', 'card.svg', 'favicon.svg']) {
+      for (const asset of ['checkout.js', 'capture.js', 'i18n.js', 'checkout.css', 'uzcard.svg', 'humo.svg', 'card.svg', 'favicon.svg']) {
         expect((await local.call({ method: 'GET', url: `/assets/${asset}` })).status).toBe(200);
       }
       expect((await local.call({ method: 'GET', url: '/assets/..%2Fpages.js' })).status).toBe(404);

@@ -2,8 +2,51 @@
 export const LANGUAGES = { uz: "O‘zbekcha", ru: 'Русский', en: 'English' };
 export const DEFAULT_LANGUAGE = 'uz';
 
+/** Digit grouping and decimal mark per language (uz and ru: 1 500 000,00; en: 1,500,000.00). */
+const NUMBER_MARKS = { uz: ['\u00a0', ','], ru: ['\u00a0', ','], en: [',', '.'] };
+
+/**
+ * An amount in tiyin as so'm, exactly: the digits are split as text, so no floating point ever touches money.
+ * `150000050` → `1 500 000,50 so‘m` (Uzbek).
+ */
+export function formatAmount(tiyin, language) {
+  const [group, decimal] = NUMBER_MARKS[language] ?? NUMBER_MARKS[DEFAULT_LANGUAGE];
+  const digits = String(tiyin).padStart(3, '0');
+  const whole = digits.slice(0, -2).replace(/\B(?=(\d{3})+(?!\d))/g, group);
+  return textsFor(language).currency(`${whole}${decimal}${digits.slice(-2)}`);
+}
+
+/** Russian counts agree with their noun: 1 раз, 2–4 раза, 5–20 раз, 21 раз, 22 раза… */
+function russianPlural(n, one, few, many) {
+  const ten = n % 10;
+  const hundred = n % 100;
+  if (ten === 1 && hundred !== 11) return one;
+  if (ten >= 2 && ten <= 4 && (hundred < 12 || hundred > 14)) return few;
+  return many;
+}
+
 const TEXTS = {
   uz: {
+    payTitle: 'Buyurtmani to‘lash',
+    amountLabel: 'To‘lov summasi',
+    currency: (digits) => `${digits} so‘m`,
+    timeLeft: (left) => `To‘lash uchun ${left} qoldi`,
+    saveCard: 'Kartani keyingi xaridlar uchun saqlash',
+    payButton: (amount) => `${amount} to‘lash`,
+    paidTitle: 'To‘lov qabul qilindi',
+    paidText: (amount) => `${amount} muvaffaqiyatli to‘landi.`,
+    cardSaved: (masked) => `${masked} kartasi keyingi xaridlar uchun saqlandi.`,
+    refusedTitle: 'To‘lov rad etildi',
+    refusedText: 'Pul yechilmadi. Do‘konga qaytib, boshqa karta bilan qayta buyurtma bering.',
+    processingTitle: 'Bank to‘lovni tasdiqlamoqda',
+    processingText: 'Bu bir necha daqiqa olishi mumkin. Natija shu yerda chiqadi, qayta to‘lamang.',
+    canceledTitle: 'Buyurtma bekor qilingan',
+    canceledText: 'Do‘kon bu buyurtmani bekor qildi. Pul yechilmadi.',
+    reasons: {
+      INSUFFICIENT_FUNDS: 'Kartada mablag‘ yetarli emas.',
+      CARD_BLOCKED: 'Karta bloklangan.',
+      PROCESSING_ERROR: 'Bank to‘lovni amalga oshira olmadi.',
+    },
     bindTitle: 'Kartani ulash',
     bindLead: 'Kartangizni bir marta kiriting: keyingi to‘lovlar uchun u xavfsiz saqlanadi.',
     forMerchant: (name) => `${name} uchun`,
@@ -53,6 +96,26 @@ const TEXTS = {
     },
   },
   ru: {
+    payTitle: 'Оплата заказа',
+    amountLabel: 'Сумма к оплате',
+    currency: (digits) => `${digits} сум`,
+    timeLeft: (left) => `На оплату осталось ${left}`,
+    saveCard: 'Сохранить карту для следующих покупок',
+    payButton: (amount) => `Оплатить ${amount}`,
+    paidTitle: 'Оплата прошла',
+    paidText: (amount) => `${amount} успешно оплачено.`,
+    cardSaved: (masked) => `Карта ${masked} сохранена для следующих покупок.`,
+    refusedTitle: 'Банк отклонил оплату',
+    refusedText: 'Деньги не списаны. Вернитесь в магазин и оформите заказ с другой картой.',
+    processingTitle: 'Банк подтверждает оплату',
+    processingText: 'Это может занять несколько минут. Результат появится здесь; не оплачивайте повторно.',
+    canceledTitle: 'Заказ отменён',
+    canceledText: 'Магазин отменил этот заказ. Деньги не списаны.',
+    reasons: {
+      INSUFFICIENT_FUNDS: 'На карте недостаточно средств.',
+      CARD_BLOCKED: 'Карта заблокирована.',
+      PROCESSING_ERROR: 'Банк не смог провести оплату.',
+    },
     bindTitle: 'Привязка карты',
     bindLead: 'Введите карту один раз: она будет надёжно сохранена для следующих оплат.',
     forMerchant: (name) => `для ${name}`,
@@ -63,7 +126,7 @@ const TEXTS = {
     phone: 'Телефон, привязанный к карте',
     phoneHint: 'С кодом страны, например 998 90 123 45 67',
     continue: 'Продолжить',
-    cardAttempts: (n) => `Можно ввести карту ещё ${n} раз.`,
+    cardAttempts: (n) => `Можно ввести карту ещё ${n} ${russianPlural(n, 'раз', 'раза', 'раз')}.`,
     codeTitle: 'Введите код из SMS',
     codeSent: (masked) => `Мы отправили код на телефон, привязанный к карте ${masked}.`,
     code: 'Код из SMS',
@@ -102,6 +165,26 @@ const TEXTS = {
     },
   },
   en: {
+    payTitle: 'Pay for your order',
+    amountLabel: 'Amount to pay',
+    currency: (digits) => `UZS ${digits}`,
+    timeLeft: (left) => `${left} left to pay`,
+    saveCard: 'Save this card for my next purchases',
+    payButton: (amount) => `Pay ${amount}`,
+    paidTitle: 'Payment received',
+    paidText: (amount) => `${amount} paid.`,
+    cardSaved: (masked) => `Card ${masked} is saved for your next purchases.`,
+    refusedTitle: 'Payment refused',
+    refusedText: 'No money was taken. Go back to the shop and order again with another card.',
+    processingTitle: 'Your bank is confirming the payment',
+    processingText: 'This can take a few minutes. The result will appear here; do not pay again.',
+    canceledTitle: 'Order canceled',
+    canceledText: 'The shop canceled this order. No money was taken.',
+    reasons: {
+      INSUFFICIENT_FUNDS: 'There is not enough money on the card.',
+      CARD_BLOCKED: 'The card is blocked.',
+      PROCESSING_ERROR: 'The bank could not process the payment.',
+    },
     bindTitle: 'Link your card',
     bindLead: 'Enter your card once: it is kept safe for your next payments.',
     forMerchant: (name) => `for ${name}`,

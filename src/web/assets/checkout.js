@@ -1,4 +1,5 @@
-// The hosted card-binding page: card → SMS code → done, on the public session calls only.
+// The hosted checkout page, for both kinds of session: binding a card (/bind/…) and paying an order (/pay/…).
+// Card → SMS code → outcome, on the public session calls only; the session state says which kind this is.
 import {
   checkCard,
   digitsOnly,
@@ -13,8 +14,14 @@ import {
   sessionApi,
   textsFor,
 } from './capture.js';
+import { formatAmount } from './i18n.js';
 
 const RETURN_DELAY_MS = 1500;
+/** While the bank confirms a payment, the page asks again this often, for at most this long. */
+const POLL_INTERVAL_MS = 3000;
+const POLLS_MAX = 200;
+const NETWORK_NAMES = { uzcard: 'Uzcard', humo: 'Humo' };
+
 const token = decodeURIComponent(location.pathname.split('/').pop() ?? '');
 const api = sessionApi(token);
 const view = document.getElementById('view');
@@ -24,14 +31,19 @@ const page = {
   session: null,
   /** The screen when there is no live session: 'notFound', 'expired' or null. */
   gone: null,
+  /** Why the bank refused the payment, from the refusal itself. */
+  failureCode: null,
   errors: {},
   notice: null,
   busy: false,
-  form: { pan: '', expiry: '', phone: '998', code: '' },
+  polls: 0,
+  form: { pan: '', expiry: '', phone: '998', code: '', saveCard: false },
 };
 
 const t = () => textsFor(page.language);
-let countdown = null;
+const isOrder = () => page.session?.kind === 'order';
+const amount = () => formatAmount(page.session.order.amount, page.language);
+const timers = { resend: null, clock: null, poll: null };
 
 function setLanguage(language) {
   page.language = language;
@@ -44,11 +56,12 @@ function errorText(code) {
   return errors[code] ?? errors.generic;
 }
 
-/** Maps an API error onto the form: a field's own message, or a notice above the form. */
+/** Maps an API error onto the page: a field's own message, an outcome, or a notice above the form. */
 function showError(reply) {
   const { code, param } = reply.body;
   if (reply.status === 410) page.gone = 'expired';
   else if (reply.status === 404) page.gone = 'notFound';
+  else if (code === 'PAYMENT_FAILED') page.failureCode = reply.body.failureCode;
   else if (code === 'INVALID_CARD' && (param === 'pan' || param === 'expiry')) {
     page.errors = { [param]: param === 'pan' ? 'panLuhn' : /expired/i.test(reply.body.message) ? 'expired' : 'expiryFormat' };
   } else if (code === 'VALIDATION_ERROR' && param === 'phone') page.errors = { phone: 'phone' };
@@ -86,7 +99,8 @@ function onCard(event) {
   const card = { pan: digitsOnly(page.form.pan), expiry: digitsOnly(page.form.expiry), phone: digitsOnly(page.form.phone) };
   page.errors = checkCard(card);
   if (Object.keys(page.errors).length > 0) return render();
-  void submit(() => api.submitCard({ ...card, expiry: formatExpiry(card.expiry) }));
+  const saveCard = page.session.canSaveCard && page.form.saveCard ? { saveCard: true } : {};
+  void submit(() => api.submitCard({ ...card, expiry: formatExpiry(card.expiry), ...saveCard }));
 }
 
 function onCode(event) {
@@ -105,8 +119,6 @@ async function onResend() {
   if (!page.notice) page.notice = { kind: 'info', text: t().resent };
   render();
 }
-
-const NETWORK_NAMES = { uzcard: 'Uzcard', humo: 'Humo' };
 
 /** Shows the network of the number typed so far (by its BIN), or a plain card. */
 function showNetwork(badge, pan) {
@@ -138,10 +150,23 @@ function cardForm(session) {
   });
   pan.querySelector('input').after(badge);
   pan.classList.add('with-badge');
+  const saveCard = session.canSaveCard
+    ? el(
+        'label',
+        { class: 'check', for: 'save-card' },
+        el('input', {
+          type: 'checkbox',
+          id: 'save-card',
+          checked: page.form.saveCard,
+          onchange: (event) => (page.form.saveCard = event.target.checked),
+        }),
+        text.saveCard,
+      )
+    : null;
   return el(
     'form',
     { novalidate: true, onsubmit: onCard },
-    el('p', { class: 'lead' }, text.bindLead),
+    isOrder() ? null : el('p', { class: 'lead' }, text.bindLead),
     pan,
     el(
       'div',
@@ -173,6 +198,7 @@ function cardForm(session) {
       value: page.form.phone,
       oninput: (event) => (page.form.phone = event.target.value),
     }),
+    saveCard,
     el('p', { class: 'hint' }, text.cardAttempts(session.cardAttemptsLeft)),
     el('button', { type: 'submit', class: 'primary', disabled: page.busy || session.cardAttemptsLeft === 0 }, text.continue),
   );
@@ -192,11 +218,11 @@ function resendButton(session) {
     } else {
       button.disabled = page.busy;
       button.textContent = text.resend;
-      clearInterval(countdown);
+      clearInterval(timers.resend);
     }
   };
-  clearInterval(countdown);
-  countdown = setInterval(tick, 1000);
+  clearInterval(timers.resend);
+  timers.resend = setInterval(tick, 1000);
   tick();
   return button;
 }
@@ -218,7 +244,11 @@ function codeForm(session) {
       oninput: (event) => (page.form.code = event.target.value),
     }),
     el('p', { class: 'hint' }, text.codeAttempts(session.codeAttemptsLeft)),
-    el('button', { type: 'submit', class: 'primary', disabled: page.busy || session.codeAttemptsLeft === 0 }, text.confirm),
+    el(
+      'button',
+      { type: 'submit', class: 'primary', disabled: page.busy || session.codeAttemptsLeft === 0 },
+      isOrder() ? text.payButton(amount()) : text.confirm,
+    ),
     resendButton(session),
   );
 }
@@ -227,16 +257,29 @@ function outcome(kind, title, ...lines) {
   return el('div', { class: `outcome ${kind}` }, el('div', { class: 'symbol', 'aria-hidden': 'true' }), el('h2', {}, title), ...lines);
 }
 
-function done(session) {
+function completed(session) {
   const text = t();
   if (session.returnUrl) setTimeout(() => location.assign(session.returnUrl), RETURN_DELAY_MS);
+  const lines = isOrder()
+    ? [el('p', {}, text.paidText(amount())), page.form.saveCard && session.canSaveCard ? el('p', {}, text.cardSaved(session.maskedPan)) : null]
+    : [el('p', {}, text.doneText(session.maskedPan))];
   return outcome(
     'success',
-    text.doneTitle,
-    el('p', {}, text.doneText(session.maskedPan)),
-    session.returnUrl ? el('p', { class: 'hint' }, text.returning) : el('p', { class: 'hint' }, text.closeHint),
+    isOrder() ? text.paidTitle : text.doneTitle,
+    ...lines,
+    el('p', { class: 'hint' }, session.returnUrl ? text.returning : text.closeHint),
     session.returnUrl ? el('a', { class: 'button', href: session.returnUrl }, text.backToShop) : null,
   );
+}
+
+/** Asks again while the bank confirms, a bounded number of times. */
+function poll() {
+  clearTimeout(timers.poll);
+  if (page.polls >= POLLS_MAX) return;
+  timers.poll = setTimeout(() => {
+    page.polls += 1;
+    void refresh();
+  }, POLL_INTERVAL_MS);
 }
 
 function screen() {
@@ -245,7 +288,16 @@ function screen() {
   if (page.gone === 'expired') return outcome('warning', text.expiredTitle, el('p', {}, text.expiredText));
   if (page.gone === 'notFound') return outcome('warning', text.notFoundTitle, el('p', {}, text.notFoundText));
   if (!session) return el('p', { class: 'loading', 'aria-busy': 'true' }, '…');
-  if (session.status === 'COMPLETED') return done(session);
+  if (session.status === 'COMPLETED') return completed(session);
+  if (session.status === 'PROCESSING') {
+    poll();
+    return outcome('pending', text.processingTitle, el('p', {}, text.processingText));
+  }
+  if (isOrder() && session.status === 'FAILED') {
+    const reason = text.reasons[page.failureCode];
+    return outcome('warning', text.refusedTitle, reason ? el('p', {}, reason) : null, el('p', {}, text.refusedText));
+  }
+  if (isOrder() && session.order.status === 'CANCELED') return outcome('warning', text.canceledTitle, el('p', {}, text.canceledText));
   if (session.status === 'EXPIRED') return outcome('warning', text.expiredTitle, el('p', {}, text.expiredText));
   const outOfCards = session.status === 'PENDING' && session.cardAttemptsLeft === 0;
   const outOfCodes = session.status === 'AWAITING_CODE' && session.codeAttemptsLeft === 0;
@@ -253,21 +305,53 @@ function screen() {
   return session.status === 'AWAITING_CODE' ? codeForm(session) : cardForm(session);
 }
 
+/** What is being paid, and the time left to pay it: shown above every step of an order. */
+function orderSummary(session) {
+  const text = t();
+  const open = session.status === 'PENDING' || session.status === 'AWAITING_CODE';
+  const left = el('p', { class: 'time-left', role: 'timer' });
+  const tick = () => {
+    const seconds = Math.max(0, Math.floor((Date.parse(session.expiresAt) - Date.now()) / 1000));
+    left.textContent = text.timeLeft(`${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`);
+    // Past its time the session answers 410: ask, and show what it says.
+    if (seconds === 0) {
+      clearInterval(timers.clock);
+      void refresh();
+    }
+  };
+  clearInterval(timers.clock);
+  if (open) {
+    timers.clock = setInterval(tick, 1000);
+    tick();
+  }
+  return el(
+    'div',
+    { class: 'summary' },
+    el('p', { class: 'amount-label' }, text.amountLabel),
+    el('p', { class: 'amount', id: 'amount' }, amount()),
+    session.order.description ? el('p', { class: 'description' }, session.order.description) : null,
+    open ? left : null,
+  );
+}
+
 function render() {
   const text = t();
+  const session = page.session;
   document.documentElement.lang = page.language;
-  document.title = `${text.bindTitle} · Tolov`;
+  const title = !session ? '' : session.status === 'AWAITING_CODE' ? text.codeTitle : isOrder() ? text.payTitle : text.bindTitle;
+  document.title = title ? `${title} · Tolov` : 'Tolov';
   languageSwitcher(document.getElementById('languages'), page.language, setLanguage);
-  document.getElementById('title').textContent = page.session?.status === 'AWAITING_CODE' ? text.codeTitle : text.bindTitle;
-  document.getElementById('merchant').textContent = page.session ? text.forMerchant(page.session.productName) : '';
-  document.getElementById('test-mode').hidden = !page.session || page.session.livemode;
+  document.getElementById('title').textContent = title;
+  document.getElementById('merchant').textContent = session ? text.forMerchant(session.productName) : '';
+  document.getElementById('test-mode').hidden = !session || session.livemode;
   document.getElementById('test-mode').textContent = text.testMode;
   document.getElementById('secure').textContent = text.secure;
   const notice = page.notice
     ? el('p', { class: `notice ${page.notice.kind}`, role: page.notice.kind === 'error' ? 'alert' : 'status' }, page.notice.text ?? errorText(page.notice.code))
     : null;
+  const summary = session && isOrder() && !page.gone ? orderSummary(session) : null;
   const focused = document.activeElement?.id;
-  view.replaceChildren(...[notice, screen()].filter(Boolean));
+  view.replaceChildren(...[summary, notice, screen()].filter(Boolean));
   // Keep the buyer where they were typing; otherwise put them on the first field with an error, or the first field.
   const errorField = Object.keys(page.errors)[0];
   const target =

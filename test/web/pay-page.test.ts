@@ -1,0 +1,196 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBinding } from '../support/binding.js';
+import { ARTIFACTS_DIR, browserAvailable, launchBrowser } from '../support/browser.js';
+import { engine, idem, startService, type Merchant, type TestService } from '../support/harness.js';
+import { reconcileNow } from '../support/payments.js';
+
+let service: TestService;
+let merchant: Merchant;
+let browser: Browser;
+let base: string;
+const NBSP = '\u00a0';
+
+describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () => {
+  beforeAll(async () => {
+    service = await startService();
+    merchant = await service.createMerchant({ name: 'Chorsu Market' });
+    base = await service.app.listen({ port: 0, host: '127.0.0.1' });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+  });
+
+  const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/pay-${engine}-${name}.png`, fullPage: true });
+
+  async function openOrder(body: Record<string, unknown> = {}) {
+    const reply = await service.call({
+      method: 'POST',
+      url: '/merchant/v1/orders',
+      key: merchant.test,
+      idempotencyKey: idem(),
+      body: { amount: 1_500_000, description: 'Two kilos of apricots', returnUrl: `${base}/healthz?from=payment`, ...body },
+    });
+    const order = reply.body;
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    context.setDefaultTimeout(5_000);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/responded with a status of 4\d\d/.test(message.text())) problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.clock.install();
+    await page.goto(order.paymentUrl.replace(service.config.checkoutUrl, base));
+    return { order, page, problems };
+  }
+
+  async function enterCard(page: Page, pan: string, labels = { pan: 'Karta raqami', expiry: 'Amal qilish muddati', phone: 'Kartaga ulangan telefon raqami' }) {
+    await page.getByLabel(labels.pan).pressSequentially(pan);
+    await page.getByLabel(labels.expiry).pressSequentially('1230');
+    await page.getByLabel(labels.phone).fill('998901234567');
+  }
+
+  const readOrder = async (id: string) => (await service.call({ method: 'GET', url: `/merchant/v1/orders/${id}`, key: merchant.test })).body;
+
+  it('lets a buyer pay in Uzbek and returns them to the shop', async () => {
+    const { order, page, problems } = await openOrder();
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Buyurtmani to‘lash');
+    expect(await page.locator('#merchant').textContent()).toBe('Chorsu Market uchun');
+    expect(await page.locator('#amount').textContent()).toBe(`15${NBSP}000,00 so‘m`);
+    expect(await page.locator('.description').textContent()).toBe('Two kilos of apricots');
+    expect(await page.locator('.time-left').textContent()).toMatch(/^To‘lash uchun (29|30):\d\d qoldi$/);
+    expect(await page.locator('#save-card').count()).toBe(0);
+    await shot(page, '1-card-uz');
+
+    await enterCard(page, '8600000000000007');
+    await page.getByRole('button', { name: 'Davom etish' }).click();
+    await expect.poll(() => page.locator('h1').textContent()).toBe('SMS-kodni kiriting');
+    await page.getByLabel('SMS-kod').fill('111111');
+    await shot(page, '2-code-uz');
+    await page.getByRole('button', { name: `15${NBSP}000,00 so‘m to‘lash` }).click();
+    await expect.poll(() => page.locator('h2').textContent()).toBe('To‘lov qabul qilindi');
+    await shot(page, '3-paid-uz');
+    await page.clock.fastForward(2_000);
+    await page.waitForURL(`${base}/healthz?from=payment`);
+    expect((await readOrder(order.id)).status).toBe('PAID');
+    expect(problems).toEqual([]);
+  });
+
+  it('shows a refusal with its reason, in the language the buyer switches to', async () => {
+    const { order, page, problems } = await openOrder();
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Buyurtmani to‘lash');
+    await enterCard(page, '8600000000000015');
+    await page.getByRole('button', { name: 'Davom etish' }).click();
+    await page.getByLabel('SMS-kod').fill('111111');
+    await page.getByRole('button', { name: /to‘lash$/ }).click();
+    await expect.poll(() => page.locator('h2').textContent()).toBe('To‘lov rad etildi');
+    expect(await page.locator('.outcome p').first().textContent()).toBe('Kartada mablag‘ yetarli emas.');
+    await page.getByRole('button', { name: 'English' }).click();
+    await expect.poll(() => page.locator('h2').textContent()).toBe('Payment refused');
+    expect(await page.locator('.outcome p').first().textContent()).toBe('There is not enough money on the card.');
+    expect(await page.locator('#amount').textContent()).toBe('UZS 15,000.00');
+    await shot(page, '4-refused-en');
+    expect((await readOrder(order.id)).status).toBe('FAILED');
+    expect(problems).toEqual([]);
+  });
+
+  it('saves the card when the buyer asks (Russian)', async () => {
+    const { order, page, problems } = await openOrder({ customerRef: 'buyer-42', amount: 99_990_050 });
+    await page.getByRole('button', { name: 'Русский' }).click();
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Оплата заказа');
+    expect(await page.locator('#amount').textContent()).toBe(`999${NBSP}900,50 сум`);
+    await enterCard(page, '8600000000000007', { pan: 'Номер карты', expiry: 'Срок действия', phone: 'Телефон, привязанный к карте' });
+    await page.getByLabel('Сохранить карту для следующих покупок').check();
+    await shot(page, '5-save-card-ru');
+    await page.getByRole('button', { name: 'Продолжить' }).click();
+    await page.getByLabel('Код из SMS').fill('111111');
+    await page.getByRole('button', { name: `Оплатить 999${NBSP}900,50 сум` }).click();
+    await expect.poll(() => page.locator('h2').textContent()).toBe('Оплата прошла');
+    expect(await page.locator('.outcome').textContent()).toContain('Карта 860000******0007 сохранена для следующих покупок.');
+    await shot(page, '6-paid-saved-ru');
+    const read = await readOrder(order.id);
+    expect(read).toMatchObject({ status: 'PAID', saveCard: true, savedCard: expect.stringMatching(/^card_/) });
+    expect(problems).toEqual([]);
+  });
+
+  it('can be paid with the keyboard alone, in a sensible focus order', async () => {
+    const { order, page } = await openOrder({ customerRef: 'keyboard-buyer' });
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('pan');
+    await page.keyboard.type('8600000000000007');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('expiry');
+    await page.keyboard.type('1230');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('phone');
+    // The country code is already there: the buyer types the rest.
+    await page.keyboard.press('End');
+    await page.keyboard.type('901234567');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('save-card');
+    await page.keyboard.press('Space');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('code');
+    await page.keyboard.type('111111');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('h2').textContent()).toBe('To‘lov qabul qilindi');
+    expect(await readOrder(order.id)).toMatchObject({ status: 'PAID', saveCard: true });
+  });
+
+  it('waits for the bank when its answer is unclear, then shows the outcome', async () => {
+    const { order, page } = await openOrder({ returnUrl: undefined });
+    await page.getByRole('button', { name: 'English' }).click();
+    await enterCard(page, '8600000000000031', { pan: 'Card number', expiry: 'Expiry date', phone: 'Phone number linked to the card' });
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByLabel('SMS code').fill('111111');
+    await page.getByRole('button', { name: /^Pay / }).click();
+    await expect.poll(() => page.locator('h2').textContent()).toBe('Your bank is confirming the payment');
+    await shot(page, '7-processing-en');
+    await reconcileNow(service);
+    await page.clock.fastForward(3_500);
+    await expect.poll(() => page.locator('h2').textContent()).toBe('Payment received');
+    expect(await page.locator('.outcome .hint').textContent()).toBe('You can close this page now.');
+    expect((await readOrder(order.id)).status).toBe('PAID');
+  });
+
+  it('tells the buyer the order was canceled or has expired', async () => {
+    const canceled = await openOrder();
+    await service.call({ method: 'POST', url: `/merchant/v1/orders/${canceled.order.id}/cancel`, key: merchant.test });
+    await canceled.page.reload();
+    await expect.poll(() => canceled.page.locator('h2').textContent()).toBe('Buyurtma bekor qilingan');
+    await shot(canceled.page, '8-canceled-uz');
+
+    const expiring = await openOrder();
+    await expect.poll(() => expiring.page.locator('h1').textContent()).toBe('Buyurtmani to‘lash');
+    await service.db.query("UPDATE orders SET expires_at = now() WHERE id = $1", [expiring.order.id]);
+    await service.db.query("UPDATE checkout_sessions SET expires_at = now() WHERE order_id = $1", [expiring.order.id]);
+    await expiring.page.clock.fastForward(31 * 60 * 1000);
+    await expect.poll(() => expiring.page.locator('h2').textContent()).toBe('Havolaning muddati tugagan');
+    expect((await readOrder(expiring.order.id)).status).toBe('EXPIRED');
+  });
+});
+
+describe('the payment page over HTTP', () => {
+  it('answers 404 for a binding token or an unknown one, and serves strict headers', async () => {
+    const local = await startService();
+    try {
+      const shop = await local.createMerchant();
+      const order = (await local.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: idem(), body: { amount: 100 } })).body;
+      const token = order.paymentUrl.split('/pay/')[1];
+      const page = await local.call({ method: 'GET', url: `/pay/${token}` });
+      expect(page.status).toBe(200);
+      expect(String(page.headers['content-security-policy'])).toContain("default-src 'none'");
+      expect(page.headers['referrer-policy']).toBe('no-referrer');
+      expect(page.text).not.toMatch(/sk_(test|live)_/);
+      const binding = await createBinding(local, shop.test);
+      expect((await local.call({ method: 'GET', url: `/pay/${binding.clientToken}` })).status).toBe(404);
+      expect((await local.call({ method: 'GET', url: `/bind/${token}` })).status).toBe(404);
+      expect((await local.call({ method: 'GET', url: '/pay/cs_unknown' })).status).toBe(404);
+    } finally {
+      await local.stop();
+    }
+  });
+});
