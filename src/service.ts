@@ -7,6 +7,10 @@ import type { PhaseHooks } from './http/idempotency.js';
 import type { PaymentsService } from './modules/payments/service.js';
 import type { RefundsService } from './modules/refunds/service.js';
 import type { OrdersService } from './modules/orders/service.js';
+import type { Lookup } from './modules/webhooks/sender.js';
+import type { WebhooksService } from './modules/webhooks/service.js';
+import { eventRetention } from './workers/event-retention.js';
+import { webhookDelivery } from './workers/webhook-delivery.js';
 import { createRails } from './rails/index.js';
 import { idempotencyCleanup } from './workers/idempotency-cleanup.js';
 import { startWorkers, type RunningWorkers } from './workers/loop.js';
@@ -20,6 +24,7 @@ export interface Service {
   orders: OrdersService;
   payments: PaymentsService;
   refunds: RefundsService;
+  webhooks: WebhooksService;
   /** Listens on config.host:config.port and starts the workers; returns the URL. */
   listen(): Promise<string>;
   /** Stops accepting, finishes requests in flight, stops workers, closes the database. */
@@ -27,12 +32,18 @@ export interface Service {
 }
 
 /** Opens the database (or takes one), migrates it and builds the app; nothing listens or runs until `listen`. */
-export async function createService(config: Config, options: { db?: Db; hooks?: PhaseHooks } = {}): Promise<Service> {
+export async function createService(config: Config, options: { db?: Db; hooks?: PhaseHooks; lookup?: Lookup } = {}): Promise<Service> {
   const db = options.db ?? (await openDb(config));
   await migrate(db);
   const rails = createRails(db);
-  const { app, services } = await buildApp({ config, db, rails, ...(options.hooks ? { hooks: options.hooks } : {}) });
-  const { orders, payments, refunds } = services;
+  const { app, services } = await buildApp({
+    config,
+    db,
+    rails,
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+  });
+  const { orders, payments, refunds, webhooks } = services;
   let workers: RunningWorkers | null = null;
   return {
     app,
@@ -40,6 +51,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
     orders,
     payments,
     refunds,
+    webhooks,
     async listen() {
       const url = await app.listen({ port: config.port, host: config.host });
       workers = startWorkers(
@@ -48,6 +60,8 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
           expiry(db, orders, config.expiryIntervalMs),
           reconciler(payments, refunds, config.reconcileIntervalMs),
           settlement(payments, config.settlementDelaySeconds),
+          webhookDelivery(webhooks),
+          eventRetention(webhooks),
         ],
         app.log,
       );

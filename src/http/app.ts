@@ -15,6 +15,9 @@ import { paymentRoutes } from '../modules/payments/routes.js';
 import { PaymentsService } from '../modules/payments/service.js';
 import { refundRoutes } from '../modules/refunds/routes.js';
 import { RefundsService } from '../modules/refunds/service.js';
+import { webhookRoutes } from '../modules/webhooks/routes.js';
+import { createSender, type Lookup } from '../modules/webhooks/sender.js';
+import { WebhooksService } from '../modules/webhooks/service.js';
 import { productRoutes } from '../modules/products/routes.js';
 import type { Rails } from '../rails/index.js';
 import { pageRoutes } from '../web/pages.js';
@@ -38,6 +41,8 @@ export interface AppOptions {
   rails: Rails;
   /** Fault injection between atomic phases, for tests. */
   hooks?: PhaseHooks;
+  /** How webhook hosts are resolved (the system resolver unless a test needs another). */
+  lookup?: Lookup;
 }
 
 function toApiError(error: FastifyError & { code?: string }): ApiError {
@@ -70,9 +75,10 @@ export interface Services {
   payments: PaymentsService;
   refunds: RefundsService;
   checkout: CheckoutService;
+  webhooks: WebhooksService;
 }
 
-export async function buildApp({ config, db, rails, hooks = {} }: AppOptions): Promise<{ app: FastifyInstance; services: Services }> {
+export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOptions): Promise<{ app: FastifyInstance; services: Services }> {
   const app = Fastify({
     logger: loggerOptions(config.logLevel),
     genReqId: () => newId('req'),
@@ -145,6 +151,13 @@ export async function buildApp({ config, db, rails, hooks = {} }: AppOptions): P
   const payments = new PaymentsService(db, rails, orders, app.log);
   const refunds = new RefundsService(db, rails, app.log);
   const checkout = new CheckoutService(db, rails, payments, orders);
+  const sender = createSender({
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivate: config.webhookAllowPrivate,
+    ...(lookup ? { lookup } : {}),
+  });
+  app.addHook('onClose', () => sender.close());
+  const webhooks = new WebhooksService(db, config, sender);
 
   productRoutes(app, db, config.defaultFeeBps);
   orderRoutes(app, db, orders);
@@ -154,6 +167,7 @@ export async function buildApp({ config, db, rails, hooks = {} }: AppOptions): P
   paymentRoutes(app, db, payments, hooks);
   refundRoutes(app, db, refunds, hooks);
   checkoutRoutes(app, checkout, config);
+  webhookRoutes(app, webhooks);
   pageRoutes(app, db);
-  return { app, services: { orders, payments, refunds, checkout } };
+  return { app, services: { orders, payments, refunds, checkout, webhooks } };
 }

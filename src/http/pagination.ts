@@ -25,7 +25,14 @@ export interface List<T> {
 }
 
 /** Tables listed through this helper: each has id, product_id, livemode and a `seq` that orders it strictly. */
-export type ListedTable = 'orders' | 'cards' | 'payment_intents' | 'refunds';
+export type ListedTable = 'orders' | 'cards' | 'payment_intents' | 'refunds' | 'webhook_endpoints' | 'events';
+
+/** A condition on one column, beyond product and mode; the column and operator come from code, the value is bound. */
+export interface ListFilter {
+  column: 'type' | 'status';
+  op: '=' | '<>';
+  value: string;
+}
 
 /**
  * One page of a merchant's objects, newest first. `seq` gives a strict total order even for objects created in the
@@ -37,12 +44,15 @@ export async function listPage<Row, Item>(
   merchant: Merchant,
   query: ListQuery,
   present: (row: Row) => Item,
+  filter?: ListFilter,
 ): Promise<List<Item>> {
+  const condition = filter ? ` AND ${filter.column} ${filter.op} $5` : '';
+  const filterParams = filter ? [filter.value] : [];
   let before = Number.MAX_SAFE_INTEGER;
   if (query.starting_after !== undefined) {
     const [cursor] = await db.query<{ seq: number }>(
-      `SELECT seq FROM ${table} WHERE id = $1 AND product_id = $2 AND livemode = $3`,
-      [query.starting_after, merchant.productId, merchant.livemode],
+      `SELECT seq FROM ${table} WHERE id = $1 AND product_id = $2 AND livemode = $3${condition.replace('$5', '$4')}`,
+      [query.starting_after, merchant.productId, merchant.livemode, ...filterParams],
     );
     if (!cursor) {
       throw new ApiError('VALIDATION_ERROR', 'starting_after must be the id of an object in this list', { param: 'starting_after' });
@@ -50,8 +60,8 @@ export async function listPage<Row, Item>(
     before = cursor.seq;
   }
   const rows = await db.query<Row>(
-    `SELECT * FROM ${table} WHERE product_id = $1 AND livemode = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`,
-    [merchant.productId, merchant.livemode, before, query.limit + 1],
+    `SELECT * FROM ${table} WHERE product_id = $1 AND livemode = $2 AND seq < $3${condition} ORDER BY seq DESC LIMIT $4`,
+    [merchant.productId, merchant.livemode, before, query.limit + 1, ...filterParams],
   );
   return { object: 'list', data: rows.slice(0, query.limit).map(present), has_more: rows.length > query.limit };
 }

@@ -7,6 +7,8 @@ import type { PhaseHooks } from '../../src/http/idempotency.js';
 import type { OrdersService } from '../../src/modules/orders/service.js';
 import type { PaymentsService } from '../../src/modules/payments/service.js';
 import type { RefundsService } from '../../src/modules/refunds/service.js';
+import type { Lookup } from '../../src/modules/webhooks/sender.js';
+import type { WebhooksService } from '../../src/modules/webhooks/service.js';
 import { createService } from '../../src/service.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -52,6 +54,7 @@ export interface TestService {
   orders: OrdersService;
   payments: PaymentsService;
   refunds: RefundsService;
+  webhooks: WebhooksService;
   call(call: Call): Promise<Reply>;
   admin(method: Call['method'], url: string, body?: unknown): Promise<Reply>;
   createMerchant(body?: { name?: string; scopes?: string[]; feeBps?: number }): Promise<Merchant>;
@@ -62,7 +65,10 @@ export interface TestService {
  * The service on a fresh copy of the test database, driven through its HTTP surface with `inject`. Workers do not run
  * on their own: a test runs a batch when it wants one (`service.payments.reconcileDebits(…)`).
  */
-export async function startService(env: Record<string, string> = {}, options: { hooks?: PhaseHooks } = {}): Promise<TestService> {
+export async function startService(
+  env: Record<string, string> = {},
+  options: { hooks?: PhaseHooks; lookup?: Lookup } = {},
+): Promise<TestService> {
   const config = loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...env });
   const db = await openTestDb();
   const service = await createService(config, { db, ...options });
@@ -98,6 +104,7 @@ export async function startService(env: Record<string, string> = {}, options: { 
     orders: service.orders,
     payments: service.payments,
     refunds: service.refunds,
+    webhooks: service.webhooks,
     call,
     admin,
     async createMerchant(body = {}) {

@@ -1,9 +1,20 @@
 import type { Queryable } from '../../db/db.js';
 import { newId } from '../../lib/ids.js';
 
-/** The types Tolov sends; the seed's other subscribable types are never sent. */
+/** The types Tolov sends. */
 export const SENT_EVENT_TYPES = ['order.paid', 'order.failed', 'order.expired', 'payment_intent.succeeded', 'payment_intent.failed'] as const;
 export type EventType = (typeof SENT_EVENT_TYPES)[number];
+
+/** What an endpoint may subscribe to: the types sent, and those the interface names as subscribable but never sent. */
+export const SUBSCRIBABLE_EVENT_TYPES = [
+  ...SENT_EVENT_TYPES,
+  'payment_intent.canceled',
+  'refund.succeeded',
+  'card.created',
+  'card.deleted',
+  'checkout_session.completed',
+  'checkout_session.expired',
+] as const;
 
 export interface NewEvent {
   productId: string;
@@ -13,16 +24,22 @@ export interface NewEvent {
   data: { id: string } & Record<string, unknown>;
 }
 
-/** Writes an event into the outbox, in the transaction of the state change it reports. */
+/**
+ * Writes an event into the outbox, in the transaction of the state change it reports, and in the same statement one
+ * pending delivery for each enabled endpoint of the product and mode that subscribes to the type (none: every type).
+ */
 export async function recordEvent(tx: Queryable, event: NewEvent): Promise<string> {
   const id = newId('evt');
-  await tx.query('INSERT INTO events (id, product_id, livemode, type, object_id, data) VALUES ($1, $2, $3, $4, $5, $6)', [
-    id,
-    event.productId,
-    event.livemode,
-    event.type,
-    event.data.id,
-    JSON.stringify(event.data),
-  ]);
+  await tx.query(
+    `WITH e AS (
+       INSERT INTO events (id, product_id, livemode, type, object_id, data) VALUES ($1, $2, $3, $4, $5, $6)
+       RETURNING id, product_id, livemode, type)
+     INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at)
+     SELECT 'wd_' || replace(gen_random_uuid()::text, '-', ''), w.id, e.id, 'pending', now()
+       FROM e JOIN webhook_endpoints w
+         ON w.product_id = e.product_id AND w.livemode = e.livemode AND w.status = 'enabled'
+        AND (cardinality(w.enabled_events) = 0 OR e.type = ANY (w.enabled_events))`,
+    [id, event.productId, event.livemode, event.type, event.data.id, JSON.stringify(event.data)],
+  );
   return id;
 }

@@ -1,0 +1,91 @@
+// One HTTP attempt of a delivery. Connections go only to public addresses (unless allowed otherwise): the check runs on
+// the addresses the host name resolves to, at connect time, so a name cannot be re-pointed between check and use.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import { Agent, request } from 'undici';
+import { isPrivateAddress } from './addresses.js';
+
+const CONNECT_TIMEOUT_MS = 5_000;
+const RESPONSE_BODY_MAX_BYTES = 64 * 1024;
+const CONNECTIONS_PER_ORIGIN = 32;
+
+export type Lookup = typeof dnsLookup;
+
+export interface Attempt {
+  ok: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+export interface Sender {
+  send(url: string, headers: Record<string, string>, body: string): Promise<Attempt>;
+  close(): Promise<void>;
+}
+
+class RefusedAddress extends Error {
+  constructor() {
+    super('refused: the host resolves to a private address');
+  }
+}
+
+export function createSender(options: { timeoutMs: number; allowPrivate: boolean; lookup?: Lookup }): Sender {
+  const resolve = options.lookup ?? dnsLookup;
+  // Resolves as net.connect asks (one address, or all of them), refusing if any address is private.
+  const guardedLookup = ((hostname: string, lookupOptions: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    resolve(hostname, { ...lookupOptions, all: true }, (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+      if (error) return callback(error);
+      if (!options.allowPrivate && addresses.some((entry) => isPrivateAddress(entry.address))) return callback(new RefusedAddress());
+      if (lookupOptions.all) return callback(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  }) as unknown as Lookup;
+
+  const agent = new Agent({
+    connect: { lookup: guardedLookup, timeout: Math.min(CONNECT_TIMEOUT_MS, options.timeoutMs) },
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+    connections: CONNECTIONS_PER_ORIGIN,
+    keepAliveTimeout: 10_000,
+  });
+
+  return {
+    async send(url, headers, body) {
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+      // An address written in the URL is not looked up, so it is checked here.
+      if (!options.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) {
+        return { ok: false, statusCode: null, durationMs: 0, error: new RefusedAddress().message };
+      }
+      try {
+        const response = await request(url, {
+          dispatcher: agent,
+          method: 'POST',
+          headers,
+          body,
+          signal: AbortSignal.timeout(options.timeoutMs),
+        });
+        await response.body.dump({ limit: RESPONSE_BODY_MAX_BYTES });
+        const ok = response.statusCode >= 200 && response.statusCode < 300;
+        return { ok, statusCode: response.statusCode, durationMs: elapsed(), error: ok ? null : `answered ${response.statusCode}` };
+      } catch (error) {
+        return { ok: false, statusCode: null, durationMs: elapsed(), error: describe(error, options.timeoutMs) };
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  const cause = (error as { cause?: unknown }).cause ?? error;
+  if (cause instanceof RefusedAddress) return cause.message;
+  const { name, code, message } = cause as { name?: string; code?: string; message?: string };
+  if (name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return `no answer within ${timeoutMs} ms`;
+  }
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connection timed out';
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ENOTFOUND') return 'host name not found';
+  return (message ?? String(cause)).slice(0, 200);
+}

@@ -1,0 +1,227 @@
+// Webhook endpoints and the delivery of events to them: signed, retried on the configured schedule, at least once.
+import type { Db } from '../../db/db.js';
+import type { Merchant } from '../../http/auth.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { listPage, type List, type ListQuery } from '../../http/pagination.js';
+import { newId } from '../../lib/ids.js';
+import { refuseByForm } from './addresses.js';
+import type { CreateEndpointBody, Event, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
+import { newWebhookSecret, standardSignature, tolovSignature } from './signing.js';
+import type { Sender } from './sender.js';
+import * as store from './store.js';
+import type { DeliveryRow, DueDelivery, EndpointRow } from './store.js';
+
+const DEFAULT_OVERLAP_SECONDS = 86_400;
+/** Attempts sent at once by one worker. */
+const SEND_CONCURRENCY = 64;
+/** A lease outlives the attempt's own timeout by this much, so no other worker takes an attempt still in flight. */
+const LEASE_MARGIN_MS = 30_000;
+export const EVENT_RETENTION_DAYS = 30;
+
+export interface WebhookSettings {
+  webhookRetryScheduleSeconds: number[];
+  webhookTimeoutMs: number;
+  webhookAllowPrivate: boolean;
+}
+
+function presentEndpoint(row: EndpointRow, secret?: string): WebhookEndpoint {
+  return {
+    id: row.id,
+    object: 'webhook_endpoint',
+    url: row.url,
+    enabledEvents: row.enabled_events,
+    description: row.description,
+    status: row.status === 'disabled' ? 'disabled' : 'enabled',
+    ...(secret === undefined ? {} : { secret }),
+    livemode: row.livemode,
+    created: row.created_at.toISOString(),
+  };
+}
+
+function presentDelivery(row: DeliveryRow): WebhookDelivery {
+  return {
+    id: row.id,
+    object: 'webhook_delivery',
+    endpoint: row.endpoint_id,
+    event: row.event_id,
+    eventType: row.type,
+    status: row.status,
+    nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
+    attempts: row.attempts.map((attempt) => ({
+      number: attempt.number,
+      attemptedAt: new Date(attempt.attempted_at).toISOString(),
+      statusCode: attempt.status_code,
+      durationMs: attempt.duration_ms,
+      error: attempt.error,
+    })),
+    created: row.created_at.toISOString(),
+  };
+}
+
+export function presentEvent(row: { id: string; type: string; livemode: boolean; created_at: Date; data: unknown }): Event {
+  return {
+    id: row.id,
+    object: 'event',
+    type: row.type,
+    livemode: row.livemode,
+    created: row.created_at.toISOString(),
+    data: row.data as Record<string, unknown>,
+  };
+}
+
+export class WebhooksService {
+  constructor(
+    private readonly db: Db,
+    private readonly settings: WebhookSettings,
+    private readonly sender: Sender,
+  ) {}
+
+  private checkUrl(url: string): void {
+    const refusal = refuseByForm(url, this.settings.webhookAllowPrivate);
+    if (refusal) throw new ApiError('VALIDATION_ERROR', `url ${refusal}`, { param: 'url' });
+  }
+
+  private async endpointOf(merchant: Merchant, id: string): Promise<EndpointRow> {
+    const row = await store.findEndpoint(this.db, merchant, id);
+    if (!row) throw notFound('webhook endpoint');
+    return row;
+  }
+
+  async create(merchant: Merchant, body: CreateEndpointBody): Promise<WebhookEndpoint> {
+    this.checkUrl(body.url);
+    const secret = newWebhookSecret();
+    const row = await store.insertEndpoint(this.db, merchant, {
+      id: newId('we'),
+      url: body.url,
+      enabledEvents: body.enabledEvents ?? [],
+      description: body.description ?? null,
+      secret,
+    });
+    return presentEndpoint(row, secret);
+  }
+
+  async get(merchant: Merchant, id: string): Promise<WebhookEndpoint> {
+    return presentEndpoint(await this.endpointOf(merchant, id));
+  }
+
+  list(merchant: Merchant, query: ListQuery): Promise<List<WebhookEndpoint>> {
+    return listPage(this.db, 'webhook_endpoints', merchant, query, (row: EndpointRow) => presentEndpoint(row), {
+      column: 'status',
+      op: '<>',
+      value: 'deleted',
+    });
+  }
+
+  async update(merchant: Merchant, id: string, body: UpdateEndpointBody): Promise<WebhookEndpoint> {
+    if (body.url !== undefined) this.checkUrl(body.url);
+    const row = await store.updateEndpoint(this.db, merchant, id, body);
+    if (!row) throw notFound('webhook endpoint');
+    return presentEndpoint(row);
+  }
+
+  async delete(merchant: Merchant, id: string): Promise<{ id: string; object: 'webhook_endpoint'; deleted: true }> {
+    if (!(await store.deleteEndpoint(this.db, merchant, id))) throw notFound('webhook endpoint');
+    return { id, object: 'webhook_endpoint', deleted: true };
+  }
+
+  async rollSecret(merchant: Merchant, id: string, overlapSeconds = DEFAULT_OVERLAP_SECONDS): Promise<WebhookEndpoint> {
+    const secret = newWebhookSecret();
+    const row = await store.rollSecret(this.db, merchant, id, secret, overlapSeconds);
+    if (!row) throw notFound('webhook endpoint');
+    return presentEndpoint(row, secret);
+  }
+
+  async deliveries(merchant: Merchant, id: string, query: ListQuery): Promise<List<WebhookDelivery>> {
+    await this.endpointOf(merchant, id);
+    let before = Number.MAX_SAFE_INTEGER;
+    if (query.starting_after !== undefined) {
+      const seq = await store.deliverySeq(this.db, id, query.starting_after);
+      if (seq === undefined) {
+        throw new ApiError('VALIDATION_ERROR', 'starting_after must be the id of a delivery in this list', { param: 'starting_after' });
+      }
+      before = seq;
+    }
+    const rows = await store.listDeliveries(this.db, id, before, query.limit + 1);
+    return { object: 'list', data: rows.slice(0, query.limit).map(presentDelivery), has_more: rows.length > query.limit };
+  }
+
+  /** Delivers an event again to one endpoint of the same product and mode, as a new delivery due now. */
+  async resend(merchant: Merchant, eventId: string, endpointId: string): Promise<WebhookDelivery> {
+    const [event] = await this.db.query<{ id: string }>('SELECT id FROM events WHERE id = $1 AND product_id = $2 AND livemode = $3', [
+      eventId,
+      merchant.productId,
+      merchant.livemode,
+    ]);
+    if (!event) throw notFound('event');
+    const endpoint = await this.endpointOf(merchant, endpointId);
+    if (endpoint.status !== 'enabled') throw new ApiError('INVALID_STATE', 'The endpoint is disabled: enable it first');
+    const deliveryId = await store.insertDelivery(this.db, endpoint.id, event.id);
+    return presentDelivery(await store.findDelivery(this.db, deliveryId));
+  }
+
+  /** One delivery batch: leases due deliveries, sends each attempt once, records the outcome and the next attempt. */
+  async deliverDue(batchMax: number): Promise<number> {
+    const due = await store.leaseDueDeliveries(this.db, batchMax, this.settings.webhookTimeoutMs + LEASE_MARGIN_MS);
+    for (let start = 0; start < due.length; start += SEND_CONCURRENCY) {
+      await Promise.all(due.slice(start, start + SEND_CONCURRENCY).map((delivery) => this.attempt(delivery)));
+    }
+    return due.length;
+  }
+
+  private async attempt(delivery: DueDelivery): Promise<void> {
+    const attemptedAt = new Date();
+    const body = JSON.stringify(
+      presentEvent({ id: delivery.event_id, type: delivery.type, livemode: delivery.livemode, created_at: delivery.created_at, data: delivery.data }),
+    );
+    const result =
+      delivery.endpoint_status === 'enabled'
+        ? await this.sender.send(delivery.url, this.headers(delivery, attemptedAt, body), body)
+        : { ok: false, statusCode: null, durationMs: 0, error: `the endpoint is ${delivery.endpoint_status}` };
+    const schedule = this.settings.webhookRetryScheduleSeconds;
+    const exhausted = delivery.attempts >= schedule.length || delivery.endpoint_status !== 'enabled';
+    await store.recordAttempt(this.db, {
+      deliveryId: delivery.id,
+      number: delivery.attempts,
+      attemptedAt,
+      statusCode: result.statusCode,
+      durationMs: result.durationMs,
+      error: result.error,
+      // The schedule gives the delay before each attempt; attempt n + 1 waits schedule[n] after attempt n.
+      next: result.ok ? { status: 'succeeded' } : exhausted ? { status: 'failed' } : { status: 'pending', delaySeconds: schedule[delivery.attempts]! },
+    });
+  }
+
+  /** The headers of one attempt, signing exactly `body`, the bytes sent. */
+  private headers(delivery: DueDelivery, at: Date, body: string): Record<string, string> {
+    const timestamp = Math.floor(at.getTime() / 1000);
+    return {
+      'content-type': 'application/json',
+      'user-agent': 'Tolov-Webhooks/1',
+      'tolov-signature': tolovSignature(delivery.secrets, timestamp, body),
+      'tolov-event-id': delivery.event_id,
+      'tolov-event-type': delivery.type,
+      'tolov-delivery-id': delivery.id,
+      'webhook-id': delivery.event_id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': standardSignature(delivery.secrets, delivery.event_id, timestamp, body),
+    };
+  }
+
+  async event(merchant: Merchant, id: string): Promise<Event> {
+    const [row] = await this.db.query<{ id: string; type: string; livemode: boolean; created_at: Date; data: unknown }>(
+      'SELECT id, type, livemode, created_at, data FROM events WHERE id = $1 AND product_id = $2 AND livemode = $3',
+      [id, merchant.productId, merchant.livemode],
+    );
+    if (!row) throw notFound('event');
+    return presentEvent(row);
+  }
+
+  events(merchant: Merchant, query: ListQuery & { type?: string }): Promise<List<Event>> {
+    const filter = query.type === undefined ? undefined : { column: 'type' as const, op: '=' as const, value: query.type };
+    return listPage(this.db, 'events', merchant, query, presentEvent, filter);
+  }
+
+  deleteOldEvents(batchMax: number): Promise<number> {
+    return store.deleteOldEvents(this.db, EVENT_RETENTION_DAYS, batchMax);
+  }
+}

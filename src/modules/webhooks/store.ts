@@ -1,0 +1,200 @@
+import type { Queryable } from '../../db/db.js';
+import type { Merchant } from '../../http/auth.js';
+
+export interface EndpointRow {
+  id: string;
+  product_id: string;
+  livemode: boolean;
+  url: string;
+  enabled_events: string[];
+  description: string | null;
+  status: 'enabled' | 'disabled' | 'deleted';
+  secret: string;
+  created_at: Date;
+}
+
+export async function insertEndpoint(
+  tx: Queryable,
+  merchant: Merchant,
+  endpoint: { id: string; url: string; enabledEvents: string[]; description: string | null; secret: string },
+): Promise<EndpointRow> {
+  const [row] = await tx.query<EndpointRow>(
+    `INSERT INTO webhook_endpoints (id, product_id, livemode, url, enabled_events, description, status, secret)
+     VALUES ($1, $2, $3, $4, $5, $6, 'enabled', $7) RETURNING *`,
+    [endpoint.id, merchant.productId, merchant.livemode, endpoint.url, endpoint.enabledEvents, endpoint.description, endpoint.secret],
+  );
+  return row!;
+}
+
+export async function findEndpoint(db: Queryable, merchant: Merchant, id: string): Promise<EndpointRow | undefined> {
+  const [row] = await db.query<EndpointRow>(
+    `SELECT * FROM webhook_endpoints WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status <> 'deleted'`,
+    [id, merchant.productId, merchant.livemode],
+  );
+  return row;
+}
+
+export async function updateEndpoint(
+  db: Queryable,
+  merchant: Merchant,
+  id: string,
+  change: { url?: string; enabledEvents?: string[]; description?: string; status?: 'enabled' | 'disabled' },
+): Promise<EndpointRow | undefined> {
+  const [row] = await db.query<EndpointRow>(
+    `UPDATE webhook_endpoints
+        SET url = coalesce($4, url), enabled_events = coalesce($5, enabled_events),
+            description = coalesce($6, description), status = coalesce($7, status)
+      WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status <> 'deleted'
+      RETURNING *`,
+    [id, merchant.productId, merchant.livemode, change.url ?? null, change.enabledEvents ?? null, change.description ?? null, change.status ?? null],
+  );
+  return row;
+}
+
+/** Deleted endpoints keep their row (deliveries refer to it) but are invisible and receive nothing more. */
+export async function deleteEndpoint(db: Queryable, merchant: Merchant, id: string): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE webhook_endpoints SET status = 'deleted' WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status <> 'deleted' RETURNING id`,
+    [id, merchant.productId, merchant.livemode],
+  );
+  return rows.length === 1;
+}
+
+/** A new secret; the current one keeps signing alongside it until the overlap ends. */
+export async function rollSecret(db: Queryable, merchant: Merchant, id: string, secret: string, overlapSeconds: number) {
+  const [row] = await db.query<EndpointRow>(
+    `UPDATE webhook_endpoints
+        SET previous_secret = secret, previous_secret_until = now() + $5 * interval '1 second', secret = $4
+      WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status <> 'deleted'
+      RETURNING *`,
+    [id, merchant.productId, merchant.livemode, secret, overlapSeconds],
+  );
+  return row;
+}
+
+export interface DueDelivery {
+  id: string;
+  attempts: number;
+  endpoint_id: string;
+  url: string;
+  endpoint_status: EndpointRow['status'];
+  secrets: string[];
+  event_id: string;
+  type: string;
+  livemode: boolean;
+  created_at: Date;
+  data: unknown;
+}
+
+/**
+ * Leases a bounded batch of due deliveries: each attempt is numbered and held for `leaseMs`, so another worker (in this
+ * or any process) skips it meanwhile. Returns what sending needs, in one round trip.
+ */
+export async function leaseDueDeliveries(db: Queryable, batchMax: number, leaseMs: number): Promise<DueDelivery[]> {
+  return db.query<DueDelivery>(
+    `WITH claimed AS (
+       UPDATE webhook_deliveries SET attempts = attempts + 1, locked_until = now() + $2 * interval '1 millisecond'
+        WHERE id IN (
+          SELECT id FROM webhook_deliveries
+           WHERE status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until <= now())
+           ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING id, attempts, endpoint_id, event_id)
+     SELECT c.id, c.attempts, c.endpoint_id, w.url, w.status AS endpoint_status,
+            array_remove(ARRAY[w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END], NULL) AS secrets,
+            e.id AS event_id, e.type, e.livemode, e.created_at, e.data
+       FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id`,
+    [batchMax, leaseMs],
+  );
+}
+
+/**
+ * Records attempt `number` of a delivery and what follows: done, failed for good, or the next attempt's time.
+ * A worker that lost its lease (a later attempt was claimed) records its attempt but changes nothing else.
+ */
+export async function recordAttempt(
+  db: Queryable,
+  attempt: {
+    deliveryId: string;
+    number: number;
+    attemptedAt: Date;
+    statusCode: number | null;
+    durationMs: number;
+    error: string | null;
+    next: { status: 'succeeded' | 'failed' } | { status: 'pending'; delaySeconds: number };
+  },
+): Promise<void> {
+  await db.query(
+    `WITH a AS (
+       INSERT INTO webhook_attempts (delivery_id, number, attempted_at, status_code, duration_ms, error)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id, number) DO NOTHING RETURNING delivery_id)
+     UPDATE webhook_deliveries d
+        SET status = $7, locked_until = NULL,
+            next_attempt_at = CASE WHEN $7 = 'pending' THEN now() + $8 * interval '1 second' END
+       FROM a WHERE d.id = a.delivery_id AND d.attempts = $2`,
+    [
+      attempt.deliveryId,
+      attempt.number,
+      attempt.attemptedAt,
+      attempt.statusCode,
+      attempt.durationMs,
+      attempt.error?.slice(0, 500) ?? null,
+      attempt.next.status,
+      attempt.next.status === 'pending' ? attempt.next.delaySeconds : 0,
+    ],
+  );
+}
+
+export interface DeliveryRow {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  type: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  next_attempt_at: Date | null;
+  created_at: Date;
+  seq: number;
+  attempts: Array<{ number: number; attempted_at: string; status_code: number | null; duration_ms: number; error: string | null }>;
+}
+
+const SELECT_DELIVERY = `
+  SELECT d.id, d.endpoint_id, d.event_id, e.type, d.status, d.next_attempt_at, d.created_at, d.seq,
+         coalesce((SELECT json_agg(json_build_object('number', a.number, 'attempted_at', a.attempted_at, 'status_code', a.status_code,
+                                                    'duration_ms', a.duration_ms, 'error', a.error) ORDER BY a.number)
+                     FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempts
+    FROM webhook_deliveries d JOIN events e ON e.id = d.event_id`;
+
+/** An endpoint's deliveries, newest first, each with its attempts. */
+export async function listDeliveries(db: Queryable, endpointId: string, before: number, limit: number): Promise<DeliveryRow[]> {
+  return db.query<DeliveryRow>(`${SELECT_DELIVERY} WHERE d.endpoint_id = $1 AND d.seq < $2 ORDER BY d.seq DESC LIMIT $3`, [endpointId, before, limit]);
+}
+
+export async function findDelivery(db: Queryable, id: string): Promise<DeliveryRow> {
+  const [row] = await db.query<DeliveryRow>(`${SELECT_DELIVERY} WHERE d.id = $1`, [id]);
+  if (!row) throw new Error(`delivery ${id} vanished`);
+  return row;
+}
+
+export async function deliverySeq(db: Queryable, endpointId: string, id: string): Promise<number | undefined> {
+  const [row] = await db.query<{ seq: number }>('SELECT seq FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2', [id, endpointId]);
+  return row?.seq;
+}
+
+export async function insertDelivery(tx: Queryable, endpointId: string, eventId: string): Promise<string> {
+  const [row] = await tx.query<{ id: string }>(
+    `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at)
+     VALUES ('wd_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, 'pending', now()) RETURNING id`,
+    [endpointId, eventId],
+  );
+  return row!.id;
+}
+
+/** Deletes events past their retention (their deliveries and attempts go with them), a bounded batch at a time. */
+export async function deleteOldEvents(db: Queryable, retentionDays: number, batchMax: number): Promise<number> {
+  const rows = await db.query(
+    `DELETE FROM events WHERE id IN (
+       SELECT id FROM events WHERE created_at < now() - $1 * interval '1 day' ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING id`,
+    [retentionDays, batchMax],
+  );
+  return rows.length;
+}

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startService, type Merchant, type TestService } from '../support/harness.js';
+
+let service: TestService;
+let merchant: Merchant;
+beforeAll(async () => {
+  service = await startService();
+  merchant = await service.createMerchant();
+});
+afterAll(() => service.stop());
+
+const create = (body: Record<string, unknown>, key = merchant.test) => service.call({ method: 'POST', url: '/v1/webhook_endpoints', key, body });
+
+describe('webhook endpoints', () => {
+  it('are created with a secret shown once, in the mode of the key', async () => {
+    const reply = await create({ url: 'https://hooks.example.com/tolov', enabledEvents: ['order.paid'], description: 'Orders' });
+    expect(reply.status).toBe(201);
+    expect(reply.body).toMatchObject({
+      object: 'webhook_endpoint',
+      url: 'https://hooks.example.com/tolov',
+      enabledEvents: ['order.paid'],
+      description: 'Orders',
+      status: 'enabled',
+      livemode: false,
+    });
+    expect(reply.body.id).toMatch(/^we_/);
+    expect(reply.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(reply.body.secret.slice(6), 'base64')).toHaveLength(32);
+    const read = await service.call({ method: 'GET', url: `/v1/webhook_endpoints/${reply.body.id}`, key: merchant.test });
+    expect(read.body.secret).toBeUndefined();
+    expect(read.body).toEqual({ ...reply.body, secret: undefined });
+    expect((await create({ url: 'https://hooks.example.com/live' }, merchant.live)).body.livemode).toBe(true);
+  });
+
+  it('default to every event type', async () => {
+    expect((await create({ url: 'https://hooks.example.com/all' })).body.enabledEvents).toEqual([]);
+  });
+
+  it('accept a host name that does not resolve yet', async () => {
+    expect((await create({ url: 'https://not-yet-live.invalid.example/hook' })).status).toBe(201);
+  });
+
+  it.each([
+    [{ url: 'http://hooks.example.com/tolov' }, 'url'],
+    [{ url: 'https://127.0.0.1/tolov' }, 'url'],
+    [{ url: 'https://localhost/tolov' }, 'url'],
+    [{ url: 'https://169.254.169.254/latest' }, 'url'],
+    [{ url: 'https://[::1]/x' }, 'url'],
+    [{ url: 'https://hooks.example.com/x', enabledEvents: ['order.shipped'] }, 'enabledEvents.0'],
+    [{ url: 'https://hooks.example.com/x', enabledEvents: ['order.paid', 'order.paid'] }, 'enabledEvents'],
+    [{ url: 'https://hooks.example.com/x', secret: 'mine' }, 'secret'],
+    [{}, 'url'],
+  ])('refuse %j', async (body, param) => {
+    const reply = await create(body);
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({ code: 'VALIDATION_ERROR', param });
+  });
+
+  it('take the subscribable but never sent types', async () => {
+    const reply = await create({ url: 'https://hooks.example.com/x', enabledEvents: ['refund.succeeded', 'payment_intent.canceled'] });
+    expect(reply.status).toBe(201);
+  });
+
+  it('are listed, updated, disabled, enabled and deleted', async () => {
+    const shop = await service.createMerchant();
+    const first = (await create({ url: 'https://hooks.example.com/1' }, shop.test)).body;
+    const second = (await create({ url: 'https://hooks.example.com/2' }, shop.test)).body;
+    const list = await service.call({ method: 'GET', url: '/v1/webhook_endpoints', key: shop.test });
+    expect(list.body.data.map((e: { id: string }) => e.id)).toEqual([second.id, first.id]);
+
+    const updated = await service.call({
+      method: 'POST',
+      url: `/v1/webhook_endpoints/${first.id}`,
+      key: shop.test,
+      body: { url: 'https://hooks.example.com/one', enabledEvents: ['payment_intent.failed'], description: 'Failures', status: 'disabled' },
+    });
+    expect(updated.body).toMatchObject({ url: 'https://hooks.example.com/one', enabledEvents: ['payment_intent.failed'], description: 'Failures', status: 'disabled' });
+    const enabled = await service.call({ method: 'POST', url: `/v1/webhook_endpoints/${first.id}`, key: shop.test, body: { status: 'enabled' } });
+    expect(enabled.body).toMatchObject({ status: 'enabled', url: 'https://hooks.example.com/one' });
+    const badUrl = await service.call({ method: 'POST', url: `/v1/webhook_endpoints/${first.id}`, key: shop.test, body: { url: 'http://10.0.0.1/' } });
+    expect(badUrl.status).toBe(400);
+
+    const deleted = await service.call({ method: 'DELETE', url: `/v1/webhook_endpoints/${first.id}`, key: shop.test });
+    expect(deleted.body).toEqual({ id: first.id, object: 'webhook_endpoint', deleted: true });
+    expect((await service.call({ method: 'GET', url: `/v1/webhook_endpoints/${first.id}`, key: shop.test })).status).toBe(404);
+    expect((await service.call({ method: 'DELETE', url: `/v1/webhook_endpoints/${first.id}`, key: shop.test })).status).toBe(404);
+    const after = await service.call({ method: 'GET', url: '/v1/webhook_endpoints', key: shop.test });
+    expect(after.body.data.map((e: { id: string }) => e.id)).toEqual([second.id]);
+  });
+
+  it('roll their secret, which is shown once', async () => {
+    const endpoint = (await create({ url: 'https://hooks.example.com/roll' })).body;
+    const rolled = await service.call({ method: 'POST', url: `/v1/webhook_endpoints/${endpoint.id}/roll_secret`, key: merchant.test, body: { overlapSeconds: 600 } });
+    expect(rolled.status).toBe(200);
+    expect(rolled.body.secret).toMatch(/^whsec_/);
+    expect(rolled.body.secret).not.toBe(endpoint.secret);
+    const tooLong = await service.call({ method: 'POST', url: `/v1/webhook_endpoints/${endpoint.id}/roll_secret`, key: merchant.test, body: { overlapSeconds: 8 * 86_400 } });
+    expect(tooLong.body.param).toBe('overlapSeconds');
+  });
+
+  it("answer another product's or mode's endpoint with 404 on every call", async () => {
+    const endpoint = (await create({ url: 'https://hooks.example.com/mine' })).body;
+    const other = await service.createMerchant();
+    for (const key of [other.test, merchant.live]) {
+      for (const [method, url, body] of [
+        ['GET', `/v1/webhook_endpoints/${endpoint.id}`, undefined],
+        ['POST', `/v1/webhook_endpoints/${endpoint.id}`, { description: 'x' }],
+        ['DELETE', `/v1/webhook_endpoints/${endpoint.id}`, undefined],
+        ['POST', `/v1/webhook_endpoints/${endpoint.id}/roll_secret`, {}],
+        ['GET', `/v1/webhook_endpoints/${endpoint.id}/deliveries`, undefined],
+      ] as const) {
+        expect((await service.call({ method, url, key, body })).status).toBe(404);
+      }
+    }
+    expect((await service.call({ method: 'GET', url: `/v1/webhook_endpoints/${endpoint.id}`, key: merchant.test })).body.description).toBeNull();
+  });
+});
