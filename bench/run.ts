@@ -7,6 +7,10 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { openPglite, openPostgres, type Db } from '../src/db/db.js';
+import { migrate } from '../src/db/migrate.js';
+import { createSender } from '../src/modules/webhooks/sender.js';
+import { WebhooksService } from '../src/modules/webhooks/service.js';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -14,6 +18,8 @@ const POSTGRES_URL = process.env.TOLOV_BENCH_DATABASE_URL ?? 'postgres://postgre
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const STARTUP_TIMEOUT_MS = 60_000;
 const SEED_ORDERS = 1_000;
+const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 5_000);
+const DELIVERY_LOOPS = 2;
 
 interface Result {
   engine: string;
@@ -185,6 +191,60 @@ async function withPostgresDatabase<T>(run: (url: string) => Promise<T>): Promis
   }
 }
 
+/**
+ * Webhook delivery throughput, with nothing else loading the service: DELIVERIES due deliveries are seeded in bulk and
+ * DELIVERY_LOOPS worker loops (as the service runs them) drain them into a local receiver that answers 200 at once.
+ */
+async function benchDeliveries(engine: string, db: Db): Promise<Result> {
+  let received = 0;
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      received += 1;
+      response.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`;
+  await migrate(db);
+  await db.exec(`
+    INSERT INTO products (id, name, scopes, fee_bps) VALUES ('prod_bench', 'Bench', '{subscribe}', 100);
+    INSERT INTO webhook_endpoints (id, product_id, livemode, url, status, secret)
+      VALUES ('we_bench', 'prod_bench', false, '${url}', 'enabled', 'whsec_YmVuY2gtc2VjcmV0LWJlbmNoLXNlY3JldC1iZW5jaC0wMTI=');
+    INSERT INTO events (id, product_id, livemode, type, object_id, data)
+      SELECT 'evt_bench_' || n, 'prod_bench', false, 'payment_intent.succeeded', 'pi_bench_' || n,
+             json_build_object('id', 'pi_bench_' || n, 'object', 'payment_intent', 'amount', 1500000, 'status', 'succeeded')
+        FROM generate_series(1, ${DELIVERIES}) AS n;
+    INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at)
+      SELECT 'wd_bench_' || n, 'we_bench', 'evt_bench_' || n, 'pending', now() FROM generate_series(1, ${DELIVERIES}) AS n;`);
+  const sender = createSender({ timeoutMs: 10_000, allowPrivate: true });
+  const webhooks = new WebhooksService(db, { webhookRetryScheduleSeconds: [0, 60], webhookTimeoutMs: 10_000, webhookAllowPrivate: true }, sender);
+  const started = performance.now();
+  const loop = async () => {
+    while ((await webhooks.deliverDue(256)) > 0);
+  };
+  await Promise.all(Array.from({ length: DELIVERY_LOOPS }, loop));
+  const seconds = (performance.now() - started) / 1000;
+  const [latency] = await db.query<{ p50: number; p99: number; failed: number }>(
+    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms)::int AS p50,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms)::int AS p99,
+            (SELECT count(*)::int FROM webhook_deliveries WHERE status <> 'succeeded') AS failed
+       FROM webhook_attempts`,
+  );
+  await sender.close();
+  receiver.close();
+  process.stderr.write(`  webhook deliveries: ${Math.round(received / seconds)}/s\n`);
+  return {
+    engine,
+    scenario: `webhook deliveries (${DELIVERY_LOOPS} loops, attempt latency)`,
+    requestsPerSecond: Math.round(received / seconds),
+    p50Ms: latency!.p50,
+    p99Ms: latency!.p99,
+    errors: latency!.failed,
+    non2xx: DELIVERIES - received,
+  };
+}
+
 function report(results: Result[]): string {
   const bare = results.find((result) => result.engine === 'none')!;
   const lines = [
@@ -208,8 +268,23 @@ async function main(): Promise<void> {
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
-  const postgres = await withPostgresDatabase((url) => benchService('postgres', { DATABASE_URL: url }));
+  const lite = await openPglite('memory://');
+  results.push(await benchDeliveries('pglite', lite));
+  await lite.close();
+  const postgres = await withPostgresDatabase(async (url) => {
+    const service = await benchService('postgres', { DATABASE_URL: url });
+    return service;
+  });
   if (postgres) results.push(...postgres);
+  const postgresDeliveries = await withPostgresDatabase(async (url) => {
+    const db = await openPostgres(url);
+    try {
+      return await benchDeliveries('postgres', db);
+    } finally {
+      await db.close();
+    }
+  });
+  if (postgresDeliveries) results.push(postgresDeliveries);
 
   const text = report(results);
   process.stdout.write(`\n${text}\n`);

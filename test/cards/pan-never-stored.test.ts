@@ -2,8 +2,9 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openTestDb, ADMIN_TOKEN, engine } from '../support/harness.js';
-import { json, killAll, startMain } from '../support/process.js';
+import { openPostgres } from '../../src/db/db.js';
+import { ADMIN_TOKEN, engine } from '../support/harness.js';
+import { json, killAll, processStorage, startMain } from '../support/process.js';
 
 afterAll(killAll);
 
@@ -24,7 +25,7 @@ describe('the card number and phone never touch disk or logs', () => {
   it('after binding every test card, neither the data folder (or database) nor the logs contain them', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tolov-pan-'));
     try {
-      const storage: Record<string, string> = engine === 'pglite' ? { TOLOV_DATA_DIR: dir } : {};
+      const storage = engine === 'pglite' ? { TOLOV_DATA_DIR: dir } : await processStorage();
       const started = await startMain({ ...storage, LOG_LEVEL: 'trace' });
       const post = (path: string, body: unknown, key?: string) =>
         json(`${started.url}${path}`, {
@@ -68,7 +69,7 @@ describe('the card number and phone never touch disk or logs', () => {
           }
         }
       } else {
-        const db = await openTestDb();
+        const db = await openPostgres(storage.DATABASE_URL!);
         try {
           const tables = await db.query<{ table_name: string }>(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",

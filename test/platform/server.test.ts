@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, engine } from '../support/harness.js';
-import { json, killAll, startMain } from '../support/process.js';
+import { json, killAll, processStorage, startMain } from '../support/process.js';
 
 afterAll(killAll);
 
 
 describe('the service process', () => {
   it('starts, prints its URL, serves the quick start, and stops cleanly on SIGTERM', async () => {
-    const { child, url, output, exited } = await startMain({});
+    const { child, url, output, exited } = await startMain(await processStorage());
     expect((await json(`${url}/healthz`)).body).toEqual({ status: 'ok' });
 
     const product = await json(`${url}/admin/v1/products`, {
@@ -61,7 +61,7 @@ describe('the service process', () => {
   });
 
   it('refuses to start with a bad setting, naming the variable', async () => {
-    await expect(startMain({ TOLOV_ORDER_TTL_SECONDS: 'soon' })).rejects.toThrow(
+    await expect(startMain({ TOLOV_DATA_DIR: 'memory://', TOLOV_ORDER_TTL_SECONDS: 'soon' })).rejects.toThrow(
       /exited with 1[\s\S]*TOLOV_ORDER_TTL_SECONDS="soon" is invalid: expected an integer/,
     );
   });

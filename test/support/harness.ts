@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openPglite, openPostgres, type Db } from '../../src/db/db.js';
@@ -9,14 +10,66 @@ import type { PaymentsService } from '../../src/modules/payments/service.js';
 import type { RefundsService } from '../../src/modules/refunds/service.js';
 import type { Lookup } from '../../src/modules/webhooks/sender.js';
 import type { WebhooksService } from '../../src/modules/webhooks/service.js';
+import { randomBase62 } from '../../src/lib/ids.js';
 import { createService } from '../../src/service.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const engine = process.env.TOLOV_TEST_ENGINE === 'postgres' ? 'postgres' : 'pglite';
 
-/** A migrated database of the project's engine: a copy of the template (PGlite) or the run's database (PostgreSQL). */
+const TEMPLATE_ATTEMPTS_MAX = 10;
+
+/**
+ * A database of its own on the PostgreSQL server, copied from the run's migrated template, as PGlite tests get a copy
+ * of theirs: workers (reconciliation, webhook delivery) act on the whole database, so tests must not share one.
+ */
+export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const template = new URL(inject('postgresUrl'));
+  const templateName = template.pathname.slice(1);
+  const name = `${templateName}_${randomBase62(8).toLowerCase()}`;
+  const server = new URL(template);
+  server.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: server.toString() });
+  await admin.connect();
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await admin.query(`CREATE DATABASE ${name} TEMPLATE ${templateName}`);
+        break;
+      } catch (error) {
+        // Two copies of one template cannot start at the same instant; the other is done within moments.
+        if (attempt >= TEMPLATE_ATTEMPTS_MAX || (error as { code?: string }).code !== '55006') throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(template);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: server.toString() });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+/** A migrated database of the test's own, on the project's engine; closing it also discards it. */
 export async function openTestDb(): Promise<Db> {
-  if (engine === 'postgres') return openPostgres(inject('postgresUrl'));
+  if (engine === 'postgres') {
+    const database = await createPostgresDatabase();
+    const db = await openPostgres(database.url);
+    return {
+      ...db,
+      async close() {
+        await db.close();
+        await database.drop();
+      },
+    };
+  }
   const template = await readFile(inject('pgliteTemplatePath'));
   return openPglite('memory://', new Blob([template]));
 }

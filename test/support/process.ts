@@ -1,13 +1,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { inject } from 'vitest';
-import { ADMIN_TOKEN, engine } from './harness.js';
+import { ADMIN_TOKEN, createPostgresDatabase, engine } from './harness.js';
 
 const STARTUP_TIMEOUT_MS = 30_000;
 const running = new Set<ChildProcess>();
+const databases: Array<() => Promise<void>> = [];
 
-/** Kills every process a test file started and left running. */
-export function killAll(): void {
+/** Kills every process a test file started and left running, and drops the databases they used. */
+export async function killAll(): Promise<void> {
   for (const child of running) child.kill('SIGKILL');
+  await Promise.all(databases.splice(0).map((drop) => drop()));
+}
+
+/** Storage settings for a process: a fresh PostgreSQL database of its own, or an in-memory embedded one. */
+export async function processStorage(): Promise<Record<string, string>> {
+  if (engine === 'pglite') return { TOLOV_DATA_DIR: 'memory://' };
+  const database = await createPostgresDatabase();
+  databases.push(database.drop);
+  return { DATABASE_URL: database.url };
 }
 
 export interface Started {
@@ -17,11 +26,13 @@ export interface Started {
   exited: Promise<number | null>;
 }
 
-/** Starts `src/main.ts` as a user would (through tsx instead of the build) and waits for its URL. */
+/**
+ * Starts `src/main.ts` as a user would (through tsx instead of the build) and waits for its URL. `env` must carry the
+ * storage (see processStorage), so that a restart can reuse it.
+ */
 export function startMain(env: Record<string, string>): Promise<Started> {
-  const storage = engine === 'postgres' ? { DATABASE_URL: inject('postgresUrl') } : { TOLOV_DATA_DIR: 'memory://' };
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, ...storage, ...env },
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, engine } from '../support/harness.js';
-import { json, killAll, startMain } from '../support/process.js';
+import { json, killAll, processStorage, startMain } from '../support/process.js';
 import { startReceiver } from '../support/receiver.js';
 
 afterAll(killAll);
@@ -22,7 +22,7 @@ describe('webhook deliveries across a kill -9', () => {
     const receiver = await startReceiver();
     receiver.behaviour = 'fail';
     const env = {
-      ...(engine === 'pglite' ? { TOLOV_DATA_DIR: dir } : {}),
+      ...(engine === 'pglite' ? { TOLOV_DATA_DIR: dir } : await processStorage()),
       TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true',
       TOLOV_WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1,1,1',
       LOG_LEVEL: 'warn',

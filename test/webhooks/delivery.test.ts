@@ -191,6 +191,24 @@ describe('webhook deliveries', () => {
   });
 });
 
+describe('the first attempt', () => {
+  it('waits the schedule\'s first delay', async () => {
+    const delayed = await startService({ TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true', TOLOV_WEBHOOK_RETRY_SCHEDULE: '120,60' });
+    try {
+      const shop = await delayed.createMerchant();
+      await delayed.call({ method: 'POST', url: '/v1/webhook_endpoints', key: shop.test, body: { url: `${receiver.url}/delayed` } });
+      const card = await bindCard(delayed, shop.test, '8600000000000007');
+      await charge(delayed, shop.test, { amount: 100, card });
+      expect(await delayed.webhooks.deliverDue(100)).toBe(0);
+      await delayed.db.query("UPDATE webhook_deliveries SET next_attempt_at = now() - interval '121 seconds'");
+      expect(await delayed.webhooks.deliverDue(100)).toBe(1);
+      expect(receiver.received.map((request) => request.path)).toEqual(['/delayed']);
+    } finally {
+      await delayed.stop();
+    }
+  });
+});
+
 describe('the events history', () => {
   it('lists newest first, filters by type, and forgets events after 30 days', async () => {
     const { shop, card } = await shopWithEndpoint();

@@ -161,7 +161,8 @@ export class WebhooksService {
 
   /** One delivery batch: leases due deliveries, sends each attempt once, records the outcome and the next attempt. */
   async deliverDue(batchMax: number): Promise<number> {
-    const due = await store.leaseDueDeliveries(this.db, batchMax, this.settings.webhookTimeoutMs + LEASE_MARGIN_MS);
+    const schedule = this.settings.webhookRetryScheduleSeconds;
+    const due = await store.leaseDueDeliveries(this.db, batchMax, this.settings.webhookTimeoutMs + LEASE_MARGIN_MS, schedule[0] ?? 0);
     for (let start = 0; start < due.length; start += SEND_CONCURRENCY) {
       await Promise.all(due.slice(start, start + SEND_CONCURRENCY).map((delivery) => this.attempt(delivery)));
     }

@@ -88,22 +88,25 @@ export interface DueDelivery {
 
 /**
  * Leases a bounded batch of due deliveries: each attempt is numbered and held for `leaseMs`, so another worker (in this
- * or any process) skips it meanwhile. Returns what sending needs, in one round trip.
+ * or any process) skips it meanwhile. A first attempt is due `firstDelaySeconds` after the event (the schedule's first
+ * delay, 0 by default). Returns what sending needs, in one round trip.
  */
-export async function leaseDueDeliveries(db: Queryable, batchMax: number, leaseMs: number): Promise<DueDelivery[]> {
+export async function leaseDueDeliveries(db: Queryable, batchMax: number, leaseMs: number, firstDelaySeconds: number): Promise<DueDelivery[]> {
   return db.query<DueDelivery>(
     `WITH claimed AS (
        UPDATE webhook_deliveries SET attempts = attempts + 1, locked_until = now() + $2 * interval '1 millisecond'
         WHERE id IN (
           SELECT id FROM webhook_deliveries
-           WHERE status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until <= now())
+           WHERE status = 'pending' AND (locked_until IS NULL OR locked_until <= now())
+             AND ((attempts > 0 AND next_attempt_at <= now())
+               OR (attempts = 0 AND next_attempt_at <= now() - $3 * interval '1 second'))
            ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
         RETURNING id, attempts, endpoint_id, event_id)
      SELECT c.id, c.attempts, c.endpoint_id, w.url, w.status AS endpoint_status,
             array_remove(ARRAY[w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END], NULL) AS secrets,
             e.id AS event_id, e.type, e.livemode, e.created_at, e.data
        FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id`,
-    [batchMax, leaseMs],
+    [batchMax, leaseMs, firstDelaySeconds],
   );
 }
 
