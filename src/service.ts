@@ -35,7 +35,7 @@ export interface Service {
 export async function createService(config: Config, options: { db?: Db; hooks?: PhaseHooks; lookup?: Lookup } = {}): Promise<Service> {
   const db = options.db ?? (await openDb(config));
   await migrate(db);
-  const rails = createRails(db);
+  const rails = createRails(db, config);
   const { app, services } = await buildApp({
     config,
     db,

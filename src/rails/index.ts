@@ -1,19 +1,22 @@
 import type { Db } from '../db/db.js';
 import { ApiError } from '../http/errors.js';
+import { httpRail } from './http-rail.js';
 import type { Rail } from './rail.js';
 import { testRail } from './test-rail.js';
 
-/** The rail of each mode: the test rail for test mode; live mode has none until a bank gateway is connected. */
+/** The rail of each mode: the test rail for test mode; the bank gateway at TOLOV_LIVE_RAIL_URL for live mode. */
 export interface Rails {
   forMode(livemode: boolean): Rail;
 }
 
-export function createRails(db: Db): Rails {
+export function createRails(db: Db, live: { liveRailUrl: string | null; liveRailSecret: string | null }): Rails {
   const test = testRail(db);
+  const gateway = live.liveRailUrl && live.liveRailSecret ? httpRail({ url: live.liveRailUrl, secret: live.liveRailSecret }) : null;
   return {
     forMode(livemode) {
       if (!livemode) return test;
-      throw new ApiError('RAIL_UNAVAILABLE', 'Live mode has no bank rail configured yet; use a test key');
+      if (gateway) return gateway;
+      throw new ApiError('RAIL_UNAVAILABLE', 'Live mode has no bank gateway configured (TOLOV_LIVE_RAIL_URL); use a test key');
     },
   };
 }

@@ -1,0 +1,67 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBankSim, SIM_PHONE, type BankSim } from '../../bank-sim/sim.js';
+import { idem, startService, type Merchant, type TestService } from './harness.js';
+
+export const SIM_SECRET = 'bank-sim-test-secret';
+
+export interface Live {
+  sim: BankSim;
+  service: TestService;
+  merchant: Merchant;
+  /** Stops the simulator and starts it again on the same data, as a crash and restart of the bank would. */
+  restartSim(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Tolov in live mode against a bank simulator of its own (its own folder, its own port). */
+export async function startLive(env: Record<string, string> = {}): Promise<Live> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'tolov-bank-sim-'));
+  let sim = await startBankSim({ dataDir, secret: SIM_SECRET, port: 0, log: false });
+  const port = new URL(sim.url).port;
+  const service = await startService({ TOLOV_LIVE_RAIL_URL: sim.url, TOLOV_LIVE_RAIL_SECRET: SIM_SECRET, ...env });
+  const merchant = await service.createMerchant({ name: 'Live shop', feeBps: 100 });
+  const live: Live = {
+    sim,
+    service,
+    merchant,
+    async restartSim() {
+      const faults = live.sim.faults;
+      await live.sim.close();
+      sim = await startBankSim({ dataDir, secret: SIM_SECRET, port: Number(port), log: false, faults });
+      live.sim = sim;
+    },
+    async stop() {
+      await service.stop();
+      await live.sim.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return live;
+}
+
+/** The last SMS code the simulator sent to the phone. */
+export async function lastCode(sim: BankSim): Promise<string> {
+  const response = await fetch(`${sim.url}/sim/v1/sms?phone=${SIM_PHONE}`);
+  return ((await response.json()) as { code: string }).code;
+}
+
+/** Binds a live card through the public calls, with the SMS code the bank sent. */
+export async function bindLiveCard(live: Live, pan: string): Promise<string> {
+  const { service, merchant, sim } = live;
+  const binding = (await service.call({ method: 'POST', url: '/subscribe/v1/card_bindings', key: merchant.live, body: {} })).body;
+  const card = await service.call({ method: 'POST', url: `/checkout/v1/sessions/${binding.clientToken}/card`, body: { pan, expiry: '12/30', phone: SIM_PHONE } });
+  if (card.status !== 200) throw new Error(`card refused: ${card.text}`);
+  const code = await service.call({ method: 'POST', url: `/checkout/v1/sessions/${binding.clientToken}/code`, body: { code: await lastCode(sim) } });
+  if (code.status !== 200) throw new Error(`code refused: ${code.text}`);
+  return (await service.call({ method: 'GET', url: `/subscribe/v1/card_bindings/${binding.id}`, key: merchant.live })).body.card;
+}
+
+export const liveCharge = (live: Live, card: string, amount: number, key = idem()) =>
+  live.service.call({ method: 'POST', url: '/subscribe/v1/charges', key: live.merchant.live, idempotencyKey: key, body: { amount, card } });
+
+export async function setFaults(sim: BankSim, faults: Record<string, number>): Promise<void> {
+  const response = await fetch(`${sim.url}/sim/v1/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faults) });
+  if (response.status !== 200) throw new Error(`faults refused: ${await response.text()}`);
+}
