@@ -22,6 +22,8 @@ export interface Config {
   expiryIntervalMs: number;
   liveRailUrl: string | null;
   liveRailSecret: string | null;
+  /** How long the bank gateway has to answer one call. */
+  liveRailTimeoutMs: number;
   defaultFeeBps: number;
   /** Public card-capture calls allowed per session token, and per client address, each minute. */
   sessionRequestsPerMinute: number;
@@ -126,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     expiryIntervalMs: integer('TOLOV_EXPIRY_INTERVAL_MS', 5_000, 10, DAY_SECONDS * 1000),
     liveRailUrl,
     liveRailSecret,
+    liveRailTimeoutMs: integer('TOLOV_LIVE_RAIL_TIMEOUT_MS', 5_000, 100, 60_000),
     defaultFeeBps: integer('TOLOV_FEE_BPS', 100, 0, 10_000),
     sessionRequestsPerMinute: integer('TOLOV_RATE_LIMIT_SESSION_PER_MINUTE', 60, 1, 1_000_000),
     addressRequestsPerMinute: integer('TOLOV_RATE_LIMIT_ADDRESS_PER_MINUTE', 300, 1, 1_000_000),

@@ -21,6 +21,7 @@ describe('configuration', () => {
       expiryIntervalMs: 5_000,
       liveRailUrl: null,
       liveRailSecret: null,
+      liveRailTimeoutMs: 5_000,
       defaultFeeBps: 100,
       sessionRequestsPerMinute: 60,
       addressRequestsPerMinute: 300,

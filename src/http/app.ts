@@ -13,6 +13,7 @@ import { orderRoutes } from '../modules/orders/routes.js';
 import { OrdersService } from '../modules/orders/service.js';
 import { paymentRoutes } from '../modules/payments/routes.js';
 import { PaymentsService } from '../modules/payments/service.js';
+import { reconciliationRoutes } from '../modules/reconciliation/routes.js';
 import { refundRoutes } from '../modules/refunds/routes.js';
 import { RefundsService } from '../modules/refunds/service.js';
 import { webhookRoutes } from '../modules/webhooks/routes.js';
@@ -160,6 +161,7 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
   const webhooks = new WebhooksService(db, config, sender);
 
   productRoutes(app, db, config.defaultFeeBps);
+  reconciliationRoutes(app, db, rails);
   orderRoutes(app, db, orders);
   ledgerRoutes(app, db);
   cardBindingRoutes(app, db, rails, config);

@@ -8,10 +8,9 @@
 import { Pool } from 'undici';
 import { formatExpiry } from '../modules/cards/card-data.js';
 import { gatewaySignature, gatewaySignatureValid, SIGNATURE_HEADER, TIMESTAMP_HEADER, type GatewayAnswer } from './protocol.js';
-import type { MoneyOperation, Rail, RailOutcome } from './rail.js';
+import type { MoneyOperation, Rail, RailOutcome, RecordedOperation } from './rail.js';
 
 const CONNECT_TIMEOUT_MS = 2_000;
-const RESPONSE_TIMEOUT_MS = 5_000;
 const ATTEMPTS_MAX = 3;
 const RETRY_DELAYS_MS = [100, 400];
 const CONNECTIONS = 32;
@@ -29,13 +28,14 @@ export class RailCallError extends Error {
 /** What one HTTP exchange gave: a signed, readable answer, or nothing certain. */
 type Exchange = { answer: GatewayAnswer; status: number } | { unclear: string };
 
-export function httpRail(options: { url: string; secret: string }): Rail {
+export function httpRail(options: { url: string; secret: string; timeoutMs: number }): Rail {
   const base = new URL(options.url);
+  const connectTimeoutMs = Math.min(CONNECT_TIMEOUT_MS, options.timeoutMs);
   const pool = new Pool(base.origin, {
     connections: CONNECTIONS,
-    connect: { timeout: CONNECT_TIMEOUT_MS },
-    headersTimeout: RESPONSE_TIMEOUT_MS,
-    bodyTimeout: RESPONSE_TIMEOUT_MS,
+    connect: { timeout: connectTimeoutMs },
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
   });
 
   const exchange = async (path: string, payload: unknown): Promise<Exchange> => {
@@ -51,7 +51,7 @@ export function httpRail(options: { url: string; secret: string }): Rail {
           [SIGNATURE_HEADER]: gatewaySignature(options.secret, timestamp, body),
         },
         body,
-        signal: AbortSignal.timeout(RESPONSE_TIMEOUT_MS + CONNECT_TIMEOUT_MS),
+        signal: AbortSignal.timeout(options.timeoutMs + connectTimeoutMs),
       });
       const text = await response.body.text();
       if (text.length > ANSWER_MAX_BYTES) return { unclear: 'answer too large' };
@@ -93,7 +93,7 @@ export function httpRail(options: { url: string; secret: string }): Rail {
   };
 
   return {
-    callWindowMs: ATTEMPTS_MAX * (CONNECT_TIMEOUT_MS + RESPONSE_TIMEOUT_MS) + RETRY_DELAYS_MS.reduce((a, b) => a + b, 0),
+    callWindowMs: ATTEMPTS_MAX * (connectTimeoutMs + options.timeoutMs) + RETRY_DELAYS_MS.reduce((a, b) => a + b, 0),
 
     async tokenize(card) {
       const answer = await plain('/v1/cards/tokenize', { pan: card.pan, expiry: formatExpiry(card.expiry), phone: card.phone });
@@ -116,6 +116,12 @@ export function httpRail(options: { url: string; secret: string }): Rail {
 
     debit: (operation: MoneyOperation) => money('/v1/debits', operation),
     refund: (operation) => money('/v1/refunds', operation),
+
+    async operations(from, to, limit) {
+      const result = await exchangeRetrying('/v1/operations/list', { from: from.toISOString(), to: to.toISOString(), limit });
+      if ('unclear' in result || result.answer.result !== 'ok') throw new RailCallError('bank gateway could not list its operations');
+      return (result.answer.operations as RecordedOperation[]).map(({ operationId, type, amount, status }) => ({ operationId, type, amount, status }));
+    },
 
     async status(operationId) {
       const result = await exchangeRetrying('/v1/operations/status', { operationId });

@@ -9,9 +9,10 @@ export interface Rails {
   forMode(livemode: boolean): Rail;
 }
 
-export function createRails(db: Db, live: { liveRailUrl: string | null; liveRailSecret: string | null }): Rails {
+export function createRails(db: Db, live: { liveRailUrl: string | null; liveRailSecret: string | null; liveRailTimeoutMs: number }): Rails {
   const test = testRail(db);
-  const gateway = live.liveRailUrl && live.liveRailSecret ? httpRail({ url: live.liveRailUrl, secret: live.liveRailSecret }) : null;
+  const gateway =
+    live.liveRailUrl && live.liveRailSecret ? httpRail({ url: live.liveRailUrl, secret: live.liveRailSecret, timeoutMs: live.liveRailTimeoutMs }) : null;
   return {
     forMode(livemode) {
       if (!livemode) return test;

@@ -42,4 +42,13 @@ export interface Rail {
   refund(operation: MoneyOperation & { debitOperationId: string }): Promise<RailOutcome>;
   /** What the bank recorded for an operation id; `NOT_FOUND` means it never executed it. */
   status(operationId: string): Promise<RailOutcome | { status: 'NOT_FOUND' }>;
+  /** The bank's own record of the operations it executed in [from, to), at most `limit` of them, oldest first. */
+  operations(from: Date, to: Date, limit: number): Promise<RecordedOperation[]>;
+}
+
+export interface RecordedOperation {
+  operationId: string;
+  type: 'debit' | 'refund';
+  amount: number;
+  status: 'SUCCEEDED' | 'FAILED';
 }

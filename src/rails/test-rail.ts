@@ -103,6 +103,14 @@ export function testRail(db: Db): Rail {
       return behaviour === 'refund_unclear_then_succeeds' ? { status: 'UNKNOWN' } : outcomeOf(recorded);
     },
 
+    async operations(from, to, limit) {
+      const rows = await db.query<{ operation_id: string; type: 'debit' | 'refund'; amount: number; status: 'SUCCEEDED' | 'FAILED' }>(
+        'SELECT operation_id, type, amount, status FROM test_rail_operations WHERE created_at >= $1 AND created_at < $2 ORDER BY created_at LIMIT $3',
+        [from, to, limit],
+      );
+      return rows.map((row) => ({ operationId: row.operation_id, type: row.type, amount: row.amount, status: row.status }));
+    },
+
     async status(operationId) {
       const [row] = await db.query<Recorded>('SELECT status, failure_code FROM test_rail_operations WHERE operation_id = $1', [operationId]);
       return row ? outcomeOf(row) : { status: 'NOT_FOUND' };

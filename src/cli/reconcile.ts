@@ -1,0 +1,32 @@
+// `npm run reconcile -- 2026-11-22 [live|test]`: the reconciliation report of a UTC day, printed as JSON, with exit
+// code 1 when there are mismatches (for cron and alerting).
+import { ConfigError, loadConfig } from '../config.js';
+import { openDb } from '../db/db.js';
+import { migrate } from '../db/migrate.js';
+import { reconciliationReport } from '../modules/reconciliation/service.js';
+import { createRails } from '../rails/index.js';
+
+const [date = new Date().toISOString().slice(0, 10), mode = 'live'] = process.argv.slice(2);
+if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || (mode !== 'live' && mode !== 'test')) {
+  process.stderr.write('usage: npm run reconcile -- [YYYY-MM-DD] [live|test]\n');
+  process.exit(2);
+}
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`reconcile: ${error.message}\n`);
+    process.exit(2);
+  }
+  throw error;
+}
+const db = await openDb(config);
+try {
+  await migrate(db);
+  const report = await reconciliationReport(db, createRails(db, config), date, mode === 'live');
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  process.exitCode = report.mismatches.length > 0 ? 1 : 0;
+} finally {
+  await db.close();
+}
