@@ -14,8 +14,11 @@ import type { DeliveryRow, DueDelivery, EndpointRow } from './store.js';
 const DEFAULT_OVERLAP_SECONDS = 86_400;
 /** Attempts sent at once by one worker. */
 const SEND_CONCURRENCY = 64;
-/** A lease outlives the attempt's own timeout by this much, so no other worker takes an attempt still in flight. */
-const LEASE_MARGIN_MS = 30_000;
+/**
+ * A lease outlives the attempt's own timeout by this much (time to record the outcome), so no other worker takes an
+ * attempt still in flight. After a crash, the attempts it held are taken up again once their leases end.
+ */
+const LEASE_MARGIN_MS = 5_000;
 export const EVENT_RETENTION_DAYS = 30;
 
 export interface WebhookSettings {
