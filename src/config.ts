@@ -28,6 +28,8 @@ export interface Config {
   /** Public card-capture calls allowed per session token, and per client address, each minute. */
   sessionRequestsPerMinute: number;
   addressRequestsPerMinute: number;
+  /** Merchant API calls allowed per API key each minute. */
+  keyRequestsPerMinute: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -132,6 +134,7 @@ export function loadConfig(env: Env = process.env): Config {
     defaultFeeBps: integer('TOLOV_FEE_BPS', 100, 0, 10_000),
     sessionRequestsPerMinute: integer('TOLOV_RATE_LIMIT_SESSION_PER_MINUTE', 60, 1, 1_000_000),
     addressRequestsPerMinute: integer('TOLOV_RATE_LIMIT_ADDRESS_PER_MINUTE', 300, 1, 1_000_000),
+    keyRequestsPerMinute: integer('TOLOV_RATE_LIMIT_KEY_PER_MINUTE', 6_000, 1, 10_000_000),
     logLevel: logLevel as Config['logLevel'],
   };
 }

@@ -25,6 +25,7 @@ describe('configuration', () => {
       defaultFeeBps: 100,
       sessionRequestsPerMinute: 60,
       addressRequestsPerMinute: 300,
+      keyRequestsPerMinute: 6_000,
     });
   });
 

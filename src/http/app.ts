@@ -26,6 +26,7 @@ import { authenticateAdmin, authenticateMerchant, routeNotFound } from './auth.j
 import { ApiError } from './errors.js';
 import type { PhaseHooks } from './idempotency.js';
 import { loggerOptions } from './logging.js';
+import { RateLimiter } from './rate-limit.js';
 import { validatorCompiler } from './validation.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -117,11 +118,15 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
     done(null, body);
   });
 
+  // Per API key, in this process: a runaway integration slows itself down, not every merchant.
+  const perKey = new RateLimiter(config.keyRequestsPerMinute, 60_000);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
     const auth = request.routeOptions.config.auth;
-    if (auth?.kind === 'merchant') request.merchant = await authenticateMerchant(db, request, auth.scope);
-    else if (auth?.kind === 'admin') authenticateAdmin(config.adminToken, request);
+    if (auth?.kind === 'merchant') {
+      request.merchant = await authenticateMerchant(db, request, auth.scope);
+      perKey.hit(request.merchant.keyId);
+    } else if (auth?.kind === 'admin') authenticateAdmin(config.adminToken, request);
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
