@@ -2,23 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PhaseHooks } from '../../src/http/idempotency.js';
 import { bindCard, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
 import { startService, type Merchant, type TestService } from '../support/harness.js';
+import { SEED, seeded } from '../support/random.js';
 import { balance, reconcileNow } from '../support/payments.js';
 
 const STEPS = 150;
 const CRASH_RATE = 0.2;
-const SEED = Number(process.env.TOLOV_TEST_SEED ?? Date.now() % 2 ** 31);
 
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
-const next = random(SEED);
+const next = seeded(SEED);
 let crashing = true;
 const hooks: PhaseHooks = {
   afterCommit: () => {

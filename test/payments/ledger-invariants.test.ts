@@ -1,21 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard } from '../support/binding.js';
 import { startService, type Merchant, type TestService } from '../support/harness.js';
+import { SEED, seeded } from '../support/random.js';
 import { balance, charge, reconcileNow } from '../support/payments.js';
 
 const STEPS = 300;
-const SEED = Number(process.env.TOLOV_TEST_SEED ?? Date.now() % 2 ** 31);
 
-/** mulberry32: a small seeded generator, so that a failing sequence can be replayed with TOLOV_TEST_SEED. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 let service: TestService;
 let shop: Merchant;
@@ -82,7 +72,7 @@ async function checkInvariants(step: string): Promise<void> {
 describe('the ledger under a random sequence of payments', () => {
   it(`keeps every invariant after each of ${STEPS} steps`, async () => {
     process.stdout.write(`ledger invariants: TOLOV_TEST_SEED=${SEED}\n`);
-    const next = random(SEED);
+    const next = seeded(SEED);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
     const pans = ['8600000000000007', '9860000000000000', '8600000000000015', '8600000000000031', '8600000000000049', '8600000000000064'];
     const cards = await Promise.all(pans.map((pan) => bindCard(service, shop.test, pan)));

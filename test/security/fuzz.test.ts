@@ -1,20 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard, createBinding } from '../support/binding.js';
 import { ADMIN_TOKEN, startService, type Merchant, type TestService } from '../support/harness.js';
+import { SEED, seeded } from '../support/random.js';
 import { charge } from '../support/payments.js';
 
 const REQUESTS = Number(process.env.TOLOV_FUZZ_REQUESTS ?? 3_000);
-const SEED = Number(process.env.TOLOV_TEST_SEED ?? Date.now() % 2 ** 31);
 
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 let service: TestService;
 let merchant: Merchant;
@@ -74,7 +65,7 @@ const rowCount = async () =>
 describe('request fuzzing', () => {
   it(`answers ${REQUESTS} random and malformed POSTs without a 5xx or a partial write`, async () => {
     process.stdout.write(`request fuzzing: TOLOV_TEST_SEED=${SEED}\n`);
-    const next = random(SEED);
+    const next = seeded(SEED);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
     const value = (depth = 0): unknown => {
       switch (Math.floor(next() * (depth > 2 ? 8 : 11))) {

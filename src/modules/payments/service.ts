@@ -11,7 +11,7 @@ import { newId } from '../../lib/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { askRail, reconcileBackoffMs, RECONCILE_LEASE_MS } from '../../rails/reconciliation.js';
-import { findCard } from '../cards/store.js';
+import { findCard, type CardRow } from '../cards/store.js';
 import { recordEvent } from '../events/store.js';
 import { post, type Entry } from '../ledger/service.js';
 import type { OrdersService } from '../orders/service.js';
@@ -116,6 +116,23 @@ export class PaymentsService {
     });
   }
 
+  /** An intent debiting a saved card, as a charge or the legacy create makes it. */
+  private intentOfCard(merchant: Merchant, card: CardRow, body: CreateChargeBody, status: 'PROCESSING' | 'REQUIRES_PAYMENT'): store.NewIntent {
+    return {
+      id: newId('pi'),
+      amount: body.amount,
+      fee: feeOf(body.amount, merchant.feeBps),
+      status,
+      cardId: card.id,
+      orderId: null,
+      railToken: card.rail_token,
+      rail: card.rail,
+      description: body.description ?? null,
+      metadata: body.metadata ?? {},
+      inFlightMs: status === 'PROCESSING' ? this.rails.forMode(merchant.livemode).callWindowMs : null,
+    };
+  }
+
   private async usableCard(tx: Queryable, merchant: Merchant, cardId: string) {
     const card = await findCard(tx, merchant, cardId);
     if (!card) throw notFound('card');
@@ -124,24 +141,13 @@ export class PaymentsService {
   }
 
   chargePhases(merchant: Merchant, body: CreateChargeBody): Record<string, Phase> {
-    const window = this.rails.forMode(merchant.livemode).callWindowMs;
+    // A mode without a rail refuses every charge (503 RAIL_UNAVAILABLE) before looking at anything.
+    this.rails.forMode(merchant.livemode);
     return {
       started: {
         atomic: async (tx) => {
           const card = await this.usableCard(tx, merchant, body.card);
-          const intent = await store.insertIntent(tx, merchant, {
-            id: newId('pi'),
-            amount: body.amount,
-            fee: feeOf(body.amount, merchant.feeBps),
-            status: 'PROCESSING',
-            cardId: card.id,
-            orderId: null,
-            railToken: card.rail_token,
-            rail: card.rail,
-            description: body.description ?? null,
-            metadata: body.metadata ?? {},
-            inFlightMs: window,
-          });
+          const intent = await store.insertIntent(tx, merchant, this.intentOfCard(merchant, card, body, 'PROCESSING'));
           return { next: 'debit', resourceId: intent.id };
         },
       },
@@ -156,19 +162,7 @@ export class PaymentsService {
         atomic: async (tx) => {
           const card = await findCard(tx, merchant, body.card);
           if (!card) throw notFound('card');
-          const intent = await store.insertIntent(tx, merchant, {
-            id: newId('pi'),
-            amount: body.amount,
-            fee: feeOf(body.amount, merchant.feeBps),
-            status: 'REQUIRES_PAYMENT',
-            cardId: card.id,
-            orderId: null,
-            railToken: card.rail_token,
-            rail: card.rail,
-            description: body.description ?? null,
-            metadata: body.metadata ?? {},
-            inFlightMs: null,
-          });
+          const intent = await store.insertIntent(tx, merchant, this.intentOfCard(merchant, card, body, 'REQUIRES_PAYMENT'));
           return { response: { status: 201, body: presentIntent(intent) } };
         },
       },
