@@ -174,7 +174,7 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
   paymentRoutes(app, db, payments, hooks);
   refundRoutes(app, db, refunds, hooks);
   checkoutRoutes(app, checkout, config);
-  webhookRoutes(app, webhooks);
+  webhookRoutes(app, db, webhooks);
   pageRoutes(app, db);
   return { app, services: { orders, payments, refunds, checkout, webhooks } };
 }

@@ -32,6 +32,17 @@ describe('webhook endpoints', () => {
     expect((await create({ url: 'https://hooks.example.com/live' }, merchant.live)).body.livemode).toBe(true);
   });
 
+  it('are created once for a repeated Idempotency-Key, secret included', async () => {
+    const key = `endpoint-${Date.now()}`;
+    const body = { url: 'https://hooks.example.com/once' };
+    const first = await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: merchant.test, idempotencyKey: key, body });
+    const second = await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: merchant.test, idempotencyKey: key, body });
+    expect(second.text).toBe(first.text);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    const rows = await service.db.query("SELECT id FROM webhook_endpoints WHERE url = 'https://hooks.example.com/once'");
+    expect(rows).toHaveLength(1);
+  });
+
   it('default to every event type', async () => {
     expect((await create({ url: 'https://hooks.example.com/all' })).body.enabledEvents).toEqual([]);
   });

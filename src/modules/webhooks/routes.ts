@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db, Queryable } from '../../db/db.js';
 import { merchantOf } from '../../http/auth.js';
+import { sendIdempotent } from '../../http/idempotency.js';
 import { listEnvelope, ListQuery } from '../../http/pagination.js';
 import { IdParams } from '../../http/schemas.js';
 import {
@@ -15,8 +17,14 @@ import {
 } from './schema.js';
 import type { WebhooksService } from './service.js';
 
-export function webhookRoutes(app: FastifyInstance, webhooks: WebhooksService): void {
+export function webhookRoutes(app: FastifyInstance, db: Db, webhooks: WebhooksService): void {
   const config = { auth: { kind: 'merchant' } } as const;
+  /** A write as one atomic phase, so that an optional Idempotency-Key replays it instead of repeating it. */
+  const idempotent = (request: FastifyRequest, reply: FastifyReply, status: number, write: (tx: Queryable) => Promise<unknown>) =>
+    sendIdempotent(db, merchantOf(request), request, reply, {
+      keyRequired: false,
+      phases: { started: { atomic: async (tx) => ({ response: { status, body: await write(tx) } }) } },
+    });
   const tags = ['webhooks'];
   const Deleted = Type.Object({ id: Type.String(), object: Type.Literal('webhook_endpoint'), deleted: Type.Literal(true) });
 
@@ -31,7 +39,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhooksService): 
         response: { 201: WebhookEndpoint },
       },
     },
-    async (request, reply) => reply.code(201).send(await webhooks.create(merchantOf(request), request.body)),
+    (request, reply) => idempotent(request, reply, 201, (tx) => webhooks.create(tx, merchantOf(request), request.body)),
   );
 
   app.get<{ Querystring: ListQuery }>(
@@ -52,7 +60,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhooksService): 
       config,
       schema: { tags, summary: 'Change the URL, the events, the description, or enable/disable', params: IdParams, body: UpdateEndpointBody, response: { 200: WebhookEndpoint } },
     },
-    (request) => webhooks.update(merchantOf(request), request.params.id, request.body),
+    (request, reply) => idempotent(request, reply, 200, (tx) => webhooks.update(tx, merchantOf(request), request.params.id, request.body)),
   );
 
   app.delete<{ Params: IdParams }>(
@@ -73,7 +81,8 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhooksService): 
         response: { 200: WebhookEndpoint },
       },
     },
-    (request) => webhooks.rollSecret(merchantOf(request), request.params.id, request.body?.overlapSeconds),
+    (request, reply) =>
+      idempotent(request, reply, 200, (tx) => webhooks.rollSecret(tx, merchantOf(request), request.params.id, request.body?.overlapSeconds)),
   );
 
   app.get<{ Params: IdParams; Querystring: ListQuery }>(
@@ -113,6 +122,6 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhooksService): 
       config,
       schema: { tags: eventTags, summary: 'Deliver an event again to an endpoint', params: IdParams, body: ResendBody, response: { 201: WebhookDelivery } },
     },
-    async (request, reply) => reply.code(201).send(await webhooks.resend(merchantOf(request), request.params.id, request.body.endpoint)),
+    (request, reply) => idempotent(request, reply, 201, (tx) => webhooks.resend(tx, merchantOf(request), request.params.id, request.body.endpoint)),
   );
 }

@@ -1,5 +1,5 @@
 // Webhook endpoints and the delivery of events to them: signed, retried on the configured schedule, at least once.
-import type { Db } from '../../db/db.js';
+import type { Db, Queryable } from '../../db/db.js';
 import type { Merchant } from '../../http/auth.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { listPage, type List, type ListQuery } from '../../http/pagination.js';
@@ -84,16 +84,18 @@ export class WebhooksService {
     if (refusal) throw new ApiError('VALIDATION_ERROR', `url ${refusal}`, { param: 'url' });
   }
 
-  private async endpointOf(merchant: Merchant, id: string): Promise<EndpointRow> {
-    const row = await store.findEndpoint(this.db, merchant, id);
+  private async endpointOf(merchant: Merchant, id: string, db: Queryable = this.db): Promise<EndpointRow> {
+    const row = await store.findEndpoint(db, merchant, id);
     if (!row) throw notFound('webhook endpoint');
     return row;
   }
 
-  async create(merchant: Merchant, body: CreateEndpointBody): Promise<WebhookEndpoint> {
+  // The calls that write take the transaction of their idempotent phase, so an Idempotency-Key replays them.
+
+  async create(tx: Queryable, merchant: Merchant, body: CreateEndpointBody): Promise<WebhookEndpoint> {
     this.checkUrl(body.url);
     const secret = newWebhookSecret();
-    const row = await store.insertEndpoint(this.db, merchant, {
+    const row = await store.insertEndpoint(tx, merchant, {
       id: newId('we'),
       url: body.url,
       enabledEvents: body.enabledEvents ?? [],
@@ -115,9 +117,9 @@ export class WebhooksService {
     });
   }
 
-  async update(merchant: Merchant, id: string, body: UpdateEndpointBody): Promise<WebhookEndpoint> {
+  async update(tx: Queryable, merchant: Merchant, id: string, body: UpdateEndpointBody): Promise<WebhookEndpoint> {
     if (body.url !== undefined) this.checkUrl(body.url);
-    const row = await store.updateEndpoint(this.db, merchant, id, body);
+    const row = await store.updateEndpoint(tx, merchant, id, body);
     if (!row) throw notFound('webhook endpoint');
     return presentEndpoint(row);
   }
@@ -127,9 +129,9 @@ export class WebhooksService {
     return { id, object: 'webhook_endpoint', deleted: true };
   }
 
-  async rollSecret(merchant: Merchant, id: string, overlapSeconds = DEFAULT_OVERLAP_SECONDS): Promise<WebhookEndpoint> {
+  async rollSecret(tx: Queryable, merchant: Merchant, id: string, overlapSeconds = DEFAULT_OVERLAP_SECONDS): Promise<WebhookEndpoint> {
     const secret = newWebhookSecret();
-    const row = await store.rollSecret(this.db, merchant, id, secret, overlapSeconds);
+    const row = await store.rollSecret(tx, merchant, id, secret, overlapSeconds);
     if (!row) throw notFound('webhook endpoint');
     return presentEndpoint(row, secret);
   }
@@ -149,17 +151,17 @@ export class WebhooksService {
   }
 
   /** Delivers an event again to one endpoint of the same product and mode, as a new delivery due now. */
-  async resend(merchant: Merchant, eventId: string, endpointId: string): Promise<WebhookDelivery> {
-    const [event] = await this.db.query<{ id: string }>('SELECT id FROM events WHERE id = $1 AND product_id = $2 AND livemode = $3', [
+  async resend(tx: Queryable, merchant: Merchant, eventId: string, endpointId: string): Promise<WebhookDelivery> {
+    const [event] = await tx.query<{ id: string }>('SELECT id FROM events WHERE id = $1 AND product_id = $2 AND livemode = $3', [
       eventId,
       merchant.productId,
       merchant.livemode,
     ]);
     if (!event) throw notFound('event');
-    const endpoint = await this.endpointOf(merchant, endpointId);
+    const endpoint = await this.endpointOf(merchant, endpointId, tx);
     if (endpoint.status !== 'enabled') throw new ApiError('INVALID_STATE', 'The endpoint is disabled: enable it first');
-    const deliveryId = await store.insertDelivery(this.db, endpoint.id, event.id);
-    return presentDelivery(await store.findDelivery(this.db, deliveryId));
+    const deliveryId = await store.insertDelivery(tx, endpoint.id, event.id);
+    return presentDelivery(await store.findDelivery(tx, deliveryId));
   }
 
   /** One delivery batch: leases due deliveries, sends each attempt once, records the outcome and the next attempt. */
