@@ -173,12 +173,12 @@ export class CheckoutService {
   private async payOrder(session: SessionRow): Promise<SessionState> {
     const token = session.token;
     const rail = this.rails.forMode(session.livemode);
-    const intentId = await this.db.transaction(async (tx) => {
+    const intent = await this.db.transaction(async (tx) => {
       // The order's lock orders this against a cancel or an expiry, which close the session in their own transaction.
       const order = await lockOrderById(tx, session.order_id!);
       if (!(await store.startOrderDebit(tx, token))) return null;
       if (order.status !== 'PENDING') throw new Error(`order ${order.id} is ${order.status} under an open session`);
-      const intent = await insertIntent(
+      return insertIntent(
         tx,
         { productId: session.product_id, livemode: session.livemode },
         {
@@ -195,13 +195,12 @@ export class CheckoutService {
           inFlightMs: rail.callWindowMs,
         },
       );
-      return intent.id;
     });
-    if (intentId === null) return this.refuseLostRace(token, 'submit_code');
-    const outcome = await this.payments.callDebit(intentId);
-    const intent = await this.db.transaction((tx) => this.payments.applyDebitOutcome(tx, intentId, outcome, rail.callWindowMs));
-    if (intent.status === 'FAILED') {
-      throw new ApiError('PAYMENT_FAILED', 'The bank refused the payment', { failureCode: intent.failure_code! });
+    if (intent === null) return this.refuseLostRace(token, 'submit_code');
+    const outcome = await this.payments.callDebit(intent);
+    const finished = await this.db.transaction((tx) => this.payments.applyDebitOutcome(tx, intent.id, outcome, rail.callWindowMs));
+    if (finished.status === 'FAILED') {
+      throw new ApiError('PAYMENT_FAILED', 'The bank refused the payment', { failureCode: finished.failure_code! });
     }
     return this.current(token);
   }

@@ -11,7 +11,7 @@ import { newId } from '../../lib/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { askRail, reconcileBackoffMs, RECONCILE_LEASE_MS } from '../../rails/reconciliation.js';
-import { findCard, type CardRow } from '../cards/store.js';
+import { findCard } from '../cards/store.js';
 import { recordEvent } from '../events/store.js';
 import { post, type Entry } from '../ledger/service.js';
 import type { OrdersService } from '../orders/service.js';
@@ -94,43 +94,29 @@ export class PaymentsService {
   }
 
   /** The rail call of a debit, outside any transaction. Any failure to get a clear answer is UNKNOWN: the money may have moved. */
-  async callDebit(id: string): Promise<RailOutcome> {
-    const debit = await store.intentById(this.db, id);
+  async callDebit(intent: Pick<IntentRow, 'id' | 'livemode' | 'rail_token' | 'amount'>): Promise<RailOutcome> {
     try {
-      return await this.rails.forMode(debit.livemode).debit({ operationId: id, token: debit.rail_token, amount: debit.amount });
+      return await this.rails.forMode(intent.livemode).debit({ operationId: intent.id, token: intent.rail_token, amount: intent.amount });
     } catch (error) {
-      this.log.warn({ err: error, paymentIntent: id }, 'debit call failed; left PROCESSING for reconciliation');
+      this.log.warn({ err: error, paymentIntent: intent.id }, 'debit call failed; left PROCESSING for reconciliation');
       return { status: 'UNKNOWN' };
     }
   }
 
-  /** The debit phase shared by charges and confirmations; `status` is the HTTP status of the answer. */
-  private debitPhase(livemode: boolean, status: number): Phase {
+  /**
+   * The debit phase shared by charges and confirmations; `status` is the HTTP status of the answer. `started` holds the
+   * intent as the previous phase wrote it, which spares reading it again; a transaction retried by the engine makes a
+   * new intent, so the row is used only when it is the committed one.
+   */
+  private debitPhase(livemode: boolean, status: number, started: { row?: IntentRow }): Phase {
     const respond = (row: IntentRow): PhaseResult => ({ response: { status, body: presentIntent(row) } });
     const window = this.rails.forMode(livemode).callWindowMs;
     return foreignPhase<RailOutcome>({
-      call: (id) => this.callDebit(id!),
+      call: async (id) => this.callDebit(started.row?.id === id ? started.row : await store.intentById(this.db, id!)),
       record: async (tx, id, outcome) => respond(await this.applyDebitOutcome(tx, id!, outcome, window)),
       // A crashed request's debit may have reached the bank: never debit again; reconciliation finishes it.
       resume: async (tx, id) => respond(await store.intentById(tx, id!)),
     });
-  }
-
-  /** An intent debiting a saved card, as a charge or the legacy create makes it. */
-  private intentOfCard(merchant: Merchant, card: CardRow, body: CreateChargeBody, status: 'PROCESSING' | 'REQUIRES_PAYMENT'): store.NewIntent {
-    return {
-      id: newId('pi'),
-      amount: body.amount,
-      fee: feeOf(body.amount, merchant.feeBps),
-      status,
-      cardId: card.id,
-      orderId: null,
-      railToken: card.rail_token,
-      rail: card.rail,
-      description: body.description ?? null,
-      metadata: body.metadata ?? {},
-      inFlightMs: status === 'PROCESSING' ? this.rails.forMode(merchant.livemode).callWindowMs : null,
-    };
   }
 
   private async usableCard(tx: Queryable, merchant: Merchant, cardId: string) {
@@ -142,16 +128,27 @@ export class PaymentsService {
 
   chargePhases(merchant: Merchant, body: CreateChargeBody): Record<string, Phase> {
     // A mode without a rail refuses every charge (503 RAIL_UNAVAILABLE) before looking at anything.
-    this.rails.forMode(merchant.livemode);
+    const window = this.rails.forMode(merchant.livemode).callWindowMs;
+    const started: { row?: IntentRow } = {};
     return {
       started: {
         atomic: async (tx) => {
-          const card = await this.usableCard(tx, merchant, body.card);
-          const intent = await store.insertIntent(tx, merchant, this.intentOfCard(merchant, card, body, 'PROCESSING'));
+          // One statement when the card is usable; only a refusal reads the card again to say why.
+          const intent = await store.insertIntentOnActiveCard(tx, merchant, body.card, {
+            id: newId('pi'),
+            amount: body.amount,
+            fee: feeOf(body.amount, merchant.feeBps),
+            description: body.description ?? null,
+            metadata: body.metadata ?? {},
+            inFlightMs: window,
+          });
+          if (!intent) await this.usableCard(tx, merchant, body.card);
+          if (!intent) throw new Error(`card ${body.card} is usable but the intent was not written`);
+          started.row = intent;
           return { next: 'debit', resourceId: intent.id };
         },
       },
-      debit: this.debitPhase(merchant.livemode, 201),
+      debit: this.debitPhase(merchant.livemode, 201, started),
     };
   }
 
@@ -162,7 +159,19 @@ export class PaymentsService {
         atomic: async (tx) => {
           const card = await findCard(tx, merchant, body.card);
           if (!card) throw notFound('card');
-          const intent = await store.insertIntent(tx, merchant, this.intentOfCard(merchant, card, body, 'REQUIRES_PAYMENT'));
+          const intent = await store.insertIntent(tx, merchant, {
+            id: newId('pi'),
+            amount: body.amount,
+            fee: feeOf(body.amount, merchant.feeBps),
+            status: 'REQUIRES_PAYMENT',
+            cardId: card.id,
+            orderId: null,
+            railToken: card.rail_token,
+            rail: card.rail,
+            description: body.description ?? null,
+            metadata: body.metadata ?? {},
+            inFlightMs: null,
+          });
           return { response: { status: 201, body: presentIntent(intent) } };
         },
       },
@@ -172,6 +181,7 @@ export class PaymentsService {
   /** The legacy pair, step two: the charge call's debit, on the intent created before. */
   confirmPhases(merchant: Merchant, id: string): Record<string, Phase> {
     const window = this.rails.forMode(merchant.livemode).callWindowMs;
+    const started: { row?: IntentRow } = {};
     return {
       started: {
         atomic: async (tx) => {
@@ -183,11 +193,11 @@ export class PaymentsService {
           // Only the legacy create makes REQUIRES_PAYMENT intents, and always with a saved card.
           if (intent.card_id === null) throw new Error(`payment intent ${id} awaits confirmation without a card`);
           await this.usableCard(tx, merchant, intent.card_id);
-          await store.startDebit(tx, id, window);
+          started.row = await store.startDebit(tx, id, window);
           return { next: 'debit', resourceId: id };
         },
       },
-      debit: this.debitPhase(merchant.livemode, 200),
+      debit: this.debitPhase(merchant.livemode, 200, started),
     };
   }
 

@@ -64,6 +64,28 @@ export async function insertIntent(tx: Queryable, merchant: Pick<Merchant, 'prod
   return row!;
 }
 
+/**
+ * A charge's PROCESSING intent on a saved card, in one statement: written only if the card is the merchant's, in the
+ * same mode, and ACTIVE; undefined otherwise (the caller then says which of these failed).
+ */
+export async function insertIntentOnActiveCard(
+  tx: Queryable,
+  merchant: Pick<Merchant, 'productId' | 'livemode'>,
+  cardId: string,
+  intent: { id: string; amount: number; fee: number; description: string | null; metadata: Metadata; inFlightMs: number },
+): Promise<IntentRow | undefined> {
+  const [row] = await tx.query<IntentRow>(
+    `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
+                                  description, metadata, reconcile_after)
+     SELECT $1, c.product_id, c.livemode, $4, $5, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, $6, $7,
+            now() + $8 * interval '1 millisecond'
+       FROM cards c WHERE c.id = $9 AND c.product_id = $2 AND c.livemode = $3 AND c.status = 'ACTIVE'
+     RETURNING *`,
+    [intent.id, merchant.productId, merchant.livemode, intent.amount, intent.fee, intent.description, JSON.stringify(intent.metadata), intent.inFlightMs, cardId],
+  );
+  return row;
+}
+
 export async function findIntent(db: Queryable, merchant: Merchant, id: string, lock = false): Promise<IntentRow | undefined> {
   const [row] = await db.query<IntentRow>(
     `SELECT * FROM payment_intents WHERE id = $1 AND product_id = $2 AND livemode = $3${lock ? ' FOR UPDATE' : ''}`,
@@ -79,12 +101,14 @@ export async function intentById(db: Queryable, id: string): Promise<IntentRow> 
   return row;
 }
 
-export async function startDebit(tx: Queryable, id: string, inFlightMs: number): Promise<void> {
-  await tx.query(
+export async function startDebit(tx: Queryable, id: string, inFlightMs: number): Promise<IntentRow> {
+  const [row] = await tx.query<IntentRow>(
     `UPDATE payment_intents SET status = 'PROCESSING', reconcile_after = now() + $2 * interval '1 millisecond'
-      WHERE id = $1 AND status = 'REQUIRES_PAYMENT'`,
+      WHERE id = $1 AND status = 'REQUIRES_PAYMENT' RETURNING *`,
     [id, inFlightMs],
   );
+  if (!row) throw new Error(`payment intent ${id} left REQUIRES_PAYMENT under its lock`);
+  return row;
 }
 
 /** PROCESSING → SUCCEEDED or FAILED, once: returns the row only to the caller that made the change. */
