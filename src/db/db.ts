@@ -77,6 +77,12 @@ export async function openPostgres(connectionString: string): Promise<Db> {
       for (let attempt = 1; ; attempt++) {
         const client = await pool.connect();
         let broken = false;
+        // A server restart under a transaction emits 'error' on the client we hold (the pool only listens to idle
+        // ones); unheard, it would end the process. The statement in flight fails on its own; the client is discarded.
+        const onError = () => {
+          broken = true;
+        };
+        client.on('error', onError);
         try {
           await client.query('BEGIN');
           const result = await work({
@@ -94,6 +100,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
           if (attempt < TRANSACTION_ATTEMPTS_MAX && RETRYABLE_CODES.has((error as { code?: string }).code ?? '')) continue;
           throw error;
         } finally {
+          client.off('error', onError);
           client.release(broken);
         }
       }
