@@ -20,6 +20,8 @@ const STARTUP_TIMEOUT_MS = 60_000;
 const SEED_ORDERS = 1_000;
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 5_000);
 const DELIVERY_LOOPS = 2;
+/** Stored payments at which list and balance latency are measured again, seeded in bulk. */
+const SCALE_STEPS = (process.env.BENCH_SCALE_STEPS ?? '10000,1000000').split(',').map(Number).filter((n) => n > 0);
 
 interface Result {
   engine: string;
@@ -103,12 +105,15 @@ async function bindTestCard(url: string, authorization: string): Promise<string>
 async function benchService(engine: string, env: Record<string, string>): Promise<Result[]> {
   process.stderr.write(`${engine}:\n`);
   const { url, child } = await startService(env);
+  let product: { id: string; keys: { test: string } };
+  let card: string;
+  const results: Result[] = [];
   try {
-    const product = await fetch(`${url}/admin/v1/products`, {
+    product = await fetch(`${url}/admin/v1/products`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Bench shop' }),
-    }).then((response) => response.json() as Promise<{ keys: { test: string } }>);
+    }).then((response) => response.json() as Promise<{ id: string; keys: { test: string } }>);
     const authorization = `Bearer ${product.keys.test}`;
     const orderBody = JSON.stringify({ amount: 1_500_000, description: 'Benchmark order', returnUrl: 'https://shop.example.uz/back' });
 
@@ -125,7 +130,7 @@ async function benchService(engine: string, env: Record<string, string>): Promis
       );
     }
 
-    const card = await bindTestCard(url, authorization);
+    card = await bindTestCard(url, authorization);
     let sequence = 0;
     const createOrders = await load('POST /merchant/v1/orders', {
       url: `${url}/merchant/v1/orders`,
@@ -160,16 +165,57 @@ async function benchService(engine: string, env: Record<string, string>): Promis
     });
     const listCharges = await load('GET /subscribe/v1/charges', { url: `${url}/subscribe/v1/charges?limit=10`, headers: { authorization } });
     const balance = await load('GET /v1/balance', { url: `${url}/v1/balance`, headers: { authorization } });
-    return [
+    results.push(
       { engine, scenario: 'POST /merchant/v1/orders', ...createOrders },
       { engine, scenario: 'GET /merchant/v1/orders?limit=10', ...listOrders },
       { engine, scenario: 'POST /subscribe/v1/charges', ...createCharges },
       { engine, scenario: 'GET /subscribe/v1/charges?limit=10', ...listCharges },
       { engine, scenario: 'GET /v1/balance', ...balance },
-    ];
+    );
   } finally {
     await stopService(child);
   }
+  results.push(...(await benchAtScale(engine, env, product.id, product.keys.test, card)));
+  return results;
+}
+
+/**
+ * List and balance latency as stored payments grow: for each step, the service is stopped, its database is seeded in
+ * bulk up to that many payment intents, and the service is started again on the same data and measured.
+ */
+async function benchAtScale(engine: string, env: Record<string, string>, productId: string, key: string, card: string): Promise<Result[]> {
+  const results: Result[] = [];
+  for (const target of SCALE_STEPS) {
+    const db = env.DATABASE_URL ? await openPostgres(env.DATABASE_URL) : await openPglite(env.TOLOV_DATA_DIR!);
+    try {
+      const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM payment_intents')) as [{ n: number }];
+      if (target > n) {
+        const started = performance.now();
+        await db.query(
+          `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, metadata, succeeded_at)
+           SELECT 'pi_seed_' || lpad(g::text, 8, '0'), $1, false, 1500000, 15000, 'UZS', 'SUCCEEDED', $2, 'seeded', 'uzcard', '{}', now()
+             FROM generate_series($3::int, $4::int) AS g`,
+          [productId, card, n + 1, target],
+        );
+        process.stderr.write(`  seeded ${target - n} payments in ${Math.round(performance.now() - started)} ms\n`);
+      }
+    } finally {
+      await db.close();
+    }
+    const { url, child } = await startService(env);
+    try {
+      const authorization = `Bearer ${key}`;
+      const list = await load(`GET /subscribe/v1/charges at ${target}`, { url: `${url}/subscribe/v1/charges?limit=10`, headers: { authorization } });
+      const balance = await load(`GET /v1/balance at ${target}`, { url: `${url}/v1/balance`, headers: { authorization } });
+      results.push(
+        { engine, scenario: `GET /subscribe/v1/charges?limit=10 with ${target} payments`, ...list },
+        { engine, scenario: `GET /v1/balance with ${target} payments`, ...balance },
+      );
+    } finally {
+      await stopService(child);
+    }
+  }
+  return results;
 }
 
 async function withPostgresDatabase<T>(run: (url: string) => Promise<T>): Promise<T | null> {

@@ -9,6 +9,7 @@ import type { RefundsService } from './modules/refunds/service.js';
 import type { OrdersService } from './modules/orders/service.js';
 import type { Lookup } from './modules/webhooks/sender.js';
 import type { WebhooksService } from './modules/webhooks/service.js';
+import { embeddedMaintenance } from './workers/embedded-maintenance.js';
 import { eventRetention } from './workers/event-retention.js';
 import { webhookDelivery } from './workers/webhook-delivery.js';
 import { createRails } from './rails/index.js';
@@ -62,6 +63,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
           settlement(payments, config.settlementDelaySeconds),
           webhookDelivery(webhooks),
           eventRetention(webhooks),
+          ...(db.engine === 'pglite' ? [embeddedMaintenance(db)] : []),
         ],
         app.log,
       );
