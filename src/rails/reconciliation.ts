@@ -1,14 +1,16 @@
 // What reconciliation makes of the rail's own record, shared by debits and refunds.
 import type { FastifyBaseLogger } from 'fastify';
+import type { Db, Queryable } from '../db/db.js';
+import type { Rails } from './index.js';
 import type { Rail, RailOutcome } from './rail.js';
 
 /** How long one process keeps an operation to itself while it asks the rail. */
-export const RECONCILE_LEASE_MS = 60_000;
+const RECONCILE_LEASE_MS = 60_000;
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_MAX_MS = 60 * 60 * 1000;
 
 /** The wait before asking again after `attempts` unclear answers: doubling, never longer than an hour. */
-export function reconcileBackoffMs(attempts: number): number {
+function reconcileBackoffMs(attempts: number): number {
   return Math.min(BACKOFF_BASE_MS * 2 ** Math.min(attempts, 20), BACKOFF_MAX_MS);
 }
 
@@ -16,7 +18,7 @@ export function reconcileBackoffMs(attempts: number): number {
  * The final truth about an operation, or UNKNOWN. Callers ask only after the operation's call window has passed, so an
  * operation the rail never recorded will not arrive any more: it failed and moved no money.
  */
-export async function askRail(rail: Rail, operationId: string, log: FastifyBaseLogger): Promise<RailOutcome> {
+async function askRail(rail: Rail, operationId: string, log: FastifyBaseLogger): Promise<RailOutcome> {
   try {
     const status = await rail.status(operationId);
     return status.status === 'NOT_FOUND' ? { status: 'FAILED', failureCode: 'PROCESSING_ERROR' } : status;
@@ -24,4 +26,30 @@ export async function askRail(rail: Rail, operationId: string, log: FastifyBaseL
     log.warn({ err: error, operationId }, 'rail status unavailable; will ask again');
     return { status: 'UNKNOWN' };
   }
+}
+
+/** An operation left open (a PROCESSING debit, a PENDING refund); its id is its operation id at the rail. */
+export interface OpenOperation {
+  id: string;
+  livemode: boolean;
+  reconcile_count: number;
+}
+
+/**
+ * One reconciliation batch: leases due open operations, asks the rail about each outside any transaction, and applies
+ * what it says in a transaction of its own (once: `apply` changes only what is still open). Returns how many it leased.
+ */
+export async function reconcileBatch(
+  db: Db,
+  rails: Rails,
+  log: FastifyBaseLogger,
+  lease: (leaseMs: number) => Promise<OpenOperation[]>,
+  apply: (tx: Queryable, id: string, outcome: RailOutcome, retryInMs: number) => Promise<unknown>,
+): Promise<number> {
+  const leased = await lease(RECONCILE_LEASE_MS);
+  for (const operation of leased) {
+    const known = await askRail(rails.forMode(operation.livemode), operation.id, log);
+    await db.transaction((tx) => apply(tx, operation.id, known, reconcileBackoffMs(operation.reconcile_count)));
+  }
+  return leased.length;
 }

@@ -10,7 +10,7 @@ import { listPage, type List, type ListQuery } from '../../http/pagination.js';
 import { newId } from '../../lib/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
-import { askRail, reconcileBackoffMs, RECONCILE_LEASE_MS } from '../../rails/reconciliation.js';
+import { reconcileBatch } from '../../rails/reconciliation.js';
 import { findCard } from '../cards/store.js';
 import { recordEvent } from '../events/store.js';
 import { post, type Entry } from '../ledger/service.js';
@@ -226,13 +226,14 @@ export class PaymentsService {
   }
 
   /** One reconciliation batch: asks the rail about leased PROCESSING debits and applies what it knows. */
-  async reconcileDebits(batchMax: number): Promise<number> {
-    const leased = await store.leaseDebitsToReconcile(this.db, batchMax, RECONCILE_LEASE_MS);
-    for (const intent of leased) {
-      const known = await askRail(this.rails.forMode(intent.livemode), intent.id, this.log);
-      await this.db.transaction((tx) => this.applyDebitOutcome(tx, intent.id, known, reconcileBackoffMs(intent.reconcile_count)));
-    }
-    return leased.length;
+  reconcileDebits(batchMax: number): Promise<number> {
+    return reconcileBatch(
+      this.db,
+      this.rails,
+      this.log,
+      (leaseMs) => store.leaseDebitsToReconcile(this.db, batchMax, leaseMs),
+      (tx, id, outcome, retryInMs) => this.applyDebitOutcome(tx, id, outcome, retryInMs),
+    );
   }
 
   /** One settlement batch: moves succeeded payments' net amounts from pending to available, once each. */

@@ -10,7 +10,7 @@ import { listPage, type List, type ListQuery } from '../../http/pagination.js';
 import { newId } from '../../lib/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
-import { askRail, reconcileBackoffMs, RECONCILE_LEASE_MS } from '../../rails/reconciliation.js';
+import { reconcileBatch } from '../../rails/reconciliation.js';
 import { post } from '../ledger/service.js';
 import { findIntent, recordRefunded } from '../payments/store.js';
 import type { CreateRefundBody, Refund } from './schema.js';
@@ -131,12 +131,13 @@ export class RefundsService {
   }
 
   /** One reconciliation batch for PENDING refunds. */
-  async reconcile(batchMax: number): Promise<number> {
-    const leased = await store.leaseRefundsToReconcile(this.db, batchMax, RECONCILE_LEASE_MS);
-    for (const refund of leased) {
-      const known = await askRail(this.rails.forMode(refund.livemode), refund.id, this.log);
-      await this.db.transaction((tx) => this.applyRefundOutcome(tx, refund.id, known, reconcileBackoffMs(refund.reconcile_count)));
-    }
-    return leased.length;
+  reconcile(batchMax: number): Promise<number> {
+    return reconcileBatch(
+      this.db,
+      this.rails,
+      this.log,
+      (leaseMs) => store.leaseRefundsToReconcile(this.db, batchMax, leaseMs),
+      (tx, id, outcome, retryInMs) => this.applyRefundOutcome(tx, id, outcome, retryInMs),
+    );
   }
 }
