@@ -46,12 +46,13 @@ export async function listPage<Row, Item>(
   present: (row: Row) => Item,
   filter?: ListFilter,
 ): Promise<List<Item>> {
-  const condition = filter ? ` AND ${filter.column} ${filter.op} $5` : '';
+  // The filter's value is bound after the parameters each query already has, at the position given.
+  const filtered = (position: number) => (filter ? ` AND ${filter.column} ${filter.op} $${position}` : '');
   const filterParams = filter ? [filter.value] : [];
   let before = Number.MAX_SAFE_INTEGER;
   if (query.starting_after !== undefined) {
     const [cursor] = await db.query<{ seq: number }>(
-      `SELECT seq FROM ${table} WHERE id = $1 AND product_id = $2 AND livemode = $3${condition.replace('$5', '$4')}`,
+      `SELECT seq FROM ${table} WHERE id = $1 AND product_id = $2 AND livemode = $3${filtered(4)}`,
       [query.starting_after, merchant.productId, merchant.livemode, ...filterParams],
     );
     if (!cursor) {
@@ -60,7 +61,7 @@ export async function listPage<Row, Item>(
     before = cursor.seq;
   }
   const rows = await db.query<Row>(
-    `SELECT * FROM ${table} WHERE product_id = $1 AND livemode = $2 AND seq < $3${condition} ORDER BY seq DESC LIMIT $4`,
+    `SELECT * FROM ${table} WHERE product_id = $1 AND livemode = $2 AND seq < $3${filtered(5)} ORDER BY seq DESC LIMIT $4`,
     [merchant.productId, merchant.livemode, before, query.limit + 1, ...filterParams],
   );
   return { object: 'list', data: rows.slice(0, query.limit).map(present), has_more: rows.length > query.limit };

@@ -22,12 +22,3 @@ export type GatewayAnswer =
   | { result: 'refused'; code: string }
   | { result: 'pending' }
   | { result: 'not_found' };
-
-export interface GatewayOperation {
-  operationId: string;
-  type: 'debit' | 'refund';
-  amount: number;
-  status: 'SUCCEEDED' | 'FAILED';
-  failureCode: string | null;
-  createdAt: string;
-}

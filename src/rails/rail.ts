@@ -1,8 +1,6 @@
 // The rail boundary: every card operation, in test mode and live mode alike, goes through this interface.
 import type { Expiry, Network } from '../modules/cards/card-data.js';
 
-export type RailName = Network;
-
 export interface CardDetails {
   pan: string;
   expiry: Expiry;

@@ -6,9 +6,6 @@ export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 export type SessionCall = 'submit_card' | 'submit_code' | 'resend_code';
 
-/** Statuses a session can still leave by a buyer's action or by expiry. */
-export const OPEN_STATUSES: readonly SessionStatus[] = ['PENDING', 'AWAITING_CODE'];
-
 type Event = SessionCall | 'debit_succeeded' | 'debit_failed' | 'expire' | 'order_canceled';
 
 /** A card binding completes on the right code; an order's session starts the debit and completes with its outcome. */

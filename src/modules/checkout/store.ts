@@ -49,14 +49,13 @@ export async function findSession(db: Queryable, token: string, lock: boolean): 
   return row;
 }
 
-/** Marks an open session past its time EXPIRED; returns false when it was not open (or not due). */
-export async function expireSession(db: Queryable, token: string): Promise<boolean> {
-  const rows = await db.query(
+/** Marks a session EXPIRED if it is still open and past its time; otherwise leaves it as it is. */
+export async function expireSession(db: Queryable, token: string): Promise<void> {
+  await db.query(
     `UPDATE checkout_sessions SET status = 'EXPIRED'
-      WHERE token = $1 AND status IN ('PENDING', 'AWAITING_CODE') AND expires_at <= now() RETURNING token`,
+      WHERE token = $1 AND status IN ('PENDING', 'AWAITING_CODE') AND expires_at <= now()`,
     [token],
   );
-  return rows.length === 1;
 }
 
 export async function countCardAttempt(tx: Queryable, token: string): Promise<void> {
