@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 export const ARTIFACTS_DIR = 'test/artifacts';
@@ -19,4 +19,23 @@ export async function launchBrowser(): Promise<Browser> {
     executablePath: CHROMIUM_PATH,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
   });
+}
+
+/**
+ * Opens `url` as a buyer's phone would, with the page's clock under the test's control, and collects the page's
+ * problems: its uncaught errors and console errors. Chromium logs every 4xx answer; the refusals a test provokes are
+ * expected, anything else is a problem.
+ */
+export async function openAsBuyer(browser: Browser, url: string): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
+  context.setDefaultTimeout(5_000);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/responded with a status of 4\d\d/.test(message.text())) problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  await page.clock.install();
+  await page.goto(url);
+  return { page, problems };
 }

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBinding } from '../support/binding.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser } from '../support/browser.js';
+import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openAsBuyer } from '../support/browser.js';
 import { engine, startService, type Merchant, type TestService } from '../support/harness.js';
 
 let service: TestService;
@@ -25,17 +25,7 @@ describe.runIf(browserAvailable())('the hosted binding page, in Chromium', () =>
 
   async function openPage(returnUrl?: string) {
     const binding = await createBinding(service, merchant.test, returnUrl ? { returnUrl, customerRef: 'buyer-1' } : {});
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
-    context.setDefaultTimeout(5_000);
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      // Chromium logs every 4xx answer; the refusals the test provokes are expected, anything else is a problem.
-      if (message.type() === 'error' && !/responded with a status of 4\d\d/.test(message.text())) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.clock.install();
-    await page.goto(`${base}/bind/${binding.clientToken}`);
+    const { page, problems } = await openAsBuyer(browser, `${base}/bind/${binding.clientToken}`);
     return { binding, page, problems };
   }
 

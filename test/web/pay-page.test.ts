@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBinding } from '../support/binding.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser } from '../support/browser.js';
+import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openAsBuyer } from '../support/browser.js';
 import { engine, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { reconcileNow } from '../support/payments.js';
 
@@ -34,16 +34,7 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
       body: { amount: 1_500_000, description: 'Two kilos of apricots', returnUrl: `${base}/healthz?from=payment`, ...body },
     });
     const order = reply.body;
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
-    context.setDefaultTimeout(5_000);
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/responded with a status of 4\d\d/.test(message.text())) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.clock.install();
-    await page.goto(order.paymentUrl.replace(service.config.checkoutUrl, base));
+    const { page, problems } = await openAsBuyer(browser, order.paymentUrl.replace(service.config.checkoutUrl, base));
     return { order, page, problems };
   }
 
