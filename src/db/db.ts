@@ -13,6 +13,11 @@ export interface Db extends Queryable {
   readonly engine: 'postgres' | 'pglite';
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Follows NOTIFY on `channel` until the returned function is called. `listening` says whether notifications are
+   * heard: it turns false when the connection drops (notifications in between are lost) and true once it listens again.
+   */
+  listen(channel: string, handlers: { notified: () => void; listening: (heard: boolean) => void }): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -20,6 +25,9 @@ const POOL_SIZE = 10;
 const CONNECT_TIMEOUT_MS = 5_000;
 const STATEMENT_TIMEOUT_MS = 15_000;
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+/** A listener whose connection dropped tries again after this long, doubling up to the maximum. */
+const LISTEN_RETRY_MS = 100;
+const LISTEN_RETRY_MAX_MS = 5_000;
 // Deadlocks and serialization failures are safe to retry: the transaction left nothing behind.
 const RETRYABLE_CODES = new Set(['40001', '40P01']);
 const TRANSACTION_ATTEMPTS_MAX = 3;
@@ -105,7 +113,61 @@ export async function openPostgres(connectionString: string): Promise<Db> {
         }
       }
     },
+    listen: (channel, handlers) => listenPostgres(connectionString, channel, handlers),
     close: () => pool.end(),
+  };
+}
+
+/** A connection of its own outside the pool, re-established after any failure until stopped. */
+async function listenPostgres(
+  connectionString: string,
+  channel: string,
+  handlers: { notified: () => void; listening: (heard: boolean) => void },
+): Promise<() => Promise<void>> {
+  let stopped = false;
+  let client: pg.Client | null = null;
+  let retryMs = LISTEN_RETRY_MS;
+  let timer: NodeJS.Timeout | null = null;
+  const connect = async (): Promise<void> => {
+    timer = null;
+    const attempt = new pg.Client({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    let lost = false;
+    const onLost = () => {
+      if (lost) return;
+      lost = true;
+      client = null;
+      handlers.listening(false);
+      void attempt.end().catch(() => {});
+      if (!stopped) timer = setTimeout(() => void connect(), retryMs);
+      retryMs = Math.min(retryMs * 2, LISTEN_RETRY_MAX_MS);
+    };
+    attempt.on('error', onLost);
+    attempt.on('end', onLost);
+    attempt.on('notification', (message) => {
+      if (message.channel === channel) handlers.notified();
+    });
+    try {
+      await attempt.connect();
+      await attempt.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch {
+      onLost();
+      return;
+    }
+    if (stopped || lost) {
+      await attempt.end().catch(() => {});
+      return;
+    }
+    client = attempt;
+    retryMs = LISTEN_RETRY_MS;
+    handlers.listening(true);
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    const current = client;
+    client = null;
+    await current?.end().catch(() => {});
   };
 }
 
@@ -140,6 +202,15 @@ export function pgliteDb(lite: PGlite): Db {
           },
         }),
       ),
+    listen: async (channel, handlers) => {
+      // One session in this process: nothing is ever missed.
+      const unlisten = await lite.listen(channel, () => handlers.notified());
+      handlers.listening(true);
+      return async () => {
+        // Closing the database ended the listening with it.
+        if (!lite.closed) await unlisten();
+      };
+    },
     close: () => lite.close(),
   };
 }

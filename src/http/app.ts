@@ -22,6 +22,7 @@ import { WebhooksService } from '../modules/webhooks/service.js';
 import { productRoutes } from '../modules/products/routes.js';
 import type { Rails } from '../rails/index.js';
 import { pageRoutes } from '../web/pages.js';
+import { ApiKeyCache } from './api-key-cache.js';
 import { authenticateAdmin, authenticateMerchant, routeNotFound } from './auth.js';
 import { ApiError } from './errors.js';
 import type { PhaseHooks } from './idempotency.js';
@@ -119,12 +120,14 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
   });
 
   // Per API key, in this process: a runaway integration slows itself down, not every merchant.
+  const { cache: keys, stop: stopFollowingKeys } = await ApiKeyCache.start(db);
+  app.addHook('onClose', () => stopFollowingKeys());
   const perKey = new RateLimiter(config.keyRequestsPerMinute, 60_000);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
     const auth = request.routeOptions.config.auth;
     if (auth?.kind === 'merchant') {
-      request.merchant = await authenticateMerchant(db, request, auth.scope);
+      request.merchant = await authenticateMerchant(keys, request, auth.scope);
       perKey.hit(request.merchant.keyId);
     } else if (auth?.kind === 'admin') authenticateAdmin(config.adminToken, request);
   });
@@ -165,7 +168,7 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
   app.addHook('onClose', () => sender.close());
   const webhooks = new WebhooksService(db, config, sender);
 
-  productRoutes(app, db, config.defaultFeeBps);
+  productRoutes(app, db, keys, config.defaultFeeBps);
   reconciliationRoutes(app, db, rails);
   orderRoutes(app, db, orders);
   ledgerRoutes(app, db);

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import type { Db } from '../db/db.js';
 import { SECRET_KEY_PATTERN } from '../modules/products/service.js';
-import { findKeyBySecretHash, type Scope } from '../modules/products/store.js';
+import type { Scope } from '../modules/products/store.js';
+import type { ApiKeyCache } from './api-key-cache.js';
 import { secretsEqual, sha256 } from '../lib/secrets.js';
 import { ApiError } from './errors.js';
 
@@ -37,11 +37,11 @@ export function bearerToken(request: FastifyRequest): string | null {
 const unauthenticated = (message: string) =>
   new ApiError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer realm="tolov"' } });
 
-export async function authenticateMerchant(db: Db, request: FastifyRequest, scope: Scope | undefined): Promise<Merchant> {
+export async function authenticateMerchant(keys: ApiKeyCache, request: FastifyRequest, scope: Scope | undefined): Promise<Merchant> {
   const secret = bearerToken(request);
   if (secret === null) throw unauthenticated('Missing API key: send Authorization: Bearer sk_test_… or sk_live_…');
   if (!SECRET_KEY_PATTERN.test(secret)) throw unauthenticated('Malformed API key: secret keys look like sk_test_… or sk_live_…');
-  const row = await findKeyBySecretHash(db, sha256(secret));
+  const row = await keys.find(sha256(secret));
   if (!row || row.revoked_at !== null) throw unauthenticated('Invalid API key: unknown or revoked');
   if (scope !== undefined && !row.scopes.includes(scope)) {
     throw new ApiError('SCOPE_REQUIRED', `This API key lacks the scope ${scope}`);

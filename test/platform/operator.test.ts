@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createService } from '../../src/service.js';
 import { ADMIN_TOKEN, idem, startService, type TestService } from '../support/harness.js';
 
 let service: TestService;
@@ -97,6 +98,28 @@ describe('operator API: keys', () => {
     expect((await balance(product.test)).status).toBe(200);
     expect((await service.admin('POST', `/admin/v1/keys/${issued.body.id}/revoke`)).status).toBe(200);
     expect((await service.admin('POST', '/admin/v1/keys/key_missing/revoke')).status).toBe(404);
+  });
+
+  it('reaches every process on the same database: one that cached the key answers 401 once the revocation commits', async () => {
+    // A second service on the same database stands for another process: its key cache hears revocations only by NOTIFY.
+    const other = await createService(service.config, { db: service.db });
+    try {
+      const product = await service.createMerchant();
+      const elsewhere = () => other.app.inject({ method: 'GET', url: '/v1/balance', headers: { authorization: `Bearer ${product.test}` } });
+      expect((await elsewhere()).statusCode).toBe(200);
+      const keyId = (await service.db.query<{ id: string }>("SELECT id FROM api_keys WHERE product_id = $1 AND NOT livemode", [product.productId]))[0]!.id;
+      expect((await service.admin('POST', `/admin/v1/keys/${keyId}/revoke`)).status).toBe(200);
+      const deadline = Date.now() + 2_000;
+      let status = (await elsewhere()).statusCode;
+      while (status === 200 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        status = (await elsewhere()).statusCode;
+      }
+      expect(status).toBe(401);
+    } finally {
+      // Only the app: the database belongs to the first service.
+      await other.app.close();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../db/db.js';
+import type { ApiKeyCache } from '../../http/api-key-cache.js';
 import { IdParams } from '../../http/schemas.js';
 import { createProduct, addKey, modeOf, revokeKey, SCOPES } from './service.js';
 
@@ -39,7 +40,7 @@ const ApiKey = Type.Object({
   revoked: Type.Boolean(),
 });
 
-export function productRoutes(app: FastifyInstance, db: Db, defaultFeeBps: number): void {
+export function productRoutes(app: FastifyInstance, db: Db, keys: ApiKeyCache, defaultFeeBps: number): void {
   const config = { auth: { kind: 'admin' } } as const;
   const tags = ['operator'];
 
@@ -77,7 +78,7 @@ export function productRoutes(app: FastifyInstance, db: Db, defaultFeeBps: numbe
     '/admin/v1/keys/:id/revoke',
     { config, schema: { tags, summary: 'Revoke a key; it answers 401 from then on', params: IdParams, response: { 200: ApiKey } } },
     async (request) => {
-      const row = await revokeKey(db, request.params.id);
+      const row = await revokeKey(db, keys, request.params.id);
       return { id: row.id, object: 'api_key', mode: modeOf(row.livemode), scopes: row.scopes, revoked: true };
     },
   );

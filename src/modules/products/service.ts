@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../../db/db.js';
+import { API_KEYS_CHANNEL, type ApiKeyCache } from '../../http/api-key-cache.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { newId, randomBase62 } from '../../lib/ids.js';
 import { sha256 } from '../../lib/secrets.js';
@@ -53,8 +54,10 @@ export async function addKey(db: Db, productId: string, input: { mode: Mode; sco
   return createKey(db, productId, input.mode, scopes);
 }
 
-export async function revokeKey(db: Db, keyId: string) {
-  const row = await store.revokeKey(db, keyId);
+export async function revokeKey(db: Db, keys: ApiKeyCache, keyId: string) {
+  const row = await store.revokeKey(db, keyId, API_KEYS_CHANNEL);
   if (!row) throw notFound('key');
+  // This process forgets at once; the others when they hear the notification.
+  keys.clear();
   return row;
 }

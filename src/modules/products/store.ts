@@ -55,12 +55,16 @@ export async function findKeyBySecretHash(db: Queryable, secretHash: Buffer): Pr
   return row;
 }
 
-/** Revokes once; a second call leaves the first revocation time in place. */
-export async function revokeKey(db: Queryable, id: string): Promise<KeyRow | undefined> {
+/**
+ * Revokes once; a second call leaves the first revocation time in place. The same statement notifies `channel`, so
+ * that every process forgets the keys it cached when the revocation commits.
+ */
+export async function revokeKey(db: Queryable, id: string, channel: string): Promise<KeyRow | undefined> {
   const [row] = await db.query<KeyRow>(
-    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
-     RETURNING id, product_id, livemode, scopes, revoked_at`,
-    [id],
+    `WITH r AS (UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
+                RETURNING id, product_id, livemode, scopes, revoked_at)
+     SELECT r.* FROM r, LATERAL (SELECT pg_notify($2, r.id)) AS notified`,
+    [id, channel],
   );
   return row;
 }

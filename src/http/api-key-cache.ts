@@ -1,0 +1,54 @@
+// API keys as the database last said, so that a merchant request does not look its key up again each time.
+//
+// Only what can change matters: a key's revocation. The statement that revokes a key notifies API_KEYS_CHANNEL, and
+// every process clears its cache when it hears it; a process that cannot hear (its listening connection dropped)
+// does not use its cache until it hears again. A lookup that began before a clear is not cached, so a revocation
+// never loses to a reply already on its way. Entries also age out, as a last line.
+import type { Db } from '../db/db.js';
+import { findKeyBySecretHash, type AuthenticatedKeyRow } from '../modules/products/store.js';
+
+export const API_KEYS_CHANNEL = 'tolov_api_keys';
+const ENTRIES_MAX = 10_000;
+const ENTRY_TTL_MS = 60_000;
+
+export class ApiKeyCache {
+  private readonly entries = new Map<string, { row: AuthenticatedKeyRow; expiresAt: number }>();
+  /** Bumped by every clear; a lookup caches its answer only if none happened while it ran. */
+  private generation = 0;
+  private heard = false;
+
+  private constructor(private readonly db: Db) {}
+
+  /** Starts following revocations; the returned function stops. */
+  static async start(db: Db): Promise<{ cache: ApiKeyCache; stop: () => Promise<void> }> {
+    const cache = new ApiKeyCache(db);
+    const stop = await db.listen(API_KEYS_CHANNEL, {
+      notified: () => cache.clear(),
+      listening: (heard) => {
+        cache.clear();
+        cache.heard = heard;
+      },
+    });
+    return { cache, stop };
+  }
+
+  /** The key with this secret hash, unless unknown (revoked keys are returned as such, never cached). */
+  async find(secretHash: Buffer): Promise<AuthenticatedKeyRow | undefined> {
+    const id = secretHash.toString('base64');
+    const cached = this.entries.get(id);
+    if (cached && this.heard && cached.expiresAt > Date.now()) return cached.row;
+    const generation = this.generation;
+    const row = await findKeyBySecretHash(this.db, secretHash);
+    if (row && row.revoked_at === null && this.heard && generation === this.generation) {
+      if (this.entries.size >= ENTRIES_MAX) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(id, { row, expiresAt: Date.now() + ENTRY_TTL_MS });
+    }
+    return row;
+  }
+
+  /** Forgets everything: called for each revocation heard, and by this process right after its own. */
+  clear(): void {
+    this.generation += 1;
+    this.entries.clear();
+  }
+}
