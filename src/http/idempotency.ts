@@ -6,6 +6,7 @@
 // the first phase's transaction: a request that fails before its first commit leaves nothing behind.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Queryable } from '../db/db.js';
+import type { Statement } from '../db/statement.js';
 import { sha256 } from '../lib/secrets.js';
 import type { Merchant } from './auth.js';
 import { ApiError } from './errors.js';
@@ -19,7 +20,6 @@ const START = 'started';
 const FINISHED = 'finished';
 
 export interface IdempotencyKeyRow {
-  id: number;
   request_method: string;
   request_path: string;
   request_hash: Buffer;
@@ -39,19 +39,34 @@ export interface Response {
 export type PhaseResult = { next: string; resourceId?: string } | { response: Response };
 
 /**
+ * Adds to a phase's statement the key's write for `result`, joined to `guard` (an expression with a row exactly when
+ * the phase's own writes happen), and returns the expression the phase's writes must join in turn. Without a key it
+ * adds nothing and returns `guard`.
+ */
+export type KeyWrite = (st: Statement, guard: string, result: PhaseResult) => string;
+
+/**
  * A step of a request. An atomic phase's writes and the key's new recovery point commit together. A foreign phase
  * calls the outside world (the bank) outside any transaction, then records what it learnt atomically; a request that
  * resumes at a foreign phase after a crash does not call again (the first call may have gone through) and answers
  * from what is recorded, leaving the rest to reconciliation. `resourceId` is what earlier phases created.
+ *
+ * Either kind may also say how its common case is written as one statement together with the key (`alone`), one round
+ * trip and one commit: it answers null, having written nothing, whenever that case does not hold, and the phase then
+ * runs in a transaction as usual. The first phase's `alone` claims the key: it writes nothing if the key exists.
  */
 export type Phase =
-  | { atomic: (tx: Queryable, resourceId: string | null) => Promise<PhaseResult> }
+  | {
+      atomic: (tx: Queryable, resourceId: string | null) => Promise<PhaseResult>;
+      alone?: (db: Queryable, key: KeyWrite) => Promise<PhaseResult | null>;
+    }
   | ForeignPhase<unknown>;
 
 export interface ForeignPhase<T> {
   call: (resourceId: string | null) => Promise<T>;
   record: (tx: Queryable, resourceId: string | null, result: T) => Promise<PhaseResult>;
   resume: (tx: Queryable, resourceId: string | null) => Promise<PhaseResult>;
+  alone?: (db: Queryable, resourceId: string | null, result: T, key: KeyWrite) => Promise<PhaseResult | null>;
 }
 
 export const foreignPhase = <T>(phase: ForeignPhase<T>): Phase => phase as ForeignPhase<unknown>;
@@ -103,10 +118,12 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-const KEY_COLUMNS = `id, request_method, request_path, request_hash, recovery_point, resource_id, response_status, response_body`;
+const KEY_COLUMNS = `request_method, request_path, request_hash, recovery_point, resource_id, response_status, response_body`;
+
+const hashOf = (request: Request) => sha256(`${request.method} ${request.path}\n${canonicalJson(request.body ?? null)}`);
 
 async function claim(tx: Queryable, merchant: Merchant, key: string, request: Request): Promise<IdempotencyKeyRow | SentResponse> {
-  const hash = sha256(`${request.method} ${request.path}\n${canonicalJson(request.body ?? null)}`);
+  const hash = hashOf(request);
   const [created] = await tx.query<IdempotencyKeyRow>(
     `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, locked_at)
      VALUES ($1, $2, $3, $4, $5, $6, '${START}', now())
@@ -134,12 +151,65 @@ async function claim(tx: Queryable, merchant: Merchant, key: string, request: Re
   if (existing.locked) {
     throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still in progress; retry later');
   }
-  await tx.query('UPDATE idempotency_keys SET locked_at = now() WHERE id = $1', [existing.id]);
+  await tx.query('UPDATE idempotency_keys SET locked_at = now() WHERE product_id = $1 AND livemode = $2 AND key = $3', [
+    merchant.productId,
+    merchant.livemode,
+    key,
+  ]);
   return existing;
 }
 
+/** The key's row is found by what names it: the merchant, the mode and the key. */
+const KEY_MATCH = (productId: string, livemode: string, key: string) => `product_id = ${productId} AND livemode = ${livemode} AND key = ${key}`;
+
+/** The key's columns for a phase's result: the next recovery point, or the stored response (and the lock released). */
+function keyState(result: PhaseResult, resourceId: string | null) {
+  return 'response' in result
+    ? { point: FINISHED, resourceId, status: result.response.status, body: JSON.stringify(result.response.body), locked: false }
+    : { point: result.next, resourceId: result.resourceId ?? resourceId, status: null, body: null, locked: true };
+}
+
+/** The first phase's key write: a new key row at the point the phase reached, or nothing if the key exists. */
+function claimWrite(merchant: Merchant, key: string | null, request: Request): KeyWrite {
+  return (st, guard, result) => {
+    if (key === null) return guard;
+    const state = keyState(result, null);
+    st.with(
+      'key_claimed',
+      `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, resource_id,
+                                     response_status, response_body, locked_at)
+       SELECT ${st.param(merchant.productId)}, ${st.param(merchant.livemode, 'boolean')}, ${st.param(key)}, ${st.param(request.method)},
+              ${st.param(request.path)}, ${st.param(hashOf(request), 'bytea')}, ${st.param(state.point)}, ${st.param(state.resourceId)},
+              ${st.param(state.status, 'integer')}, ${st.param(state.body)}, ${state.locked ? 'now()' : 'NULL'}
+         FROM ${guard}
+       ON CONFLICT (product_id, livemode, key) DO NOTHING
+       RETURNING 1`,
+    );
+    return 'key_claimed';
+  };
+}
+
+/** A later phase's key write: the key moves on from where it is, in the phase's statement. */
+function advanceWrite(merchant: Merchant, progress: Progress): KeyWrite {
+  return (st, guard, result) => {
+    if (progress.key === null) return guard;
+    const state = keyState(result, progress.resourceId);
+    st.with(
+      'key_advanced',
+      `UPDATE idempotency_keys
+          SET recovery_point = ${st.param(state.point)}, resource_id = ${st.param(state.resourceId)},
+              response_status = ${st.param(state.status, 'integer')}, response_body = ${st.param(state.body)},
+              locked_at = ${state.locked ? 'locked_at' : 'NULL'}
+        WHERE ${KEY_MATCH(st.param(merchant.productId), st.param(merchant.livemode, 'boolean'), st.param(progress.key))}
+          AND EXISTS (SELECT 1 FROM ${guard})
+       RETURNING 1`,
+    );
+    return 'key_advanced';
+  };
+}
+
 interface Progress {
-  keyId: number | null;
+  key: string | null;
   point: string;
   resourceId: string | null;
 }
@@ -152,28 +222,26 @@ function phaseAt(phases: Record<string, Phase>, point: string): Phase {
   return phase;
 }
 
+/** What the request does after a phase's result committed. */
+function outcomeOf(result: PhaseResult, progress: Progress): Outcome {
+  const state = keyState(result, progress.resourceId);
+  if ('response' in result) return { sent: { status: result.response.status, body: state.body!, replayed: false } };
+  return { progress: { key: progress.key, point: state.point, resourceId: state.resourceId } };
+}
+
 /** Records a phase's result on the key row (when there is a key), in the phase's transaction. */
-async function advance(tx: Queryable, result: PhaseResult, progress: Progress): Promise<Outcome> {
-  if ('response' in result) {
-    const body = JSON.stringify(result.response.body);
-    if (progress.keyId !== null) {
-      await tx.query(
-        `UPDATE idempotency_keys SET recovery_point = '${FINISHED}', response_status = $2, response_body = $3, locked_at = NULL
-          WHERE id = $1`,
-        [progress.keyId, result.response.status, body],
-      );
-    }
-    return { sent: { status: result.response.status, body, replayed: false } };
+async function advance(tx: Queryable, merchant: Merchant, result: PhaseResult, progress: Progress): Promise<Outcome> {
+  if (progress.key !== null) {
+    const state = keyState(result, progress.resourceId);
+    await tx.query(
+      `UPDATE idempotency_keys
+          SET recovery_point = $4, resource_id = $5, response_status = $6, response_body = $7,
+              locked_at = CASE WHEN $6::integer IS NULL THEN locked_at END
+        WHERE ${KEY_MATCH('$1', '$2', '$3')}`,
+      [merchant.productId, merchant.livemode, progress.key, state.point, state.resourceId, state.status, state.body],
+    );
   }
-  const next = { keyId: progress.keyId, point: result.next, resourceId: result.resourceId ?? progress.resourceId };
-  if (next.keyId !== null) {
-    await tx.query('UPDATE idempotency_keys SET recovery_point = $2, resource_id = $3 WHERE id = $1', [
-      next.keyId,
-      next.point,
-      next.resourceId,
-    ]);
-  }
-  return { progress: next };
+  return outcomeOf(result, progress);
 }
 
 /**
@@ -189,8 +257,9 @@ export async function runIdempotent(
   phases: Record<string, Phase>,
   hooks: PhaseHooks = {},
 ): Promise<SentResponse> {
-  if (!('atomic' in phaseAt(phases, START))) throw new Error('the first phase must be atomic: it claims the key');
-  let progress: Progress = { keyId: null, point: START, resourceId: null };
+  const first = phaseAt(phases, START);
+  if (!('atomic' in first)) throw new Error('the first phase must be atomic: it claims the key');
+  let progress: Progress = { key: null, point: START, resourceId: null };
   // Each phase either finishes or moves on; more steps than phases would mean a cycle, a bug.
   const stepsMax = Object.keys(phases).length;
   try {
@@ -199,25 +268,32 @@ export async function runIdempotent(
       const phase = phaseAt(phases, current.point);
       // Progress is taken from the committed outcome only: a transaction the engine retries starts from `current` again.
       let outcome: Outcome;
-      if (step === 0) {
+      const alone = step === 0 && first.alone ? await first.alone(db, claimWrite(merchant, key, request)) : null;
+      if (alone !== null) {
+        outcome = outcomeOf(alone, { key, point: START, resourceId: null });
+      } else if (step === 0) {
         outcome = await db.transaction(async (tx): Promise<Outcome> => {
           let at = current;
           if (key !== null) {
             const claimed = await claim(tx, merchant, key, request);
             if ('replayed' in claimed) return { sent: claimed };
-            at = { keyId: claimed.id, point: claimed.recovery_point, resourceId: claimed.resource_id };
+            at = { key, point: claimed.recovery_point, resourceId: claimed.resource_id };
           }
           // A key taken over at a foreign phase belonged to a crashed request whose call may have gone through.
           const resumed = phaseAt(phases, at.point);
           const result = 'atomic' in resumed ? await resumed.atomic(tx, at.resourceId) : await resumed.resume(tx, at.resourceId);
-          return advance(tx, result, at);
+          return advance(tx, merchant, result, at);
         });
       } else if ('atomic' in phase) {
-        outcome = await db.transaction(async (tx) => advance(tx, await phase.atomic(tx, current.resourceId), current));
+        outcome = await db.transaction(async (tx) => advance(tx, merchant, await phase.atomic(tx, current.resourceId), current));
       } else {
         const called = await phase.call(current.resourceId);
         hooks.afterCall?.(current.point);
-        outcome = await db.transaction(async (tx) => advance(tx, await phase.record(tx, current.resourceId, called), current));
+        const recorded = phase.alone ? await phase.alone(db, current.resourceId, called, advanceWrite(merchant, current)) : null;
+        outcome =
+          recorded !== null
+            ? outcomeOf(recorded, current)
+            : await db.transaction(async (tx) => advance(tx, merchant, await phase.record(tx, current.resourceId, called), current));
       }
       if ('sent' in outcome) {
         if (!outcome.sent.replayed) hooks.afterCommit?.(FINISHED);
@@ -228,8 +304,10 @@ export async function runIdempotent(
     }
     throw new Error(`idempotent request did not finish within ${stepsMax} phases`);
   } catch (error) {
-    if (progress.keyId !== null) {
-      await db.query('UPDATE idempotency_keys SET locked_at = NULL WHERE id = $1', [progress.keyId]).catch(() => {});
+    if (progress.key !== null) {
+      await db
+        .query(`UPDATE idempotency_keys SET locked_at = NULL WHERE ${KEY_MATCH('$1', '$2', '$3')}`, [merchant.productId, merchant.livemode, progress.key])
+        .catch(() => {});
     }
     throw error;
   }

@@ -36,10 +36,18 @@ interface Recorded {
 const outcomeOf = (row: Recorded): RailOutcome =>
   row.status === 'SUCCEEDED' ? { status: 'SUCCEEDED' } : { status: 'FAILED', failureCode: row.failure_code! };
 
+/** A card's behaviour never changes once tokenized, so the rail remembers the most recent ones it read. */
+const BEHAVIOURS_CACHED_MAX = 10_000;
+
 export function testRail(db: Db): Rail {
+  const behaviours = new Map<string, Behaviour>();
   const behaviourOf = async (token: string): Promise<Behaviour> => {
+    const known = behaviours.get(token);
+    if (known !== undefined) return known;
     const [card] = await db.query<{ behaviour: Behaviour }>('SELECT behaviour FROM test_rail_cards WHERE token = $1', [token]);
     if (!card) throw new Error('test rail: unknown card token');
+    if (behaviours.size >= BEHAVIOURS_CACHED_MAX) behaviours.delete(behaviours.keys().next().value!);
+    behaviours.set(token, card.behaviour);
     return card.behaviour;
   };
 

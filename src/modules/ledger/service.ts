@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/db.js';
+import { Statement } from '../../db/statement.js';
 import type { Merchant } from '../../http/auth.js';
 import { newId } from '../../lib/ids.js';
 
@@ -37,36 +38,45 @@ function assertBalanced(transaction: LedgerTransaction): void {
 }
 
 /**
- * Writes one balanced transaction in the caller's database transaction, in a single statement: the transaction, its
- * entries, and the balance rows of its accounts. Balance is asserted here and enforced again by the database at commit
- * (constraint trigger ledger_entries_balanced).
+ * Adds to `st` the writes of one balanced transaction: the transaction, its entries, and the balance rows of its
+ * accounts; only if `guard` (an expression of the statement) has a row, when given. Balance is asserted here and
+ * enforced again by the database at commit (constraint trigger ledger_entries_balanced).
  */
-export async function post(tx: Queryable, transaction: LedgerTransaction): Promise<string> {
+export function addPosting(st: Statement, transaction: LedgerTransaction, guard: string | null = null): string {
   assertBalanced(transaction);
   const id = newId('ltx');
-  await tx.query(
-    `WITH t AS (
-       INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ($1, $2, $3, $4, $5)
-       RETURNING id, product_id, livemode),
-     e AS (
-       INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
-       SELECT t.id, t.product_id, t.livemode, e.account, e.amount
-         FROM t, unnest($6::text[], $7::bigint[]) AS e (account, amount)
-       RETURNING account, amount)
-     INSERT INTO ledger_balances (product_id, livemode, account, shard, amount)
-     SELECT $2, $3, account, $8, sum(amount) FROM e GROUP BY account ORDER BY account
-     ON CONFLICT (product_id, livemode, account, shard) DO UPDATE SET amount = ledger_balances.amount + EXCLUDED.amount`,
-    [
-      id,
-      transaction.productId,
-      transaction.livemode,
-      transaction.reason,
-      transaction.referenceId,
-      transaction.entries.map((entry) => entry.account),
-      transaction.entries.map((entry) => entry.amount),
-      Math.floor(Math.random() * BALANCE_SHARDS),
-    ],
+  const from = guard === null ? '' : ` FROM ${guard}`;
+  const productId = st.param(transaction.productId);
+  const livemode = st.param(transaction.livemode, 'boolean');
+  st.with(
+    'ledger_t',
+    `INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id)
+     SELECT ${st.param(id)}, ${productId}, ${livemode}, ${st.param(transaction.reason)}, ${st.param(transaction.referenceId)}${from}
+     RETURNING id, product_id, livemode`,
   );
+  st.with(
+    'ledger_e',
+    `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
+     SELECT t.id, t.product_id, t.livemode, e.account, e.amount
+       FROM ledger_t t, unnest(${st.param(transaction.entries.map((entry) => entry.account), 'text[]')},
+                               ${st.param(transaction.entries.map((entry) => entry.amount), 'bigint[]')}) AS e (account, amount)
+     RETURNING account, amount`,
+  );
+  st.with(
+    'ledger_b',
+    `INSERT INTO ledger_balances (product_id, livemode, account, shard, amount)
+     SELECT ${productId}, ${livemode}, account, ${st.param(Math.floor(Math.random() * BALANCE_SHARDS), 'integer')}, sum(amount)
+       FROM ledger_e GROUP BY account ORDER BY account
+     ON CONFLICT (product_id, livemode, account, shard) DO UPDATE SET amount = ledger_balances.amount + EXCLUDED.amount`,
+  );
+  return id;
+}
+
+/** Writes one balanced transaction in the caller's database transaction, in a single statement; returns its id. */
+export async function post(tx: Queryable, transaction: LedgerTransaction): Promise<string> {
+  const st = new Statement();
+  const id = addPosting(st, transaction);
+  await st.run(tx, 'SELECT 1');
   return id;
 }
 

@@ -3,17 +3,18 @@
 // event. An unclear outcome stays PROCESSING until the reconciler learns the truth from the rail by operation id.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Queryable } from '../../db/db.js';
+import { Statement } from '../../db/statement.js';
 import type { Merchant } from '../../http/auth.js';
 import { ApiError, notFound } from '../../http/errors.js';
-import { foreignPhase, type Phase, type PhaseResult } from '../../http/idempotency.js';
+import { foreignPhase, type KeyWrite, type Phase, type PhaseResult } from '../../http/idempotency.js';
 import { listPage, type List, type ListQuery } from '../../http/pagination.js';
 import { newId } from '../../lib/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { reconcileBatch } from '../../rails/reconciliation.js';
 import { findCard } from '../cards/store.js';
-import { recordEvent } from '../events/store.js';
-import { post, type Entry } from '../ledger/service.js';
+import { addEvent } from '../events/store.js';
+import { addPosting, post, type Entry } from '../ledger/service.js';
 import type { OrdersService } from '../orders/service.js';
 import type { CreateChargeBody, PaymentIntent } from './schema.js';
 import * as store from './store.js';
@@ -46,6 +47,43 @@ export function presentIntent(row: IntentRow): PaymentIntent {
 
 const nonZero = (entries: Entry[]) => entries.filter((entry) => entry.amount !== 0);
 
+/**
+ * Adds to `st` what a finished debit (`row`, as it is once finished) brings with it, if `guard` has a row: the ledger
+ * entries of a success, the blocking of a card the bank reported blocked, and the event.
+ */
+function addDebitConsequences(st: Statement, row: IntentRow, guard: string | null): void {
+  if (row.status === 'SUCCEEDED') {
+    addPosting(
+      st,
+      {
+        productId: row.product_id,
+        livemode: row.livemode,
+        reason: 'payment_succeeded',
+        referenceId: row.id,
+        entries: nonZero([
+          { account: 'rail_clearing', amount: -row.amount },
+          { account: 'merchant_pending', amount: row.amount - row.fee },
+          { account: 'platform_fees', amount: row.fee },
+        ]),
+      },
+      guard,
+    );
+  } else if (row.failure_code === 'CARD_BLOCKED' && row.card_id !== null) {
+    store.addBlockCard(st, row.card_id, guard);
+  }
+  const data = presentIntent(row);
+  addEvent(
+    st,
+    {
+      productId: row.product_id,
+      livemode: row.livemode,
+      type: row.status === 'SUCCEEDED' ? 'payment_intent.succeeded' : 'payment_intent.failed',
+      data: { ...data, status: data.status.toLowerCase() },
+    },
+    guard,
+  );
+}
+
 export class PaymentsService {
   constructor(
     private readonly db: Db,
@@ -68,28 +106,9 @@ export class PaymentsService {
     if (!finished) return store.intentById(tx, id);
     const savedCard = await this.orders.applyPayment(tx, finished);
     const row = savedCard === null ? finished : await store.attachCard(tx, id, savedCard);
-    if (row.status === 'SUCCEEDED') {
-      await post(tx, {
-        productId: row.product_id,
-        livemode: row.livemode,
-        reason: 'payment_succeeded',
-        referenceId: row.id,
-        entries: nonZero([
-          { account: 'rail_clearing', amount: -row.amount },
-          { account: 'merchant_pending', amount: row.amount - row.fee },
-          { account: 'platform_fees', amount: row.fee },
-        ]),
-      });
-    } else if (row.failure_code === 'CARD_BLOCKED' && row.card_id !== null) {
-      await store.blockCard(tx, row.card_id);
-    }
-    const data = presentIntent(row);
-    await recordEvent(tx, {
-      productId: row.product_id,
-      livemode: row.livemode,
-      type: row.status === 'SUCCEEDED' ? 'payment_intent.succeeded' : 'payment_intent.failed',
-      data: { ...data, status: data.status.toLowerCase() },
-    });
+    const st = new Statement();
+    addDebitConsequences(st, row, null);
+    await st.run(tx, 'SELECT 1');
     return row;
   }
 
@@ -116,6 +135,19 @@ export class PaymentsService {
       record: async (tx, id, outcome) => respond(await this.applyDebitOutcome(tx, id!, outcome, window)),
       // A crashed request's debit may have reached the bank: never debit again; reconciliation finishes it.
       resume: async (tx, id) => respond(await store.intentById(tx, id!)),
+      // The common case, a final answer for a debit without an order, as one statement. Its row is the one this
+      // request wrote: nobody but a finisher changes a PROCESSING intent, and then `finished` is empty.
+      alone: async (db, id, outcome, key) => {
+        const row = started.row;
+        if (outcome.status === 'UNKNOWN' || row?.id !== id || row.order_id !== null) return null;
+        const finished: IntentRow = { ...row, status: outcome.status, failure_code: outcome.status === 'FAILED' ? outcome.failureCode : null };
+        const result = respond(finished);
+        const st = new Statement();
+        store.addFinishDebit(st, id, outcome);
+        key(st, 'finished', result);
+        addDebitConsequences(st, finished, 'finished');
+        return (await st.run(db, 'SELECT id FROM finished')).length === 1 ? result : null;
+      },
     });
   }
 
@@ -130,22 +162,32 @@ export class PaymentsService {
     // A mode without a rail refuses every charge (503 RAIL_UNAVAILABLE) before looking at anything.
     const window = this.rails.forMode(merchant.livemode).callWindowMs;
     const started: { row?: IntentRow } = {};
+    const intent = () => ({
+      id: newId('pi'),
+      amount: body.amount,
+      fee: feeOf(body.amount, merchant.feeBps),
+      description: body.description ?? null,
+      metadata: body.metadata ?? {},
+      inFlightMs: window,
+    });
     return {
       started: {
         atomic: async (tx) => {
           // One statement when the card is usable; only a refusal reads the card again to say why.
-          const intent = await store.insertIntentOnActiveCard(tx, merchant, body.card, {
-            id: newId('pi'),
-            amount: body.amount,
-            fee: feeOf(body.amount, merchant.feeBps),
-            description: body.description ?? null,
-            metadata: body.metadata ?? {},
-            inFlightMs: window,
-          });
-          if (!intent) await this.usableCard(tx, merchant, body.card);
-          if (!intent) throw new Error(`card ${body.card} is usable but the intent was not written`);
-          started.row = intent;
-          return { next: 'debit', resourceId: intent.id };
+          const row = await store.insertIntentOnActiveCard(tx, merchant, body.card, intent());
+          if (!row) await this.usableCard(tx, merchant, body.card);
+          if (!row) throw new Error(`card ${body.card} is usable but the intent was not written`);
+          started.row = row;
+          return { next: 'debit', resourceId: row.id };
+        },
+        // A new key and a usable card: the key's claim and the intent as one statement.
+        alone: async (db: Queryable, key: KeyWrite) => {
+          const fresh = intent();
+          const result = { next: 'debit', resourceId: fresh.id };
+          const row = await store.insertIntentOnActiveCard(db, merchant, body.card, fresh, (st, card) => key(st, card, result));
+          if (!row) return null;
+          started.row = row;
+          return result;
         },
       },
       debit: this.debitPhase(merchant.livemode, 201, started),

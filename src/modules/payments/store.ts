@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/db.js';
+import { Statement } from '../../db/statement.js';
 import type { Merchant } from '../../http/auth.js';
 import type { Metadata, IntentStatus } from './schema.js';
 
@@ -66,22 +67,33 @@ export async function insertIntent(tx: Queryable, merchant: Pick<Merchant, 'prod
 
 /**
  * A charge's PROCESSING intent on a saved card, in one statement: written only if the card is the merchant's, in the
- * same mode, and ACTIVE; undefined otherwise (the caller then says which of these failed).
+ * same mode, and ACTIVE; undefined otherwise (the caller then says which of these failed). `also` may add writes
+ * joined to the usable card, and name the expression the intent's own write then joins (the idempotency key's claim).
  */
 export async function insertIntentOnActiveCard(
-  tx: Queryable,
+  db: Queryable,
   merchant: Pick<Merchant, 'productId' | 'livemode'>,
   cardId: string,
   intent: { id: string; amount: number; fee: number; description: string | null; metadata: Metadata; inFlightMs: number },
+  also: (st: Statement, card: string) => string = (_st, card) => card,
 ): Promise<IntentRow | undefined> {
-  const [row] = await tx.query<IntentRow>(
+  const st = new Statement();
+  st.with(
+    'card',
+    `SELECT id, product_id, livemode, rail_token, rail FROM cards
+      WHERE id = ${st.param(cardId)} AND product_id = ${st.param(merchant.productId)} AND livemode = ${st.param(merchant.livemode, 'boolean')}
+        AND status = 'ACTIVE'`,
+  );
+  const guard = also(st, 'card');
+  const [row] = await st.run<IntentRow>(
+    db,
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
                                   description, metadata, reconcile_after)
-     SELECT $1, c.product_id, c.livemode, $4, $5, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, $6, $7,
-            now() + $8 * interval '1 millisecond'
-       FROM cards c WHERE c.id = $9 AND c.product_id = $2 AND c.livemode = $3 AND c.status = 'ACTIVE'
+     SELECT ${st.param(intent.id)}, c.product_id, c.livemode, ${st.param(intent.amount, 'bigint')}, ${st.param(intent.fee, 'bigint')}, 'UZS',
+            'PROCESSING', c.id, c.rail_token, c.rail, ${st.param(intent.description)}, ${st.param(JSON.stringify(intent.metadata), 'jsonb')},
+            now() + ${st.param(intent.inFlightMs, 'integer')} * interval '1 millisecond'
+       FROM card c WHERE EXISTS (SELECT 1 FROM ${guard})
      RETURNING *`,
-    [intent.id, merchant.productId, merchant.livemode, intent.amount, intent.fee, intent.description, JSON.stringify(intent.metadata), intent.inFlightMs, cardId],
   );
   return row;
 }
@@ -111,20 +123,25 @@ export async function startDebit(tx: Queryable, id: string, inFlightMs: number):
   return row;
 }
 
-/** PROCESSING → SUCCEEDED or FAILED, once: returns the row only to the caller that made the change. */
-export async function finishDebit(
-  tx: Queryable,
-  id: string,
-  outcome: { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string },
-): Promise<IntentRow | undefined> {
-  const [row] = await tx.query<IntentRow>(
+export type FinalOutcome = { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string };
+
+/** Adds `finished` to `st`: PROCESSING → SUCCEEDED or FAILED, once; it has the row only for the caller that made the change. */
+export function addFinishDebit(st: Statement, id: string, outcome: FinalOutcome): void {
+  const status = st.param(outcome.status);
+  st.with(
+    'finished',
     `UPDATE payment_intents
-        SET status = $2, failure_code = $3, reconcile_after = NULL,
-            succeeded_at = CASE WHEN $2 = 'SUCCEEDED' THEN now() END
-      WHERE id = $1 AND status = 'PROCESSING'
+        SET status = ${status}, failure_code = ${st.param(outcome.status === 'FAILED' ? outcome.failureCode : null)}, reconcile_after = NULL,
+            succeeded_at = CASE WHEN ${status} = 'SUCCEEDED' THEN now() END
+      WHERE id = ${st.param(id)} AND status = 'PROCESSING'
       RETURNING *`,
-    [id, outcome.status, outcome.status === 'FAILED' ? outcome.failureCode : null],
   );
+}
+
+export async function finishDebit(tx: Queryable, id: string, outcome: FinalOutcome): Promise<IntentRow | undefined> {
+  const st = new Statement();
+  addFinishDebit(st, id, outcome);
+  const [row] = await st.run<IntentRow>(tx, 'SELECT * FROM finished');
   return row;
 }
 
@@ -173,8 +190,11 @@ export async function markSettled(tx: Queryable, ids: string[]): Promise<void> {
   await tx.query('UPDATE payment_intents SET settled_at = now() WHERE id = ANY($1)', [ids]);
 }
 
-export async function blockCard(tx: Queryable, cardId: string): Promise<void> {
-  await tx.query(`UPDATE cards SET status = 'BLOCKED' WHERE id = $1 AND status = 'ACTIVE'`, [cardId]);
+export function addBlockCard(st: Statement, cardId: string, guard: string | null): void {
+  st.with(
+    'card_blocked',
+    `UPDATE cards SET status = 'BLOCKED' WHERE id = ${st.param(cardId)} AND status = 'ACTIVE'${guard === null ? '' : ` AND EXISTS (SELECT 1 FROM ${guard})`}`,
+  );
 }
 
 export async function recordRefunded(tx: Queryable, id: string, amount: number): Promise<void> {

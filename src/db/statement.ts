@@ -1,0 +1,26 @@
+// One SQL statement assembled from the common table expressions of several modules, each numbering its parameters
+// in turn. A money movement written this way is one round trip and, outside an explicit transaction, one commit;
+// every expression sees the same snapshot, and a write that joins a `guard` expression happens only if it has a row.
+import type { Queryable } from './db.js';
+
+export class Statement {
+  private readonly values: unknown[] = [];
+  private readonly expressions: string[] = [];
+
+  /** The placeholder for `value`, with `cast` where the context does not tell PostgreSQL its type. */
+  param(value: unknown, cast?: string): string {
+    this.values.push(value);
+    return cast ? `$${this.values.length}::${cast}` : `$${this.values.length}`;
+  }
+
+  /** Adds `name AS (sql)`; later expressions and the final query may refer to `name`. */
+  with(name: string, sql: string): void {
+    this.expressions.push(`${name} AS (${sql})`);
+  }
+
+  /** Runs every expression, then `final`, as one statement. */
+  run<Row = Record<string, unknown>>(db: Queryable, final: string): Promise<Row[]> {
+    const text = this.expressions.length === 0 ? final : `WITH ${this.expressions.join(',\n')}\n${final}`;
+    return db.query<Row>(text, this.values);
+  }
+}
