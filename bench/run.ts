@@ -18,6 +18,7 @@ const POSTGRES_URL = process.env.TOLOV_BENCH_DATABASE_URL ?? 'postgres://postgre
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const STARTUP_TIMEOUT_MS = 60_000;
 const SEED_ORDERS = 1_000;
+const SEED_SLICE = 50_000;
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 5_000);
 const DELIVERY_LOOPS = 2;
 /** Stored payments at which list and balance latency are measured again, seeded in bulk. */
@@ -191,12 +192,15 @@ async function benchAtScale(engine: string, env: Record<string, string>, product
       const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM payment_intents')) as [{ n: number }];
       if (target > n) {
         const started = performance.now();
-        await db.query(
-          `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, metadata, succeeded_at)
-           SELECT 'pi_seed_' || lpad(g::text, 8, '0'), $1, false, 1500000, 15000, 'UZS', 'SUCCEEDED', $2, 'seeded', 'uzcard', '{}', now()
-             FROM generate_series($3::int, $4::int) AS g`,
-          [productId, card, n + 1, target],
-        );
+        // In slices, each well within the database layer's statement timeout.
+        for (let from = n + 1; from <= target; from += SEED_SLICE) {
+          await db.query(
+            `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, metadata, succeeded_at)
+             SELECT 'pi_seed_' || lpad(g::text, 8, '0'), $1, false, 1500000, 15000, 'UZS', 'SUCCEEDED', $2, 'seeded', 'uzcard', '{}', now()
+               FROM generate_series($3::int, $4::int) AS g`,
+            [productId, card, from, Math.min(target, from + SEED_SLICE - 1)],
+          );
+        }
         process.stderr.write(`  seeded ${target - n} payments in ${Math.round(performance.now() - started)} ms\n`);
       }
     } finally {
