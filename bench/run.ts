@@ -445,24 +445,18 @@ async function main(): Promise<void> {
     return service;
   });
   if (postgres) results.push(...postgres);
-  const postgresDeliveries = await withPostgresDatabase(async (url) => {
-    const db = await openPostgres(url);
-    try {
-      return await benchDeliveries('postgres', db);
-    } finally {
-      await db.close();
-    }
-  });
-  if (postgresDeliveries) results.push(postgresDeliveries);
-  for (const direct of [benchChargeRows, benchSmallTransactions]) {
-    const measured = await withPostgresDatabase(async (url) => {
+  /** A measurement on a fresh PostgreSQL database of its own, opened through the database layer. */
+  const onPostgres = (measure: (engine: string, db: Db) => Promise<Result>) =>
+    withPostgresDatabase(async (url) => {
       const db = await openPostgres(url);
       try {
-        return await direct('postgres', db);
+        return await measure('postgres', db);
       } finally {
         await db.close();
       }
     });
+  for (const measure of [benchDeliveries, benchChargeRows, benchSmallTransactions]) {
+    const measured = await onPostgres(measure);
     if (measured) results.push(measured);
   }
 
