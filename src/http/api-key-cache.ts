@@ -5,6 +5,7 @@
 // does not use its cache until it hears again. A lookup that began before a clear is not cached, so a revocation
 // never loses to a reply already on its way. Entries also age out, as a last line.
 import type { Db } from '../db/db.js';
+import { setNewest } from '../lib/bounded-map.js';
 import { findKeyBySecretHash, type AuthenticatedKeyRow } from '../modules/products/store.js';
 
 export const API_KEYS_CHANNEL = 'tolov_api_keys';
@@ -40,8 +41,7 @@ export class ApiKeyCache {
     const generation = this.generation;
     const row = await findKeyBySecretHash(this.db, secretHash);
     if (row && row.revoked_at === null && this.heard && generation === this.generation) {
-      if (this.entries.size >= ENTRIES_MAX) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(id, { row, expiresAt: Date.now() + ENTRY_TTL_MS });
+      setNewest(this.entries, id, { row, expiresAt: Date.now() + ENTRY_TTL_MS }, ENTRIES_MAX);
     }
     return row;
   }

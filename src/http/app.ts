@@ -119,9 +119,9 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
     done(null, body);
   });
 
-  // Per API key, in this process: a runaway integration slows itself down, not every merchant.
   const { cache: keys, stop: stopFollowingKeys } = await ApiKeyCache.start(db);
   app.addHook('onClose', () => stopFollowingKeys());
+  // Per API key, in this process: a runaway integration slows itself down, not every merchant.
   const perKey = new RateLimiter(config.keyRequestsPerMinute, 60_000);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);

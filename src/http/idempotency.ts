@@ -6,7 +6,7 @@
 // the first phase's transaction: a request that fails before its first commit leaves nothing behind.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Queryable } from '../db/db.js';
-import type { Statement } from '../db/statement.js';
+import { Statement } from '../db/statement.js';
 import { sha256 } from '../lib/secrets.js';
 import type { Merchant } from './auth.js';
 import { ApiError } from './errors.js';
@@ -151,19 +151,25 @@ async function claim(tx: Queryable, merchant: Merchant, key: string, request: Re
   if (existing.locked) {
     throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still in progress; retry later');
   }
-  await tx.query('UPDATE idempotency_keys SET locked_at = now() WHERE product_id = $1 AND livemode = $2 AND key = $3', [
-    merchant.productId,
-    merchant.livemode,
-    key,
-  ]);
+  await tx.query(`UPDATE idempotency_keys SET locked_at = now() WHERE ${keyMatch('$1', '$2', '$3')}`, [merchant.productId, merchant.livemode, key]);
   return existing;
 }
 
 /** The key's row is found by what names it: the merchant, the mode and the key. */
-const KEY_MATCH = (productId: string, livemode: string, key: string) => `product_id = ${productId} AND livemode = ${livemode} AND key = ${key}`;
+function keyMatch(productId: string, livemode: string, key: string): string {
+  return `product_id = ${productId} AND livemode = ${livemode} AND key = ${key}`;
+}
+
+interface KeyState {
+  point: string;
+  resourceId: string | null;
+  status: number | null;
+  body: string | null;
+  locked: boolean;
+}
 
 /** The key's columns for a phase's result: the next recovery point, or the stored response (and the lock released). */
-function keyState(result: PhaseResult, resourceId: string | null) {
+function keyState(result: PhaseResult, resourceId: string | null): KeyState {
   return 'response' in result
     ? { point: FINISHED, resourceId, status: result.response.status, body: JSON.stringify(result.response.body), locked: false }
     : { point: result.next, resourceId: result.resourceId ?? resourceId, status: null, body: null, locked: true };
@@ -189,21 +195,26 @@ function claimWrite(merchant: Merchant, key: string | null, request: Request): K
   };
 }
 
+/** Adds to `st` the key's move on to `state`; only if `guard` (an expression of the statement) has a row, when given. */
+function addKeyAdvance(st: Statement, merchant: Merchant, key: string, state: KeyState, guard: string | null): void {
+  st.with(
+    'key_advanced',
+    `UPDATE idempotency_keys
+        SET recovery_point = ${st.param(state.point)}, resource_id = ${st.param(state.resourceId)},
+            response_status = ${st.param(state.status, 'integer')}, response_body = ${st.param(state.body)},
+            locked_at = ${state.locked ? 'locked_at' : 'NULL'}
+      WHERE ${keyMatch(st.param(merchant.productId), st.param(merchant.livemode, 'boolean'), st.param(key))}${
+        guard === null ? '' : ` AND EXISTS (SELECT 1 FROM ${guard})`
+      }
+     RETURNING 1`,
+  );
+}
+
 /** A later phase's key write: the key moves on from where it is, in the phase's statement. */
 function advanceWrite(merchant: Merchant, progress: Progress): KeyWrite {
   return (st, guard, result) => {
     if (progress.key === null) return guard;
-    const state = keyState(result, progress.resourceId);
-    st.with(
-      'key_advanced',
-      `UPDATE idempotency_keys
-          SET recovery_point = ${st.param(state.point)}, resource_id = ${st.param(state.resourceId)},
-              response_status = ${st.param(state.status, 'integer')}, response_body = ${st.param(state.body)},
-              locked_at = ${state.locked ? 'locked_at' : 'NULL'}
-        WHERE ${KEY_MATCH(st.param(merchant.productId), st.param(merchant.livemode, 'boolean'), st.param(progress.key))}
-          AND EXISTS (SELECT 1 FROM ${guard})
-       RETURNING 1`,
-    );
+    addKeyAdvance(st, merchant, progress.key, keyState(result, progress.resourceId), guard);
     return 'key_advanced';
   };
 }
@@ -222,26 +233,21 @@ function phaseAt(phases: Record<string, Phase>, point: string): Phase {
   return phase;
 }
 
-/** What the request does after a phase's result committed. */
-function outcomeOf(result: PhaseResult, progress: Progress): Outcome {
-  const state = keyState(result, progress.resourceId);
-  if ('response' in result) return { sent: { status: result.response.status, body: state.body!, replayed: false } };
-  return { progress: { key: progress.key, point: state.point, resourceId: state.resourceId } };
+/** What the request does once the key (if any) reached `state`. */
+function outcomeOf(state: KeyState, key: string | null): Outcome {
+  if (state.status !== null) return { sent: { status: state.status, body: state.body!, replayed: false } };
+  return { progress: { key, point: state.point, resourceId: state.resourceId } };
 }
 
 /** Records a phase's result on the key row (when there is a key), in the phase's transaction. */
 async function advance(tx: Queryable, merchant: Merchant, result: PhaseResult, progress: Progress): Promise<Outcome> {
+  const state = keyState(result, progress.resourceId);
   if (progress.key !== null) {
-    const state = keyState(result, progress.resourceId);
-    await tx.query(
-      `UPDATE idempotency_keys
-          SET recovery_point = $4, resource_id = $5, response_status = $6, response_body = $7,
-              locked_at = CASE WHEN $6::integer IS NULL THEN locked_at END
-        WHERE ${KEY_MATCH('$1', '$2', '$3')}`,
-      [merchant.productId, merchant.livemode, progress.key, state.point, state.resourceId, state.status, state.body],
-    );
+    const st = new Statement();
+    addKeyAdvance(st, merchant, progress.key, state, null);
+    await st.run(tx, 'SELECT 1');
   }
-  return outcomeOf(result, progress);
+  return outcomeOf(state, progress.key);
 }
 
 /**
@@ -270,7 +276,7 @@ export async function runIdempotent(
       let outcome: Outcome;
       const alone = step === 0 && first.alone ? await first.alone(db, claimWrite(merchant, key, request)) : null;
       if (alone !== null) {
-        outcome = outcomeOf(alone, { key, point: START, resourceId: null });
+        outcome = outcomeOf(keyState(alone, null), key);
       } else if (step === 0) {
         outcome = await db.transaction(async (tx): Promise<Outcome> => {
           let at = current;
@@ -292,7 +298,7 @@ export async function runIdempotent(
         const recorded = phase.alone ? await phase.alone(db, current.resourceId, called, advanceWrite(merchant, current)) : null;
         outcome =
           recorded !== null
-            ? outcomeOf(recorded, current)
+            ? outcomeOf(keyState(recorded, current.resourceId), current.key)
             : await db.transaction(async (tx) => advance(tx, merchant, await phase.record(tx, current.resourceId, called), current));
       }
       if ('sent' in outcome) {
@@ -306,7 +312,7 @@ export async function runIdempotent(
   } catch (error) {
     if (progress.key !== null) {
       await db
-        .query(`UPDATE idempotency_keys SET locked_at = NULL WHERE ${KEY_MATCH('$1', '$2', '$3')}`, [merchant.productId, merchant.livemode, progress.key])
+        .query(`UPDATE idempotency_keys SET locked_at = NULL WHERE ${keyMatch('$1', '$2', '$3')}`, [merchant.productId, merchant.livemode, progress.key])
         .catch(() => {});
     }
     throw error;

@@ -1,3 +1,4 @@
+import { setNewest } from '../lib/bounded-map.js';
 import { ApiError } from './errors.js';
 
 /**
@@ -17,10 +18,8 @@ export class RateLimiter {
   hit(key: string, nowMs = Date.now()): void {
     let window = this.windows.get(key);
     if (window === undefined || nowMs - window.startedMs >= this.windowMs) {
-      this.windows.delete(key);
-      if (this.windows.size >= this.keysMax) this.windows.delete(this.windows.keys().next().value!);
       window = { startedMs: nowMs, count: 0 };
-      this.windows.set(key, window);
+      setNewest(this.windows, key, window, this.keysMax);
     }
     window.count += 1;
     if (window.count > this.limit) {

@@ -3,6 +3,7 @@
 // tells the truth after a restart.
 import type { Db } from '../db/db.js';
 import { isUniqueViolation } from '../db/db.js';
+import { setNewest } from '../lib/bounded-map.js';
 import { randomBase62 } from '../lib/ids.js';
 import type { CardDetails, MoneyOperation, Rail, RailOutcome, TokenizeResult } from './rail.js';
 
@@ -46,8 +47,7 @@ export function testRail(db: Db): Rail {
     if (known !== undefined) return known;
     const [card] = await db.query<{ behaviour: Behaviour }>('SELECT behaviour FROM test_rail_cards WHERE token = $1', [token]);
     if (!card) throw new Error('test rail: unknown card token');
-    if (behaviours.size >= BEHAVIOURS_CACHED_MAX) behaviours.delete(behaviours.keys().next().value!);
-    behaviours.set(token, card.behaviour);
+    setNewest(behaviours, token, card.behaviour, BEHAVIOURS_CACHED_MAX);
     return card.behaviour;
   };
 
