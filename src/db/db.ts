@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite, types as liteTypes } from '@electric-sql/pglite';
 import pg from 'pg';
+import { pglitePreparedStatements } from './pglite-statements.js';
 
 /** Anything that runs one SQL statement: the database itself or an open transaction. */
 export interface Queryable {
@@ -22,6 +23,8 @@ export interface Db extends Queryable {
 }
 
 const POOL_SIZE = 10;
+/** Distinct statement texts prepared by name, on either engine (a limit well above the service's own set). */
+const PREPARED_MAX = 1_000;
 const CONNECT_TIMEOUT_MS = 5_000;
 const STATEMENT_TIMEOUT_MS = 15_000;
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
@@ -61,15 +64,16 @@ export async function openPostgres(connectionString: string): Promise<Db> {
   });
   // An idle client losing its connection (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  // Named statements are parsed once per connection; the name is derived from the text so it never clashes.
+  // Named statements are parsed once per connection; the name is derived from the text so it never clashes. Past
+  // PREPARED_MAX distinct texts, new ones run unnamed: every connection keeps what it prepared until it closes.
   const names = new Map<string, string>();
   const statement = (sql: string, params: readonly unknown[] | undefined): pg.QueryConfig => {
     let name = names.get(sql);
-    if (name === undefined) {
+    if (name === undefined && names.size < PREPARED_MAX) {
       name = `s${names.size}`;
       names.set(sql, name);
     }
-    return { name, text: sql, values: params as unknown[] | undefined };
+    return { ...(name ? { name } : {}), text: sql, values: params as unknown[] | undefined };
   };
   const query = async <Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
     (await client.query(statement(sql, params))).rows as Row[];
@@ -187,16 +191,21 @@ export async function createPglite(dataDir: string, loadDataDir?: Blob): Promise
 
 /** The embedded engine: one PostgreSQL session inside this process; PGlite queues every call behind open transactions. */
 export function pgliteDb(lite: PGlite): Db {
+  const run = pglitePreparedStatements(lite, PREPARED_MAX);
   return {
     engine: 'pglite',
-    query: async (sql, params) => (await lite.query(sql, params as unknown[] | undefined)).rows as never,
+    // The same locks as `PGlite.query` takes: after any open transaction, then alone on the session.
+    query: (sql, params) => lite._runExclusiveTransaction(() => lite._runExclusiveQuery(() => run(sql, params, true))),
     exec: async (script) => {
       await lite.exec(script);
     },
     transaction: (work) =>
       lite.transaction((tx) =>
         work({
-          query: async (sql, params) => (await tx.query(sql, params as unknown[] | undefined)).rows as never,
+          query: (sql, params) => {
+            if (tx.closed) throw new Error('Transaction is closed');
+            return lite._runExclusiveQuery(() => run(sql, params, false));
+          },
           exec: async (script) => {
             await tx.exec(script);
           },

@@ -1,0 +1,91 @@
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isUniqueViolation, type Db } from '../../src/db/db.js';
+import { pglitePreparedStatements } from '../../src/db/pglite-statements.js';
+import { engine, openTestDb } from '../support/harness.js';
+
+describe(`the database layer (${engine})`, () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await openTestDb();
+    await db.exec('CREATE TABLE layer_rows (id integer PRIMARY KEY, amount bigint, body bytea, doc jsonb, flag boolean, note text)');
+  });
+  afterAll(() => db.close());
+
+  it('sends parameters and reads columns with the same JavaScript types on either engine', async () => {
+    const rows = await db.query(
+      'INSERT INTO layer_rows VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, amount, body, doc, flag, note, amount::numeric AS exact',
+      [1, 9_007_199_254_740_991, Buffer.from([0, 255, 7]), { plan: 'pro', n: [1, 2] }, true, null],
+    );
+    expect(rows).toEqual([
+      { id: 1, amount: 9_007_199_254_740_991, body: Buffer.from([0, 255, 7]), doc: { plan: 'pro', n: [1, 2] }, flag: true, note: null, exact: '9007199254740991' },
+    ]);
+  });
+
+  it('refuses an int8 beyond the safe integer range rather than rounding it', async () => {
+    await expect(db.query("SELECT '9007199254740993'::bigint AS n")).rejects.toThrow(/outside the safe integer range/);
+  });
+
+  it('reports a failed statement with its SQLSTATE, and the next statement runs normally', async () => {
+    const failed = await db.query('INSERT INTO layer_rows (id) VALUES ($1)', [1]).catch((error: unknown) => error);
+    expect(isUniqueViolation(failed)).toBe(true);
+    expect(await db.query('SELECT count(*)::int AS n FROM layer_rows WHERE id = $1', [1])).toEqual([{ n: 1 }]);
+  });
+
+  it('rolls a transaction back whole when its work throws, and runs the same statements afterwards', async () => {
+    const insert = 'INSERT INTO layer_rows (id, note) VALUES ($1, $2)';
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query(insert, [2, 'kept only if committed']);
+        await tx.query(insert, [1, 'duplicate']);
+      }),
+    ).rejects.toSatisfy(isUniqueViolation);
+    expect(await db.query('SELECT id FROM layer_rows WHERE id = $1', [2])).toEqual([]);
+    await db.transaction((tx) => tx.query(insert, [2, 'committed']));
+    expect(await db.query('SELECT note FROM layer_rows WHERE id = $1', [2])).toEqual([{ note: 'committed' }]);
+  });
+});
+
+describe.runIf(engine === 'pglite')('named statements on the embedded engine', () => {
+  let lite: PGlite;
+  beforeAll(async () => {
+    lite = await PGlite.create('memory://');
+    await lite.exec('CREATE TABLE t (id integer PRIMARY KEY)');
+  });
+  afterAll(() => lite.close());
+  const prepared = async () =>
+    (await lite.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements ORDER BY prepare_time')).rows.map((r) => r.statement);
+
+  it('parses each text once and keeps at most the limit, closing the oldest first', async () => {
+    const run = pglitePreparedStatements(lite, 2);
+    const texts = ['SELECT $1::int AS n', 'SELECT $1::int + 1 AS n', 'SELECT $1::int + 2 AS n'];
+    for (let i = 0; i < 3; i++) expect(await run(texts[0]!, [i], true)).toEqual([{ n: i }]);
+    expect(await prepared()).toEqual([texts[0]]);
+    expect(await run(texts[1]!, [1], true)).toEqual([{ n: 2 }]);
+    expect(await run(texts[2]!, [1], true)).toEqual([{ n: 3 }]);
+    expect(await prepared()).toEqual([texts[1], texts[2]]);
+    // The closed one is prepared again when it comes back.
+    expect(await run(texts[0]!, [5], true)).toEqual([{ n: 5 }]);
+    expect(await prepared()).toEqual([texts[2], texts[0]]);
+  });
+
+  it('is how the service runs every statement on the embedded engine', async () => {
+    const db = await openTestDb();
+    try {
+      const text = 'SELECT $1::text AS echoed';
+      for (const word of ['one', 'two']) expect(await db.query(text, [word])).toEqual([{ echoed: word }]);
+      await db.transaction((tx) => tx.query(text, ['three']));
+      expect(await db.query('SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1', [text])).toEqual([{ n: 1 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('names nothing for a text that does not parse, and the session stays usable', async () => {
+    const run = pglitePreparedStatements(lite, 10);
+    const before = await prepared();
+    await expect(run('SELEC 1', [], true)).rejects.toMatchObject({ code: '42601' });
+    expect(await prepared()).toEqual(before);
+    expect(await run('INSERT INTO t VALUES ($1) RETURNING id', [7], true)).toEqual([{ id: 7 }]);
+  });
+});
