@@ -2,6 +2,7 @@
 // bare Node HTTP server answering JSON in the same run, so every figure is also given as a ratio to that ceiling.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,8 @@ const SEED_ORDERS = 1_000;
 const SEED_SLICE = 50_000;
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 5_000);
 const DELIVERY_LOOPS = 2;
+/** Every measured load runs this long first, unmeasured: a process just started has cold JIT and caches. */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 /** Stored payments at which list and balance latency are measured again, seeded in bulk. */
 const SCALE_STEPS = (process.env.BENCH_SCALE_STEPS ?? '10000,1000000').split(',').map(Number).filter((n) => n > 0);
 
@@ -32,9 +35,73 @@ interface Result {
   p99Ms: number;
   errors: number;
   non2xx: number;
+  /** CPU time per request (ms) of the load's client, the service process and the PostgreSQL server, where measured. */
+  cpu?: CpuPerRequest;
 }
 
-async function load(name: string, options: autocannon.Options): Promise<Omit<Result, 'engine' | 'scenario'>> {
+interface CpuPerRequest {
+  client: number;
+  service: number;
+  postgres: number;
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** CPU time (ms) a process has used, from /proc; 0 where /proc is not there. */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU time (ms) used so far by each PostgreSQL server process on this machine (the server is local). */
+function postgresCpuMs(): Map<number, number> {
+  const used = new Map<number, number>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    return used;
+  }
+  for (const pid of pids) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') used.set(Number(pid), processCpuMs(Number(pid)));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return used;
+}
+
+/**
+ * Starts counting CPU time; the returned function gives it per request: this process (the load's client), the
+ * service (its pid, if any), and PostgreSQL's processes (backends started meanwhile count from zero). On a 2-core
+ * machine the three share the cores, so a rate is bounded by their sum.
+ */
+function cpuMeter(servicePid?: number): (requests: number) => CpuPerRequest {
+  const postgresBefore = postgresCpuMs();
+  const serviceBefore = servicePid ? processCpuMs(servicePid) : 0;
+  const clientBefore = process.cpuUsage();
+  return (requests) => {
+    const client = process.cpuUsage(clientBefore);
+    let postgres = 0;
+    for (const [pid, ms] of postgresCpuMs()) postgres += ms - (postgresBefore.get(pid) ?? 0);
+    const per = (ms: number) => Math.round((ms / requests) * 100) / 100;
+    return {
+      client: per((client.user + client.system) / 1000),
+      service: per(servicePid ? processCpuMs(servicePid) - serviceBefore : 0),
+      postgres: per(postgres),
+    };
+  };
+}
+
+/** Loads the service; with `servicePid`, also counts where the CPU went. */
+async function load(name: string, options: autocannon.Options, servicePid?: number): Promise<Omit<Result, 'engine' | 'scenario'>> {
+  if (WARMUP_SECONDS > 0) await autocannon({ connections: CONNECTIONS, duration: WARMUP_SECONDS, ...options });
+  const meter = servicePid ? cpuMeter(servicePid) : null;
   const result = await autocannon({ connections: CONNECTIONS, duration: DURATION_SECONDS, ...options });
   process.stderr.write(`  ${name}: ${Math.round(result.requests.average)} req/s\n`);
   return {
@@ -43,6 +110,7 @@ async function load(name: string, options: autocannon.Options): Promise<Omit<Res
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    ...(meter ? { cpu: meter(result.requests.total) } : {}),
   };
 }
 
@@ -163,7 +231,7 @@ async function benchService(engine: string, env: Record<string, string>): Promis
           }),
         },
       ],
-    });
+    }, child.pid);
     const listCharges = await load('GET /subscribe/v1/charges', { url: `${url}/subscribe/v1/charges?limit=10`, headers: { authorization } });
     const balance = await load('GET /v1/balance', { url: `${url}/v1/balance`, headers: { authorization } });
     results.push(
@@ -300,21 +368,28 @@ async function benchDeliveries(engine: string, db: Db): Promise<Result> {
 
 /** Runs `transaction` from CONNECTIONS concurrent clients for the duration; its rate and latency. */
 async function directRate(engine: string, scenario: string, transaction: (n: number) => Promise<void>): Promise<Result> {
-  const latencies: number[] = [];
-  const deadline = performance.now() + DURATION_SECONDS * 1000;
   let sequence = 0;
-  const client = async () => {
-    while (performance.now() < deadline) {
-      const started = performance.now();
-      await transaction(++sequence);
-      latencies.push(performance.now() - started);
-    }
+  const run = async (seconds: number) => {
+    const latencies: number[] = [];
+    const deadline = performance.now() + seconds * 1000;
+    const client = async () => {
+      while (performance.now() < deadline) {
+        const started = performance.now();
+        await transaction(++sequence);
+        latencies.push(performance.now() - started);
+      }
+    };
+    await Promise.all(Array.from({ length: CONNECTIONS }, client));
+    return latencies;
   };
-  await Promise.all(Array.from({ length: CONNECTIONS }, client));
+  await run(WARMUP_SECONDS);
+  const meter = cpuMeter();
+  const latencies = await run(DURATION_SECONDS);
+  const cpu = meter(latencies.length);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!);
   process.stderr.write(`  ${scenario}: ${Math.round(latencies.length / DURATION_SECONDS)}/s\n`);
-  return { engine, scenario, requestsPerSecond: Math.round(latencies.length / DURATION_SECONDS), p50Ms: at(0.5), p99Ms: at(0.99), errors: 0, non2xx: 0 };
+  return { engine, scenario, requestsPerSecond: Math.round(latencies.length / DURATION_SECONDS), p50Ms: at(0.5), p99Ms: at(0.99), errors: 0, non2xx: 0, cpu };
 }
 
 /**
@@ -404,18 +479,21 @@ function report(results: Result[]): string {
   const ratioToDirect = (engine: string) => {
     const charges = results.find((r) => r.engine === engine && r.scenario === 'POST /subscribe/v1/charges');
     const direct = results.filter((r) => r.engine === engine && r.scenario.startsWith('direct transaction'));
-    return charges
-      ? direct.map((d) => `${engine}: POST charge = ${(charges.requestsPerSecond / d.requestsPerSecond).toFixed(2)} × ${d.scenario}`).join('\n')
-      : null;
+    if (!charges) return null;
+    const cpuTotal = (cpu: CpuPerRequest | undefined) => (cpu ? (cpu.client + cpu.service + cpu.postgres).toFixed(2) : '?');
+    return [
+      ...direct.map((d) => `${engine}: POST charge = ${(charges.requestsPerSecond / d.requestsPerSecond).toFixed(2)} × ${d.scenario}`),
+      `${engine}: CPU per charge ${cpuTotal(charges.cpu)} ms, per direct transaction of a charge's rows ${cpuTotal(direct[0]?.cpu)} ms`,
+    ].join('\n');
   };
   const lines = [
     `Tolov benchmark — ${new Date().toISOString()} — ${CONNECTIONS} connections, ${DURATION_SECONDS} s per scenario, node ${process.version}`,
     '',
-    '| engine | scenario | req/s | p50 ms | p99 ms | vs bare Node | errors | non-2xx |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
+    '| engine | scenario | req/s | p50 ms | p99 ms | vs bare Node | errors | non-2xx | CPU ms/request: client + service + PostgreSQL |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---|',
     ...results.map(
       (r) =>
-        `| ${r.engine} | ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${(r.requestsPerSecond / bare.requestsPerSecond).toFixed(3)} | ${r.errors} | ${r.non2xx} |`,
+        `| ${r.engine} | ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${(r.requestsPerSecond / bare.requestsPerSecond).toFixed(3)} | ${r.errors} | ${r.non2xx} | ${r.cpu ? `${r.cpu.client} + ${r.cpu.service} + ${r.cpu.postgres}` : ''} |`,
     ),
     '',
     ...(['pglite', 'postgres'].map(ratioToDirect).filter(Boolean) as string[]),
