@@ -202,7 +202,7 @@ export function pgliteDb(lite: PGlite): Db {
     transaction: (work) =>
       lite.transaction((tx) =>
         work({
-          query: (sql, params) => {
+          query: async (sql, params) => {
             if (tx.closed) throw new Error('Transaction is closed');
             return lite._runExclusiveQuery(() => run(sql, params, false));
           },

@@ -34,4 +34,35 @@ describe.runIf(engine === 'pglite')('embedded maintenance', () => {
       await db.close();
     }
   });
+
+  it('has a plan cached while a table was empty made again once the table has grown', async () => {
+    const db = await openPglite('memory://');
+    try {
+      await migrate(db);
+      const worker = embeddedMaintenance(db);
+      await worker.runOnce();
+      await db.exec('ANALYZE ledger_entries');
+      // As the ledger trigger and the foreign key checks keep theirs: planned once, then reused.
+      await db.exec(`SET plan_cache_mode = force_generic_plan;
+        PREPARE entries_of (text) AS SELECT sum(amount) FROM ledger_entries WHERE transaction_id = $1;
+        EXECUTE entries_of('ltx_none');`);
+      const cached = async () => (await db.query<{ 'QUERY PLAN': string }>("EXPLAIN EXECUTE entries_of('ltx_1')")).map((r) => r['QUERY PLAN']).join('\n');
+      expect(await cached()).toMatch(/Seq Scan on ledger_entries/);
+      await db.exec(`
+        INSERT INTO products (id, name, scopes, fee_bps) VALUES ('p1', 'x', '{subscribe}', 100);
+        INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id)
+          SELECT 'ltx_' || g, 'p1', false, 'payment_succeeded', 'pi_' || g FROM generate_series(1, 5000) g;
+        INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
+          SELECT 'ltx_' || g, 'p1', false, a.account, a.amount FROM generate_series(1, 5000) g,
+                 (VALUES ('rail_clearing', -100), ('merchant_pending', 99), ('platform_fees', 1)) AS a (account, amount);`);
+      expect(await cached()).toMatch(/Seq Scan on ledger_entries/);
+      expect(await worker.runOnce()).toBeGreaterThanOrEqual(2);
+      expect(await cached()).toMatch(/Index Scan (using|on) ledger_entries_transaction/);
+      expect(await cached()).not.toMatch(/Seq Scan/);
+      // Nothing changed since: nothing to do.
+      expect(await worker.runOnce()).toBe(0);
+    } finally {
+      await db.close();
+    }
+  });
 });
