@@ -6,8 +6,9 @@ const SETTLED = 5_000;
 const WAITING = 2_000;
 
 /**
- * Statistics are usually taken while the work queues (debits and refunds awaiting the bank, deliveries awaiting a
- * receiver) are nearly empty; an outage then fills them. A lookup by id must still read one row, not the whole queue.
+ * Statistics are often taken while the work queues (debits and refunds awaiting the bank, deliveries awaiting a
+ * receiver, open orders and card captures awaiting expiry) are nearly empty; an outage or a busy hour then fills them.
+ * A lookup by key must still read one row, not the whole queue.
  */
 describe(`queues that grew after their statistics were taken (${engine})`, () => {
   let db: Db;
@@ -27,7 +28,11 @@ describe(`queues that grew after their statistics were taken (${engine})`, () =>
       INSERT INTO events (id, product_id, livemode, type, object_id, data)
         SELECT 'evt_s' || g, 'prod_q', false, 'payment_intent.succeeded', 'pi_s' || g, '{}' FROM generate_series(1, ${SETTLED}) g;
       INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempts)
-        SELECT 'wd_s' || g, 'we_q', 'evt_s' || g, 'succeeded', 1 FROM generate_series(1, ${SETTLED}) g;`);
+        SELECT 'wd_s' || g, 'we_q', 'evt_s' || g, 'succeeded', 1 FROM generate_series(1, ${SETTLED}) g;
+      INSERT INTO orders (id, product_id, livemode, amount, currency, status, checkout_token, expires_at, paid_at)
+        SELECT 'ord_s' || g, 'prod_q', false, 100, 'UZS', 'PAID', 'cs_s' || g, now(), now() FROM generate_series(1, ${SETTLED}) g;
+      INSERT INTO checkout_sessions (token, kind, product_id, livemode, order_id, status, expires_at)
+        SELECT 'cs_s' || g, 'order', 'prod_q', false, 'ord_s' || g, 'COMPLETED', now() FROM generate_series(1, ${SETTLED}) g;`);
     await db.exec('VACUUM ANALYZE');
     await db.exec(`
       INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, reconcile_after)
@@ -36,14 +41,22 @@ describe(`queues that grew after their statistics were taken (${engine})`, () =>
         SELECT 're_w' || g, 'prod_q', false, 'pi_s' || (${SETTLED} - g), 100, 'UZS', 'PENDING', now() FROM generate_series(1, ${WAITING}) g
         ON CONFLICT DO NOTHING;
       INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at)
-        SELECT 'wd_w' || g, 'we_q', 'evt_s' || g, 'pending', now() FROM generate_series(1, ${WAITING}) g;`);
+        SELECT 'wd_w' || g, 'we_q', 'evt_s' || g, 'pending', now() FROM generate_series(1, ${WAITING}) g;
+      INSERT INTO orders (id, product_id, livemode, amount, currency, status, checkout_token, expires_at)
+        SELECT 'ord_w' || g, 'prod_q', false, 100, 'UZS', 'PENDING', 'cs_w' || g, now() - interval '1 second' FROM generate_series(1, ${WAITING}) g;
+      INSERT INTO checkout_sessions (token, kind, product_id, livemode, order_id, status, expires_at)
+        SELECT 'cs_w' || g, 'order', 'prod_q', false, 'ord_w' || g, 'PENDING', now() + interval '30 minutes' FROM generate_series(1, ${WAITING}) g;
+      INSERT INTO card_bindings (id, product_id, livemode, checkout_token)
+        SELECT 'cb_w' || g, 'prod_q', false, 'cs_b' || g FROM generate_series(1, ${WAITING}) g;
+      INSERT INTO checkout_sessions (token, kind, product_id, livemode, binding_id, status, expires_at)
+        SELECT 'cs_b' || g, 'card_binding', 'prod_q', false, 'cb_w' || g, 'PENDING', now() - interval '1 second' FROM generate_series(1, ${WAITING}) g;`);
   });
   afterAll(() => db.close());
 
   const plan = async (sql: string, params: unknown[]) =>
     (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).map((row) => row['QUERY PLAN']).join('\n');
 
-  it('finds a debit, a refund or a delivery by its primary key, never by scanning its queue', async () => {
+  it('finds a debit, a refund, a delivery, an order or a session by its key, never by scanning its queue', async () => {
     expect(await plan(`UPDATE payment_intents SET reconcile_after = NULL WHERE id = $1 AND status = 'PROCESSING'`, ['pi_w7'])).toContain(
       'payment_intents_pkey',
     );
@@ -52,6 +65,10 @@ describe(`queues that grew after their statistics were taken (${engine})`, () =>
     expect(await plan(`UPDATE webhook_deliveries SET locked_until = NULL WHERE id = $1 AND status = 'pending'`, ['wd_w7'])).toContain(
       'webhook_deliveries_pkey',
     );
+    expect(await plan(`UPDATE orders SET status = 'CANCELED' WHERE id = $1 AND status = 'PENDING'`, ['ord_w7'])).toContain('orders_pkey');
+    expect(
+      await plan(`UPDATE checkout_sessions SET status = 'AWAITING_CODE' WHERE token = $1 AND status = 'PENDING' AND expires_at > now()`, ['cs_w7']),
+    ).toContain('checkout_sessions_pkey');
   });
 
   it('still lets the workers take the oldest waiting rows from the queue indexes', async () => {
@@ -68,5 +85,15 @@ describe(`queues that grew after their statistics were taken (${engine})`, () =>
         [10],
       ),
     ).toContain('webhook_deliveries_due');
+    expect(
+      await plan(`SELECT id FROM orders WHERE status = 'PENDING' AND paid_at IS NULL AND expires_at <= now() ORDER BY expires_at LIMIT $1`, [10]),
+    ).toContain('orders_pending_expiry');
+    expect(
+      await plan(
+        `SELECT token FROM checkout_sessions WHERE kind = 'card_binding' AND status IN ('PENDING', 'AWAITING_CODE') AND expires_at <= now()
+          ORDER BY expires_at LIMIT $1`,
+        [10],
+      ),
+    ).toContain('checkout_sessions_open_expiry');
   });
 });

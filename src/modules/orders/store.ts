@@ -132,7 +132,9 @@ export async function markExpired(tx: Queryable, id: string): Promise<OrderRow |
 /** Ids of PENDING orders past their time, locked for this transaction; others are skipped, not waited for. */
 export async function lockDueForExpiry(tx: Queryable, batchMax: number): Promise<string[]> {
   const rows = await tx.query<{ id: string }>(
-    `SELECT id FROM orders WHERE status = 'PENDING' AND expires_at <= now() ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    // `paid_at IS NULL` always holds for a PENDING order; stating it is what lets this query use orders_pending_expiry.
+    `SELECT id FROM orders WHERE status = 'PENDING' AND paid_at IS NULL AND expires_at <= now()
+      ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
     [batchMax],
   );
   return rows.map((row) => row.id);
