@@ -4,6 +4,7 @@
 // and described once per session, then each run is one call: bind, describe, execute, sync. PostgreSQL keeps the
 // parsed statement and, once it proves no worse, a generic plan (the same as node-postgres gets on the other engine).
 import { parse, protocol, type PGlite } from '@electric-sql/pglite';
+import { setNewest } from '../lib/bounded-map.js';
 
 interface Prepared {
   name: string;
@@ -36,18 +37,17 @@ export function pglitePreparedStatements(lite: PGlite, limit: number) {
   const prepare = async (sql: string): Promise<Prepared> => {
     const known = prepared.get(sql);
     if (known) return known;
-    const parts: Uint8Array[] = [];
-    if (prepared.size >= limit) {
-      const [oldestSql, oldest] = prepared.entries().next().value!;
-      prepared.delete(oldestSql);
-      parts.push(serialize.close({ type: 'S', name: oldest.name }));
-    }
     const name = `tolov_${++named}`;
-    parts.push(serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), serialize.sync());
     // A failed parse throws (after the sync, so the session is ready again) and leaves no name behind.
-    const messages = await lite.execProtocolStream(concat(parts), { syncToFs: false });
+    const messages = await lite.execProtocolStream(
+      concat([serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), serialize.sync()]),
+      { syncToFs: false },
+    );
     const statement = { name, parameterTypes: parse.parseDescribeStatementResults(messages) };
-    prepared.set(sql, statement);
+    const evicted = setNewest(prepared, sql, statement, limit);
+    if (evicted) {
+      await lite.execProtocolStream(concat([serialize.close({ type: 'S', name: evicted.name }), serialize.sync()]), { syncToFs: false });
+    }
     return statement;
   };
 
