@@ -1,17 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { openPglite } from '../../src/db/db.js';
+import { openPglite, type Db } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
 import { embeddedMaintenance } from '../../src/workers/embedded-maintenance.js';
-import { engine } from '../support/harness.js';
+import { engine, explain } from '../support/harness.js';
 
-const plan = async (db: Awaited<ReturnType<typeof openPglite>>) =>
-  (
-    await db.query<{ 'QUERY PLAN': string }>(
-      "EXPLAIN SELECT * FROM payment_intents WHERE product_id = 'p1' AND livemode = false AND seq < 9007199254740991 ORDER BY seq DESC LIMIT 11",
-    )
-  )
-    .map((row) => row['QUERY PLAN'])
-    .join('\n');
+const plan = (db: Db) =>
+  explain(db, "SELECT * FROM payment_intents WHERE product_id = 'p1' AND livemode = false AND seq < 9007199254740991 ORDER BY seq DESC LIMIT 11");
 
 describe.runIf(engine === 'pglite')('embedded maintenance', () => {
   it('keeps planner statistics fresh, so that a page of a long history is read from an index, not sorted whole', async () => {
@@ -46,7 +40,7 @@ describe.runIf(engine === 'pglite')('embedded maintenance', () => {
       await db.exec(`SET plan_cache_mode = force_generic_plan;
         PREPARE entries_of (text) AS SELECT sum(amount) FROM ledger_entries WHERE transaction_id = $1;
         EXECUTE entries_of('ltx_none');`);
-      const cached = async () => (await db.query<{ 'QUERY PLAN': string }>("EXPLAIN EXECUTE entries_of('ltx_1')")).map((r) => r['QUERY PLAN']).join('\n');
+      const cached = () => explain(db, "EXECUTE entries_of('ltx_1')");
       expect(await cached()).toMatch(/Seq Scan on ledger_entries/);
       await db.exec(`
         INSERT INTO products (id, name, scopes, fee_bps) VALUES ('p1', 'x', '{subscribe}', 100);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/db.js';
-import { engine, openTestDb } from '../support/harness.js';
+import { engine, explain, openTestDb } from '../support/harness.js';
 
 const SETTLED = 5_000;
 const WAITING = 2_000;
@@ -53,8 +53,7 @@ describe(`queues that grew after their statistics were taken (${engine})`, () =>
   });
   afterAll(() => db.close());
 
-  const plan = async (sql: string, params: unknown[]) =>
-    (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).map((row) => row['QUERY PLAN']).join('\n');
+  const plan = (sql: string, params: unknown[]) => explain(db, sql, params);
 
   it('finds a debit, a refund, a delivery, an order or a session by its key, never by scanning its queue', async () => {
     expect(await plan(`UPDATE payment_intents SET reconcile_after = NULL WHERE id = $1 AND status = 'PROCESSING'`, ['pi_w7'])).toContain(

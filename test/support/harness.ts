@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openPglite, openPostgres, type Db } from '../../src/db/db.js';
+import { openPglite, openPostgres, type Db, type Queryable } from '../../src/db/db.js';
 import type { PhaseHooks } from '../../src/http/idempotency.js';
 import type { OrdersService } from '../../src/modules/orders/service.js';
 import type { PaymentsService } from '../../src/modules/payments/service.js';
@@ -72,6 +72,11 @@ export async function openTestDb(): Promise<Db> {
   }
   const template = await readFile(inject('pgliteTemplatePath'));
   return openPglite('memory://', new Blob([template]));
+}
+
+/** The plan PostgreSQL would use for `sql`, as the text `EXPLAIN` prints. */
+export async function explain(db: Queryable, sql: string, params: unknown[] = []): Promise<string> {
+  return (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).map((row) => row['QUERY PLAN']).join('\n');
 }
 
 export interface Reply {
