@@ -31,7 +31,8 @@ const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 /** A listener whose connection dropped tries again after this long, doubling up to the maximum. */
 const LISTEN_RETRY_MS = 100;
 const LISTEN_RETRY_MAX_MS = 5_000;
-// Deadlocks and serialization failures are safe to retry: the transaction left nothing behind.
+// Deadlocks and serialization failures (and a statement prepared before a schema change, below) are safe to retry:
+// the transaction left nothing behind.
 const RETRYABLE_CODES = new Set(['40001', '40P01']);
 const TRANSACTION_ATTEMPTS_MAX = 3;
 
@@ -47,6 +48,12 @@ function parseInt8(text: string): number {
 
 export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '23505';
+}
+
+/** The server's refusal to run a named statement whose result columns changed since it was prepared. */
+function isStalePlan(error: unknown): boolean {
+  const { code, routine } = (error ?? {}) as { code?: unknown; routine?: unknown };
+  return code === '0A000' && routine === 'RevalidateCachedQuery';
 }
 
 export async function openPostgres(connectionString: string): Promise<Db> {
@@ -66,24 +73,47 @@ export async function openPostgres(connectionString: string): Promise<Db> {
   pool.on('error', () => {});
   // Named statements are parsed once per connection; the name is derived from the text so it never clashes. Past
   // PREPARED_MAX distinct texts, new ones run unnamed: every connection keeps what it prepared until it closes.
+  // Names carry a generation. When another process's migration changes the columns a prepared statement returns (a
+  // column added under `SELECT *`), the server refuses that statement on every connection that prepared it, for good.
+  // The first refusal starts a new generation, so every text is prepared again under a new name, and the statement,
+  // or the transaction it aborted, runs once more. Only a schema change starts one: a handful over a process's life.
+  let generation = 0;
   const names = new Map<string, string>();
   const statement = (sql: string, params: readonly unknown[] | undefined): pg.QueryConfig => {
     let name = names.get(sql);
     if (name === undefined && names.size < PREPARED_MAX) {
-      name = `s${names.size}`;
+      name = `s${generation}_${names.size}`;
       names.set(sql, name);
     }
     return { ...(name ? { name } : {}), text: sql, values: params as unknown[] | undefined };
   };
-  const query = async <Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
-    (await client.query(statement(sql, params))).rows as Row[];
+  const query = async <Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
+    const preparedIn = generation;
+    try {
+      return (await client.query(statement(sql, params))).rows as Row[];
+    } catch (error) {
+      if (isStalePlan(error) && preparedIn === generation) {
+        generation += 1;
+        names.clear();
+      }
+      throw error;
+    }
+  };
   const exec = async (client: pg.Pool | pg.PoolClient, script: string) => {
     await client.query(script);
   };
 
   return {
     engine: 'postgres',
-    query: (sql, params) => query(pool, sql, params),
+    query: async (sql, params) => {
+      try {
+        return await query(pool, sql, params);
+      } catch (error) {
+        // Refused before it ran: nothing happened, and the new generation prepares it afresh.
+        if (!isStalePlan(error)) throw error;
+        return query(pool, sql, params);
+      }
+    },
     exec: (script) => exec(pool, script),
     async transaction(work) {
       for (let attempt = 1; ; attempt++) {
@@ -109,7 +139,8 @@ export async function openPostgres(connectionString: string): Promise<Db> {
           } catch {
             broken = true;
           }
-          if (attempt < TRANSACTION_ATTEMPTS_MAX && RETRYABLE_CODES.has((error as { code?: string }).code ?? '')) continue;
+          const retryable = RETRYABLE_CODES.has((error as { code?: string }).code ?? '') || isStalePlan(error);
+          if (attempt < TRANSACTION_ATTEMPTS_MAX && retryable) continue;
           throw error;
         } finally {
           client.off('error', onError);

@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isUniqueViolation, type Db } from '../../src/db/db.js';
 import { pglitePreparedStatements } from '../../src/db/pglite-statements.js';
 import { engine, openTestDb } from '../support/harness.js';
@@ -47,14 +47,16 @@ describe(`the database layer (${engine})`, () => {
 });
 
 describe.runIf(engine === 'pglite')('named statements on the embedded engine', () => {
+  // A session of each test's own: a runner numbers its names from 1, as the service's one runner per session does.
   let lite: PGlite;
-  beforeAll(async () => {
+  beforeEach(async () => {
     lite = await PGlite.create('memory://');
     await lite.exec('CREATE TABLE t (id integer PRIMARY KEY)');
   });
-  afterAll(() => lite.close());
+  afterEach(() => lite.close());
+  // Which texts are prepared, sorted: prepare_time does not always advance between two statements, so it cannot order them.
   const prepared = async () =>
-    (await lite.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements ORDER BY prepare_time')).rows.map((r) => r.statement);
+    (await lite.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows.map((r) => r.statement).sort();
 
   it('parses each text once and keeps at most the limit, closing the oldest first', async () => {
     const run = pglitePreparedStatements(lite, 2);
@@ -63,10 +65,10 @@ describe.runIf(engine === 'pglite')('named statements on the embedded engine', (
     expect(await prepared()).toEqual([texts[0]]);
     expect(await run(texts[1]!, [1], true)).toEqual([{ n: 2 }]);
     expect(await run(texts[2]!, [1], true)).toEqual([{ n: 3 }]);
-    expect(await prepared()).toEqual([texts[1], texts[2]]);
+    expect(await prepared()).toEqual([texts[1], texts[2]].sort());
     // The closed one is prepared again when it comes back.
     expect(await run(texts[0]!, [5], true)).toEqual([{ n: 5 }]);
-    expect(await prepared()).toEqual([texts[2], texts[0]]);
+    expect(await prepared()).toEqual([texts[2], texts[0]].sort());
   });
 
   it('is how the service runs every statement on the embedded engine', async () => {
@@ -87,5 +89,45 @@ describe.runIf(engine === 'pglite')('named statements on the embedded engine', (
     await expect(run('SELEC 1', [], true)).rejects.toMatchObject({ code: '42601' });
     expect(await prepared()).toEqual(before);
     expect(await run('INSERT INTO t VALUES ($1) RETURNING id', [7], true)).toEqual([{ id: 7 }]);
+  });
+});
+
+describe.runIf(engine === 'postgres')('statements prepared before another process changes the schema', () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await openTestDb();
+    await db.exec('CREATE TABLE evolving (id integer PRIMARY KEY, note text)');
+  });
+  afterAll(() => db.close());
+
+  // What a newer version's migration does while this process runs: the server then refuses `SELECT *` statements
+  // prepared before it ('cached plan must not change result type') on every connection that prepared them.
+  const addColumn = (name: string) => db.exec(`ALTER TABLE evolving ADD COLUMN ${name} integer`);
+
+  it('are prepared again, and answer with the new columns', async () => {
+    const read = 'SELECT * FROM evolving ORDER BY id';
+    await db.query('INSERT INTO evolving (id, note) VALUES ($1, $2)', [1, 'first']);
+    // Prepared on several pooled connections at once.
+    await Promise.all(Array.from({ length: 4 }, () => db.query(read)));
+    await addColumn('added');
+    const after = await Promise.all(Array.from({ length: 4 }, () => db.query(read)));
+    expect(after).toEqual(Array.from({ length: 4 }, () => [{ id: 1, note: 'first', added: null }]));
+  });
+
+  it('retry the transaction they aborted, which then commits once', async () => {
+    const write = (id: number) =>
+      db.transaction(async (tx) => {
+        const [row] = await tx.query('UPDATE evolving SET note = note || $2 WHERE id = $1 RETURNING *', [1, '+']);
+        await tx.query('INSERT INTO evolving (id, note) VALUES ($1, $2)', [id, 'inserted']);
+        return row;
+      });
+    await write(101);
+    await addColumn('added_later');
+    expect(await write(102)).toEqual({ id: 1, note: 'first++', added: null, added_later: null });
+    expect(await db.query('SELECT id, note FROM evolving ORDER BY id')).toEqual([
+      { id: 1, note: 'first++' },
+      { id: 101, note: 'inserted' },
+      { id: 102, note: 'inserted' },
+    ]);
   });
 });
