@@ -26,19 +26,17 @@ async function merchantsDay(): Promise<Map<string, Reply>> {
   const intent = keep('charge', await charge(service, key, { amount: 200_000, card, metadata: { plan: 'pro' } }));
   keep('charge read', await service.call({ method: 'GET', url: `/subscribe/v1/charges/${intent.id}`, key }));
   keep('charges', await service.call({ method: 'GET', url: '/subscribe/v1/charges', key }));
-  const refund = keep('refund', await service.call({ method: 'POST', url: '/v1/refunds', key, idempotencyKey: idem(), body: { paymentIntent: intent.id } }));
+  const post = (url: string, body: unknown) => service.call({ method: 'POST', url, key, idempotencyKey: idem(), body });
+  const refund = keep('refund', await post('/v1/refunds', { paymentIntent: intent.id }));
   keep('refund read', await service.call({ method: 'GET', url: `/v1/refunds/${refund.id}`, key }));
-  const order = keep(
-    'order',
-    await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 1_500_000, description: 'Apricots' } }),
-  );
+  const order = keep('order', await post('/merchant/v1/orders', { amount: 1_500_000, description: 'Apricots' }));
   const token = order.paymentUrl.split('/pay/')[1] as string;
   keep('session', await sessionState(service, token));
   keep('card submitted', await submitCard(service, token, { pan: '8600000000000007' }));
   keep('code submitted', await submitCode(service, token, TEST_CODE));
   keep('order read', await service.call({ method: 'GET', url: `/merchant/v1/orders/${order.id}`, key }));
   keep('orders', await service.call({ method: 'GET', url: '/merchant/v1/orders', key }));
-  keep('endpoint', await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key, body: { url: 'https://shop.example.uz/hooks' } }));
+  keep('endpoint', await post('/v1/webhook_endpoints', { url: 'https://shop.example.uz/hooks' }));
   keep('endpoints', await service.call({ method: 'GET', url: '/v1/webhook_endpoints', key }));
   keep('balance', await service.call({ method: 'GET', url: '/v1/balance', key }));
   return replies;
