@@ -8,10 +8,14 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { loadConfig } from '../src/config.js';
 import { openPglite, openPostgres, type Db } from '../src/db/db.js';
 import { migrate } from '../src/db/migrate.js';
+import type { Merchant } from '../src/http/auth.js';
+import { runIdempotent } from '../src/http/idempotency.js';
 import { createSender } from '../src/modules/webhooks/sender.js';
 import { WebhooksService } from '../src/modules/webhooks/service.js';
+import { createService } from '../src/service.js';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -154,22 +158,30 @@ async function stopService(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** Binds the always-succeeding test card through the public calls, as a buyer would, and returns its id. */
-async function bindTestCard(url: string, authorization: string): Promise<string> {
-  const call = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+/** Sends one JSON call the way a client would and answers the parsed body. */
+type Caller = (method: 'GET' | 'POST', path: string, body?: unknown, headers?: Record<string, string>) => Promise<Record<string, string>>;
+
+const fetchCaller =
+  (url: string): Caller =>
+  async (method, path, body, headers = {}) => {
     const response = await fetch(`${url}${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
+      method,
       headers: { 'content-type': 'application/json', ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return (await response.json()) as Record<string, string>;
   };
-  const binding = await call('/subscribe/v1/card_bindings', {}, { authorization });
-  await call(`/checkout/v1/sessions/${binding.clientToken}/card`, { pan: '8600000000000007', expiry: '12/30', phone: '998901234567' });
-  await call(`/checkout/v1/sessions/${binding.clientToken}/code`, { code: '111111' });
-  const bound = await fetch(`${url}/subscribe/v1/card_bindings/${binding.id}`, { headers: { authorization } });
-  return ((await bound.json()) as { card: string }).card;
+
+/** Binds the always-succeeding test card through the public calls, as a buyer would, and returns its id. */
+async function bindTestCard(call: Caller, authorization: string): Promise<string> {
+  const binding = await call('POST', '/subscribe/v1/card_bindings', {}, { authorization });
+  await call('POST', `/checkout/v1/sessions/${binding.clientToken}/card`, { pan: '8600000000000007', expiry: '12/30', phone: '998901234567' });
+  await call('POST', `/checkout/v1/sessions/${binding.clientToken}/code`, { code: '111111' });
+  return (await call('GET', `/subscribe/v1/card_bindings/${binding.id}`, undefined, { authorization })).card!;
 }
+
+const CHARGE = { amount: 2_500_000, description: 'Benchmark charge', metadata: { plan: 'pro' } };
+const WITHOUT_HTTP = 'the service’s charge without HTTP';
 
 async function benchService(engine: string, env: Record<string, string>): Promise<Result[]> {
   process.stderr.write(`${engine}:\n`);
@@ -199,7 +211,7 @@ async function benchService(engine: string, env: Record<string, string>): Promis
       );
     }
 
-    card = await bindTestCard(url, authorization);
+    card = await bindTestCard(fetchCaller(url), authorization);
     let sequence = 0;
     const createOrders = await load('POST /merchant/v1/orders', {
       url: `${url}/merchant/v1/orders`,
@@ -218,7 +230,7 @@ async function benchService(engine: string, env: Record<string, string>): Promis
       url: `${url}/merchant/v1/orders?limit=10`,
       headers: { authorization },
     });
-    const chargeBody = JSON.stringify({ amount: 2_500_000, card, description: 'Benchmark charge', metadata: { plan: 'pro' } });
+    const chargeBody = JSON.stringify({ ...CHARGE, card });
     const createCharges = await load('POST /subscribe/v1/charges', {
       url: `${url}/subscribe/v1/charges`,
       requests: [
@@ -456,6 +468,34 @@ async function benchChargeRows(engine: string, db: Db): Promise<Result> {
   );
 }
 
+/**
+ * The service's own charge without HTTP: the phases and statements POST /subscribe/v1/charges runs (`runIdempotent`
+ * with `chargePhases`: key, intent, rail, outcome, ledger, event), called in this process by 32 concurrent loops.
+ * Between it and the direct rows lies the cost of the charge's design (three commits, the recovery points); between
+ * it and POST charge, the cost of HTTP (Node's server, Fastify, the load's client on the same two cores).
+ */
+async function benchChargeWithoutHttp(engine: string, db: Db): Promise<Result> {
+  const admin = 'bench-admin-token-0123456789';
+  const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: admin, LOG_LEVEL: 'warn' }), { db });
+  const call: Caller = async (method, path, body, headers = {}) =>
+    (await service.app.inject({ method, url: path, headers: { 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body) })).json();
+  const product = (await call('POST', '/admin/v1/products', { name: 'Bench shop' }, { authorization: `Bearer ${admin}` })) as unknown as {
+    id: string;
+    keys: { test: string };
+  };
+  const body = { ...CHARGE, card: await bindTestCard(call, `Bearer ${product.keys.test}`) };
+  const merchant: Merchant = { keyId: 'bench', productId: product.id, productName: 'Bench shop', livemode: false, scopes: ['subscribe'], feeBps: 100 };
+  const request = { method: 'POST', path: '/subscribe/v1/charges', body };
+  try {
+    return await directRate(engine, WITHOUT_HTTP, async (n) => {
+      const sent = await runIdempotent(db, merchant, `direct-${n}`, request, service.payments.chargePhases(merchant, body));
+      if (sent.status !== 201) throw new Error(`charge without HTTP answered ${sent.status}: ${sent.body}`);
+    });
+  } finally {
+    await service.app.close();
+  }
+}
+
 /** A smaller reference: a locking select and four inserts into a table of four columns (the baseline until 2026-11-22). */
 async function benchSmallTransactions(engine: string, db: Db): Promise<Result> {
   await db.exec(`
@@ -479,11 +519,15 @@ function report(results: Result[]): string {
   const ratioToDirect = (engine: string) => {
     const charges = results.find((r) => r.engine === engine && r.scenario === 'POST /subscribe/v1/charges');
     const direct = results.filter((r) => r.engine === engine && r.scenario.startsWith('direct transaction'));
+    const withoutHttp = results.find((r) => r.engine === engine && r.scenario === WITHOUT_HTTP);
     if (!charges) return null;
     const cpuTotal = (cpu: CpuPerRequest | undefined) => (cpu ? (cpu.client + cpu.service + cpu.postgres).toFixed(2) : '?');
+    const ratio = (of: Result, to: Result) => `${(of.requestsPerSecond / to.requestsPerSecond).toFixed(2)} × ${to.scenario}`;
     return [
-      ...direct.map((d) => `${engine}: POST charge = ${(charges.requestsPerSecond / d.requestsPerSecond).toFixed(2)} × ${d.scenario}`),
-      `${engine}: CPU per charge ${cpuTotal(charges.cpu)} ms, per direct transaction of a charge's rows ${cpuTotal(direct[0]?.cpu)} ms`,
+      ...[...direct, ...(withoutHttp ? [withoutHttp] : [])].map((d) => `${engine}: POST charge = ${ratio(charges, d)}`),
+      ...(withoutHttp && direct[0] ? [`${engine}: the service’s charge without HTTP = ${ratio(withoutHttp, direct[0])}`] : []),
+      `${engine}: CPU per charge ${cpuTotal(charges.cpu)} ms, without HTTP ${cpuTotal(withoutHttp?.cpu)} ms, ` +
+        `per direct transaction of a charge's rows ${cpuTotal(direct[0]?.cpu)} ms`,
     ].join('\n');
   };
   const lines = [
@@ -512,7 +556,7 @@ async function main(): Promise<void> {
   const lite = await openPglite('memory://');
   results.push(await benchDeliveries('pglite', lite));
   await lite.close();
-  for (const direct of [benchChargeRows, benchSmallTransactions]) {
+  for (const direct of [benchChargeRows, benchChargeWithoutHttp, benchSmallTransactions]) {
     // On disk, as the service keeps its data.
     const liteOnDisk = await mkdtemp(join(tmpdir(), 'tolov-bench-direct-'));
     const lite = await openPglite(liteOnDisk);
@@ -535,7 +579,7 @@ async function main(): Promise<void> {
         await db.close();
       }
     });
-  for (const measure of [benchDeliveries, benchChargeRows, benchSmallTransactions]) {
+  for (const measure of [benchDeliveries, benchChargeRows, benchChargeWithoutHttp, benchSmallTransactions]) {
     const measured = await onPostgres(measure);
     if (measured) results.push(measured);
   }
