@@ -13,6 +13,8 @@ interface Prepared {
 }
 
 const { serialize } = protocol;
+/** With the u flag a surrogate pair is one code point, so only a lone surrogate matches. */
+const LONE_SURROGATE = /\p{Surrogate}/gu;
 
 function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((size, part) => size + part.length, 0));
@@ -56,7 +58,9 @@ export function pglitePreparedStatements(lite: PGlite, limit: number) {
     const values = (params ?? []).map((value, index) => {
       if (value === null || value === undefined) return null;
       const serializer = lite.serializers[statement.parameterTypes[index]!];
-      return serializer ? serializer(value) : String(value);
+      // A lone surrogate (valid in a JavaScript string, not in UTF-8) would make PGlite's bind message count its length
+      // wrong and the engine refuse the bytes; it becomes U+FFFD, as node-postgres encodes it on the other engine.
+      return (serializer ? serializer(value) : String(value)).replace(LONE_SURROGATE, '\uFFFD');
     });
     const messages = await lite.execProtocolStream(
       concat([

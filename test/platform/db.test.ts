@@ -22,6 +22,10 @@ describe(`the database layer (${engine})`, () => {
     ]);
   });
 
+  it('sends a lone surrogate as U+FFFD and keeps surrogate pairs, on either engine', async () => {
+    expect(await db.query('SELECT $1::text AS t', ['a\udc55b\u4e2d😀'])).toEqual([{ t: 'a\ufffdb\u4e2d😀' }]);
+  });
+
   it('refuses an int8 beyond the safe integer range rather than rounding it', async () => {
     await expect(db.query("SELECT '9007199254740993'::bigint AS n")).rejects.toThrow(/outside the safe integer range/);
   });
