@@ -180,21 +180,29 @@ async function bindTestCard(call: Caller, authorization: string): Promise<string
   return (await call('GET', `/subscribe/v1/card_bindings/${binding.id}`, undefined, { authorization })).card!;
 }
 
+interface BenchProduct {
+  id: string;
+  name: string;
+  scopes: Merchant['scopes'];
+  feeBps: number;
+  keys: { test: string };
+}
+
+/** The benchmark's one merchant, made through the operator API. */
+const createBenchProduct = async (call: Caller): Promise<BenchProduct> =>
+  (await call('POST', '/admin/v1/products', { name: 'Bench shop' }, { authorization: `Bearer ${ADMIN_TOKEN}` })) as unknown as BenchProduct;
+
 const CHARGE = { amount: 2_500_000, description: 'Benchmark charge', metadata: { plan: 'pro' } };
 const WITHOUT_HTTP = 'the service’s charge without HTTP';
 
 async function benchService(engine: string, env: Record<string, string>): Promise<Result[]> {
   process.stderr.write(`${engine}:\n`);
   const { url, child } = await startService(env);
-  let product: { id: string; keys: { test: string } };
+  let product: BenchProduct;
   let card: string;
   const results: Result[] = [];
   try {
-    product = await fetch(`${url}/admin/v1/products`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Bench shop' }),
-    }).then((response) => response.json() as Promise<{ id: string; keys: { test: string } }>);
+    product = await createBenchProduct(fetchCaller(url));
     const authorization = `Bearer ${product.keys.test}`;
     const orderBody = JSON.stringify({ amount: 1_500_000, description: 'Benchmark order', returnUrl: 'https://shop.example.uz/back' });
 
@@ -475,16 +483,20 @@ async function benchChargeRows(engine: string, db: Db): Promise<Result> {
  * it and POST charge, the cost of HTTP (Node's server, Fastify, the load's client on the same two cores).
  */
 async function benchChargeWithoutHttp(engine: string, db: Db): Promise<Result> {
-  const admin = 'bench-admin-token-0123456789';
-  const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: admin, LOG_LEVEL: 'warn' }), { db });
+  const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn' }), { db });
   const call: Caller = async (method, path, body, headers = {}) =>
     (await service.app.inject({ method, url: path, headers: { 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body) })).json();
-  const product = (await call('POST', '/admin/v1/products', { name: 'Bench shop' }, { authorization: `Bearer ${admin}` })) as unknown as {
-    id: string;
-    keys: { test: string };
-  };
+  const product = await createBenchProduct(call);
   const body = { ...CHARGE, card: await bindTestCard(call, `Bearer ${product.keys.test}`) };
-  const merchant: Merchant = { keyId: 'bench', productId: product.id, productName: 'Bench shop', livemode: false, scopes: ['subscribe'], feeBps: 100 };
+  // What authentication would make of the product's test key.
+  const merchant: Merchant = {
+    keyId: 'bench',
+    productId: product.id,
+    productName: product.name,
+    livemode: false,
+    scopes: product.scopes,
+    feeBps: product.feeBps,
+  };
   const request = { method: 'POST', path: '/subscribe/v1/charges', body };
   try {
     return await directRate(engine, WITHOUT_HTTP, async (n) => {
