@@ -168,10 +168,23 @@ interface KeyState {
   locked: boolean;
 }
 
+// A one-statement phase's response is serialized for the key's write, and its result read again for the outcome.
+const serializedBodies = new WeakMap<Response, string>();
+
+/** The response's body as stored and sent, serialized once. */
+function serializedBody(response: Response): string {
+  let body = serializedBodies.get(response);
+  if (body === undefined) {
+    body = JSON.stringify(response.body);
+    serializedBodies.set(response, body);
+  }
+  return body;
+}
+
 /** The key's columns for a phase's result: the next recovery point, or the stored response (and the lock released). */
 function keyState(result: PhaseResult, resourceId: string | null): KeyState {
   return 'response' in result
-    ? { point: FINISHED, resourceId, status: result.response.status, body: JSON.stringify(result.response.body), locked: false }
+    ? { point: FINISHED, resourceId, status: result.response.status, body: serializedBody(result.response), locked: false }
     : { point: result.next, resourceId: result.resourceId ?? resourceId, status: null, body: null, locked: true };
 }
 
