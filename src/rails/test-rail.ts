@@ -2,8 +2,8 @@
 // operations, never card numbers) so that an "ambiguous" debit has really happened, or really not, and `status`
 // tells the truth after a restart.
 import type { Db } from '../db/db.js';
-import { isUniqueViolation } from '../db/db.js';
 import { setNewest } from '../lib/bounded-map.js';
+import { groupWriter } from '../lib/group-writer.js';
 import { randomBase62 } from '../lib/ids.js';
 import type { CardDetails, MoneyOperation, Rail, RailOutcome, TokenizeResult } from './rail.js';
 
@@ -34,11 +34,22 @@ interface Recorded {
   failure_code: string | null;
 }
 
+interface Operation {
+  type: 'debit' | 'refund';
+  operationId: string;
+  token: string;
+  amount: number;
+  result: Recorded;
+}
+
 const outcomeOf = (row: Recorded): RailOutcome =>
   row.status === 'SUCCEEDED' ? { status: 'SUCCEEDED' } : { status: 'FAILED', failureCode: row.failure_code! };
 
 /** A card's behaviour never changes once tokenized, so the rail remembers the most recent ones it read. */
 const BEHAVIOURS_CACHED_MAX = 10_000;
+
+/** Operations written in one statement, and waiting for one: well above the requests a process serves at once. */
+const RECORDING_LIMITS = { batchMax: 128, waitingMax: 10_000 };
 
 export function testRail(db: Db): Rail {
   const behaviours = new Map<string, Behaviour>();
@@ -51,22 +62,46 @@ export function testRail(db: Db): Rail {
     return card.behaviour;
   };
 
-  /** Records an operation once; a repeated operation id gets what was recorded the first time. */
-  const execute = async (type: 'debit' | 'refund', operation: MoneyOperation, result: Recorded): Promise<Recorded> => {
-    try {
-      await db.query(
-        `INSERT INTO test_rail_operations (operation_id, type, token, amount, status, failure_code) VALUES ($1, $2, $3, $4, $5, $6)`,
-        [operation.operationId, type, operation.token, operation.amount, result.status, result.failure_code],
+  /**
+   * Records operations once each; a repeated operation id gets what was recorded the first time. The operations of
+   * concurrent calls are written together, as a bank's books would batch them, and each call answers once its row is
+   * committed.
+   */
+  const record = groupWriter<Operation, Recorded>(
+    async (operations) => {
+      const inserted = await db.query<Recorded & { operation_id: string }>(
+        `INSERT INTO test_rail_operations (operation_id, type, token, amount, status, failure_code)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[])
+         ON CONFLICT (operation_id) DO NOTHING
+         RETURNING operation_id, status, failure_code`,
+        [
+          operations.map((o) => o.operationId),
+          operations.map((o) => o.type),
+          operations.map((o) => o.token),
+          operations.map((o) => o.amount),
+          operations.map((o) => o.result.status),
+          operations.map((o) => o.result.failure_code),
+        ],
       );
-      return result;
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-      const [existing] = await db.query<Recorded>('SELECT status, failure_code FROM test_rail_operations WHERE operation_id = $1', [
-        operation.operationId,
-      ]);
-      return existing!;
-    }
-  };
+      const recorded = new Map(inserted.map((row) => [row.operation_id, row]));
+      const repeated = operations.filter((o) => !recorded.has(o.operationId)).map((o) => o.operationId);
+      if (repeated.length > 0) {
+        const existing = await db.query<Recorded & { operation_id: string }>(
+          'SELECT operation_id, status, failure_code FROM test_rail_operations WHERE operation_id = ANY($1::text[])',
+          [repeated],
+        );
+        for (const row of existing) recorded.set(row.operation_id, row);
+      }
+      return operations.map((o) => {
+        const row = recorded.get(o.operationId);
+        if (!row) throw new Error(`test rail: operation ${o.operationId} was neither recorded nor found`);
+        return { status: row.status, failure_code: row.failure_code };
+      });
+    },
+    RECORDING_LIMITS,
+  );
+  const execute = (type: Operation['type'], operation: MoneyOperation, result: Recorded): Promise<Recorded> =>
+    record({ type, operationId: operation.operationId, token: operation.token, amount: operation.amount, result });
 
   return {
     // Calls are local database statements, bounded by the statement timeout.

@@ -63,6 +63,28 @@ describe('the test rail (CONTRACT §6)', () => {
     expect(rows).toHaveLength(1);
   });
 
+  it('records concurrent operations together, each once: repeats in the same batch and after it get the first record', async () => {
+    const succeeds = await tokenFor('8600000000000007');
+    const refuses = await tokenFor('8600000000000015');
+    const ids = Array.from({ length: 40 }, () => newId('pi'));
+    // Every operation twice at once, so repeats land in the same write as their first call; then once more.
+    const calls = [...ids, ...ids].map((operationId, index) =>
+      rail.debit({ operationId, token: index % ids.length < 20 ? succeeds : refuses, amount: 700 }),
+    );
+    const answers = await Promise.all(calls);
+    const expected = ids.map((_, index) =>
+      index < 20 ? { status: 'SUCCEEDED' } : { status: 'FAILED', failureCode: 'INSUFFICIENT_FUNDS' },
+    );
+    expect(answers).toEqual([...expected, ...expected]);
+    expect(await Promise.all(ids.map((operationId) => rail.debit({ operationId, token: succeeds, amount: 700 })))).toEqual(expected);
+    const rows = await service.db.query<{ operation_id: string; status: string }>(
+      'SELECT operation_id, status FROM test_rail_operations WHERE operation_id = ANY($1::text[]) ORDER BY operation_id',
+      [ids],
+    );
+    expect(rows).toHaveLength(40);
+    expect(rows.filter((row) => row.status === 'SUCCEEDED')).toHaveLength(20);
+  });
+
   it('refunds: succeeded, or unclear and then succeeded for 8600000000000064', async () => {
     for (const [pan, answer] of [
       ['8600000000000007', { status: 'SUCCEEDED' }],

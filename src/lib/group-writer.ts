@@ -1,0 +1,54 @@
+// Group writing: the items submitted while a write is in flight are written together by the next one, in one
+// statement and one commit, as PostgreSQL groups the commits that wait for one WAL flush. An idle writer starts at
+// once, so a lone item waits for nothing; under load a batch holds what arrived during the previous write.
+
+export interface GroupWriterLimits {
+  /** Items in one write. */
+  batchMax: number;
+  /** Items waiting for a write; past it `submit` refuses at once. */
+  waitingMax: number;
+}
+
+interface Waiting<Item, Result> {
+  item: Item;
+  resolve: (result: Result) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Returns `submit(item)`, which resolves with the item's result once `write` has stored it. `write` gets up to
+ * `batchMax` items and answers one result per item, in order; when it throws, every item of that batch is rejected
+ * with its error. One write runs at a time.
+ */
+export function groupWriter<Item, Result>(
+  write: (items: Item[]) => Promise<Result[]>,
+  limits: GroupWriterLimits,
+): (item: Item) => Promise<Result> {
+  const waiting: Waiting<Item, Result>[] = [];
+  let writing = false;
+
+  const drain = async (): Promise<void> => {
+    writing = true;
+    while (waiting.length > 0) {
+      const batch = waiting.splice(0, limits.batchMax);
+      try {
+        const results = await write(batch.map((entry) => entry.item));
+        if (results.length !== batch.length) throw new Error(`group write answered ${results.length} results for ${batch.length} items`);
+        batch.forEach((entry, index) => entry.resolve(results[index]!));
+      } catch (error) {
+        for (const entry of batch) entry.reject(error);
+      }
+    }
+    writing = false;
+  };
+
+  return (item) => {
+    if (waiting.length >= limits.waitingMax) {
+      return Promise.reject(new Error(`group write: ${waiting.length} items already waiting`));
+    }
+    return new Promise<Result>((resolve, reject) => {
+      waiting.push({ item, resolve, reject });
+      if (!writing) void drain();
+    });
+  };
+}

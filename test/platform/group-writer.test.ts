@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { groupWriter } from '../../src/lib/group-writer.js';
+
+/** A write that records each batch it got and answers when `release` is called. */
+function gatedWrite() {
+  const batches: number[][] = [];
+  const gates: (() => void)[] = [];
+  const write = (items: number[]) =>
+    new Promise<string[]>((resolve) => {
+      batches.push(items);
+      gates.push(() => resolve(items.map((item) => `stored ${item}`)));
+    });
+  const release = async () => {
+    gates.shift()!();
+    // Let the writer take its next batch.
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { batches, write, release };
+}
+
+describe('group writer', () => {
+  it('writes a lone item at once, and what arrived meanwhile in one write, each answered with its own result', async () => {
+    const { batches, write, release } = gatedWrite();
+    const submit = groupWriter(write, { batchMax: 10, waitingMax: 100 });
+    const first = submit(1);
+    expect(batches).toEqual([[1]]);
+    const others = [2, 3, 4].map(submit);
+    expect(batches).toHaveLength(1);
+    await release();
+    expect(await first).toBe('stored 1');
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+    await release();
+    expect(await Promise.all(others)).toEqual(['stored 2', 'stored 3', 'stored 4']);
+  });
+
+  it('writes at most batchMax items at a time, in the order they came', async () => {
+    const { batches, write, release } = gatedWrite();
+    const submit = groupWriter(write, { batchMax: 2, waitingMax: 100 });
+    const all = [1, 2, 3, 4, 5].map(submit);
+    for (let i = 0; i < 3; i++) await release();
+    expect(await Promise.all(all)).toEqual([1, 2, 3, 4, 5].map((n) => `stored ${n}`));
+    expect(batches).toEqual([[1], [2, 3], [4, 5]]);
+  });
+
+  it('rejects every item of a failed write, and only those', async () => {
+    let calls = 0;
+    const submit = groupWriter(
+      async (items: number[]) => {
+        calls += 1;
+        if (calls === 2) throw new Error('connection lost');
+        return items.map(String);
+      },
+      { batchMax: 10, waitingMax: 100 },
+    );
+    const outcomes = await Promise.allSettled([1, 2, 3].map(submit));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    expect(await submit(4)).toBe('4');
+  });
+
+  it('rejects a write that answers a different number of results than it got items', async () => {
+    const submit = groupWriter(async (items: number[]) => items.slice(1).map(String), { batchMax: 10, waitingMax: 100 });
+    await expect(submit(1)).rejects.toThrow('answered 0 results for 1 items');
+  });
+
+  it('refuses an item once waitingMax items wait, and takes items again after the queue drains', async () => {
+    const { write, release } = gatedWrite();
+    const submit = groupWriter(write, { batchMax: 10, waitingMax: 2 });
+    const accepted = [submit(1), submit(2), submit(3)];
+    await expect(submit(4)).rejects.toThrow('2 items already waiting');
+    await release();
+    await release();
+    expect(await Promise.all(accepted)).toEqual(['stored 1', 'stored 2', 'stored 3']);
+    const later = submit(5);
+    await release();
+    expect(await later).toBe('stored 5');
+  });
+});
