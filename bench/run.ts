@@ -28,6 +28,8 @@ const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 5_000);
 const DELIVERY_LOOPS = 2;
 /** Every measured load runs this long first, unmeasured: a process just started has cold JIT and caches. */
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+/** Pairs of POST charge and the direct transaction of its rows, measured one right after the other. */
+const RATIO_ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 5);
 /** Stored payments at which list and balance latency are measured again, seeded in bulk. */
 const SCALE_STEPS = (process.env.BENCH_SCALE_STEPS ?? '10000,1000000').split(',').map(Number).filter((n) => n > 0);
 
@@ -193,7 +195,29 @@ const createBenchProduct = async (call: Caller): Promise<BenchProduct> =>
   (await call('POST', '/admin/v1/products', { name: 'Bench shop' }, { authorization: `Bearer ${ADMIN_TOKEN}` })) as unknown as BenchProduct;
 
 const CHARGE = { amount: 2_500_000, description: 'Benchmark charge', metadata: { plan: 'pro' } };
+let chargeSequence = 0;
+
+/** POST charge from CONNECTIONS clients, each request under an idempotency key of its own. */
+const chargeLoad = (name: string, url: string, authorization: string, card: string, servicePid?: number) =>
+  load(
+    name,
+    {
+      url: `${url}/subscribe/v1/charges`,
+      requests: [
+        {
+          method: 'POST',
+          body: JSON.stringify({ ...CHARGE, card }),
+          setupRequest: (request) => ({
+            ...request,
+            headers: { ...request.headers, authorization, 'content-type': 'application/json', 'idempotency-key': `charge-${++chargeSequence}` },
+          }),
+        },
+      ],
+    },
+    servicePid,
+  );
 const WITHOUT_HTTP = 'the service’s charge without HTTP';
+const CHARGE_ROWS = 'direct transaction: a charge’s rows';
 
 async function benchService(engine: string, env: Record<string, string>): Promise<Result[]> {
   process.stderr.write(`${engine}:\n`);
@@ -238,20 +262,7 @@ async function benchService(engine: string, env: Record<string, string>): Promis
       url: `${url}/merchant/v1/orders?limit=10`,
       headers: { authorization },
     });
-    const chargeBody = JSON.stringify({ ...CHARGE, card });
-    const createCharges = await load('POST /subscribe/v1/charges', {
-      url: `${url}/subscribe/v1/charges`,
-      requests: [
-        {
-          method: 'POST',
-          body: chargeBody,
-          setupRequest: (request) => ({
-            ...request,
-            headers: { ...request.headers, authorization, 'content-type': 'application/json', 'idempotency-key': `charge-${++sequence}` },
-          }),
-        },
-      ],
-    }, child.pid);
+    const createCharges = await chargeLoad('POST /subscribe/v1/charges', url, authorization, card, child.pid);
     const listCharges = await load('GET /subscribe/v1/charges', { url: `${url}/subscribe/v1/charges?limit=10`, headers: { authorization } });
     const balance = await load('GET /v1/balance', { url: `${url}/v1/balance`, headers: { authorization } });
     results.push(
@@ -312,6 +323,8 @@ async function benchAtScale(engine: string, env: Record<string, string>, product
   return results;
 }
 
+let databases = 0;
+
 async function withPostgresDatabase<T>(run: (url: string) => Promise<T>): Promise<T | null> {
   const admin = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3_000 });
   try {
@@ -320,7 +333,7 @@ async function withPostgresDatabase<T>(run: (url: string) => Promise<T>): Promis
     process.stderr.write(`PostgreSQL at ${POSTGRES_URL} unreachable (${(error as Error).message}): skipped\n`);
     return null;
   }
-  const name = `tolov_bench_${Date.now()}`;
+  const name = `tolov_bench_${Date.now()}_${++databases}`;
   await admin.query(`CREATE DATABASE ${name}`);
   try {
     const url = new URL(POSTGRES_URL);
@@ -387,15 +400,17 @@ async function benchDeliveries(engine: string, db: Db): Promise<Result> {
 }
 
 /** Runs `transaction` from CONNECTIONS concurrent clients for the duration; its rate and latency. */
+/** Numbers the direct transactions of the whole run, so that repeated loads on one database never reuse a key. */
+let directSequence = 0;
+
 async function directRate(engine: string, scenario: string, transaction: (n: number) => Promise<void>): Promise<Result> {
-  let sequence = 0;
   const run = async (seconds: number) => {
     const latencies: number[] = [];
     const deadline = performance.now() + seconds * 1000;
     const client = async () => {
       while (performance.now() < deadline) {
         const started = performance.now();
-        await transaction(++sequence);
+        await transaction(++directSequence);
         latencies.push(performance.now() - started);
       }
     };
@@ -419,6 +434,11 @@ async function directRate(engine: string, scenario: string, transaction: (n: num
  * database layer by 32 concurrent clients: no HTTP, no service logic, no recovery points.
  */
 async function benchChargeRows(engine: string, db: Db): Promise<Result> {
+  return directRate(engine, CHARGE_ROWS, await chargeRowsWriter(db));
+}
+
+/** Prepares `db` for the direct transaction of a charge's rows and answers that transaction. */
+async function chargeRowsWriter(db: Db): Promise<(n: number) => Promise<void>> {
   await migrate(db);
   await db.exec(`
     INSERT INTO products (id, name, scopes, fee_bps) VALUES ('prod_direct', 'Direct', '{subscribe}', 100);
@@ -430,7 +450,7 @@ async function benchChargeRows(engine: string, db: Db): Promise<Result> {
       rail: 'uzcard', card: 'card_direct', order: null, description: 'Benchmark charge', metadata: { plan: 'pro' }, amountRefunded: 0,
       livemode: false, created: new Date().toISOString() });
   const hash = Buffer.alloc(32, 7);
-  return directRate(engine, 'direct transaction: a charge’s rows', (n) =>
+  return (n) =>
     db.transaction(async (tx) => {
       const intent = `pi_direct_${n}`;
       const body = answer(intent);
@@ -472,14 +492,13 @@ async function benchChargeRows(engine: string, db: Db): Promise<Result> {
         `INSERT INTO events (id, product_id, livemode, type, object_id, data) VALUES ($1, 'prod_direct', false, 'payment_intent.succeeded', $2, $3)`,
         [`evt_direct_${n}`, intent, body],
       );
-    }),
-  );
+    });
 }
 
 /**
  * The service's own charge without HTTP: the phases and statements POST /subscribe/v1/charges runs (`runIdempotent`
  * with `chargePhases`: key, intent, rail, outcome, ledger, event), called in this process by 32 concurrent loops.
- * Between it and the direct rows lies the cost of the charge's design (three commits, the recovery points); between
+ * Between it and the direct rows lies the cost of the charge's design (two commits and the recovery points, the test rail's record written in groups); between
  * it and POST charge, the cost of HTTP (Node's server, Fastify, the load's client on the same two cores).
  */
 async function benchChargeWithoutHttp(engine: string, db: Db): Promise<Result> {
@@ -508,6 +527,43 @@ async function benchChargeWithoutHttp(engine: string, db: Db): Promise<Result> {
   }
 }
 
+interface ChargeRatio {
+  engine: string;
+  rounds: { charge: Result; direct: Result }[];
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const ratioOf = (round: ChargeRatio['rounds'][number]) => round.charge.requestsPerSecond / round.direct.requestsPerSecond;
+
+/**
+ * The target's ratio in rounds: POST charge on a service started on `env`, then the direct transaction of a charge's
+ * rows on `direct`, a database of its own, one right after the other, RATIO_ROUNDS times. On this machine a scenario
+ * measured again minutes later differs by up to a third, so a ratio of two loads run minutes apart says little; the
+ * median of the rounds, each pair seconds apart, is the figure the targets are checked against.
+ */
+async function benchChargeRatio(engine: string, env: Record<string, string>, direct: Db): Promise<ChargeRatio> {
+  process.stderr.write(`${engine}: POST charge against a charge's rows, ${RATIO_ROUNDS} rounds\n`);
+  const writeRows = await chargeRowsWriter(direct);
+  const { url, child } = await startService(env);
+  const rounds: ChargeRatio['rounds'] = [];
+  try {
+    const product = await createBenchProduct(fetchCaller(url));
+    const authorization = `Bearer ${product.keys.test}`;
+    const card = await bindTestCard(fetchCaller(url), authorization);
+    for (let round = 1; round <= RATIO_ROUNDS; round++) {
+      const charge = { engine, scenario: 'POST /subscribe/v1/charges', ...(await chargeLoad(`round ${round}: POST charge`, url, authorization, card, child.pid)) };
+      rounds.push({ charge, direct: await directRate(engine, CHARGE_ROWS, writeRows) });
+    }
+  } finally {
+    await stopService(child);
+  }
+  return { engine, rounds };
+}
+
 /** A smaller reference: a locking select and four inserts into a table of four columns (the baseline until 2026-11-22). */
 async function benchSmallTransactions(engine: string, db: Db): Promise<Result> {
   await db.exec(`
@@ -526,7 +582,7 @@ async function benchSmallTransactions(engine: string, db: Db): Promise<Result> {
   );
 }
 
-function report(results: Result[]): string {
+function report(results: Result[], ratios: ChargeRatio[]): string {
   const bare = results.find((result) => result.engine === 'none')!;
   const ratioToDirect = (engine: string) => {
     const charges = results.find((r) => r.engine === engine && r.scenario === 'POST /subscribe/v1/charges');
@@ -553,6 +609,16 @@ function report(results: Result[]): string {
     ),
     '',
     ...(['pglite', 'postgres'].map(ratioToDirect).filter(Boolean) as string[]),
+    '',
+    `POST charge against the direct transaction of a charge's rows, in rounds of one load each right after the other (req/s; p99 ms of POST charge):`,
+    ...ratios.map(
+      (ratio) =>
+        `${ratio.engine}: median ${median(ratio.rounds.map(ratioOf)).toFixed(2)} × (` +
+        ratio.rounds
+          .map((round) => `${round.charge.requestsPerSecond} ÷ ${round.direct.requestsPerSecond} = ${ratioOf(round).toFixed(2)}, p99 ${round.charge.p99Ms}`)
+          .join('; ') +
+        ')',
+    ),
   ];
   return lines.join('\n');
 }
@@ -564,6 +630,20 @@ async function main(): Promise<void> {
     results.push(...(await benchService('pglite', { TOLOV_DATA_DIR: dataDir })));
   } finally {
     await rm(dataDir, { recursive: true, force: true });
+  }
+  const ratios: ChargeRatio[] = [];
+  const ratioServiceDir = await mkdtemp(join(tmpdir(), 'tolov-bench-ratio-'));
+  const ratioDirectDir = await mkdtemp(join(tmpdir(), 'tolov-bench-ratio-direct-'));
+  try {
+    const direct = await openPglite(ratioDirectDir);
+    try {
+      ratios.push(await benchChargeRatio('pglite', { TOLOV_DATA_DIR: ratioServiceDir }, direct));
+    } finally {
+      await direct.close();
+    }
+  } finally {
+    await rm(ratioServiceDir, { recursive: true, force: true });
+    await rm(ratioDirectDir, { recursive: true, force: true });
   }
   const lite = await openPglite('memory://');
   results.push(await benchDeliveries('pglite', lite));
@@ -596,11 +676,23 @@ async function main(): Promise<void> {
     if (measured) results.push(measured);
   }
 
-  const text = report(results);
+  const postgresRatio = await withPostgresDatabase((serviceUrl) =>
+    withPostgresDatabase(async (directUrl) => {
+      const direct = await openPostgres(directUrl);
+      try {
+        return await benchChargeRatio('postgres', { DATABASE_URL: serviceUrl }, direct);
+      } finally {
+        await direct.close();
+      }
+    }),
+  );
+  if (postgresRatio) ratios.push(postgresRatio);
+
+  const text = report(results, ratios);
   process.stdout.write(`\n${text}\n`);
   await mkdir('bench/results', { recursive: true });
   await writeFile('bench/results/latest.md', `${text}\n`);
-  await writeFile('bench/results/latest.json', JSON.stringify(results, null, 2));
+  await writeFile('bench/results/latest.json', JSON.stringify({ results, chargeRatios: ratios }, null, 2));
 }
 
 await main();
