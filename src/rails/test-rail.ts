@@ -30,7 +30,8 @@ const TEST_CARDS: Readonly<Record<string, Behaviour>> = {
 };
 
 interface Recorded {
-  status: 'SUCCEEDED' | 'FAILED';
+  /** FENCED: asked about before it was ever recorded, so it never executes (migration 008). */
+  status: 'SUCCEEDED' | 'FAILED' | 'FENCED';
   failure_code: string | null;
 }
 
@@ -42,6 +43,7 @@ interface Operation {
   result: Recorded;
 }
 
+/** A fenced operation answers as what it is: a call that moved no money. */
 const outcomeOf = (row: Recorded): RailOutcome =>
   row.status === 'SUCCEEDED' ? { status: 'SUCCEEDED' } : { status: 'FAILED', failureCode: row.failure_code! };
 
@@ -148,15 +150,26 @@ export function testRail(db: Db): Rail {
 
     async operations(from, to, limit) {
       const rows = await db.query<{ operation_id: string; type: 'debit' | 'refund'; amount: number; status: 'SUCCEEDED' | 'FAILED' }>(
-        'SELECT operation_id, type, amount, status FROM test_rail_operations WHERE created_at >= $1 AND created_at < $2 ORDER BY created_at LIMIT $3',
+        `SELECT operation_id, type, amount, status FROM test_rail_operations
+          WHERE created_at >= $1 AND created_at < $2 AND status <> 'FENCED' ORDER BY created_at LIMIT $3`,
         [from, to, limit],
       );
       return rows.map((row) => ({ operationId: row.operation_id, type: row.type, amount: row.amount, status: row.status }));
     },
 
+    // Asked about an operation it never recorded, the rail fences it, so that "not found" stays true: a write of it
+    // still on its way conflicts with the fence and executes nothing.
     async status(operationId) {
+      const fenced = await db.query(
+        `INSERT INTO test_rail_operations (operation_id, status, failure_code) VALUES ($1, 'FENCED', 'PROCESSING_ERROR')
+         ON CONFLICT (operation_id) DO NOTHING RETURNING 1`,
+        [operationId],
+      );
+      if (fenced.length === 1) return { status: 'NOT_FOUND' };
+      // A new statement: it sees the row that conflicted, committed by now.
       const [row] = await db.query<Recorded>('SELECT status, failure_code FROM test_rail_operations WHERE operation_id = $1', [operationId]);
-      return row ? outcomeOf(row) : { status: 'NOT_FOUND' };
+      if (!row) throw new Error(`test rail: operation ${operationId} conflicted but is not there`);
+      return row.status === 'FENCED' ? { status: 'NOT_FOUND' } : outcomeOf(row);
     },
   };
 }

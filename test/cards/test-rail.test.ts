@@ -104,6 +104,23 @@ describe('the test rail (CONTRACT §6)', () => {
     expect(await rail.status('pi_never')).toEqual({ status: 'NOT_FOUND' });
   });
 
+  it('fences an operation it was asked about before recording it: a late debit of it moves nothing and answers failed', async () => {
+    const token = await tokenFor('8600000000000007');
+    const operationId = newId('pi');
+    const asked = new Date();
+    expect(await rail.status(operationId)).toEqual({ status: 'NOT_FOUND' });
+    // The debit's write arrives after reconciliation has taken "not found" as "never executed".
+    expect(await rail.debit({ operationId, token, amount: 800 })).toEqual({ status: 'FAILED', failureCode: 'PROCESSING_ERROR' });
+    expect(await rail.status(operationId)).toEqual({ status: 'NOT_FOUND' });
+    expect(await testRail(service.db).status(operationId)).toEqual({ status: 'NOT_FOUND' });
+    const books = await rail.operations(new Date(asked.getTime() - 60_000), new Date(Date.now() + 60_000), 1_000);
+    expect(books.map((operation) => operation.operationId)).not.toContain(operationId);
+    // An operation recorded before it was asked about is not fenced: it answers what it was.
+    const recorded = newId('pi');
+    await rail.debit({ operationId: recorded, token, amount: 800 });
+    expect(await rail.status(recorded)).toEqual({ status: 'SUCCEEDED' });
+  });
+
   it('keeps no card number in its books', async () => {
     await tokenFor('8600000000000007');
     const books = JSON.stringify([
