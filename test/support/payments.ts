@@ -20,8 +20,14 @@ export async function reconcileNow(service: TestService): Promise<void> {
   await service.refunds.reconcile(100);
 }
 
+/** How many times the test rail executed `operationId`: its fence (asked about, never executed) is not an execution. */
 export const railOperations = async (service: TestService, operationId: string) =>
-  (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM test_rail_operations WHERE operation_id = $1', [operationId]))[0]!.n;
+  (
+    await service.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM test_rail_operations WHERE operation_id = $1 AND status <> 'FENCED'`,
+      [operationId],
+    )
+  )[0]!.n;
 
 export const eventsOf = (service: TestService, objectId: string) =>
   service.db.query<{ type: string; data: Record<string, unknown> }>('SELECT type, data FROM events WHERE object_id = $1 ORDER BY seq', [objectId]);
