@@ -399,10 +399,10 @@ async function benchDeliveries(engine: string, db: Db): Promise<Result> {
   };
 }
 
-/** Runs `transaction` from CONNECTIONS concurrent clients for the duration; its rate and latency. */
 /** Numbers the direct transactions of the whole run, so that repeated loads on one database never reuse a key. */
 let directSequence = 0;
 
+/** Runs `transaction` from CONNECTIONS concurrent clients for the duration; its rate and latency. */
 async function directRate(engine: string, scenario: string, transaction: (n: number) => Promise<void>): Promise<Result> {
   const run = async (seconds: number) => {
     const latencies: number[] = [];
@@ -498,8 +498,9 @@ async function chargeRowsWriter(db: Db): Promise<(n: number) => Promise<void>> {
 /**
  * The service's own charge without HTTP: the phases and statements POST /subscribe/v1/charges runs (`runIdempotent`
  * with `chargePhases`: key, intent, rail, outcome, ledger, event), called in this process by 32 concurrent loops.
- * Between it and the direct rows lies the cost of the charge's design (two commits and the recovery points, the test rail's record written in groups); between
- * it and POST charge, the cost of HTTP (Node's server, Fastify, the load's client on the same two cores).
+ * Between it and the direct rows lies the cost of the charge's design (two commits and the recovery points, the test
+ * rail's record written in groups); between it and POST charge, the cost of HTTP (Node's server, Fastify, the load's
+ * client on the same two cores).
  */
 async function benchChargeWithoutHttp(engine: string, db: Db): Promise<Result> {
   const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn' }), { db });
