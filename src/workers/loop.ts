@@ -20,8 +20,10 @@ const ERROR_BACKOFF_MAX_MS = 30_000;
 export function startWorkers(workers: Worker[], log: FastifyBaseLogger): RunningWorkers {
   let stopping = false;
   const wakeups = new Set<() => void>();
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
+  const sleep = (ms: number) => {
+    // A batch that was running when `stop` woke the sleepers ends in this call: no sleep once stopping.
+    if (stopping) return Promise.resolve();
+    return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         wakeups.delete(done);
@@ -30,6 +32,7 @@ export function startWorkers(workers: Worker[], log: FastifyBaseLogger): Running
       const timer = setTimeout(done, ms);
       wakeups.add(done);
     });
+  };
 
   const loop = async (worker: Worker) => {
     let failures = 0;
