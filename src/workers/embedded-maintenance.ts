@@ -26,6 +26,9 @@ export function embeddedMaintenance(db: Db): Worker {
     intervalMs: INTERVAL_MS,
     batchMax: TABLES_PER_RUN_MAX,
     async runOnce() {
+      // The one session's change counters reach pg_stat_user_tables at most once a second; flushed now, a table is
+      // analysed once for its changes, not again when counters from before its ANALYZE arrive after it.
+      await db.query('SELECT pg_stat_force_next_flush()');
       const due = await db.query<{ name: string; vacuum: boolean }>(
         `SELECT quote_ident(s.relname) AS name, s.n_dead_tup > $3::int + $4::float8 * greatest(c.reltuples, 0) AS vacuum
            FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
