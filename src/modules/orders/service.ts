@@ -3,7 +3,7 @@
 import type { Db, Queryable } from '../../db/db.js';
 import type { Merchant } from '../../http/auth.js';
 import { ApiError, notFound } from '../../http/errors.js';
-import type { Phase } from '../../http/idempotency.js';
+import type { KeyWrite, Phase, PhaseResult } from '../../http/idempotency.js';
 import { listPage, type List, type ListQuery } from '../../http/pagination.js';
 import { newId, randomBase62 } from '../../lib/ids.js';
 import { insertCard } from '../cards/store.js';
@@ -58,21 +58,45 @@ export class OrdersService {
     };
   }
 
-  /** Creating an order is a single atomic phase: the order, its session and the stored response commit together. */
+  /**
+   * Creating an order is a single atomic phase: the order, its session and the stored response commit together; with a
+   * new key, as one statement with the key's claim. The row is made here, its times included, so that the answer is
+   * known before it is written.
+   */
   createPhases(merchant: Merchant, body: CreateOrderBody): Record<string, Phase> {
+    const newOrder = (): OrderRow => {
+      const created = new Date();
+      return {
+        id: newId('ord'),
+        product_id: merchant.productId,
+        livemode: merchant.livemode,
+        amount: body.amount,
+        currency: 'UZS',
+        status: 'PENDING',
+        description: body.description ?? null,
+        customer_ref: body.customerRef ?? null,
+        return_url: body.returnUrl ?? null,
+        checkout_token: `cs_${randomBase62(CHECKOUT_TOKEN_RANDOM_CHARS)}`,
+        save_card: false,
+        payment_intent_id: null,
+        saved_card_id: null,
+        paid_at: null,
+        expires_at: new Date(created.getTime() + this.settings.orderTtlSeconds * 1000),
+        created_at: created,
+      };
+    };
+    const created = (row: OrderRow): PhaseResult => ({ response: { status: 201, body: this.present(row) } });
     return {
       started: {
         atomic: async (tx) => {
-          const row = await store.insertOrder(tx, merchant, {
-            id: newId('ord'),
-            amount: body.amount,
-            description: body.description ?? null,
-            customerRef: body.customerRef ?? null,
-            returnUrl: body.returnUrl ?? null,
-            checkoutToken: `cs_${randomBase62(CHECKOUT_TOKEN_RANDOM_CHARS)}`,
-            ttlSeconds: this.settings.orderTtlSeconds,
-          });
-          return { response: { status: 201, body: this.present(row) } };
+          const row = newOrder();
+          await store.insertOrder(tx, row);
+          return created(row);
+        },
+        alone: async (db: Queryable, key: KeyWrite) => {
+          const row = newOrder();
+          const result = created(row);
+          return (await store.insertOrder(db, row, (st, guard) => key(st, guard, result))) ? result : null;
         },
       },
     };

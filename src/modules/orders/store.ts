@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/db.js';
+import { Statement } from '../../db/statement.js';
 import type { Merchant } from '../../http/auth.js';
 import type { ORDER_STATUSES } from './schema.js';
 
@@ -21,41 +22,35 @@ export interface OrderRow {
   created_at: Date;
 }
 
-export interface NewOrder {
-  id: string;
-  amount: number;
-  description: string | null;
-  customerRef: string | null;
-  returnUrl: string | null;
-  checkoutToken: string;
-  ttlSeconds: number;
-}
-
-/** Inserts a PENDING order and its checkout session (same token, same expiry) in one statement. */
-export async function insertOrder(tx: Queryable, merchant: Merchant, order: NewOrder): Promise<OrderRow> {
-  const [row] = await tx.query<OrderRow>(
-    `WITH o AS (
-       INSERT INTO orders (id, product_id, livemode, amount, currency, status, description, customer_ref, return_url,
-                           checkout_token, expires_at)
-       VALUES ($1, $2, $3, $4, 'UZS', 'PENDING', $5, $6, $7, $8, now() + $9 * interval '1 second')
-       RETURNING *),
-     s AS (
-       INSERT INTO checkout_sessions (token, kind, product_id, livemode, order_id, status, expires_at)
-       SELECT checkout_token, 'order', product_id, livemode, id, 'PENDING', expires_at FROM o)
-     SELECT * FROM o`,
-    [
-      order.id,
-      merchant.productId,
-      merchant.livemode,
-      order.amount,
-      order.description,
-      order.customerRef,
-      order.returnUrl,
-      order.checkoutToken,
-      order.ttlSeconds,
-    ],
+/**
+ * Inserts a PENDING order and its checkout session (same token, same expiry) in one statement, exactly as `row` says,
+ * so that its answer can be made before it is written. With `also`, it writes only if the expression `also` returns has
+ * a row (the idempotency key's claim joined to it); it says whether it wrote.
+ */
+export async function insertOrder(
+  db: Queryable,
+  row: OrderRow,
+  also: (st: Statement, guard: string) => string = (_st, guard) => guard,
+): Promise<boolean> {
+  const st = new Statement();
+  st.with('order_new', 'SELECT 1');
+  const guard = also(st, 'order_new');
+  st.with(
+    'o',
+    `INSERT INTO orders (id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token,
+                         expires_at, created_at)
+     SELECT ${st.param(row.id)}, ${st.param(row.product_id)}, ${st.param(row.livemode, 'boolean')}, ${st.param(row.amount, 'bigint')}, 'UZS',
+            'PENDING', ${st.param(row.description)}, ${st.param(row.customer_ref)}, ${st.param(row.return_url)}, ${st.param(row.checkout_token)},
+            ${st.param(row.expires_at, 'timestamptz')}, ${st.param(row.created_at, 'timestamptz')}
+       FROM ${guard}
+     RETURNING id, checkout_token, product_id, livemode, expires_at`,
   );
-  return row!;
+  st.with(
+    's',
+    `INSERT INTO checkout_sessions (token, kind, product_id, livemode, order_id, status, expires_at)
+     SELECT checkout_token, 'order', product_id, livemode, id, 'PENDING', expires_at FROM o`,
+  );
+  return (await st.run(db, 'SELECT id FROM o')).length === 1;
 }
 
 export async function findOrder(db: Queryable, merchant: Merchant, id: string): Promise<OrderRow | undefined> {
