@@ -3,7 +3,7 @@
 import { createHash, randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { createPglite, pgliteDb, type Db } from '../src/db/db.js';
+import { openPglite, type Db } from '../src/db/db.js';
 import { luhnValid } from '../src/modules/cards/card-data.js';
 import { randomBase62 } from '../src/lib/ids.js';
 import { gatewaySignature, gatewaySignatureValid, SIGNATURE_HEADER, TIMESTAMP_HEADER, type GatewayAnswer } from '../src/rails/protocol.js';
@@ -57,8 +57,7 @@ export function parseFaults(value: unknown): Faults {
 }
 
 export async function startBankSim(options: { dataDir: string; secret: string; port: number; host?: string; faults?: Faults; log?: boolean }): Promise<BankSim> {
-  const lite = await createPglite(options.dataDir);
-  const db = pgliteDb(lite);
+  const db = await openPglite(options.dataDir);
   await db.exec(await readFile(new URL('./schema.sql', import.meta.url), 'utf8'));
   for (const [pan, behaviour] of ISSUED) {
     await db.query(

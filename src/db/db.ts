@@ -1,7 +1,7 @@
-import { mkdir } from 'node:fs/promises';
-import { PGlite, types as liteTypes } from '@electric-sql/pglite';
+import { TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { pglitePreparedStatements } from './pglite-statements.js';
+import { inThisThread, pgliteSession } from './pglite-session.js';
+import { startPgliteThread } from './pglite-thread.js';
 
 /** Anything that runs one SQL statement: the database itself or an open transaction. */
 export interface Queryable {
@@ -38,6 +38,7 @@ const TRANSACTION_ATTEMPTS_MAX = 3;
 
 const INT8_OID = 20;
 const BYTEA_OID = 17;
+const NUMERIC_OID = 1700;
 
 /** int8 columns (amounts, counts) become numbers; a value beyond 2^53 is a bug we refuse to round. */
 function parseInt8(text: string): number {
@@ -131,7 +132,8 @@ export async function openPostgres(connectionString: string): Promise<Db> {
             query: (sql, params) => query(client, sql, params),
             exec: (script) => exec(client, script),
           });
-          await client.query('COMMIT');
+          // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
+          if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new TransactionAbortedError();
           return result;
         } catch (error) {
           try {
@@ -206,57 +208,30 @@ async function listenPostgres(
   };
 }
 
-/** Creates the embedded engine's database: a folder, or `memory://`, optionally starting from a dumped data dir. */
-export async function createPglite(dataDir: string, loadDataDir?: Blob): Promise<PGlite> {
-  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
-  return PGlite.create(dataDir, {
-    // The same JavaScript types as the pg engine returns: numbers for int8, Buffers for bytea, text for numeric.
-    parsers: {
-      [INT8_OID]: parseInt8,
-      [BYTEA_OID]: (text: string) => Buffer.from(text.slice(2), 'hex'),
-      [liteTypes.NUMERIC]: (text: string) => text,
-    },
-    ...(loadDataDir ? { loadDataDir } : {}),
-  });
-}
+/** The same JavaScript types as the pg engine returns: numbers for int8, Buffers for bytea, text for numeric. */
+const PGLITE_PARSERS = {
+  [INT8_OID]: parseInt8,
+  [BYTEA_OID]: (text: string) => Buffer.from(text.slice(2), 'hex'),
+  [NUMERIC_OID]: (text: string) => text,
+};
 
-/** The embedded engine: one PostgreSQL session inside this process; PGlite queues every call behind open transactions. */
-export function pgliteDb(lite: PGlite): Db {
-  const run = pglitePreparedStatements(lite, PREPARED_MAX);
-  return {
-    engine: 'pglite',
-    // The same locks as `PGlite.query` takes: after any open transaction, then alone on the session.
-    query: (sql, params) => lite._runExclusiveTransaction(() => lite._runExclusiveQuery(() => run(sql, params, true))),
-    exec: async (script) => {
-      await lite.exec(script);
-    },
-    transaction: (work) =>
-      lite.transaction((tx) =>
-        work({
-          query: async (sql, params) => {
-            if (tx.closed) throw new Error('Transaction is closed');
-            return lite._runExclusiveQuery(() => run(sql, params, false));
-          },
-          exec: async (script) => {
-            await tx.exec(script);
-          },
-        }),
-      ),
-    listen: async (channel, handlers) => {
-      // One session in this process: nothing is ever missed.
-      const unlisten = await lite.listen(channel, () => handlers.notified());
-      handlers.listening(true);
-      return async () => {
-        // Closing the database ended the listening with it.
-        if (!lite.closed) await unlisten();
-      };
-    },
-    close: () => lite.close(),
-  };
-}
-
+/**
+ * The embedded engine as the service runs it: one PostgreSQL session on a thread of its own, in `dataDir` (a folder, or
+ * `memory://`), optionally starting from a dumped data dir.
+ */
 export async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Db> {
-  return pgliteDb(await createPglite(dataDir, loadDataDir));
+  const engine = await startPgliteThread(loadDataDir ? { dataDir, loadDataDir } : { dataDir });
+  try {
+    return await pgliteSession(engine.exchange, { preparedMax: PREPARED_MAX, parsers: PGLITE_PARSERS, stop: engine.stop });
+  } catch (error) {
+    await engine.stop();
+    throw error;
+  }
+}
+
+/** The same session on an engine running in this thread: the benchmark's direct baseline, and tests that need the engine. */
+export function pgliteDb(lite: PGlite, preparedMax = PREPARED_MAX): Promise<Db> {
+  return pgliteSession(inThisThread(lite), { preparedMax, parsers: PGLITE_PARSERS, stop: () => lite.close() });
 }
 
 export function openDb(options: { databaseUrl: string | null; dataDir: string }): Promise<Db> {

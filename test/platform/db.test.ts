@@ -1,7 +1,9 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { isUniqueViolation, type Db } from '../../src/db/db.js';
-import { pglitePreparedStatements } from '../../src/db/pglite-statements.js';
+import { isUniqueViolation, openPglite, pgliteDb, type Db } from '../../src/db/db.js';
 import { engine, openTestDb } from '../support/harness.js';
 
 describe(`the database layer (${engine})`, () => {
@@ -63,15 +65,15 @@ describe.runIf(engine === 'pglite')('named statements on the embedded engine', (
     (await lite.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows.map((r) => r.statement).sort();
 
   it('parses each text once and keeps at most the limit, closing the oldest first', async () => {
-    const run = pglitePreparedStatements(lite, 2);
+    const db = await pgliteDb(lite, 2);
     const texts = ['SELECT $1::int AS n', 'SELECT $1::int + 1 AS n', 'SELECT $1::int + 2 AS n'];
-    for (let i = 0; i < 3; i++) expect(await run(texts[0]!, [i], true)).toEqual([{ n: i }]);
+    for (let i = 0; i < 3; i++) expect(await db.query(texts[0]!, [i])).toEqual([{ n: i }]);
     expect(await prepared()).toEqual([texts[0]]);
-    expect(await run(texts[1]!, [1], true)).toEqual([{ n: 2 }]);
-    expect(await run(texts[2]!, [1], true)).toEqual([{ n: 3 }]);
+    expect(await db.query(texts[1]!, [1])).toEqual([{ n: 2 }]);
+    expect(await db.query(texts[2]!, [1])).toEqual([{ n: 3 }]);
     expect(await prepared()).toEqual([texts[1], texts[2]].sort());
     // The closed one is prepared again when it comes back.
-    expect(await run(texts[0]!, [5], true)).toEqual([{ n: 5 }]);
+    expect(await db.query(texts[0]!, [5])).toEqual([{ n: 5 }]);
     expect(await prepared()).toEqual([texts[2], texts[0]].sort());
   });
 
@@ -88,11 +90,11 @@ describe.runIf(engine === 'pglite')('named statements on the embedded engine', (
   });
 
   it('names nothing for a text that does not parse, and the session stays usable', async () => {
-    const run = pglitePreparedStatements(lite, 10);
+    const db = await pgliteDb(lite, 10);
     const before = await prepared();
-    await expect(run('SELEC 1', [], true)).rejects.toMatchObject({ code: '42601' });
+    await expect(db.query('SELEC 1')).rejects.toMatchObject({ code: '42601' });
     expect(await prepared()).toEqual(before);
-    expect(await run('INSERT INTO t VALUES ($1) RETURNING id', [7], true)).toEqual([{ id: 7 }]);
+    expect(await db.query('INSERT INTO t VALUES ($1) RETURNING id', [7])).toEqual([{ id: 7 }]);
   });
 });
 
@@ -133,5 +135,94 @@ describe.runIf(engine === 'postgres')('statements prepared before another proces
       { id: 101, note: 'inserted' },
       { id: 102, note: 'inserted' },
     ]);
+  });
+});
+
+describe(`one session shared by concurrent callers (${engine})`, () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await openTestDb();
+    await db.exec('CREATE TABLE shared_rows (id integer PRIMARY KEY, source text NOT NULL)');
+  });
+  afterAll(() => db.close());
+
+  it('answers each of many concurrent statements with its own result', async () => {
+    const answers = await Promise.all(Array.from({ length: 300 }, (_, n) => db.query<{ n: number }>('SELECT $1::int * 2 AS n', [n])));
+    expect(answers.map((rows) => rows[0]!.n)).toEqual(Array.from({ length: 300 }, (_, n) => n * 2));
+  });
+
+  it('never runs a statement from outside a transaction inside it', async () => {
+    let inside: () => void = () => {};
+    const begun = new Promise<void>((resolve) => (inside = resolve));
+    const rolledBack = db
+      .transaction(async (tx) => {
+        await tx.query('INSERT INTO shared_rows VALUES ($1, $2)', [1, 'transaction']);
+        inside();
+        // Statements from outside are asked for while this transaction is open...
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        throw new Error('roll back');
+      })
+      .catch((error: Error) => error.message);
+    await begun;
+    const outside = Promise.all([2, 3, 4].map((id) => db.query('INSERT INTO shared_rows VALUES ($1, $2)', [id, 'outside'])));
+    expect(await rolledBack).toBe('roll back');
+    await outside;
+    // ...and committed on their own: the rollback took only the transaction's row.
+    expect(await db.query('SELECT id, source FROM shared_rows ORDER BY id')).toEqual([2, 3, 4].map((id) => ({ id, source: 'outside' })));
+  });
+
+  it('reports a transaction whose work swallowed a failed statement as rolled back, not committed', async () => {
+    const swallowed = db.transaction(async (tx) => {
+      await tx.query('INSERT INTO shared_rows VALUES ($1, $2)', [10, 'kept only if committed']);
+      await tx.query('INSERT INTO shared_rows VALUES ($1, $2)', [2, 'duplicate']).catch(() => {});
+    });
+    await expect(swallowed).rejects.toThrow();
+    expect(await db.query('SELECT id FROM shared_rows WHERE id = $1', [10])).toEqual([]);
+  });
+
+  it('tells a listener of each notification on its channel', async () => {
+    let heard = 0;
+    const stop = await db.listen('tolov_layer_test', { notified: () => (heard += 1), listening: () => {} });
+    try {
+      await db.query("SELECT pg_notify('tolov_layer_test', 'one'), pg_notify('tolov_other_channel', 'two')");
+      for (let waited = 0; heard < 1 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(heard).toBe(1);
+    } finally {
+      await stop();
+    }
+  });
+});
+
+describe.runIf(engine === 'pglite')('the embedded engine on a thread of its own', () => {
+  it('answers a transaction statement larger than the shared answer memory starts with, and the next ones', async () => {
+    const db = await openTestDb();
+    try {
+      const sizes = await db.transaction(async (tx) => {
+        const [large] = await tx.query<{ text: string }>("SELECT repeat('x', $1::int) AS text", [300_000]);
+        const [small] = await tx.query<{ n: number }>('SELECT 7 AS n');
+        return [large!.text.length, small!.n];
+      });
+      expect(sizes).toEqual([300_000, 7]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('refuses every call once closed, with a message that says so', async () => {
+    const db = await openTestDb();
+    await db.close();
+    await expect(db.query('SELECT 1')).rejects.toThrow(/closed/);
+    await expect(db.transaction((tx) => tx.query('SELECT 1'))).rejects.toThrow(/closed/);
+  });
+
+  it('reports an engine that cannot start on its data folder, naming why', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tolov-not-a-folder-'));
+    const file = join(dir, 'file');
+    await writeFile(file, 'not a database');
+    try {
+      await expect(openPglite(file)).rejects.toThrow(/did not start/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,62 @@
+// The embedded engine on a thread of its own (started by `pglite-thread.ts`). It only executes the protocol bytes the
+// service's thread sends, one message at a time in the order received, and answers the backend's bytes; parsing,
+// statements and transactions are the session's (`pglite-session.ts`) on the other side.
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { createPglite } from './pglite-engine.js';
+import { ANSWER_BYTES_MAX, ANSWER_HEADER_BYTES, SPIN_MS, type EngineAnswer, type EngineRequest, type EngineStart } from './pglite-thread.js';
+
+const port = parentPort!;
+const { dataDir, loadDataDir, answers } = workerData as EngineStart & { answers: SharedArrayBuffer };
+const header = new Int32Array(answers, 0, 3);
+
+/** Writes the answer the other thread is blocked on into the shared memory, and wakes it. */
+function answerWaited(failed: boolean, bytes: Uint8Array): void {
+  if (bytes.length > ANSWER_BYTES_MAX) {
+    failed = true;
+    bytes = new TextEncoder().encode(`an answer of ${bytes.length} bytes is over the limit of ${ANSWER_BYTES_MAX} for a statement in a transaction`);
+  }
+  if (answers.byteLength < ANSWER_HEADER_BYTES + bytes.length) answers.grow(ANSWER_HEADER_BYTES + bytes.length);
+  new Uint8Array(answers, ANSWER_HEADER_BYTES, bytes.length).set(bytes);
+  header[1] = failed ? 1 : 0;
+  header[2] = bytes.length;
+  Atomics.store(header, 0, 1);
+  Atomics.notify(header, 0);
+}
+
+try {
+  const lite = await createPglite(dataDir, loadDataDir);
+  let stopping = false;
+  const handle = (request: EngineRequest) => {
+    if (request.kind === 'stop') {
+      stopping = true;
+      void lite.close().then(() => port.close());
+      return;
+    }
+    try {
+      // Runs whole before the next message is read (the engine is synchronous): requests execute in the order sent.
+      // No syncToFs: PGlite's Node and memory file systems write through, and have nothing to sync.
+      const bytes = lite.execProtocolRawSync(request.message);
+      if (request.waited) answerWaited(false, bytes);
+      else port.postMessage({ kind: 'answer', id: request.id, answer: bytes } satisfies EngineAnswer, [bytes.buffer as ArrayBuffer]);
+    } catch (error) {
+      const message = String((error as Error)?.stack ?? error);
+      if (request.waited) answerWaited(true, new TextEncoder().encode(message));
+      else port.postMessage({ kind: 'failed', id: request.id, message } satisfies EngineAnswer);
+    }
+  };
+  port.on('message', (request: EngineRequest) => {
+    handle(request);
+    // The next statement usually follows at once (a transaction's next, or another request's): look for it a little
+    // before going back to sleep.
+    let since = performance.now();
+    while (!stopping && performance.now() - since < SPIN_MS) {
+      const next = receiveMessageOnPort(port);
+      if (!next) continue;
+      handle(next.message as EngineRequest);
+      since = performance.now();
+    }
+  });
+  port.postMessage({ kind: 'ready' } satisfies EngineAnswer);
+} catch (error) {
+  port.postMessage({ kind: 'failed', id: 0, message: String((error as Error)?.stack ?? error) } satisfies EngineAnswer);
+}

@@ -1,0 +1,107 @@
+// Starts the embedded engine on a thread of its own and sends it protocol bytes. On one thread, the engine's work and
+// the HTTP layer's took turns on one core; apart, each has a core, and a connection is accepted while the engine works.
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Exchange } from './pglite-session.js';
+
+export interface EngineStart {
+  dataDir: string;
+  loadDataDir?: Blob;
+}
+export type EngineRequest = { kind: 'exchange'; id: number; message: Uint8Array; waited: boolean } | { kind: 'stop' };
+export type EngineAnswer =
+  | { kind: 'ready' }
+  | { kind: 'answer'; id: number; answer: Uint8Array }
+  /** A failure of the engine itself (a database error is part of an answer); id 0 is the start. */
+  | { kind: 'failed'; id: number; message: string };
+
+/**
+ * The answer to a waited exchange is written to memory both threads share, not posted: a posted message becomes
+ * readable here tens of microseconds after it was sent (milliseconds at worst), a shared write at once. The first
+ * three 32-bit words say: [0] 1 once an answer is there (waited on), [1] 0 for an answer or 1 for a failure's text,
+ * [2] its length in bytes; the bytes follow. The memory grows to the largest answer, up to its limit.
+ */
+export const ANSWER_HEADER_BYTES = 12;
+const ANSWER_BYTES_INITIAL = 64 * 1024;
+export const ANSWER_BYTES_MAX = 64 * 1024 * 1024;
+/**
+ * How long either thread keeps looking for the other's next message before it sleeps: waking a sleeping thread takes
+ * a hundred microseconds or more here, longer than a statement of a transaction takes to run.
+ */
+export const SPIN_MS = 0.1;
+/** Exchanges sent and not yet answered; past it an exchange is refused rather than queued without bound. */
+const IN_FLIGHT_MAX = 10_000;
+/** How long this thread blocks for one answer inside a transaction before it gives the engine up as stuck. */
+const WAIT_MAX_MS = 60_000;
+
+// Built, the entry is JavaScript beside this file; from source (tests, the benchmark, the bank simulator) it is
+// TypeScript, which the thread loads through tsx, as those run.
+const ENTRY = new URL(`./pglite-thread-entry${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+const FROM_SOURCE = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(ENTRY.href)}); });`;
+
+function startThread(workerData: EngineStart & { answers: SharedArrayBuffer }): Worker {
+  return ENTRY.pathname.endsWith('.ts') ? new Worker(FROM_SOURCE, { eval: true, workerData }) : new Worker(ENTRY, { workerData });
+}
+
+export async function startPgliteThread(start: EngineStart): Promise<{ exchange: Exchange; stop: () => Promise<void> }> {
+  const answers = new SharedArrayBuffer(ANSWER_HEADER_BYTES + ANSWER_BYTES_INITIAL, { maxByteLength: ANSWER_HEADER_BYTES + ANSWER_BYTES_MAX });
+  const header = new Int32Array(answers, 0, 3);
+  const worker = startThread({ ...start, answers });
+  const inFlight = new Map<number, { resolve: (answer: Uint8Array) => void; reject: (error: Error) => void }>();
+  let nextId = 1;
+  let stopped: Error | null = null;
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+
+  const ready = new Promise<void>((resolve, reject) => {
+    const fail = (error: Error) => {
+      stopped ??= error;
+      reject(error);
+      for (const waiting of inFlight.values()) waiting.reject(error);
+      inFlight.clear();
+    };
+    worker.on('message', (message: EngineAnswer) => {
+      if (message.kind === 'ready') return resolve();
+      if (message.kind === 'failed' && message.id === 0) return fail(new Error(`The embedded database did not start: ${message.message}`));
+      const waiting = inFlight.get(message.id);
+      if (!waiting) return;
+      inFlight.delete(message.id);
+      if (message.kind === 'answer') waiting.resolve(message.answer);
+      else waiting.reject(new Error(`The embedded database failed: ${message.message}`));
+    });
+    worker.on('error', (error) => fail(new Error(`The embedded database thread failed: ${error.message}`)));
+    worker.on('exit', (code) => fail(new Error(`The embedded database thread stopped (exit code ${code})`)));
+  });
+  await ready;
+
+  const exchange: Exchange = {
+    send(message) {
+      if (stopped) return Promise.reject(stopped);
+      if (inFlight.size >= IN_FLIGHT_MAX) return Promise.reject(new Error(`More than ${IN_FLIGHT_MAX} statements wait for the embedded database`));
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        inFlight.set(id, { resolve, reject });
+        worker.postMessage({ kind: 'exchange', id, message, waited: false } satisfies EngineRequest);
+      });
+    },
+    wait(message) {
+      if (stopped) throw stopped;
+      worker.postMessage({ kind: 'exchange', id: 0, message, waited: true } satisfies EngineRequest);
+      const spinUntil = performance.now() + SPIN_MS;
+      while (Atomics.load(header, 0) === 0 && performance.now() < spinUntil);
+      if (Atomics.wait(header, 0, 0, WAIT_MAX_MS) === 'timed-out') {
+        throw new Error(`The embedded database did not answer within ${WAIT_MAX_MS} ms`);
+      }
+      const bytes = new Uint8Array(answers, ANSWER_HEADER_BYTES, header[2]).slice();
+      const failed = header[1] === 1;
+      Atomics.store(header, 0, 0);
+      if (failed) throw new Error(`The embedded database failed: ${new TextDecoder().decode(bytes)}`);
+      return bytes;
+    },
+  };
+  const stop = async () => {
+    if (!stopped) worker.postMessage({ kind: 'stop' } satisfies EngineRequest);
+    await exited;
+  };
+  return { exchange, stop };
+}
