@@ -199,17 +199,22 @@ export async function pgliteSession(exchange: Exchange, options: SessionOptions)
     return (parse.parseResults(await answer, parsers)[0]?.rows ?? []) as Row[];
   };
 
-  /** Outside a transaction: in a statement's turn, which ends once its run is sent. */
-  const alone = async <T>(work: (sent: () => void) => Promise<T>): Promise<T> => {
+  /** Waits for a turn (a statement's, or a transaction's) and answers the function that ends it, once. */
+  const turn = async (transaction: boolean): Promise<() => void> => {
     if (closing) throw new Error('The embedded database is closed');
-    const turn = turns.take(false);
-    if (turn) await turn;
+    const waiting = turns.take(transaction);
+    if (waiting) await waiting;
     let ended = false;
-    const sent = () => {
+    return () => {
       if (ended) return;
       ended = true;
-      turns.end(false);
+      turns.end(transaction);
     };
+  };
+
+  /** Outside a transaction: in a statement's turn, which ends once its run is sent. */
+  const alone = async <T>(work: (sent: () => void) => Promise<T>): Promise<T> => {
+    const sent = await turn(false);
     try {
       return await work(sent);
     } finally {
@@ -228,15 +233,7 @@ export async function pgliteSession(exchange: Exchange, options: SessionOptions)
     query: (sql, params) => alone((sent) => run(sql, params, false, sent)),
     exec: (script) => alone(async (sent) => void (await simple(script, false, sent))),
     async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-      if (closing) throw new Error('The embedded database is closed');
-      const turn = turns.take(true);
-      if (turn) await turn;
-      let ended = false;
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        turns.end(true);
-      };
+      const end = await turn(true);
       try {
         // Waited for when the engine is idle; otherwise sent, so that this thread serves requests while the statements
         // sent before it run.
@@ -289,10 +286,10 @@ export async function pgliteSession(exchange: Exchange, options: SessionOptions)
     },
     async close() {
       if (closing) return;
+      // After every statement and transaction that asked before; whatever asks from now on is refused.
+      const last = turns.take(true);
       closing = true;
-      // After every statement and transaction that asked before.
-      const turn = turns.take(true);
-      if (turn) await turn;
+      if (last) await last;
       closed = true;
       await options.stop();
     },
