@@ -90,7 +90,9 @@ export async function startPgliteThread(start: EngineStart): Promise<{ exchange:
       const spinUntil = performance.now() + SPIN_MS;
       while (Atomics.load(header, 0) === 0 && performance.now() < spinUntil);
       if (Atomics.wait(header, 0, 0, WAIT_MAX_MS) === 'timed-out') {
-        throw new Error(`The embedded database did not answer within ${WAIT_MAX_MS} ms`);
+        // Given up as stuck for good: a late answer would otherwise be read as the next statement's.
+        stopped = new Error(`The embedded database did not answer within ${WAIT_MAX_MS} ms`);
+        throw stopped;
       }
       const bytes = new Uint8Array(answers, ANSWER_HEADER_BYTES, header[2]).slice();
       const failed = header[1] === 1;
