@@ -273,14 +273,15 @@ export async function pgliteSession(exchange: Exchange, options: SessionOptions)
       const notified = () => handlers.notified();
       const channelListeners = listeners.get(channel) ?? new Set();
       listeners.set(channel, channelListeners.add(notified));
-      await db.exec(`LISTEN "${channel.replaceAll('"', '""')}"`);
+      const quoted = `"${channel.replaceAll('"', '""')}"`;
+      await db.exec(`LISTEN ${quoted}`);
       // One session: nothing is ever missed.
       handlers.listening(true);
       return async () => {
         channelListeners.delete(notified);
         if (channelListeners.size === 0 && !closing) {
           listeners.delete(channel);
-          await db.exec(`UNLISTEN "${channel.replaceAll('"', '""')}"`);
+          await db.exec(`UNLISTEN ${quoted}`);
         }
       };
     },

@@ -9,6 +9,8 @@ const port = parentPort!;
 const { dataDir, loadDataDir, answers } = workerData as EngineStart & { answers: SharedArrayBuffer };
 const header = new Int32Array(answers, 0, 3);
 
+const describe = (error: unknown) => String((error as Error)?.stack ?? error);
+
 /** Writes the answer the other thread is blocked on into the shared memory, and wakes it. */
 function answerWaited(failed: boolean, bytes: Uint8Array): void {
   if (bytes.length > ANSWER_BYTES_MAX) {
@@ -39,7 +41,7 @@ try {
       if (request.waited) answerWaited(false, bytes);
       else port.postMessage({ kind: 'answer', id: request.id, answer: bytes } satisfies EngineAnswer, [bytes.buffer as ArrayBuffer]);
     } catch (error) {
-      const message = String((error as Error)?.stack ?? error);
+      const message = describe(error);
       if (request.waited) answerWaited(true, new TextEncoder().encode(message));
       else port.postMessage({ kind: 'failed', id: request.id, message } satisfies EngineAnswer);
     }
@@ -58,5 +60,5 @@ try {
   });
   port.postMessage({ kind: 'ready' } satisfies EngineAnswer);
 } catch (error) {
-  port.postMessage({ kind: 'failed', id: 0, message: String((error as Error)?.stack ?? error) } satisfies EngineAnswer);
+  port.postMessage({ kind: 'failed', id: 0, message: describe(error) } satisfies EngineAnswer);
 }
