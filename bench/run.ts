@@ -589,6 +589,8 @@ async function benchSmallTransactions(engine: string, db: Db): Promise<Result> {
   );
 }
 
+const cpuTotal = (cpu: CpuPerRequest | undefined) => (cpu ? (cpu.client + cpu.service + cpu.postgres).toFixed(2) : '?');
+
 function report(results: Result[], ratios: ChargeRatio[]): string {
   const bare = results.find((result) => result.engine === 'none')!;
   const ratioToDirect = (engine: string) => {
@@ -596,7 +598,6 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
     const direct = results.filter((r) => r.engine === engine && r.scenario.startsWith('direct transaction'));
     const withoutHttp = results.find((r) => r.engine === engine && r.scenario === WITHOUT_HTTP);
     if (!charges) return null;
-    const cpuTotal = (cpu: CpuPerRequest | undefined) => (cpu ? (cpu.client + cpu.service + cpu.postgres).toFixed(2) : '?');
     const ratio = (of: Result, to: Result) => `${(of.requestsPerSecond / to.requestsPerSecond).toFixed(2)} × ${to.scenario}`;
     return [
       ...[...direct, ...(withoutHttp ? [withoutHttp] : [])].map((d) => `${engine}: POST charge = ${ratio(charges, d)}`),
@@ -617,12 +618,17 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
     '',
     ...(['pglite', 'postgres'].map(ratioToDirect).filter(Boolean) as string[]),
     '',
-    `POST charge against the direct transaction of a charge's rows, in rounds of one load each right after the other (req/s; p99 ms of POST charge):`,
+    `POST charge against the direct transaction of a charge's rows, in rounds of one load each right after the other ` +
+      `(req/s; p99 ms of POST charge; CPU ms per request, all processes, of each):`,
     ...ratios.map(
       (ratio) =>
         `${ratio.engine}: median ${median(ratio.rounds.map(ratioOf)).toFixed(2)} × (` +
         ratio.rounds
-          .map((round) => `${round.charge.requestsPerSecond} ÷ ${round.direct.requestsPerSecond} = ${ratioOf(round).toFixed(2)}, p99 ${round.charge.p99Ms}`)
+          .map(
+            (round) =>
+              `${round.charge.requestsPerSecond} ÷ ${round.direct.requestsPerSecond} = ${ratioOf(round).toFixed(2)}, p99 ${round.charge.p99Ms}, ` +
+              `CPU ${cpuTotal(round.charge.cpu)} vs ${cpuTotal(round.direct.cpu)}`,
+          )
           .join('; ') +
         ')',
     ),

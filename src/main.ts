@@ -18,8 +18,14 @@ async function main(): Promise<void> {
     throw error;
   }
   const service = await createService(config);
-  const url = await service.listen();
   const log = service.app.log;
+  // Nothing in this process can bring a lost database back; a new process recovers it (the embedded engine's data
+  // folder as after a crash). Requests in flight fail, and their clients retry them under the same idempotency keys.
+  void service.db.lost.then((error) => {
+    log.fatal({ err: error }, 'the database is lost: exiting so that a restart recovers it');
+    process.exit(1);
+  });
+  const url = await service.listen();
   log.info(`Tolov is running at ${url} on ${describeStorage(config)}`);
   if (!config.databaseUrl) {
     log.warn('The embedded database survives a process crash but not a power loss: set DATABASE_URL for real money.');

@@ -19,8 +19,17 @@ export interface Db extends Queryable {
    * heard: it turns false when the connection drops (notifications in between are lost) and true once it listens again.
    */
   listen(channel: string, handlers: { notified: () => void; listening: (heard: boolean) => void }): Promise<() => Promise<void>>;
+  /**
+   * Settles, with the reason, once this database can serve nothing more in this process and only a new process can
+   * recover it: the embedded engine failed, its thread ended, or it was given up as stuck. Never on PostgreSQL, whose
+   * pool connects again after a server restart.
+   */
+  readonly lost: Promise<Error>;
   close(): Promise<void>;
 }
+
+/** `lost` of a database that is never lost to the process. */
+export const NEVER_LOST: Promise<Error> = new Promise(() => {});
 
 const POOL_SIZE = 10;
 /** Distinct statement texts prepared by name, on either engine (a limit well above the service's own set). */
@@ -151,6 +160,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
       }
     },
     listen: (channel, handlers) => listenPostgres(connectionString, channel, handlers),
+    lost: NEVER_LOST,
     close: () => pool.end(),
   };
 }
@@ -217,12 +227,14 @@ const PGLITE_PARSERS = {
 
 /**
  * The embedded engine as the service runs it: one PostgreSQL session on a thread of its own, in `dataDir` (a folder, or
- * `memory://`), optionally starting from a dumped data dir.
+ * `memory://`), optionally starting from a dumped data dir. `answerWaitMs` bounds a transaction's wait for one answer
+ * (a minute unless given); past it the engine is given up as stuck, and lost.
  */
-export async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Db> {
-  const engine = await startPgliteThread(loadDataDir ? { dataDir, loadDataDir } : { dataDir });
+export async function openPglite(dataDir: string, options: { loadDataDir?: Blob; answerWaitMs?: number } = {}): Promise<Db> {
+  const { loadDataDir, answerWaitMs } = options;
+  const engine = await startPgliteThread(loadDataDir ? { dataDir, loadDataDir } : { dataDir }, answerWaitMs ? { answerWaitMs } : {});
   try {
-    return await pgliteSession(engine.exchange, { preparedMax: PREPARED_MAX, parsers: PGLITE_PARSERS, stop: engine.stop });
+    return await pgliteSession(engine.exchange, { preparedMax: PREPARED_MAX, parsers: PGLITE_PARSERS, stop: engine.stop, lost: engine.lost });
   } catch (error) {
     await engine.stop();
     throw error;
@@ -231,7 +243,7 @@ export async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<D
 
 /** The same session on an engine running in this thread: the benchmark's direct baseline, and tests that need the engine. */
 export function pgliteDb(lite: PGlite, preparedMax = PREPARED_MAX): Promise<Db> {
-  return pgliteSession(inThisThread(lite), { preparedMax, parsers: PGLITE_PARSERS, stop: () => lite.close() });
+  return pgliteSession(inThisThread(lite), { preparedMax, parsers: PGLITE_PARSERS, stop: () => lite.close(), lost: NEVER_LOST });
 }
 
 export function openDb(options: { databaseUrl: string | null; dataDir: string }): Promise<Db> {

@@ -24,6 +24,8 @@ export interface SessionOptions {
   parsers: Record<number, (text: string, typeId?: number) => unknown>;
   /** Stops whatever runs the engine, once every exchange sent before has been answered. */
   stop: () => Promise<void>;
+  /** The engine's loss, as `Db.lost`. */
+  lost: Promise<Error>;
 }
 
 interface Prepared {
@@ -285,6 +287,7 @@ export async function pgliteSession(exchange: Exchange, options: SessionOptions)
         }
       };
     },
+    lost: options.lost,
     async close() {
       if (closing) return;
       // After every statement and transaction that asked before; whatever asks from now on is refused.

@@ -3,7 +3,7 @@
 // statements and transactions are the session's (`pglite-session.ts`) on the other side.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { createPglite } from './pglite-engine.js';
-import { ANSWER_BYTES_MAX, ANSWER_HEADER_BYTES, SPIN_MS, type EngineAnswer, type EngineRequest, type EngineStart } from './pglite-thread.js';
+import { ANSWER_BYTES_MAX, ANSWER_HEADER_BYTES, SPIN_MS, WAITED, type EngineAnswer, type EngineRequest, type EngineStart } from './pglite-thread.js';
 
 const port = parentPort!;
 const { dataDir, loadDataDir, answers } = workerData as EngineStart & { answers: SharedArrayBuffer };
@@ -12,14 +12,14 @@ const header = new Int32Array(answers, 0, 3);
 const describe = (error: unknown) => String((error as Error)?.stack ?? error);
 
 /** Writes the answer the other thread is blocked on into the shared memory, and wakes it. */
-function answerWaited(failed: boolean, bytes: Uint8Array): void {
+function answerWaited(outcome: (typeof WAITED)[keyof typeof WAITED], bytes: Uint8Array): void {
   if (bytes.length > ANSWER_BYTES_MAX) {
-    failed = true;
+    outcome = WAITED.tooLarge;
     bytes = new TextEncoder().encode(`an answer of ${bytes.length} bytes is over the limit of ${ANSWER_BYTES_MAX} for a statement in a transaction`);
   }
   if (answers.byteLength < ANSWER_HEADER_BYTES + bytes.length) answers.grow(ANSWER_HEADER_BYTES + bytes.length);
   new Uint8Array(answers, ANSWER_HEADER_BYTES, bytes.length).set(bytes);
-  header[1] = failed ? 1 : 0;
+  header[1] = outcome;
   header[2] = bytes.length;
   Atomics.store(header, 0, 1);
   Atomics.notify(header, 0);
@@ -28,6 +28,9 @@ function answerWaited(failed: boolean, bytes: Uint8Array): void {
 try {
   const lite = await createPglite(dataDir, loadDataDir);
   let stopping = false;
+  // A database error is part of the backend's answer; a throw is the engine's own failure (a WebAssembly abort, an
+  // exit), after which its state is unknown: it runs nothing more, and the other side gives it up.
+  let failure: string | null = null;
   const handle = (request: EngineRequest) => {
     if (request.kind === 'stop') {
       stopping = true;
@@ -35,15 +38,16 @@ try {
       return;
     }
     try {
+      if (failure !== null) throw failure;
       // Runs whole before the next message is read (the engine is synchronous): requests execute in the order sent.
       // No syncToFs: PGlite's Node and memory file systems write through, and have nothing to sync.
       const bytes = lite.execProtocolRawSync(request.message);
-      if (request.waited) answerWaited(false, bytes);
+      if (request.waited) answerWaited(WAITED.answer, bytes);
       else port.postMessage({ kind: 'answer', id: request.id, answer: bytes } satisfies EngineAnswer, [bytes.buffer as ArrayBuffer]);
     } catch (error) {
-      const message = describe(error);
-      if (request.waited) answerWaited(true, new TextEncoder().encode(message));
-      else port.postMessage({ kind: 'failed', id: request.id, message } satisfies EngineAnswer);
+      failure ??= describe(error);
+      if (request.waited) answerWaited(WAITED.failed, new TextEncoder().encode(failure));
+      else port.postMessage({ kind: 'failed', id: request.id, message: failure } satisfies EngineAnswer);
     }
   };
   port.on('message', (request: EngineRequest) => {

@@ -13,15 +13,22 @@ export type EngineRequest = { kind: 'exchange'; id: number; message: Uint8Array;
 export type EngineAnswer =
   | { kind: 'ready' }
   | { kind: 'answer'; id: number; answer: Uint8Array }
-  /** A failure of the engine itself (a database error is part of an answer); id 0 is the start. */
+  /** A failure of the engine itself (a database error is part of an answer): it is done for. Id 0 is the start. */
   | { kind: 'failed'; id: number; message: string };
 
 /**
  * The answer to a waited exchange is written to memory both threads share, not posted: a posted message becomes
  * readable here tens of microseconds after it was sent (milliseconds at worst), a shared write at once. The first
- * three 32-bit words say: [0] 1 once an answer is there (waited on), [1] 0 for an answer or 1 for a failure's text,
- * [2] its length in bytes; the bytes follow. The memory grows to the largest answer, up to its limit.
+ * three 32-bit words say: [0] 1 once an answer is there (waited on), [1] what follows (`WAITED`), [2] its
+ * length in bytes; the bytes follow. The memory grows to the largest answer, up to its limit.
  */
+export const WAITED = {
+  answer: 0,
+  /** The text of the engine's failure: it is done for. */
+  failed: 1,
+  /** The text saying that this one answer was over the limit; the engine is fine. */
+  tooLarge: 2,
+} as const;
 export const ANSWER_HEADER_BYTES = 12;
 const ANSWER_BYTES_INITIAL = 64 * 1024;
 export const ANSWER_BYTES_MAX = 64 * 1024 * 1024;
@@ -33,7 +40,7 @@ export const SPIN_MS = 0.1;
 /** Exchanges sent and not yet answered; past it an exchange is refused rather than queued without bound. */
 const IN_FLIGHT_MAX = 10_000;
 /** How long this thread blocks for one answer inside a transaction before it gives the engine up as stuck. */
-const WAIT_MAX_MS = 60_000;
+const ANSWER_WAIT_MS = 60_000;
 
 // Built, the entry is JavaScript beside this file; from source (tests, the benchmark, the bank simulator) it is
 // TypeScript, which the thread loads through tsx, as those run.
@@ -44,31 +51,57 @@ function startThread(workerData: EngineStart & { answers: SharedArrayBuffer }): 
   return ENTRY.pathname.endsWith('.ts') ? new Worker(FROM_SOURCE, { eval: true, workerData }) : new Worker(ENTRY, { workerData });
 }
 
-export async function startPgliteThread(start: EngineStart): Promise<{ exchange: Exchange; stop: () => Promise<void> }> {
+export interface EngineThread {
+  exchange: Exchange;
+  /** Asks the engine to stop once it has answered what was sent before, and waits until its thread has ended. */
+  stop: () => Promise<void>;
+  /** Settles once the engine is done for without having been asked to stop: it failed, its thread ended, or it was stuck. */
+  lost: Promise<Error>;
+}
+
+export async function startPgliteThread(start: EngineStart, limits: { answerWaitMs?: number } = {}): Promise<EngineThread> {
+  const answerWaitMs = limits.answerWaitMs ?? ANSWER_WAIT_MS;
   const answers = new SharedArrayBuffer(ANSWER_HEADER_BYTES + ANSWER_BYTES_INITIAL, { maxByteLength: ANSWER_HEADER_BYTES + ANSWER_BYTES_MAX });
   const header = new Int32Array(answers, 0, 3);
   const worker = startThread({ ...start, answers });
   const inFlight = new Map<number, { resolve: (answer: Uint8Array) => void; reject: (error: Error) => void }>();
   let nextId = 1;
-  let stopped: Error | null = null;
+  let stopping = false;
+  let ended: Error | null = null;
+  let markLost!: (error: Error) => void;
+  const lost = new Promise<Error>((resolve) => (markLost = resolve));
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  /**
+   * Nothing is sent to the engine from now on and what waits for it is refused. Unless it was asked to stop, it is
+   * lost, and its thread is ended: an engine given up as stuck must never answer late, as if to the next statement.
+   */
+  const end = (error: Error) => {
+    if (ended) return;
+    ended = error;
+    for (const waiting of inFlight.values()) waiting.reject(error);
+    inFlight.clear();
+    if (stopping) return;
+    markLost(error);
+    void worker.terminate();
+  };
 
   const ready = new Promise<void>((resolve, reject) => {
-    const fail = (error: Error) => {
-      stopped ??= error;
-      reject(error);
-      for (const waiting of inFlight.values()) waiting.reject(error);
-      inFlight.clear();
-    };
     worker.on('message', (message: EngineAnswer) => {
       if (message.kind === 'ready') return resolve();
-      if (message.kind === 'failed' && message.id === 0) return fail(new Error(`The embedded database did not start: ${message.message}`));
-      const waiting = inFlight.get(message.id);
-      if (!waiting) return;
-      inFlight.delete(message.id);
-      if (message.kind === 'answer') waiting.resolve(message.answer);
-      else waiting.reject(new Error(`The embedded database failed: ${message.message}`));
+      if (message.kind === 'answer') {
+        const waiting = inFlight.get(message.id);
+        inFlight.delete(message.id);
+        return waiting?.resolve(message.answer);
+      }
+      if (message.id !== 0) return end(new Error(`The embedded database failed: ${message.message}`));
+      const error = new Error(`The embedded database did not start: ${message.message}`);
+      reject(error);
+      end(error);
     });
+    const fail = (error: Error) => {
+      reject(error);
+      end(error);
+    };
     worker.on('error', (error) => fail(new Error(`The embedded database thread failed: ${error.message}`)));
     worker.on('exit', (code) => fail(new Error(`The embedded database thread stopped (exit code ${code})`)));
   });
@@ -76,7 +109,7 @@ export async function startPgliteThread(start: EngineStart): Promise<{ exchange:
 
   const exchange: Exchange = {
     send(message) {
-      if (stopped) return Promise.reject(stopped);
+      if (ended) return Promise.reject(ended);
       if (inFlight.size >= IN_FLIGHT_MAX) return Promise.reject(new Error(`More than ${IN_FLIGHT_MAX} statements wait for the embedded database`));
       const id = nextId++;
       return new Promise((resolve, reject) => {
@@ -85,25 +118,30 @@ export async function startPgliteThread(start: EngineStart): Promise<{ exchange:
       });
     },
     wait(message) {
-      if (stopped) throw stopped;
+      if (ended) throw ended;
       worker.postMessage({ kind: 'exchange', id: 0, message, waited: true } satisfies EngineRequest);
       const spinUntil = performance.now() + SPIN_MS;
       while (Atomics.load(header, 0) === 0 && performance.now() < spinUntil);
-      if (Atomics.wait(header, 0, 0, WAIT_MAX_MS) === 'timed-out') {
-        // Given up as stuck for good: a late answer would otherwise be read as the next statement's.
-        stopped = new Error(`The embedded database did not answer within ${WAIT_MAX_MS} ms`);
-        throw stopped;
+      if (Atomics.wait(header, 0, 0, answerWaitMs) === 'timed-out') {
+        const error = new Error(`The embedded database did not answer within ${answerWaitMs} ms`);
+        end(error);
+        throw error;
       }
       const bytes = new Uint8Array(answers, ANSWER_HEADER_BYTES, header[2]).slice();
-      const failed = header[1] === 1;
+      const outcome = header[1];
       Atomics.store(header, 0, 0);
-      if (failed) throw new Error(`The embedded database failed: ${new TextDecoder().decode(bytes)}`);
-      return bytes;
+      if (outcome === WAITED.answer) return bytes;
+      const text = new TextDecoder().decode(bytes);
+      if (outcome === WAITED.tooLarge) throw new Error(text);
+      const error = new Error(`The embedded database failed: ${text}`);
+      end(error);
+      throw error;
     },
   };
   const stop = async () => {
-    if (!stopped) worker.postMessage({ kind: 'stop' } satisfies EngineRequest);
+    stopping = true;
+    if (!ended) worker.postMessage({ kind: 'stop' } satisfies EngineRequest);
     await exited;
   };
-  return { exchange, stop };
+  return { exchange, stop, lost };
 }

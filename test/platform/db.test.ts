@@ -215,6 +215,25 @@ describe.runIf(engine === 'pglite')('the embedded engine on a thread of its own'
     await expect(db.transaction((tx) => tx.query('SELECT 1'))).rejects.toThrow(/closed/);
   });
 
+  it('gives up an engine that does not answer a statement of a transaction in time, for good: the database is lost', async () => {
+    const db = await openPglite('memory://', { answerWaitMs: 200 });
+    const stillThere = Symbol('not lost');
+    const lostOrNot = () => Promise.race([db.lost, new Promise((resolve) => setTimeout(() => resolve(stillThere), 100))]);
+    expect(await lostOrNot()).toBe(stillThere);
+    await expect(db.transaction((tx) => tx.query('SELECT pg_sleep(3)'))).rejects.toThrow(/did not answer within 200 ms/);
+    expect(((await lostOrNot()) as Error).message).toMatch(/did not answer within 200 ms/);
+    // Its late answer can never be read as another statement's: nothing more is sent to it.
+    await expect(db.query('SELECT 1')).rejects.toThrow(/did not answer within 200 ms/);
+    await db.close();
+  });
+
+  it('is not lost when it is closed', async () => {
+    const db = await openTestDb();
+    await db.close();
+    const closed = Symbol('closed');
+    expect(await Promise.race([db.lost, new Promise((resolve) => setTimeout(() => resolve(closed), 100))])).toBe(closed);
+  });
+
   it('reports an engine that cannot start on its data folder, naming why', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tolov-not-a-folder-'));
     const file = join(dir, 'file');

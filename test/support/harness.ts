@@ -71,7 +71,7 @@ export async function openTestDb(): Promise<Db> {
     };
   }
   const template = await readFile(inject('pgliteTemplatePath'));
-  return openPglite('memory://', new Blob([template]));
+  return openPglite('memory://', { loadDataDir: new Blob([template]) });
 }
 
 /** The plan PostgreSQL would use for `sql`, as the text `EXPLAIN` prints. */
