@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { openPglite, openPostgres, pgliteDb, type Db } from '../src/db/db.js';
 import { createPglite } from '../src/db/pglite-engine.js';
@@ -31,6 +32,8 @@ const DELIVERY_LOOPS = 2;
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 /** Pairs of POST charge and the direct transaction of its rows, measured one right after the other. */
 const RATIO_ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 5);
+/** Steady offered rates of POST charge, as fractions of the direct rate measured in the rounds. */
+const PACED_FRACTIONS = (process.env.BENCH_PACED_FRACTIONS ?? '0.25,0.5,0.8').split(',').map(Number).filter((f) => f > 0);
 /** Stored payments at which list and balance latency are measured again, seeded in bulk. */
 const SCALE_STEPS = (process.env.BENCH_SCALE_STEPS ?? '10000,1000000').split(',').map(Number).filter((n) => n > 0);
 
@@ -534,9 +537,19 @@ async function benchChargeWithoutHttp(engine: string, db: Db): Promise<Result> {
   }
 }
 
+interface Paced {
+  fraction: number;
+  offered: number;
+  achieved: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+}
+
 interface ChargeRatio {
   engine: string;
   rounds: { charge: Result; direct: Result }[];
+  paced: Paced[];
 }
 
 const median = (values: number[]) => {
@@ -557,6 +570,7 @@ async function benchChargeRatio(engine: string, env: Record<string, string>, dir
   const writeRows = await chargeRowsWriter(direct);
   const { url, child } = await startService(env);
   const rounds: ChargeRatio['rounds'] = [];
+  const paced: Paced[] = [];
   try {
     const product = await createBenchProduct(fetchCaller(url));
     const authorization = `Bearer ${product.keys.test}`;
@@ -565,10 +579,54 @@ async function benchChargeRatio(engine: string, env: Record<string, string>, dir
       const charge = { engine, scenario: 'POST /subscribe/v1/charges', ...(await chargeLoad(`round ${round}: POST charge`, url, authorization, card, child.pid)) };
       rounds.push({ charge, direct: await directRate(engine, CHARGE_ROWS, writeRows) });
     }
+    const directMedian = median(rounds.map((round) => round.direct.requestsPerSecond));
+    for (const fraction of PACED_FRACTIONS) paced.push(await pacedChargeLoad(url, authorization, card, fraction, Math.round(fraction * directMedian)));
   } finally {
     await stopService(child);
   }
-  return { engine, rounds };
+  return { engine, rounds, paced };
+}
+
+/**
+ * POST charge at a steady offered rate, one request every 1/rate seconds over up to CONNECTIONS connections, whatever
+ * the answers before it: the latency a client sees when the service is not saturated. Each latency runs from the
+ * moment its request was due, so a request sent late because the load's own process fell behind still counts whole.
+ */
+async function pacedChargeLoad(url: string, authorization: string, card: string, fraction: number, rate: number): Promise<Paced> {
+  const pool = new Pool(url, { connections: CONNECTIONS });
+  const body = JSON.stringify({ ...CHARGE, card });
+  const run = async (seconds: number) => {
+    const latencies: number[] = [];
+    let non2xx = 0;
+    const count = Math.round(rate * seconds);
+    const started = performance.now();
+    const sent: Promise<void>[] = [];
+    for (let i = 0; i < count; i++) {
+      const due = started + (i * 1000) / rate;
+      const early = due - performance.now();
+      if (early > 1) await new Promise((resolve) => setTimeout(resolve, early));
+      const headers = { authorization, 'content-type': 'application/json', 'idempotency-key': `paced-${++chargeSequence}` };
+      sent.push(
+        pool.request({ path: '/subscribe/v1/charges', method: 'POST', headers, body }).then(async (response) => {
+          await response.body.dump();
+          if (response.statusCode !== 201) non2xx += 1;
+          latencies.push(performance.now() - due);
+        }),
+      );
+    }
+    await Promise.all(sent);
+    return { latencies, non2xx, achieved: count / ((performance.now() - started) / 1000) };
+  };
+  try {
+    await run(WARMUP_SECONDS);
+    const { latencies, non2xx, achieved } = await run(DURATION_SECONDS);
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!);
+    process.stderr.write(`  POST charge at ${rate}/s offered: p99 ${at(0.99)} ms\n`);
+    return { fraction, offered: rate, achieved: Math.round(achieved), p50Ms: at(0.5), p99Ms: at(0.99), non2xx };
+  } finally {
+    await pool.close();
+  }
 }
 
 /** A smaller reference: a locking select and four inserts into a table of four columns (the baseline until 2026-11-22). */
@@ -631,6 +689,15 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
           )
           .join('; ') +
         ')',
+    ),
+    '',
+    `POST charge at a steady offered rate, a fraction of the median direct rate of the rounds (req/s offered → answered; p50 / p99 ms):`,
+    ...ratios.map(
+      (ratio) =>
+        `${ratio.engine}: ` +
+        ratio.paced
+          .map((paced) => `${paced.fraction} × = ${paced.offered} → ${paced.achieved}, ${paced.p50Ms} / ${paced.p99Ms}${paced.non2xx ? `, ${paced.non2xx} non-2xx` : ''}`)
+          .join('; '),
     ),
   ];
   return lines.join('\n');
