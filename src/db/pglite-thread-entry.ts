@@ -37,18 +37,21 @@ try {
       void lite.close().then(() => port.close());
       return;
     }
-    try {
-      if (failure !== null) throw failure;
-      // Runs whole before the next message is read (the engine is synchronous): requests execute in the order sent.
-      // No syncToFs: PGlite's Node and memory file systems write through, and have nothing to sync.
-      const bytes = lite.execProtocolRawSync(request.message);
-      if (request.waited) answerWaited(WAITED.answer, bytes);
-      else port.postMessage({ kind: 'answer', id: request.id, answer: bytes } satisfies EngineAnswer, [bytes.buffer as ArrayBuffer]);
-    } catch (error) {
-      failure ??= describe(error);
-      if (request.waited) answerWaited(WAITED.failed, new TextEncoder().encode(failure));
-      else port.postMessage({ kind: 'failed', id: request.id, message: failure } satisfies EngineAnswer);
+    let bytes: Uint8Array | null = null;
+    if (failure === null) {
+      try {
+        // Runs whole before the next message is read (the engine is synchronous): requests execute in the order sent.
+        // No syncToFs: PGlite's Node and memory file systems write through, and have nothing to sync.
+        bytes = lite.execProtocolRawSync(request.message);
+      } catch (error) {
+        failure = describe(error);
+      }
     }
+    if (bytes === null) {
+      if (request.waited) answerWaited(WAITED.failed, new TextEncoder().encode(failure!));
+      else port.postMessage({ kind: 'failed', id: request.id, message: failure! } satisfies EngineAnswer);
+    } else if (request.waited) answerWaited(WAITED.answer, bytes);
+    else port.postMessage({ kind: 'answer', id: request.id, answer: bytes } satisfies EngineAnswer, [bytes.buffer as ArrayBuffer]);
   };
   port.on('message', (request: EngineRequest) => {
     handle(request);
