@@ -1,7 +1,7 @@
 import type { Db } from '../db/db.js';
 import type { Worker } from './loop.js';
 
-const INTERVAL_MS = 10_000;
+const INTERVAL_MS = 1_000;
 /** Autovacuum's defaults: analyse after 50 rows + 10% of the table changed, vacuum after 50 + 20% of it died. */
 const ANALYZE_BASE_ROWS = 50;
 const ANALYZE_SCALE = 0.1;
@@ -10,36 +10,41 @@ const VACUUM_SCALE = 0.2;
 /** A table whose pages grew this much since its statistics were taken is analysed whatever its change counters say. */
 const GROWTH_BASE_PAGES = 8;
 const GROWTH_SCALE = 0.1;
-const TABLES_PER_RUN_MAX = 100;
 
 /**
  * The embedded engine has no autovacuum, and a plan is only as good as the statistics it was made with: a plan cached
  * while a table was empty (a prepared statement's, a foreign key check's, the ledger trigger's) scans the whole table
- * once it has grown, and a list sorts a merchant's whole history. This does what autovacuum would: every ten seconds
- * it analyses each table that changed past autovacuum's threshold or grew since its statistics (the change counters
- * are lost in a crash; its size is not), and vacuums each with too many dead rows. Analysing invalidates the cached
- * plans that depend on the table. PostgreSQL servers do all this on their own.
+ * once it has grown, and a list sorts a merchant's whole history. This does what autovacuum would: it analyses each
+ * table that changed past autovacuum's threshold or grew since its statistics (the change counters are lost in a
+ * crash; its size is not), and vacuums each with too many dead rows. Analysing invalidates the cached plans that depend
+ * on the table. PostgreSQL servers do all this in processes of their own; here it holds the engine's one session, so
+ * it takes one table a second: requests wait for one table's work at a time (5–50 ms), never for every table's in a row.
  */
 export function embeddedMaintenance(db: Db): Worker {
   return {
     name: 'embedded-maintenance',
     intervalMs: INTERVAL_MS,
-    batchMax: TABLES_PER_RUN_MAX,
+    batchMax: 1,
+    roundsMax: 1,
     async runOnce() {
       // The one session's change counters reach pg_stat_user_tables at most once a second; flushed now, a table is
       // analysed once for its changes, not again when counters from before its ANALYZE arrive after it.
       await db.query('SELECT pg_stat_force_next_flush()');
-      const due = await db.query<{ name: string; vacuum: boolean }>(
-        `SELECT quote_ident(s.relname) AS name, s.n_dead_tup > $3::int + $4::float8 * greatest(c.reltuples, 0) AS vacuum
-           FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-          WHERE s.n_mod_since_analyze > $1::int + $2::float8 * greatest(c.reltuples, 0)
-             OR s.n_dead_tup > $3::int + $4::float8 * greatest(c.reltuples, 0)
-             OR pg_relation_size(s.relid) / current_setting('block_size')::int > $5::int + (1 + $6::float8) * c.relpages
-          ORDER BY s.relname LIMIT $7`,
-        [ANALYZE_BASE_ROWS, ANALYZE_SCALE, VACUUM_BASE_ROWS, VACUUM_SCALE, GROWTH_BASE_PAGES, GROWTH_SCALE, TABLES_PER_RUN_MAX],
+      // The table most past its threshold first, so that one changing fast never keeps another waiting.
+      const [table] = await db.query<{ name: string; vacuum: boolean }>(
+        `SELECT name, vacuum FROM (
+           SELECT quote_ident(s.relname) AS name,
+                  s.n_dead_tup > $3::int + $4::float8 * greatest(c.reltuples, 0) AS vacuum,
+                  greatest(s.n_mod_since_analyze / ($1::int + $2::float8 * greatest(c.reltuples, 0)),
+                           s.n_dead_tup / ($3::int + $4::float8 * greatest(c.reltuples, 0)),
+                           pg_relation_size(s.relid) / current_setting('block_size')::int / ($5::int + (1 + $6::float8) * c.relpages)) AS due
+             FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid) AS tables
+          WHERE due > 1 ORDER BY due DESC, name LIMIT 1`,
+        [ANALYZE_BASE_ROWS, ANALYZE_SCALE, VACUUM_BASE_ROWS, VACUUM_SCALE, GROWTH_BASE_PAGES, GROWTH_SCALE],
       );
-      for (const table of due) await db.exec(`${table.vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} ${table.name}`);
-      return due.length;
+      if (!table) return 0;
+      await db.exec(`${table.vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} ${table.name}`);
+      return 1;
     },
   };
 }

@@ -5,6 +5,8 @@ export interface Worker {
   name: string;
   intervalMs: number;
   batchMax: number;
+  /** Full batches run back to back, this many at most before the interval (10 unless given). */
+  roundsMax?: number;
   runOnce(): Promise<number>;
 }
 
@@ -38,7 +40,7 @@ export function startWorkers(workers: Worker[], log: FastifyBaseLogger): Running
     let failures = 0;
     while (!stopping) {
       try {
-        for (let round = 0; round < ROUNDS_PER_TICK_MAX && !stopping; round++) {
+        for (let round = 0; round < (worker.roundsMax ?? ROUNDS_PER_TICK_MAX) && !stopping; round++) {
           if ((await worker.runOnce()) < worker.batchMax) break;
         }
         failures = 0;

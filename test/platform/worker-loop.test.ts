@@ -34,4 +34,22 @@ describe('background worker loops', () => {
     const within = await Promise.race([stopped.then(() => 'stopped'), new Promise((resolve) => setTimeout(() => resolve('still sleeping'), 1_000))]);
     expect(within).toBe('stopped');
   });
+
+  it('run full batches back to back, ten at most unless a worker says fewer, then wait the interval', async () => {
+    const batches = { eager: 0, paced: 0 };
+    const full = (name: keyof typeof batches) => async () => {
+      batches[name] += 1;
+      return 1;
+    };
+    const workers = startWorkers(
+      [
+        { name: 'eager', intervalMs: 60_000, batchMax: 1, runOnce: full('eager') },
+        { name: 'paced', intervalMs: 60_000, batchMax: 1, roundsMax: 1, runOnce: full('paced') },
+      ],
+      silent,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await workers.stop();
+    expect(batches).toEqual({ eager: 10, paced: 1 });
+  });
 });
