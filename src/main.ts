@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createService } from './service.js';
+import { FolderInUseError } from './db/folder-lock.js';
+import { createService, type Service } from './service.js';
 
 function describeStorage(config: Config): string {
   if (config.databaseUrl) return `PostgreSQL at ${new URL(config.databaseUrl).host}`;
@@ -17,7 +18,16 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const service = await createService(config);
+  let service: Service;
+  try {
+    service = await createService(config);
+  } catch (error) {
+    if (error instanceof FolderInUseError) {
+      process.stderr.write(`tolov: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
   const log = service.app.log;
   // Nothing in this process can bring a lost database back; a new process recovers it (the embedded engine's data
   // folder as after a crash). Requests in flight fail, and their clients retry them under the same idempotency keys.

@@ -2,6 +2,7 @@
 // code 1 when there are mismatches (for cron and alerting).
 import { ConfigError, loadConfig } from '../config.js';
 import { openDb } from '../db/db.js';
+import { FolderInUseError } from '../db/folder-lock.js';
 import { migrate } from '../db/migrate.js';
 import { reconciliationReport } from '../modules/reconciliation/service.js';
 import { createRails } from '../rails/index.js';
@@ -21,7 +22,18 @@ try {
   }
   throw error;
 }
-const db = await openDb(config);
+let db;
+try {
+  db = await openDb(config);
+} catch (error) {
+  if (error instanceof FolderInUseError) {
+    // Most often the service itself, which answers the same report over its operator API.
+    process.stderr.write(`reconcile: ${error.message}. If it is Tolov, ask it instead: ` +
+      `GET /admin/v1/reconciliation?date=${date}&mode=${mode} with the operator token.\n`);
+    process.exit(2);
+  }
+  throw error;
+}
 try {
   await migrate(db);
   const report = await reconciliationReport(db, createRails(db, config), date, mode === 'live');

@@ -1,7 +1,8 @@
 import { TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { FolderInUseError, lockFolder } from './folder-lock.js';
 import { inThisThread, pgliteSession } from './pglite-session.js';
-import { startPgliteThread } from './pglite-thread.js';
+import { startPgliteThread, type EngineThread } from './pglite-thread.js';
 
 /** Anything that runs one SQL statement: the database itself or an open transaction. */
 export interface Queryable {
@@ -232,13 +233,30 @@ const PGLITE_PARSERS = {
  */
 export async function openPglite(dataDir: string, options: { loadDataDir?: Blob; answerWaitMs?: number } = {}): Promise<Db> {
   const { loadDataDir, answerWaitMs } = options;
-  const engine = await startPgliteThread(loadDataDir ? { dataDir, loadDataDir } : { dataDir }, answerWaitMs ? { answerWaitMs } : {});
+  const unlock = dataDir.startsWith('memory://') ? async () => {} : await lockFolder(dataDir).catch(startFailure);
+  let engine: EngineThread;
   try {
-    return await pgliteSession(engine.exchange, { preparedMax: PREPARED_MAX, parsers: PGLITE_PARSERS, stop: engine.stop, lost: engine.lost });
+    engine = await startPgliteThread(loadDataDir ? { dataDir, loadDataDir } : { dataDir }, answerWaitMs ? { answerWaitMs } : {});
   } catch (error) {
-    await engine.stop();
+    await unlock();
     throw error;
   }
+  const stop = async () => {
+    await engine.stop();
+    await unlock();
+  };
+  try {
+    return await pgliteSession(engine.exchange, { preparedMax: PREPARED_MAX, parsers: PGLITE_PARSERS, stop, lost: engine.lost });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** A folder that cannot be locked is one the engine cannot start on; one in use says so as it is. */
+function startFailure(error: unknown): never {
+  if (error instanceof FolderInUseError) throw error;
+  throw new Error(`The embedded database did not start: ${(error as Error).message}`);
 }
 
 /** The same session on an engine running in this thread: the benchmark's direct baseline, and tests that need the engine. */

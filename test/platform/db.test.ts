@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isUniqueViolation, openPglite, pgliteDb, type Db } from '../../src/db/db.js';
+import { FolderInUseError } from '../../src/db/folder-lock.js';
 import { engine, openTestDb } from '../support/harness.js';
 
 describe(`the database layer (${engine})`, () => {
@@ -232,6 +234,27 @@ describe.runIf(engine === 'pglite')('the embedded engine on a thread of its own'
     await db.close();
     const closed = Symbol('closed');
     expect(await Promise.race([db.lost, new Promise((resolve) => setTimeout(() => resolve(closed), 100))])).toBe(closed);
+  });
+
+  it('opens a data folder for one process at a time, and takes over the lock of a process that is gone', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tolov-lock-'));
+    try {
+      const db = await openPglite(dir);
+      await expect(openPglite(dir)).rejects.toThrow(new FolderInUseError(dir, process.pid).message);
+      await db.close();
+      // Closed, it is free again; a lock left by a killed process (its pid no longer running) is taken over.
+      const gone = spawn(process.execPath, ['-e', '']);
+      await new Promise((resolve) => gone.once('exit', resolve));
+      await writeFile(join(dir, 'tolov.pid'), `${gone.pid}\n`);
+      const again = await openPglite(dir);
+      expect(await again.query<{ n: number }>('SELECT 1 AS n')).toEqual([{ n: 1 }]);
+      await again.close();
+      // So is one naming this very process without its holding it: an earlier process had the pid (a container's 1).
+      await writeFile(join(dir, 'tolov.pid'), `${process.pid}\n`);
+      await (await openPglite(dir)).close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('reports an engine that cannot start on its data folder, naming why', async () => {

@@ -60,6 +60,26 @@ describe('the service process', () => {
     }
   });
 
+  it.runIf(engine === 'pglite')('refuses a data folder another process has open, and takes over that of a killed one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tolov-data-'));
+    try {
+      const first = await startMain({ TOLOV_DATA_DIR: dir });
+      // Two engines writing the same files would corrupt them.
+      await expect(startMain({ TOLOV_DATA_DIR: dir })).rejects.toThrow(
+        new RegExp(`exited with 1[\\s\\S]*in use by process ${first.child.pid}; only one process may open it at a time`),
+      );
+      expect((await json(`${first.url}/healthz`)).status).toBe(200);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const second = await startMain({ TOLOV_DATA_DIR: dir });
+      expect((await json(`${second.url}/healthz`)).status).toBe(200);
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to start with a bad setting, naming the variable', async () => {
     await expect(startMain({ TOLOV_DATA_DIR: 'memory://', TOLOV_ORDER_TTL_SECONDS: 'soon' })).rejects.toThrow(
       /exited with 1[\s\S]*TOLOV_ORDER_TTL_SECONDS="soon" is invalid: expected an integer/,
