@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import { openDb, type Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { buildApp } from './http/app.js';
-import type { PhaseHooks } from './http/idempotency.js';
+import { releaseAllLocks, type PhaseHooks } from './http/idempotency.js';
 import type { PaymentsService } from './modules/payments/service.js';
 import type { RefundsService } from './modules/refunds/service.js';
 import type { OrdersService } from './modules/orders/service.js';
@@ -36,6 +36,9 @@ export interface Service {
 export async function createService(config: Config, options: { db?: Db; hooks?: PhaseHooks; lookup?: Lookup } = {}): Promise<Service> {
   const db = options.db ?? (await openDb(config));
   await migrate(db);
+  // The embedded engine's data folder is one process's: a key still locked was locked by a request of one that died
+  // (killed mid-request), and its client may resume it at once. Processes sharing PostgreSQL wait for the lock to lapse.
+  if (db.engine === 'pglite') await releaseAllLocks(db);
   const rails = createRails(db, config);
   const { app, services } = await buildApp({
     config,

@@ -80,11 +80,12 @@ describe('kill -9 under concurrent charge and order load', () => {
       await server.exited;
 
       server = await startMain(env);
-      // Every client retries every key it used: one intent, one order per key.
+      // Every client retries every key it used: one intent, one order per key. The embedded engine's process knows
+      // every lock left is the killed one's and releases them at its start; on PostgreSQL a lock lapses after a minute.
       const intentByKey = new Map<string, string>();
       for (let i = 0; i < CHARGES; i++) {
         const reply = await post('/subscribe/v1/charges', { amount: 10_000 + i, card }, key, `charge-${i}`);
-        expect([201, 409], reply.body.message).toContain(reply.status);
+        expect(engine === 'pglite' ? [201] : [201, 409], reply.body.message).toContain(reply.status);
         const settled = reply.status === 201 ? reply : await waitFor(async () => {
           const again = await post('/subscribe/v1/charges', { amount: 10_000 + i, card }, key, `charge-${i}`);
           return again.status === 201 ? again : null;
