@@ -677,14 +677,15 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
     ...(['pglite', 'postgres'].map(ratioToDirect).filter(Boolean) as string[]),
     '',
     `POST charge against the direct transaction of a charge's rows, in rounds of one load each right after the other ` +
-      `(req/s; p99 ms of POST charge; CPU ms per request, all processes, of each):`,
+      `(req/s; p99 ms of POST charge and of the direct transaction; CPU ms per request, all processes, of each):`,
     ...ratios.map(
       (ratio) =>
         `${ratio.engine}: median ${median(ratio.rounds.map(ratioOf)).toFixed(2)} × (` +
         ratio.rounds
           .map(
             (round) =>
-              `${round.charge.requestsPerSecond} ÷ ${round.direct.requestsPerSecond} = ${ratioOf(round).toFixed(2)}, p99 ${round.charge.p99Ms}, ` +
+              `${round.charge.requestsPerSecond} ÷ ${round.direct.requestsPerSecond} = ${ratioOf(round).toFixed(2)}, ` +
+              `p99 ${round.charge.p99Ms} (direct ${round.direct.p99Ms}), ` +
               `CPU ${cpuTotal(round.charge.cpu)} vs ${cpuTotal(round.direct.cpu)}`,
           )
           .join('; ') +
