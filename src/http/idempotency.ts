@@ -336,9 +336,8 @@ export async function runIdempotent(
  * Unlocks every key at once, for a process that knows no other process is using the database: each lock left belongs
  * to a request of a process that died, whose client may retry now instead of after the lock lapses.
  */
-export async function releaseAllLocks(db: Queryable): Promise<number> {
-  const released = await db.query('UPDATE idempotency_keys SET locked_at = NULL WHERE locked_at IS NOT NULL RETURNING 1');
-  return released.length;
+export async function releaseAllLocks(db: Queryable): Promise<void> {
+  await db.query('UPDATE idempotency_keys SET locked_at = NULL WHERE locked_at IS NOT NULL');
 }
 
 /** Runs a merchant POST with or without its Idempotency-Key and sends the (possibly replayed) response. */

@@ -30,16 +30,16 @@ export function embeddedMaintenance(db: Db): Worker {
       // The one session's change counters reach pg_stat_user_tables at most once a second; flushed now, a table is
       // analysed once for its changes, not again when counters from before its ANALYZE arrive after it.
       await db.query('SELECT pg_stat_force_next_flush()');
-      // The table most past its threshold first, so that one changing fast never keeps another waiting.
+      // Each measure is how far past its threshold a table is (over 1: due); the furthest first, so that a table
+      // changing fast never keeps another waiting.
       const [table] = await db.query<{ name: string; vacuum: boolean }>(
-        `SELECT name, vacuum FROM (
+        `SELECT name, dead > 1 AS vacuum FROM (
            SELECT quote_ident(s.relname) AS name,
-                  s.n_dead_tup > $3::int + $4::float8 * greatest(c.reltuples, 0) AS vacuum,
-                  greatest(s.n_mod_since_analyze / ($1::int + $2::float8 * greatest(c.reltuples, 0)),
-                           s.n_dead_tup / ($3::int + $4::float8 * greatest(c.reltuples, 0)),
-                           pg_relation_size(s.relid) / current_setting('block_size')::int / ($5::int + (1 + $6::float8) * c.relpages)) AS due
+                  s.n_mod_since_analyze / ($1::int + $2::float8 * greatest(c.reltuples, 0)) AS changed,
+                  s.n_dead_tup / ($3::int + $4::float8 * greatest(c.reltuples, 0)) AS dead,
+                  pg_relation_size(s.relid) / current_setting('block_size')::int / ($5::int + (1 + $6::float8) * c.relpages) AS grown
              FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid) AS tables
-          WHERE due > 1 ORDER BY due DESC, name LIMIT 1`,
+          WHERE greatest(changed, dead, grown) > 1 ORDER BY greatest(changed, dead, grown) DESC, name LIMIT 1`,
         [ANALYZE_BASE_ROWS, ANALYZE_SCALE, VACUUM_BASE_ROWS, VACUUM_SCALE, GROWTH_BASE_PAGES, GROWTH_SCALE],
       );
       if (!table) return 0;
