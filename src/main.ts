@@ -9,20 +9,13 @@ function describeStorage(config: Config): string {
 
 async function main(): Promise<void> {
   let config: Config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`tolov: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
   let service: Service;
   try {
+    config = loadConfig();
     service = await createService(config);
   } catch (error) {
-    if (error instanceof FolderInUseError) {
+    // What the operator can fix is said in one line; anything else is a defect and keeps its stack.
+    if (error instanceof ConfigError || error instanceof FolderInUseError) {
       process.stderr.write(`tolov: ${error.message}\n`);
       process.exit(1);
     }

@@ -86,6 +86,10 @@ export async function startPgliteThread(start: EngineStart, limits: { answerWait
   };
 
   const ready = new Promise<void>((resolve, reject) => {
+    const fail = (error: Error) => {
+      reject(error);
+      end(error);
+    };
     worker.on('message', (message: EngineAnswer) => {
       if (message.kind === 'ready') return resolve();
       if (message.kind === 'answer') {
@@ -94,14 +98,8 @@ export async function startPgliteThread(start: EngineStart, limits: { answerWait
         return waiting?.resolve(message.answer);
       }
       if (message.id !== 0) return end(new Error(`The embedded database failed: ${message.message}`));
-      const error = new Error(`The embedded database did not start: ${message.message}`);
-      reject(error);
-      end(error);
+      fail(new Error(`The embedded database did not start: ${message.message}`));
     });
-    const fail = (error: Error) => {
-      reject(error);
-      end(error);
-    };
     worker.on('error', (error) => fail(new Error(`The embedded database thread failed: ${error.message}`)));
     worker.on('exit', (code) => fail(new Error(`The embedded database thread stopped (exit code ${code})`)));
   });
