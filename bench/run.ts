@@ -507,9 +507,9 @@ async function chargeRowsWriter(db: Db): Promise<(n: number) => Promise<void>> {
 /**
  * The service's own charge without HTTP: the phases and statements POST /subscribe/v1/charges runs (`runIdempotent`
  * with `chargePhases`: key, intent, rail, outcome, ledger, event), called in this process by 32 concurrent loops.
- * Between it and the direct rows lies the cost of the charge's design (two commits and the recovery points, the test
- * rail's record written in groups); between it and POST charge, the cost of HTTP (Node's server, Fastify, the load's
- * client on the same two cores).
+ * Between it and the direct rows lies the cost of the charge's design (two commits and the recovery points, both
+ * statements and the test rail's record written in groups of concurrent charges); between it and POST charge, the cost
+ * of HTTP (Node's server, Fastify, the load's client on the same two cores).
  */
 async function benchChargeWithoutHttp(engine: string, db: Db): Promise<Result> {
   const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn' }), { db });

@@ -1,7 +1,9 @@
 // One SQL statement assembled from the common table expressions of several modules, each numbering its parameters
 // in turn. A money movement written this way is one round trip and, outside an explicit transaction, one commit;
-// every expression sees the same snapshot, and a write that joins a `guard` expression happens only if it has a row.
-import type { Queryable } from './db.js';
+// every expression sees the same snapshot. A statement may write for several items at once (charges written in a
+// group), each item's rows from arrays numbered by `i`; a write joined to a `guard` expression happens only for the items
+// whose `i` it holds.
+import type { Queryable, QueryOptions } from './db.js';
 
 export class Statement {
   private readonly values: unknown[] = [];
@@ -19,8 +21,13 @@ export class Statement {
   }
 
   /** Runs every expression, then `final`, as one statement. */
-  run<Row = Record<string, unknown>>(db: Queryable, final: string): Promise<Row[]> {
+  run<Row = Record<string, unknown>>(db: Queryable, final: string, options?: QueryOptions): Promise<Row[]> {
     const text = this.expressions.length === 0 ? final : `WITH ${this.expressions.join(',\n')}\n${final}`;
-    return db.query<Row>(text, this.values);
+    return db.query<Row>(text, this.values, options);
   }
+}
+
+/** That the item `v.i` is one of those in `guard` (an expression of the statement with a column `i`); without a guard, every item is. */
+export function inGuard(guard: string | null): string {
+  return guard === null ? 'true' : `v.i IN (SELECT i FROM ${guard})`;
 }

@@ -6,7 +6,7 @@
 // the first phase's transaction: a request that fails before its first commit leaves nothing behind.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Queryable } from '../db/db.js';
-import { Statement } from '../db/statement.js';
+import { inGuard, Statement } from '../db/statement.js';
 import { sha256 } from '../lib/secrets.js';
 import type { Merchant } from './auth.js';
 import { ApiError } from './errors.js';
@@ -39,11 +39,20 @@ export interface Response {
 export type PhaseResult = { next: string; resourceId?: string } | { response: Response };
 
 /**
- * Adds to a phase's statement the key's write for `result`, joined to `guard` (an expression with a row exactly when
- * the phase's own writes happen), and returns the expression the phase's writes must join in turn. Without a key it
- * adds nothing and returns `guard`.
+ * A phase's write of its key, as data: a statement may write the keys of many requests' phases at once
+ * (`addKeyWrites`). The first phase claims the key (inserts its row, or nothing if the key exists); a later one
+ * advances it from where it is.
  */
-export type KeyWrite = (st: Statement, guard: string, result: PhaseResult) => string;
+export interface KeyWrite {
+  kind: 'claim' | 'advance';
+  productId: string;
+  livemode: boolean;
+  key: string;
+  /** What a claim stores to recognise the request again; an advance has none. */
+  request: { method: string; path: string; hash: Buffer } | null;
+  /** What earlier phases created (a claim has none). */
+  resourceId: string | null;
+}
 
 /**
  * A step of a request. An atomic phase's writes and the key's new recovery point commit together. A foreign phase
@@ -53,12 +62,14 @@ export type KeyWrite = (st: Statement, guard: string, result: PhaseResult) => st
  *
  * Either kind may also say how its common case is written as one statement together with the key (`alone`), one round
  * trip and one commit: it answers null, having written nothing, whenever that case does not hold, and the phase then
- * runs in a transaction as usual. The first phase's `alone` claims the key: it writes nothing if the key exists.
+ * runs in a transaction as usual. The first phase's `alone` claims the key: it writes nothing if the key exists. It gets
+ * the key's write as data (null without a key) and adds it with `addKeyWrites`, alone or in a statement it shares with
+ * other requests' phases.
  */
 export type Phase =
   | {
       atomic: (tx: Queryable, resourceId: string | null) => Promise<PhaseResult>;
-      alone?: (db: Queryable, key: KeyWrite) => Promise<PhaseResult | null>;
+      alone?: (db: Queryable, key: KeyWrite | null) => Promise<PhaseResult | null>;
     }
   | ForeignPhase<unknown>;
 
@@ -66,7 +77,7 @@ export interface ForeignPhase<T> {
   call: (resourceId: string | null) => Promise<T>;
   record: (tx: Queryable, resourceId: string | null, result: T) => Promise<PhaseResult>;
   resume: (tx: Queryable, resourceId: string | null) => Promise<PhaseResult>;
-  alone?: (db: Queryable, resourceId: string | null, result: T, key: KeyWrite) => Promise<PhaseResult | null>;
+  alone?: (db: Queryable, resourceId: string | null, result: T, key: KeyWrite | null) => Promise<PhaseResult | null>;
 }
 
 export const foreignPhase = <T>(phase: ForeignPhase<T>): Phase => phase as ForeignPhase<unknown>;
@@ -188,48 +199,90 @@ function keyState(result: PhaseResult, resourceId: string | null): KeyState {
     : { point: result.next, resourceId: result.resourceId ?? resourceId, status: null, body: null, locked: true };
 }
 
-/** The first phase's key write: a new key row at the point the phase reached, or nothing if the key exists. */
-function claimWrite(merchant: Merchant, key: string | null, request: Request): KeyWrite {
-  return (st, guard, result) => {
-    if (key === null) return guard;
-    const state = keyState(result, null);
+/**
+ * Adds to `st` the key writes of a statement's items (`writes[i - 1]` for item i; its key null without one), for
+ * the items in `guard` (an expression of the statement with a column `i`; null: every item). Returns the expression of
+ * the items whose key was written or that have no key, with a column `i`: the items' own writes join it. All writes are
+ * of one kind. A key that several items of one statement claim is claimed for the first; the others take the transaction
+ * path.
+ */
+export function addKeyWrites(st: Statement, writes: { key: KeyWrite | null; result: PhaseResult }[], guard: string | null): string {
+  const kinds = new Set(writes.flatMap(({ key }) => (key ? [key.kind] : [])));
+  if (kinds.size === 0 && guard !== null) return guard;
+  if (kinds.size > 1) throw new Error('one statement writes keys of one kind');
+  const inItems = inGuard(guard);
+  const seen = new Set<string>();
+  const rows = writes.map(({ key, result }) => {
+    if (key === null) return null;
+    const name = JSON.stringify([key.productId, key.livemode, key.key]);
+    const repeated = seen.has(name);
+    seen.add(name);
+    return { key, state: keyState(result, key.resourceId), repeated };
+  });
+  const column = <T>(of: (row: NonNullable<(typeof rows)[number]>) => T) => rows.map((row) => (row === null ? null : of(row)));
+  const keys = st.param(column((row) => row.key.key), 'text[]');
+  st.with(
+    'key_v',
+    `SELECT * FROM unnest(${st.param(column((row) => row.key.productId), 'text[]')}, ${st.param(column((row) => row.key.livemode), 'boolean[]')},
+                          ${keys}, ${st.param(column((row) => row.key.request?.method), 'text[]')},
+                          ${st.param(column((row) => row.key.request?.path), 'text[]')},
+                          ${st.param(column((row) => row.key.request?.hash.toString('hex')), 'text[]')},
+                          ${st.param(column((row) => row.state.point), 'text[]')}, ${st.param(column((row) => row.state.resourceId), 'text[]')},
+                          ${st.param(column((row) => row.state.status), 'integer[]')}, ${st.param(column((row) => row.state.body), 'text[]')},
+                          ${st.param(column((row) => row.state.locked), 'boolean[]')}, ${st.param(column((row) => row.repeated), 'boolean[]')})
+            WITH ORDINALITY AS v (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, resource_id,
+                                  response_status, response_body, locked, repeated, i)`,
+  );
+  if (kinds.has('claim')) {
     st.with(
       'key_claimed',
       `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, resource_id,
                                      response_status, response_body, locked_at)
-       SELECT ${st.param(merchant.productId)}, ${st.param(merchant.livemode, 'boolean')}, ${st.param(key)}, ${st.param(request.method)},
-              ${st.param(request.path)}, ${st.param(hashOf(request), 'bytea')}, ${st.param(state.point)}, ${st.param(state.resourceId)},
-              ${st.param(state.status, 'integer')}, ${st.param(state.body)}, ${state.locked ? 'now()' : 'NULL'}
-         FROM ${guard}
+       SELECT v.product_id, v.livemode, v.key, v.request_method, v.request_path, decode(v.request_hash, 'hex'), v.recovery_point,
+              v.resource_id, v.response_status, v.response_body, CASE WHEN v.locked THEN now() END
+         FROM key_v v WHERE v.key IS NOT NULL AND NOT v.repeated AND ${inItems}
+        ORDER BY v.product_id, v.livemode, v.key
        ON CONFLICT (product_id, livemode, key) DO NOTHING
-       RETURNING 1`,
+       RETURNING product_id, livemode, key`,
     );
-    return 'key_claimed';
+    st.with(
+      'key_written',
+      `SELECT v.i FROM key_v v
+        WHERE ${inItems}
+          AND (v.key IS NULL OR (NOT v.repeated AND (v.product_id, v.livemode, v.key) IN (SELECT product_id, livemode, key FROM key_claimed)))`,
+    );
+  } else {
+    st.with(
+      'key_advanced',
+      `UPDATE idempotency_keys k
+          SET recovery_point = v.recovery_point, resource_id = v.resource_id, response_status = v.response_status,
+              response_body = v.response_body, locked_at = CASE WHEN v.locked THEN k.locked_at END
+         FROM key_v v
+        WHERE k.key = ANY(${keys}) AND k.product_id = v.product_id AND k.livemode = v.livemode AND k.key = v.key AND ${inItems}
+       RETURNING v.i`,
+    );
+    st.with('key_written', `SELECT v.i FROM key_v v WHERE v.key IS NULL AND ${inItems} UNION ALL SELECT i FROM key_advanced`);
+  }
+  return 'key_written';
+}
+
+/** The first phase's key write: a new key row at the point the phase reached, or nothing if the key exists. */
+function claimWrite(merchant: Merchant, key: string | null, request: Request): KeyWrite | null {
+  if (key === null) return null;
+  return {
+    kind: 'claim',
+    productId: merchant.productId,
+    livemode: merchant.livemode,
+    key,
+    request: { method: request.method, path: request.path, hash: hashOf(request) },
+    resourceId: null,
   };
 }
 
-/** Adds to `st` the key's move on to `state`; only if `guard` (an expression of the statement) has a row, when given. */
-function addKeyAdvance(st: Statement, merchant: Merchant, key: string, state: KeyState, guard: string | null): void {
-  st.with(
-    'key_advanced',
-    `UPDATE idempotency_keys
-        SET recovery_point = ${st.param(state.point)}, resource_id = ${st.param(state.resourceId)},
-            response_status = ${st.param(state.status, 'integer')}, response_body = ${st.param(state.body)},
-            locked_at = ${state.locked ? 'locked_at' : 'NULL'}
-      WHERE ${keyMatch(st.param(merchant.productId), st.param(merchant.livemode, 'boolean'), st.param(key))}${
-        guard === null ? '' : ` AND EXISTS (SELECT 1 FROM ${guard})`
-      }
-     RETURNING 1`,
-  );
-}
-
-/** A later phase's key write: the key moves on from where it is, in the phase's statement. */
-function advanceWrite(merchant: Merchant, progress: Progress): KeyWrite {
-  return (st, guard, result) => {
-    if (progress.key === null) return guard;
-    addKeyAdvance(st, merchant, progress.key, keyState(result, progress.resourceId), guard);
-    return 'key_advanced';
-  };
+/** A later phase's key write: the key moves on from where it is. */
+function advanceWrite(merchant: Merchant, progress: Progress): KeyWrite | null {
+  if (progress.key === null) return null;
+  return { kind: 'advance', productId: merchant.productId, livemode: merchant.livemode, key: progress.key, request: null, resourceId: progress.resourceId };
 }
 
 interface Progress {
@@ -254,13 +307,13 @@ function outcomeOf(state: KeyState, key: string | null): Outcome {
 
 /** Records a phase's result on the key row (when there is a key), in the phase's transaction. */
 async function advance(tx: Queryable, merchant: Merchant, result: PhaseResult, progress: Progress): Promise<Outcome> {
-  const state = keyState(result, progress.resourceId);
-  if (progress.key !== null) {
+  const key = advanceWrite(merchant, progress);
+  if (key !== null) {
     const st = new Statement();
-    addKeyAdvance(st, merchant, progress.key, state, null);
-    await st.run(tx, 'SELECT 1');
+    addKeyWrites(st, [{ key, result }], null);
+    await st.run(tx, 'SELECT 1', { planEachRun: true });
   }
-  return outcomeOf(state, progress.key);
+  return outcomeOf(keyState(result, progress.resourceId), progress.key);
 }
 
 /**

@@ -1,4 +1,4 @@
-// Group writing: the items submitted while a write is in flight are written together by the next one, in one
+// Group writing: the items submitted while writes are in flight are written together by the next one, in one
 // statement and one commit, as PostgreSQL groups the commits that wait for one WAL flush. An idle writer starts at
 // once, so a lone item waits for nothing; under load a batch holds what arrived during the previous write.
 
@@ -7,6 +7,8 @@ export interface GroupWriterLimits {
   batchMax: number;
   /** Items waiting for a write; past it `submit` refuses at once. */
   waitingMax: number;
+  /** Writes in flight at once (default 1): a second lets a batch fill while the database commits the first. */
+  writesMax?: number;
 }
 
 interface Waiting<Item, Result> {
@@ -17,29 +19,36 @@ interface Waiting<Item, Result> {
 
 /**
  * Returns `submit(item)`, which resolves with the item's result once `write` has stored it. `write` gets up to
- * `batchMax` items and answers one result per item, in order; when it throws, every item of that batch is rejected
- * with its error. One write runs at a time.
+ * `batchMax` items and answers one result per item, in order. When a write of several items throws, each is written
+ * again alone, so that one item's failure (a constraint it breaks) is its own; an item whose own write throws is
+ * rejected with that error. At most `writesMax` writes run at a time.
  */
 export function groupWriter<Item, Result>(
   write: (items: Item[]) => Promise<Result[]>,
   limits: GroupWriterLimits,
 ): (item: Item) => Promise<Result> {
   const waiting: Waiting<Item, Result>[] = [];
-  let writing = false;
+  const writesMax = limits.writesMax ?? 1;
+  let writing = 0;
+
+  const writeAll = async (batch: Waiting<Item, Result>[]): Promise<void> => {
+    const results = await write(batch.map((entry) => entry.item));
+    if (results.length !== batch.length) throw new Error(`group write answered ${results.length} results for ${batch.length} items`);
+    batch.forEach((entry, index) => entry.resolve(results[index]!));
+  };
 
   const drain = async (): Promise<void> => {
-    writing = true;
+    writing += 1;
     while (waiting.length > 0) {
       const batch = waiting.splice(0, limits.batchMax);
       try {
-        const results = await write(batch.map((entry) => entry.item));
-        if (results.length !== batch.length) throw new Error(`group write answered ${results.length} results for ${batch.length} items`);
-        batch.forEach((entry, index) => entry.resolve(results[index]!));
+        await writeAll(batch);
       } catch (error) {
-        for (const entry of batch) entry.reject(error);
+        if (batch.length === 1) batch[0]!.reject(error);
+        else for (const entry of batch) await writeAll([entry]).catch(entry.reject);
       }
     }
-    writing = false;
+    writing -= 1;
   };
 
   return (item) => {
@@ -48,7 +57,7 @@ export function groupWriter<Item, Result>(
     }
     return new Promise<Result>((resolve, reject) => {
       waiting.push({ item, resolve, reject });
-      if (!writing) void drain();
+      if (writing < writesMax) void drain();
     });
   };
 }

@@ -45,7 +45,7 @@ async function runLoad(label: string, midway?: () => Promise<void>): Promise<num
   await setFaults(live.sim, {});
   for (let index = 0; index < CHARGES; index++) {
     const reply = await liveCharge(live, card, 10_000 + index, `${label}-${index}`);
-    expect(reply.status).toBe(201);
+    expect(reply.status, reply.text).toBe(201);
     if (!ids.includes(reply.body.id)) ids.push(reply.body.id);
   }
   expect(new Set(ids).size).toBe(CHARGES);

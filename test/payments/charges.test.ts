@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { QueryOptions } from '../../src/db/db.js';
 import { bindCard } from '../support/binding.js';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { balance, charge, chargeCard, eventsOf, railOperations, reconcileNow } from '../support/payments.js';
@@ -150,6 +151,72 @@ describe('idempotency of charges', () => {
     const reply = await service.call({ method: 'POST', url: '/subscribe/v1/charges', key: merchant.test, body: { amount: 1, card } });
     expect(reply.status).toBe(400);
     expect(reply.body.code).toBe('IDEMPOTENCY_KEY_REQUIRED');
+  });
+});
+
+describe('concurrent charges, written in groups', () => {
+  it('are each all or nothing and answered as if alone: successes, failures, refusals, a blocked card and repeated keys', async () => {
+    const shop = await service.createMerchant({ feeBps: 100 });
+    const good = await bindCard(service, shop.test, '8600000000000007');
+    const poor = await bindCard(service, shop.test, '8600000000000015');
+    const blocked = await bindCard(service, shop.test, '8600000000000056');
+    const gone = await bindCard(service, shop.test, '8600000000000007');
+    expect((await service.call({ method: 'DELETE', url: `/subscribe/v1/cards/${gone}`, key: shop.test })).status).toBe(200);
+    const repeated = idem();
+    const reused = idem();
+    const requests = [
+      ...Array.from({ length: 12 }, (_, n) => ({ body: { amount: 10_000 + n, card: good, metadata: { n: String(n) } }, key: idem() })),
+      ...Array.from({ length: 4 }, () => ({ body: { amount: 20_000, card: poor }, key: idem() })),
+      { body: { amount: 30_000, card: blocked }, key: idem() },
+      ...Array.from({ length: 2 }, () => ({ body: { amount: 40_000, card: gone }, key: idem() })),
+      ...Array.from({ length: 3 }, () => ({ body: { amount: 50_000, card: good }, key: repeated })),
+      { body: { amount: 60_000, card: good }, key: reused },
+      { body: { amount: 60_001, card: good }, key: reused },
+    ];
+    // Counts the statements that write new charges' intents, to see that they went to the database together.
+    let intentWrites = 0;
+    const query = service.db.query.bind(service.db);
+    service.db.query = ((sql: string, params?: unknown[], options?: QueryOptions) => {
+      if (sql.includes('INSERT INTO payment_intents')) intentWrites += 1;
+      return query(sql, params, options);
+    }) as typeof service.db.query;
+    const replies = await Promise.all(requests.map(({ body, key }) => charge(service, shop.test, body, key))).finally(() => {
+      service.db.query = query;
+    });
+    expect(intentWrites).toBeLessThan(requests.length / 2);
+
+    const statuses = replies.map((reply) => `${reply.status} ${reply.body.status ?? reply.body.code}`);
+    expect(statuses.slice(0, 12)).toEqual(Array(12).fill('201 SUCCEEDED'));
+    expect(replies.slice(0, 12).map((reply) => [reply.body.amount, reply.body.metadata])).toEqual(
+      Array.from({ length: 12 }, (_, n) => [10_000 + n, { n: String(n) }]),
+    );
+    expect(replies.slice(12, 16).map((reply) => [reply.status, reply.body.failureCode])).toEqual(Array(4).fill([201, 'INSUFFICIENT_FUNDS']));
+    expect(replies[16]!.body).toMatchObject({ status: 'FAILED', failureCode: 'CARD_BLOCKED' });
+    expect(statuses.slice(17, 19)).toEqual(['400 CARD_INACTIVE', '400 CARD_INACTIVE']);
+    // One key sent three times at once: one intent, each answer it or "in progress".
+    const sameKey = replies.slice(19, 22);
+    expect(sameKey.every((reply) => reply.status === 201 || reply.body.code === 'IDEMPOTENCY_KEY_IN_USE')).toBe(true);
+    expect(new Set(sameKey.filter((reply) => reply.status === 201).map((reply) => reply.body.id)).size).toBe(1);
+    // One key sent with two different bodies at once: one is charged, the other refused.
+    expect(replies.slice(22).map((reply) => reply.status).sort()).toEqual([201, 422]);
+
+    const intents = await service.db.query<{ id: string; status: string; amount: number; fee: number }>(
+      'SELECT id, status, amount, fee FROM payment_intents WHERE product_id = $1',
+      [shop.productId],
+    );
+    expect(intents).toHaveLength(12 + 4 + 1 + 1 + 1);
+    const answered = new Set(replies.filter((reply) => reply.status === 201).map((reply) => reply.body.id));
+    expect(new Set(intents.map((intent) => intent.id))).toEqual(answered);
+    for (const intent of intents) {
+      expect(await railOperations(service, intent.id)).toBe(1);
+      expect((await eventsOf(service, intent.id)).map((event) => event.type)).toEqual([
+        intent.status === 'SUCCEEDED' ? 'payment_intent.succeeded' : 'payment_intent.failed',
+      ]);
+    }
+    const net = intents.filter((intent) => intent.status === 'SUCCEEDED').reduce((sum, intent) => sum + intent.amount - intent.fee, 0);
+    expect(await balance(service, shop.test)).toMatchObject({ pending: net, available: 0 });
+    const card = await service.call({ method: 'GET', url: `/subscribe/v1/cards/${blocked}`, key: shop.test });
+    expect(card.body.status).toBe('BLOCKED');
   });
 });
 

@@ -42,19 +42,52 @@ describe('group writer', () => {
     expect(batches).toEqual([[1], [2, 3], [4, 5]]);
   });
 
-  it('rejects every item of a failed write, and only those', async () => {
+  it('runs up to writesMax writes at once, and gives what waited meanwhile to the first that ends', async () => {
+    const { batches, write, release } = gatedWrite();
+    const submit = groupWriter(write, { batchMax: 10, waitingMax: 100, writesMax: 2 });
+    const all = [1, 2].map(submit);
+    expect(batches).toEqual([[1], [2]]);
+    all.push(...[3, 4].map(submit));
+    expect(batches).toHaveLength(2);
+    await release();
+    expect(batches).toEqual([[1], [2], [3, 4]]);
+    await release();
+    await release();
+    expect(await Promise.all(all)).toEqual([1, 2, 3, 4].map((n) => `stored ${n}`));
+  });
+
+  it('rejects a lone item whose write failed, and writes the next', async () => {
     let calls = 0;
     const submit = groupWriter(
       async (items: number[]) => {
         calls += 1;
-        if (calls === 2) throw new Error('connection lost');
+        if (calls === 1) throw new Error('connection lost');
         return items.map(String);
       },
       { batchMax: 10, waitingMax: 100 },
     );
-    const outcomes = await Promise.allSettled([1, 2, 3].map(submit));
-    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
-    expect(await submit(4)).toBe('4');
+    await expect(submit(1)).rejects.toThrow('connection lost');
+    expect(await submit(2)).toBe('2');
+  });
+
+  it('writes the items of a failed group again one by one, so that only the item that fails is rejected', async () => {
+    const batches: number[][] = [];
+    const submit = groupWriter(
+      async (items: number[]) => {
+        batches.push(items);
+        if (items.includes(3)) throw new Error('3 breaks a constraint');
+        return items.map(String);
+      },
+      { batchMax: 10, waitingMax: 100 },
+    );
+    const outcomes = await Promise.allSettled([1, 2, 3, 4].map(submit));
+    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : String(outcome.reason)))).toEqual([
+      '1',
+      '2',
+      'Error: 3 breaks a constraint',
+      '4',
+    ]);
+    expect(batches).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
   });
 
   it('rejects a write that answers a different number of results than it got items', async () => {

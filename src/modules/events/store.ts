@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/db.js';
-import { Statement } from '../../db/statement.js';
+import { inGuard, Statement } from '../../db/statement.js';
 import { newId } from '../../lib/ids.js';
 
 /** The types Tolov sends. */
@@ -31,17 +31,28 @@ export interface NewEvent {
  */
 export async function recordEvent(tx: Queryable, event: NewEvent): Promise<void> {
   const st = new Statement();
-  addEvent(st, event);
+  addEvents(st, [event], null);
   await st.run(tx, 'SELECT 1');
 }
 
-/** Adds the writes of `recordEvent` to `st`; only if `guard` (an expression of the statement) has a row, when given. */
-export function addEvent(st: Statement, event: NewEvent, guard: string | null = null): void {
+/**
+ * Adds the writes of `recordEvent` for `events[i - 1]`, for item i of the statement (null: none for that item), for
+ * the items in `guard` (an expression of the statement with a column `i`; null: every item).
+ */
+export function addEvents(st: Statement, events: (NewEvent | null)[], guard: string | null): void {
+  const each = <T>(of: (event: NewEvent) => T) => events.map((event) => (event === null ? null : of(event)));
+  st.with(
+    'event_v',
+    `SELECT * FROM unnest(${st.param(each(() => newId('evt')), 'text[]')}, ${st.param(each((e) => e.productId), 'text[]')},
+                          ${st.param(each((e) => e.livemode), 'boolean[]')}, ${st.param(each((e) => e.type), 'text[]')},
+                          ${st.param(each((e) => e.data.id), 'text[]')}, ${st.param(each((e) => JSON.stringify(e.data)), 'text[]')})
+            WITH ORDINALITY AS v (id, product_id, livemode, type, object_id, data, i)`,
+  );
   st.with(
     'event_e',
     `INSERT INTO events (id, product_id, livemode, type, object_id, data)
-     SELECT ${st.param(newId('evt'))}, ${st.param(event.productId)}, ${st.param(event.livemode, 'boolean')}, ${st.param(event.type)},
-            ${st.param(event.data.id)}, ${st.param(JSON.stringify(event.data), 'jsonb')}${guard === null ? '' : ` FROM ${guard}`}
+     SELECT v.id, v.product_id, v.livemode, v.type, v.object_id, v.data::jsonb FROM event_v v
+      WHERE v.id IS NOT NULL AND ${inGuard(guard)}
      RETURNING id, product_id, livemode, type`,
   );
   st.with(

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/db.js';
-import { Statement } from '../../db/statement.js';
+import { inGuard, Statement } from '../../db/statement.js';
 import type { Merchant } from '../../http/auth.js';
 import { newId } from '../../lib/ids.js';
 
@@ -38,46 +38,58 @@ function assertBalanced(transaction: LedgerTransaction): void {
 }
 
 /**
- * Adds to `st` the writes of one balanced transaction: the transaction, its entries, and the balance rows of its
- * accounts; only if `guard` (an expression of the statement) has a row, when given. Balance is asserted here and
- * enforced again by the database at commit (constraint trigger ledger_entries_balanced).
+ * Adds to `st` the writes of balanced transactions, `transactions[i - 1]` for item i of the statement (null: none for
+ * that item), for the items in `guard` (an expression of the statement with a column `i`; null: every item): the
+ * transactions, their entries, and the balance rows of their accounts, summed per account into one shard. Balance is
+ * asserted here and enforced again by the database at commit (constraint trigger ledger_entries_balanced). Returns the
+ * transactions' ids.
  */
-export function addPosting(st: Statement, transaction: LedgerTransaction, guard: string | null = null): string {
-  assertBalanced(transaction);
-  const id = newId('ltx');
-  const from = guard === null ? '' : ` FROM ${guard}`;
-  const productId = st.param(transaction.productId);
-  const livemode = st.param(transaction.livemode, 'boolean');
+export function addPostings(st: Statement, transactions: (LedgerTransaction | null)[], guard: string | null): (string | null)[] {
+  const ids = transactions.map((transaction) => {
+    if (transaction === null) return null;
+    assertBalanced(transaction);
+    return newId('ltx');
+  });
+  const each = <T>(of: (transaction: LedgerTransaction) => T) => transactions.map((transaction) => (transaction === null ? null : of(transaction)));
+  const entries = transactions.flatMap((transaction, index) => (transaction === null ? [] : transaction.entries.map((entry) => ({ id: ids[index]!, entry }))));
+  st.with(
+    'ledger_v',
+    `SELECT * FROM unnest(${st.param(ids, 'text[]')}, ${st.param(each((t) => t.productId), 'text[]')}, ${st.param(each((t) => t.livemode), 'boolean[]')},
+                          ${st.param(each((t) => t.reason), 'text[]')}, ${st.param(each((t) => t.referenceId), 'text[]')})
+            WITH ORDINALITY AS v (id, product_id, livemode, reason, reference_id, i)`,
+  );
   st.with(
     'ledger_t',
     `INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id)
-     SELECT ${st.param(id)}, ${productId}, ${livemode}, ${st.param(transaction.reason)}, ${st.param(transaction.referenceId)}${from}
+     SELECT v.id, v.product_id, v.livemode, v.reason, v.reference_id FROM ledger_v v
+      WHERE v.id IS NOT NULL AND ${inGuard(guard)}
      RETURNING id, product_id, livemode`,
   );
   st.with(
     'ledger_e',
     `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
      SELECT t.id, t.product_id, t.livemode, e.account, e.amount
-       FROM ledger_t t, unnest(${st.param(transaction.entries.map((entry) => entry.account), 'text[]')},
-                               ${st.param(transaction.entries.map((entry) => entry.amount), 'bigint[]')}) AS e (account, amount)
-     RETURNING account, amount`,
+       FROM ledger_t t JOIN unnest(${st.param(entries.map((e) => e.id), 'text[]')}, ${st.param(entries.map((e) => e.entry.account), 'text[]')},
+                                   ${st.param(entries.map((e) => e.entry.amount), 'bigint[]')}) AS e (transaction_id, account, amount)
+         ON e.transaction_id = t.id
+     RETURNING product_id, livemode, account, amount`,
   );
   st.with(
     'ledger_b',
     `INSERT INTO ledger_balances (product_id, livemode, account, shard, amount)
-     SELECT ${productId}, ${livemode}, account, ${st.param(Math.floor(Math.random() * BALANCE_SHARDS), 'integer')}, sum(amount)
-       FROM ledger_e GROUP BY account ORDER BY account
+     SELECT product_id, livemode, account, ${st.param(Math.floor(Math.random() * BALANCE_SHARDS), 'integer')}, sum(amount)
+       FROM ledger_e GROUP BY product_id, livemode, account ORDER BY product_id, livemode, account
      ON CONFLICT (product_id, livemode, account, shard) DO UPDATE SET amount = ledger_balances.amount + EXCLUDED.amount`,
   );
-  return id;
+  return ids;
 }
 
 /** Writes one balanced transaction in the caller's database transaction, in a single statement; returns its id. */
 export async function post(tx: Queryable, transaction: LedgerTransaction): Promise<string> {
   const st = new Statement();
-  const id = addPosting(st, transaction);
+  const [id] = addPostings(st, [transaction], null);
   await st.run(tx, 'SELECT 1');
-  return id;
+  return id!;
 }
 
 export interface Balance {

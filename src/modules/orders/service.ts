@@ -3,7 +3,7 @@
 import type { Db, Queryable } from '../../db/db.js';
 import type { Merchant } from '../../http/auth.js';
 import { ApiError, notFound } from '../../http/errors.js';
-import type { KeyWrite, Phase, PhaseResult } from '../../http/idempotency.js';
+import { addKeyWrites, type KeyWrite, type Phase, type PhaseResult } from '../../http/idempotency.js';
 import { listPage, type List, type ListQuery } from '../../http/pagination.js';
 import { newId, randomBase62 } from '../../lib/ids.js';
 import { insertCard } from '../cards/store.js';
@@ -93,10 +93,10 @@ export class OrdersService {
           await store.insertOrder(tx, row);
           return created(row);
         },
-        alone: async (db: Queryable, key: KeyWrite) => {
+        alone: async (db: Queryable, key: KeyWrite | null) => {
           const row = newOrder();
           const result = created(row);
-          return (await store.insertOrder(db, row, (st, guard) => key(st, guard, result))) ? result : null;
+          return (await store.insertOrder(db, row, (st, guard) => addKeyWrites(st, [{ key, result }], guard))) ? result : null;
         },
       },
     };

@@ -25,7 +25,7 @@ export interface OrderRow {
 /**
  * Inserts a PENDING order and its checkout session (same token, same expiry) in one statement, exactly as `row` says,
  * so that its answer can be made before it is written. With `also`, it writes only if the expression `also` returns has
- * a row (the idempotency key's claim joined to it); it says whether it wrote.
+ * a row (the idempotency key's claim joined to the order, item 1 of the statement); it says whether it wrote.
  */
 export async function insertOrder(
   db: Queryable,
@@ -33,7 +33,7 @@ export async function insertOrder(
   also: (st: Statement, guard: string) => string = (_st, guard) => guard,
 ): Promise<boolean> {
   const st = new Statement();
-  st.with('order_new', 'SELECT 1');
+  st.with('order_new', 'SELECT 1 AS i');
   const guard = also(st, 'order_new');
   st.with(
     'o',

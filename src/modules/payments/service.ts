@@ -6,19 +6,20 @@ import type { Db, Queryable } from '../../db/db.js';
 import { Statement } from '../../db/statement.js';
 import type { Merchant } from '../../http/auth.js';
 import { ApiError, notFound } from '../../http/errors.js';
-import { foreignPhase, type KeyWrite, type Phase, type PhaseResult } from '../../http/idempotency.js';
+import { addKeyWrites, foreignPhase, type KeyWrite, type Phase, type PhaseResult } from '../../http/idempotency.js';
 import { listPage, type List, type ListQuery } from '../../http/pagination.js';
+import { groupWriter } from '../../lib/group-writer.js';
 import { newId } from '../../lib/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { reconcileBatch } from '../../rails/reconciliation.js';
 import { findCard } from '../cards/store.js';
-import { addEvent } from '../events/store.js';
-import { addPosting, post, type Entry } from '../ledger/service.js';
+import { addEvents } from '../events/store.js';
+import { addPostings, post, type Entry } from '../ledger/service.js';
 import type { OrdersService } from '../orders/service.js';
 import type { CreateChargeBody, PaymentIntent } from './schema.js';
 import * as store from './store.js';
-import type { IntentRow } from './store.js';
+import type { FinalOutcome, IntentRow, NewCharge } from './store.js';
 
 /** `round_half_up(amount × feeBps / 10000)`, exactly: the product can exceed 2^53, so it is done in BigInt. */
 export function feeOf(amount: number, feeBps: number): number {
@@ -48,43 +49,91 @@ export function presentIntent(row: IntentRow): PaymentIntent {
 const nonZero = (entries: Entry[]) => entries.filter((entry) => entry.amount !== 0);
 
 /**
- * Adds to `st` what a finished debit (`row`, as it is once finished) brings with it, if `guard` has a row: the ledger
- * entries of a success, the blocking of a card the bank reported blocked, and the event.
+ * Adds to `st` what finished debits (`rows[i - 1]` for item i, as each is once finished) bring with them, for the items
+ * in `guard` (an expression of the statement with a column `i`; null: every item): the ledger entries of a success,
+ * the blocking of a card the bank reported blocked, and the event.
  */
-function addDebitConsequences(st: Statement, row: IntentRow, guard: string | null): void {
-  if (row.status === 'SUCCEEDED') {
-    addPosting(
-      st,
-      {
+function addDebitConsequences(st: Statement, rows: IntentRow[], guard: string | null): void {
+  addPostings(
+    st,
+    rows.map((row) =>
+      row.status === 'SUCCEEDED'
+        ? {
+            productId: row.product_id,
+            livemode: row.livemode,
+            reason: 'payment_succeeded',
+            referenceId: row.id,
+            entries: nonZero([
+              { account: 'rail_clearing', amount: -row.amount },
+              { account: 'merchant_pending', amount: row.amount - row.fee },
+              { account: 'platform_fees', amount: row.fee },
+            ]),
+          }
+        : null,
+    ),
+    guard,
+  );
+  const blocked = rows.map((row) => (row.failure_code === 'CARD_BLOCKED' ? row.card_id : null));
+  if (blocked.some((cardId) => cardId !== null)) store.addBlockCards(st, blocked, guard);
+  addEvents(
+    st,
+    rows.map((row) => {
+      const data = presentIntent(row);
+      return {
         productId: row.product_id,
         livemode: row.livemode,
-        reason: 'payment_succeeded',
-        referenceId: row.id,
-        entries: nonZero([
-          { account: 'rail_clearing', amount: -row.amount },
-          { account: 'merchant_pending', amount: row.amount - row.fee },
-          { account: 'platform_fees', amount: row.fee },
-        ]),
-      },
-      guard,
-    );
-  } else if (row.failure_code === 'CARD_BLOCKED' && row.card_id !== null) {
-    store.addBlockCard(st, row.card_id, guard);
-  }
-  const data = presentIntent(row);
-  addEvent(
-    st,
-    {
-      productId: row.product_id,
-      livemode: row.livemode,
-      type: row.status === 'SUCCEEDED' ? 'payment_intent.succeeded' : 'payment_intent.failed',
-      data: { ...data, status: data.status.toLowerCase() },
-    },
+        type: row.status === 'SUCCEEDED' ? 'payment_intent.succeeded' : 'payment_intent.failed',
+        data: { ...data, status: data.status.toLowerCase() },
+      };
+    }),
     guard,
   );
 }
 
+/**
+ * The charge's two writes are written in groups: the phases of concurrent charges go to the database together, one
+ * statement and one commit for all, each charge's writes still all or nothing. Two groups in flight let the next
+ * fill while the database commits one.
+ */
+const CHARGE_WRITES = { batchMax: 64, waitingMax: 4_096, writesMax: 2 };
+
+interface StartWrite {
+  charge: NewCharge;
+  key: KeyWrite | null;
+  result: PhaseResult;
+}
+
+interface FinishWrite {
+  /** The intent as it is once finished. */
+  row: IntentRow;
+  outcome: FinalOutcome;
+  key: KeyWrite | null;
+  result: PhaseResult;
+}
+
 export class PaymentsService {
+  /** A new charge's key and intent, with others', when its card is usable; undefined (nothing written) otherwise. */
+  private readonly startCharge = groupWriter<StartWrite, IntentRow | undefined>(
+    (writes) =>
+      store.insertIntentsOnActiveCards(
+        this.db,
+        writes.map((write) => write.charge),
+        (st, usable) => addKeyWrites(st, writes, usable),
+      ),
+    CHARGE_WRITES,
+  );
+
+  /** A debit's final outcome with its key, ledger entries and event, with others'; false (nothing written) if it was not PROCESSING. */
+  private readonly finishDebit = groupWriter<FinishWrite, boolean>(async (writes) => {
+    const st = new Statement();
+    store.addFinishDebits(st, writes.map((write) => ({ id: write.row.id, outcome: write.outcome })));
+    addKeyWrites(st, writes, 'finished_items');
+    addDebitConsequences(st, writes.map((write) => write.row), 'finished_items');
+    const finished = await st.run<{ i: number | string }>(this.db, 'SELECT i FROM finished_items', { planEachRun: true });
+    const written = new Set(finished.map((row) => Number(row.i)));
+    return writes.map((_write, index) => written.has(index + 1));
+  }, CHARGE_WRITES);
+
   constructor(
     private readonly db: Db,
     private readonly rails: Rails,
@@ -107,8 +156,8 @@ export class PaymentsService {
     const savedCard = await this.orders.applyPayment(tx, finished);
     const row = savedCard === null ? finished : await store.attachCard(tx, id, savedCard);
     const st = new Statement();
-    addDebitConsequences(st, row, null);
-    await st.run(tx, 'SELECT 1');
+    addDebitConsequences(st, [row], null);
+    await st.run(tx, 'SELECT 1', { planEachRun: true });
     return row;
   }
 
@@ -135,18 +184,14 @@ export class PaymentsService {
       record: async (tx, id, outcome) => respond(await this.applyDebitOutcome(tx, id!, outcome, window)),
       // A crashed request's debit may have reached the bank: never debit again; reconciliation finishes it.
       resume: async (tx, id) => respond(await store.intentById(tx, id!)),
-      // The common case, a final answer for a debit without an order, as one statement. Its row is the one this
-      // request wrote: nobody but a finisher changes a PROCESSING intent, and then `finished` is empty.
-      alone: async (db, id, outcome, key) => {
+      // The common case, a final answer for a debit without an order, written in a group. Its row is the one this
+      // request wrote: nobody but a finisher changes a PROCESSING intent, and then nothing is written.
+      alone: async (_db, id, outcome, key) => {
         const row = started.row;
         if (outcome.status === 'UNKNOWN' || row?.id !== id || row.order_id !== null) return null;
         const finished: IntentRow = { ...row, status: outcome.status, failure_code: outcome.status === 'FAILED' ? outcome.failureCode : null };
         const result = respond(finished);
-        const st = new Statement();
-        store.addFinishDebit(st, id, outcome);
-        key(st, 'finished', result);
-        addDebitConsequences(st, finished, 'finished');
-        return (await st.run(db, 'SELECT id FROM finished')).length === 1 ? result : null;
+        return (await this.finishDebit({ row: finished, outcome, key, result })) ? result : null;
       },
     });
   }
@@ -162,29 +207,34 @@ export class PaymentsService {
     // A mode without a rail refuses every charge (503 RAIL_UNAVAILABLE) before looking at anything.
     const window = this.rails.forMode(merchant.livemode).callWindowMs;
     const started: { row?: IntentRow } = {};
-    const intent = () => ({
-      id: newId('pi'),
-      amount: body.amount,
-      fee: feeOf(body.amount, merchant.feeBps),
-      description: body.description ?? null,
-      metadata: body.metadata ?? {},
-      inFlightMs: window,
+    const charge = (): NewCharge => ({
+      productId: merchant.productId,
+      livemode: merchant.livemode,
+      cardId: body.card,
+      intent: {
+        id: newId('pi'),
+        amount: body.amount,
+        fee: feeOf(body.amount, merchant.feeBps),
+        description: body.description ?? null,
+        metadata: body.metadata ?? {},
+        inFlightMs: window,
+      },
     });
     return {
       started: {
         atomic: async (tx) => {
           // One statement when the card is usable; only a refusal reads the card again to say why.
-          const row = await store.insertIntentOnActiveCard(tx, merchant, body.card, intent());
+          const [row] = await store.insertIntentsOnActiveCards(tx, [charge()]);
           if (!row) await this.usableCard(tx, merchant, body.card);
           if (!row) throw new Error(`card ${body.card} is usable but the intent was not written`);
           started.row = row;
           return { next: 'debit', resourceId: row.id };
         },
-        // A new key and a usable card: the key's claim and the intent as one statement.
-        alone: async (db: Queryable, key: KeyWrite) => {
-          const fresh = intent();
-          const result = { next: 'debit', resourceId: fresh.id };
-          const row = await store.insertIntentOnActiveCard(db, merchant, body.card, fresh, (st, card) => key(st, card, result));
+        // A new key and a usable card: the key's claim and the intent, written in a group.
+        alone: async (_db: Queryable, key: KeyWrite | null) => {
+          const fresh = charge();
+          const result = { next: 'debit', resourceId: fresh.intent.id };
+          const row = await this.startCharge({ charge: fresh, key, result });
           if (!row) return null;
           started.row = row;
           return result;

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/db.js';
-import { Statement } from '../../db/statement.js';
+import { inGuard, Statement } from '../../db/statement.js';
 import type { Merchant } from '../../http/auth.js';
 import type { Metadata, IntentStatus } from './schema.js';
 
@@ -65,37 +65,56 @@ export async function insertIntent(tx: Queryable, merchant: Pick<Merchant, 'prod
   return row!;
 }
 
+export interface NewCharge {
+  productId: string;
+  livemode: boolean;
+  cardId: string;
+  intent: { id: string; amount: number; fee: number; description: string | null; metadata: Metadata; inFlightMs: number };
+}
+
 /**
- * A charge's PROCESSING intent on a saved card, in one statement: written only if the card is the merchant's, in the
- * same mode, and ACTIVE; undefined otherwise (the caller then says which of these failed). `also` may add writes
- * joined to the usable card, and name the expression the intent's own write then joins (the idempotency key's claim).
+ * Charges' PROCESSING intents on saved cards, in one statement: each written only if its card is the merchant's, in
+ * the same mode, and ACTIVE (undefined otherwise; the caller then says which of these failed). `also` may add writes
+ * for the items whose card is usable (the expression it is given, with a column `i`: `charges[i - 1]`) and name the
+ * expression of the items whose intent may then be written (the idempotency keys' claims).
  */
-export async function insertIntentOnActiveCard(
+export async function insertIntentsOnActiveCards(
   db: Queryable,
-  merchant: Pick<Merchant, 'productId' | 'livemode'>,
-  cardId: string,
-  intent: { id: string; amount: number; fee: number; description: string | null; metadata: Metadata; inFlightMs: number },
-  also: (st: Statement, card: string) => string = (_st, card) => card,
-): Promise<IntentRow | undefined> {
+  charges: NewCharge[],
+  also: (st: Statement, usable: string) => string = (_st, usable) => usable,
+): Promise<(IntentRow | undefined)[]> {
   const st = new Statement();
+  const each = <T>(of: (charge: NewCharge) => T) => charges.map(of);
+  const cardIds = st.param(each((c) => c.cardId), 'text[]');
+  st.with(
+    'charge_v',
+    `SELECT * FROM unnest(${st.param(each((c) => c.intent.id), 'text[]')}, ${st.param(each((c) => c.productId), 'text[]')},
+                          ${st.param(each((c) => c.livemode), 'boolean[]')}, ${cardIds},
+                          ${st.param(each((c) => c.intent.amount), 'bigint[]')}, ${st.param(each((c) => c.intent.fee), 'bigint[]')},
+                          ${st.param(each((c) => c.intent.description), 'text[]')}, ${st.param(each((c) => JSON.stringify(c.intent.metadata)), 'text[]')},
+                          ${st.param(each((c) => c.intent.inFlightMs), 'integer[]')})
+            WITH ORDINALITY AS v (id, product_id, livemode, card_id, amount, fee, description, metadata, in_flight_ms, i)`,
+  );
   st.with(
     'card',
-    `SELECT id, product_id, livemode, rail_token, rail FROM cards
-      WHERE id = ${st.param(cardId)} AND product_id = ${st.param(merchant.productId)} AND livemode = ${st.param(merchant.livemode, 'boolean')}
-        AND status = 'ACTIVE'`,
+    `SELECT v.i, c.id, c.rail_token, c.rail FROM charge_v v
+       JOIN cards c ON c.id = ANY(${cardIds}) AND c.id = v.card_id AND c.product_id = v.product_id AND c.livemode = v.livemode AND c.status = 'ACTIVE'`,
   );
   const guard = also(st, 'card');
-  const [row] = await st.run<IntentRow>(
+  const rows = await st.run<IntentRow>(
     db,
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
                                   description, metadata, reconcile_after)
-     SELECT ${st.param(intent.id)}, c.product_id, c.livemode, ${st.param(intent.amount, 'bigint')}, ${st.param(intent.fee, 'bigint')}, 'UZS',
-            'PROCESSING', c.id, c.rail_token, c.rail, ${st.param(intent.description)}, ${st.param(JSON.stringify(intent.metadata), 'jsonb')},
-            now() + ${st.param(intent.inFlightMs, 'integer')} * interval '1 millisecond'
-       FROM card c WHERE EXISTS (SELECT 1 FROM ${guard})
+     SELECT v.id, v.product_id, v.livemode, v.amount, v.fee, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, v.description,
+            v.metadata::jsonb, now() + v.in_flight_ms * interval '1 millisecond'
+       FROM charge_v v JOIN card c USING (i)
+      WHERE ${inGuard(guard)}
+      ORDER BY v.i
      RETURNING *`,
+    { planEachRun: true },
   );
-  return row;
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return charges.map((charge) => byId.get(charge.intent.id));
 }
 
 export async function findIntent(db: Queryable, merchant: Merchant, id: string, lock = false): Promise<IntentRow | undefined> {
@@ -125,23 +144,34 @@ export async function startDebit(tx: Queryable, id: string, inFlightMs: number):
 
 export type FinalOutcome = { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string };
 
-/** Adds `finished` to `st`: PROCESSING → SUCCEEDED or FAILED, once; it has the row only for the caller that made the change. */
-export function addFinishDebit(st: Statement, id: string, outcome: FinalOutcome): void {
-  const status = st.param(outcome.status);
+/**
+ * Adds to `st` debits' moves PROCESSING → SUCCEEDED or FAILED, once each: `finished` holds the rows changed (only for
+ * the caller that made the change), `finished_items` their items (`debits[i - 1]`) in a column `i`.
+ */
+export function addFinishDebits(st: Statement, debits: { id: string; outcome: FinalOutcome }[]): void {
+  const ids = st.param(debits.map((d) => d.id), 'text[]');
+  st.with(
+    'finish_v',
+    `SELECT * FROM unnest(${ids}, ${st.param(debits.map((d) => d.outcome.status), 'text[]')},
+                          ${st.param(debits.map((d) => (d.outcome.status === 'FAILED' ? d.outcome.failureCode : null)), 'text[]')})
+            WITH ORDINALITY AS v (id, status, failure_code, i)`,
+  );
   st.with(
     'finished',
-    `UPDATE payment_intents
-        SET status = ${status}, failure_code = ${st.param(outcome.status === 'FAILED' ? outcome.failureCode : null)}, reconcile_after = NULL,
-            succeeded_at = CASE WHEN ${status} = 'SUCCEEDED' THEN now() END
-      WHERE id = ${st.param(id)} AND status = 'PROCESSING'
-      RETURNING *`,
+    `UPDATE payment_intents p
+        SET status = v.status, failure_code = v.failure_code, reconcile_after = NULL,
+            succeeded_at = CASE WHEN v.status = 'SUCCEEDED' THEN now() END
+       FROM finish_v v
+      WHERE p.id = ANY(${ids}) AND p.id = v.id AND p.status = 'PROCESSING'
+     RETURNING p.*`,
   );
+  st.with('finished_items', 'SELECT v.i FROM finish_v v WHERE v.id IN (SELECT id FROM finished)');
 }
 
 export async function finishDebit(tx: Queryable, id: string, outcome: FinalOutcome): Promise<IntentRow | undefined> {
   const st = new Statement();
-  addFinishDebit(st, id, outcome);
-  const [row] = await st.run<IntentRow>(tx, 'SELECT * FROM finished');
+  addFinishDebits(st, [{ id, outcome }]);
+  const [row] = await st.run<IntentRow>(tx, 'SELECT * FROM finished', { planEachRun: true });
   return row;
 }
 
@@ -190,10 +220,14 @@ export async function markSettled(tx: Queryable, ids: string[]): Promise<void> {
   await tx.query('UPDATE payment_intents SET settled_at = now() WHERE id = ANY($1)', [ids]);
 }
 
-export function addBlockCard(st: Statement, cardId: string, guard: string | null): void {
+/** Adds to `st` the blocking of `cardIds[i - 1]` for item i (null: none), for the items in `guard` (null: every item). */
+export function addBlockCards(st: Statement, cardIds: (string | null)[], guard: string | null): void {
   st.with(
     'card_blocked',
-    `UPDATE cards SET status = 'BLOCKED' WHERE id = ${st.param(cardId)} AND status = 'ACTIVE'${guard === null ? '' : ` AND EXISTS (SELECT 1 FROM ${guard})`}`,
+    `UPDATE cards SET status = 'BLOCKED'
+      WHERE status = 'ACTIVE'
+        AND id IN (SELECT v.card_id FROM unnest(${st.param(cardIds, 'text[]')}) WITH ORDINALITY AS v (card_id, i)
+                    WHERE v.card_id IS NOT NULL AND ${inGuard(guard)})`,
   );
 }
 
