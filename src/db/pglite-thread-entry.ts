@@ -11,8 +11,8 @@ const header = new Int32Array(answers, 0, 3);
 
 const describe = (error: unknown) => String((error as Error)?.stack ?? error);
 
-/** Writes the answer the other thread is blocked on into the shared memory, and wakes it. */
-function answerWaited(outcome: (typeof WAITED)[keyof typeof WAITED], bytes: Uint8Array): void {
+/** Writes the answer to waited exchange `id`, which the other thread is blocked on, into the shared memory, and wakes it. */
+function answerWaited(id: number, outcome: (typeof WAITED)[keyof typeof WAITED], bytes: Uint8Array): void {
   if (bytes.length > ANSWER_BYTES_MAX) {
     outcome = WAITED.tooLarge;
     bytes = new TextEncoder().encode(`an answer of ${bytes.length} bytes is over the limit of ${ANSWER_BYTES_MAX} for a statement in a transaction`);
@@ -21,7 +21,7 @@ function answerWaited(outcome: (typeof WAITED)[keyof typeof WAITED], bytes: Uint
   new Uint8Array(answers, ANSWER_HEADER_BYTES, bytes.length).set(bytes);
   header[1] = outcome;
   header[2] = bytes.length;
-  Atomics.store(header, 0, 1);
+  Atomics.store(header, 0, id);
   Atomics.notify(header, 0);
 }
 
@@ -48,9 +48,9 @@ try {
       }
     }
     if (bytes === null) {
-      if (request.waited) answerWaited(WAITED.failed, new TextEncoder().encode(failure!));
+      if (request.waited) answerWaited(request.id, WAITED.failed, new TextEncoder().encode(failure!));
       else port.postMessage({ kind: 'failed', id: request.id, message: failure! } satisfies EngineAnswer);
-    } else if (request.waited) answerWaited(WAITED.answer, bytes);
+    } else if (request.waited) answerWaited(request.id, WAITED.answer, bytes);
     else port.postMessage({ kind: 'answer', id: request.id, answer: bytes } satisfies EngineAnswer, [bytes.buffer as ArrayBuffer]);
   };
   port.on('message', (request: EngineRequest) => {

@@ -9,6 +9,7 @@ export interface EngineStart {
   dataDir: string;
   loadDataDir?: Blob;
 }
+/** A waited exchange's `id` is its number, which its answer in the shared memory carries; a sent one's, its answer's. */
 export type EngineRequest = { kind: 'exchange'; id: number; message: Uint8Array; waited: boolean } | { kind: 'stop' };
 export type EngineAnswer =
   | { kind: 'ready' }
@@ -19,8 +20,8 @@ export type EngineAnswer =
 /**
  * The answer to a waited exchange is written to memory both threads share, not posted: a posted message becomes
  * readable here tens of microseconds after it was sent (milliseconds at worst), a shared write at once. The first
- * three 32-bit words say: [0] 1 once an answer is there (waited on), [1] what follows (`WAITED`), [2] its
- * length in bytes; the bytes follow. The memory grows to the largest answer, up to its limit.
+ * three 32-bit words say: [0] the number of the exchange answered, written last (waited on), [1] what follows
+ * (`WAITED`), [2] its length in bytes; the bytes follow. The memory grows to the largest answer, up to its limit.
  */
 export const WAITED = {
   answer: 0,
@@ -41,6 +42,8 @@ export const SPIN_MS = 0.1;
 const IN_FLIGHT_MAX = 10_000;
 /** How long this thread blocks for one answer inside a transaction before it gives the engine up as stuck. */
 const ANSWER_WAIT_MS = 60_000;
+/** Waited exchanges are numbered 1 to this, then from 1 again; 0 is the number of none. */
+const WAITED_NUMBER_MAX = 2 ** 31 - 1;
 
 // Built, the entry is JavaScript beside this file; from source (tests, the benchmark, the bank simulator) it is
 // TypeScript, which the thread loads through tsx, as those run.
@@ -66,6 +69,7 @@ export async function startPgliteThread(start: EngineStart, limits: { answerWait
   const worker = startThread({ ...start, answers });
   const inFlight = new Map<number, { resolve: (answer: Uint8Array) => void; reject: (error: Error) => void }>();
   let nextId = 1;
+  let waitedNumber = 0;
   let stopping = false;
   let ended: Error | null = null;
   let markLost!: (error: Error) => void;
@@ -117,17 +121,24 @@ export async function startPgliteThread(start: EngineStart, limits: { answerWait
     },
     wait(message) {
       if (ended) throw ended;
-      worker.postMessage({ kind: 'exchange', id: 0, message, waited: true } satisfies EngineRequest);
+      const id = (waitedNumber = (waitedNumber % WAITED_NUMBER_MAX) + 1);
+      worker.postMessage({ kind: 'exchange', id, message, waited: true } satisfies EngineRequest);
       const spinUntil = performance.now() + SPIN_MS;
-      while (Atomics.load(header, 0) === 0 && performance.now() < spinUntil);
-      if (Atomics.wait(header, 0, 0, answerWaitMs) === 'timed-out') {
-        const error = new Error(`The embedded database did not answer within ${answerWaitMs} ms`);
-        end(error);
-        throw error;
+      while (Atomics.load(header, 0) !== id && performance.now() < spinUntil);
+      // Only this exchange's number says its answer is there: the engine thread's wake-up for the answer before may
+      // arrive late, after that answer was read (the thread was paused between its write and its wake-up), and
+      // would otherwise hand this exchange the answer before as its own.
+      const waitUntil = performance.now() + answerWaitMs;
+      for (let seen = Atomics.load(header, 0); seen !== id; seen = Atomics.load(header, 0)) {
+        const left = waitUntil - performance.now();
+        if (left <= 0 || Atomics.wait(header, 0, seen, left) === 'timed-out') {
+          const error = new Error(`The embedded database did not answer within ${answerWaitMs} ms`);
+          end(error);
+          throw error;
+        }
       }
       const bytes = new Uint8Array(answers, ANSWER_HEADER_BYTES, header[2]).slice();
       const outcome = header[1];
-      Atomics.store(header, 0, 0);
       if (outcome === WAITED.answer) return bytes;
       const text = new TextDecoder().decode(bytes);
       if (outcome === WAITED.tooLarge) throw new Error(text);

@@ -232,6 +232,40 @@ describe.runIf(engine === 'pglite')('the embedded engine on a thread of its own'
     }
   });
 
+  it('answers each statement of a transaction with its own result while other statements and transactions run', async () => {
+    // A transaction's statements are answered through memory both threads share. The engine thread's wake-up for one
+    // answer can arrive after that answer was read, while the next statement waits: taken for the next answer, it
+    // handed that statement the one before (a SELECT answered "BEGIN", a row that was there read as missing).
+    const db = await openTestDb();
+    try {
+      const wrong: string[] = [];
+      const check = (label: string, rows: { n: number }[], n: number) => {
+        if (rows.length !== 1 || rows[0]!.n !== n) wrong.push(`${label} ${n}: ${JSON.stringify(rows)}`);
+      };
+      let next = 0;
+      const transactions = async (count: number) => {
+        for (let done = 0; done < count; done++) {
+          await db.transaction(async (tx) => {
+            for (let step = 0; step < 4; step++) {
+              const n = next++;
+              check('in a transaction', await tx.query<{ n: number }>('SELECT $1::int AS n', [n]), n);
+            }
+          });
+        }
+      };
+      const statements = async (count: number) => {
+        for (let done = 0; done < count; done++) {
+          const n = next++;
+          check('alone', await db.query<{ n: number }>('SELECT $1::int AS n', [n]), n);
+        }
+      };
+      await Promise.all([...Array.from({ length: 4 }, () => transactions(500)), ...Array.from({ length: 8 }, () => statements(500))]);
+      expect(wrong.slice(0, 5)).toEqual([]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('refuses every call once closed, with a message that says so', async () => {
     const db = await openTestDb();
     await db.close();
