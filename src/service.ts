@@ -9,7 +9,7 @@ import type { RefundsService } from './modules/refunds/service.js';
 import type { OrdersService } from './modules/orders/service.js';
 import type { Lookup } from './modules/webhooks/sender.js';
 import type { WebhooksService } from './modules/webhooks/service.js';
-import { embeddedMaintenance } from './workers/embedded-maintenance.js';
+import { maintenanceNeeded, tableMaintenance } from './workers/table-maintenance.js';
 import { eventRetention } from './workers/event-retention.js';
 import { webhookDelivery } from './workers/webhook-delivery.js';
 import { createRails } from './rails/index.js';
@@ -57,6 +57,8 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
     refunds,
     webhooks,
     async listen() {
+      const maintained = await maintenanceNeeded(db);
+      if (maintained && db.engine === 'postgres') app.log.warn('autovacuum is off on this PostgreSQL server: Tolov analyses and vacuums its tables itself');
       const url = await app.listen({ port: config.port, host: config.host });
       workers = startWorkers(
         [
@@ -66,7 +68,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
           settlement(payments, config.settlementDelaySeconds),
           webhookDelivery(webhooks),
           eventRetention(webhooks),
-          ...(db.engine === 'pglite' ? [embeddedMaintenance(db)] : []),
+          ...(maintained ? [tableMaintenance(db)] : []),
         ],
         app.log,
       );

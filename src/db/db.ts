@@ -4,19 +4,9 @@ import { FolderInUseError, lockFolder } from './folder-lock.js';
 import { inThisThread, pgliteSession } from './pglite-session.js';
 import { startPgliteThread, type EngineThread } from './pglite-thread.js';
 
-export interface QueryOptions {
-  /**
-   * Plans the statement for its own parameters at every run, instead of by the plan PostgreSQL caches for a prepared
-   * statement: for a statement whose arrays hold one row or sixty, a plan cached while the tables were small (and
-   * kept, since nothing invalidates it while they grow unanalysed) scans whole tables. On the embedded engine the
-   * statement is prepared like any other: its maintenance analyses the tables as they grow, which replans it.
-   */
-  planEachRun?: boolean;
-}
-
 /** Anything that runs one SQL statement: the database itself or an open transaction. */
 export interface Queryable {
-  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<Row[]>;
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
 }
@@ -100,9 +90,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
   // or the transaction it aborted, runs once more. Only a schema change starts one: a handful over a process's life.
   let generation = 0;
   const names = new Map<string, string>();
-  const statement = (sql: string, params: readonly unknown[] | undefined, options: QueryOptions = {}): pg.QueryConfig => {
-    // The unnamed statement is planned for its parameters each time it is bound.
-    if (options.planEachRun) return { text: sql, values: params as unknown[] | undefined };
+  const statement = (sql: string, params: readonly unknown[] | undefined): pg.QueryConfig => {
     let name = names.get(sql);
     if (name === undefined && names.size < PREPARED_MAX) {
       name = `s${generation}_${names.size}`;
@@ -110,10 +98,10 @@ export async function openPostgres(connectionString: string): Promise<Db> {
     }
     return { ...(name ? { name } : {}), text: sql, values: params as unknown[] | undefined };
   };
-  const query = async <Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[], options?: QueryOptions) => {
+  const query = async <Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
     const preparedIn = generation;
     try {
-      return (await client.query(statement(sql, params, options))).rows as Row[];
+      return (await client.query(statement(sql, params))).rows as Row[];
     } catch (error) {
       if (isStalePlan(error) && preparedIn === generation) {
         generation += 1;
@@ -128,13 +116,13 @@ export async function openPostgres(connectionString: string): Promise<Db> {
 
   return {
     engine: 'postgres',
-    query: async (sql, params, options) => {
+    query: async (sql, params) => {
       try {
-        return await query(pool, sql, params, options);
+        return await query(pool, sql, params);
       } catch (error) {
         // Refused before it ran: nothing happened, and the new generation prepares it afresh.
         if (!isStalePlan(error)) throw error;
-        return query(pool, sql, params, options);
+        return query(pool, sql, params);
       }
     },
     exec: (script) => exec(pool, script),
@@ -151,7 +139,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
         try {
           await client.query('BEGIN');
           const result = await work({
-            query: (sql, params, options) => query(client, sql, params, options),
+            query: (sql, params) => query(client, sql, params),
             exec: (script) => exec(client, script),
           });
           // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.

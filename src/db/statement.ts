@@ -3,7 +3,7 @@
 // every expression sees the same snapshot. A statement may write for several items at once (charges written in a
 // group), each item's rows from arrays numbered by `i`; a write joined to a `guard` expression happens only for the items
 // whose `i` it holds.
-import type { Queryable, QueryOptions } from './db.js';
+import type { Queryable } from './db.js';
 
 export class Statement {
   private readonly values: unknown[] = [];
@@ -21,9 +21,9 @@ export class Statement {
   }
 
   /** Runs every expression, then `final`, as one statement. */
-  run<Row = Record<string, unknown>>(db: Queryable, final: string, options?: QueryOptions): Promise<Row[]> {
+  run<Row = Record<string, unknown>>(db: Queryable, final: string): Promise<Row[]> {
     const text = this.expressions.length === 0 ? final : `WITH ${this.expressions.join(',\n')}\n${final}`;
-    return db.query<Row>(text, this.values, options);
+    return db.query<Row>(text, this.values);
   }
 }
 

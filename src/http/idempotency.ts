@@ -311,7 +311,7 @@ async function advance(tx: Queryable, merchant: Merchant, result: PhaseResult, p
   if (key !== null) {
     const st = new Statement();
     addKeyWrites(st, [{ key, result }], null);
-    await st.run(tx, 'SELECT 1', { planEachRun: true });
+    await st.run(tx, 'SELECT 1');
   }
   return outcomeOf(keyState(result, progress.resourceId), progress.key);
 }

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { QueryOptions } from '../../src/db/db.js';
 import { bindCard } from '../support/binding.js';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { balance, charge, chargeCard, eventsOf, railOperations, reconcileNow } from '../support/payments.js';
@@ -176,9 +175,9 @@ describe('concurrent charges, written in groups', () => {
     // Counts the statements that write new charges' intents, to see that they went to the database together.
     let intentWrites = 0;
     const query = service.db.query.bind(service.db);
-    service.db.query = ((sql: string, params?: unknown[], options?: QueryOptions) => {
+    service.db.query = ((sql: string, params?: unknown[]) => {
       if (sql.includes('INSERT INTO payment_intents')) intentWrites += 1;
-      return query(sql, params, options);
+      return query(sql, params);
     }) as typeof service.db.query;
     const replies = await Promise.all(requests.map(({ body, key }) => charge(service, shop.test, body, key))).finally(() => {
       service.db.query = query;

@@ -100,28 +100,6 @@ describe.runIf(engine === 'pglite')('named statements on the embedded engine', (
   });
 });
 
-describe.runIf(engine === 'postgres')('a statement planned at each run', () => {
-  let db: Db;
-  beforeAll(async () => {
-    db = await openTestDb();
-  });
-  afterAll(() => db.close());
-
-  it('is never prepared on the connection, so no plan cached while its tables were small outlives their growth', async () => {
-    const lookUp = 'SELECT count(*)::int AS n FROM pg_class WHERE relname = ANY($1::text[])';
-    const cached = 'SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = ANY($1::text[])';
-    const prepared = await db.transaction(async (tx) => {
-      for (let run = 0; run < 8; run++) {
-        expect(await tx.query(lookUp, [['pg_class', 'nothing']], { planEachRun: true })).toEqual([{ n: 1 }]);
-        expect(await tx.query(cached, [['public', 'nothing']])).toEqual([{ n: 1 }]);
-      }
-      return tx.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements WHERE statement = ANY($1::text[])', [[lookUp, cached]]);
-    });
-    // The other text is prepared by name, as every statement is by default.
-    expect(prepared.map((row) => row.statement)).toEqual([cached]);
-  });
-});
-
 describe.runIf(engine === 'postgres')('statements prepared before another process changes the schema', () => {
   let db: Db;
   beforeAll(async () => {

@@ -129,7 +129,7 @@ export class PaymentsService {
     store.addFinishDebits(st, writes.map((write) => ({ id: write.row.id, outcome: write.outcome })));
     addKeyWrites(st, writes, 'finished_items');
     addDebitConsequences(st, writes.map((write) => write.row), 'finished_items');
-    const finished = await st.run<{ i: number | string }>(this.db, 'SELECT i FROM finished_items', { planEachRun: true });
+    const finished = await st.run<{ i: number | string }>(this.db, 'SELECT i FROM finished_items');
     const written = new Set(finished.map((row) => Number(row.i)));
     return writes.map((_write, index) => written.has(index + 1));
   }, CHARGE_WRITES);
@@ -157,7 +157,7 @@ export class PaymentsService {
     const row = savedCard === null ? finished : await store.attachCard(tx, id, savedCard);
     const st = new Statement();
     addDebitConsequences(st, [row], null);
-    await st.run(tx, 'SELECT 1', { planEachRun: true });
+    await st.run(tx, 'SELECT 1');
     return row;
   }
 

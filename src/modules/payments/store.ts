@@ -111,7 +111,6 @@ export async function insertIntentsOnActiveCards(
       WHERE ${inGuard(guard)}
       ORDER BY v.i
      RETURNING *`,
-    { planEachRun: true },
   );
   const byId = new Map(rows.map((row) => [row.id, row]));
   return charges.map((charge) => byId.get(charge.intent.id));
@@ -171,7 +170,7 @@ export function addFinishDebits(st: Statement, debits: { id: string; outcome: Fi
 export async function finishDebit(tx: Queryable, id: string, outcome: FinalOutcome): Promise<IntentRow | undefined> {
   const st = new Statement();
   addFinishDebits(st, [{ id, outcome }]);
-  const [row] = await st.run<IntentRow>(tx, 'SELECT * FROM finished', { planEachRun: true });
+  const [row] = await st.run<IntentRow>(tx, 'SELECT * FROM finished');
   return row;
 }
 

@@ -12,24 +12,25 @@ const GROWTH_BASE_PAGES = 8;
 const GROWTH_SCALE = 0.1;
 
 /**
- * The embedded engine has no autovacuum, and a plan is only as good as the statistics it was made with: a plan cached
- * while a table was empty (a prepared statement's, a foreign key check's, the ledger trigger's) scans the whole table
- * once it has grown, and a list sorts a merchant's whole history. This does what autovacuum would: it analyses each
- * table that changed past autovacuum's threshold or grew since its statistics (the change counters are lost in a
- * crash; its size is not), and vacuums each with too many dead rows. Analysing invalidates the cached plans that depend
- * on the table. PostgreSQL servers do all this in processes of their own; here it holds the engine's one session, so
- * it takes one table a second: requests wait for one table's work at a time (5–50 ms), never for every table's in a row.
+ * What autovacuum does, for a database where nothing else does it: the embedded engine has no autovacuum, and a
+ * PostgreSQL server may run with it off (this machine's does). A plan is only as good as the statistics it was made
+ * with: a plan cached while a table was empty (a prepared statement's, a foreign key check's, the ledger trigger's)
+ * scans the whole table once it has grown, and a list sorts a merchant's whole history. This analyses each table that
+ * changed past autovacuum's threshold or grew since its statistics (the change counters are lost in a crash; its size
+ * is not), and vacuums each with too many dead rows. Analysing invalidates the cached plans that depend on the table,
+ * in every session. It takes one table a second: on the embedded engine it holds the one session, so requests wait
+ * for one table's work at a time (5–50 ms), never for every table's in a row.
  */
-export function embeddedMaintenance(db: Db): Worker {
+export function tableMaintenance(db: Db): Worker {
   return {
-    name: 'embedded-maintenance',
+    name: 'table-maintenance',
     intervalMs: INTERVAL_MS,
     batchMax: 1,
     roundsMax: 1,
     async runOnce() {
-      // The one session's change counters reach pg_stat_user_tables at most once a second; flushed now, a table is
-      // analysed once for its changes, not again when counters from before its ANALYZE arrive after it.
-      await db.query('SELECT pg_stat_force_next_flush()');
+      // The embedded engine's one session's change counters reach pg_stat_user_tables at most once a second; flushed
+      // now, a table is analysed once for its changes, not again when counters from before its ANALYZE arrive after it.
+      if (db.engine === 'pglite') await db.query('SELECT pg_stat_force_next_flush()');
       // Each measure is how far past its threshold a table is (over 1: due); the furthest first, so that a table
       // changing fast never keeps another waiting.
       const [table] = await db.query<{ name: string; vacuum: boolean }>(
@@ -47,4 +48,11 @@ export function embeddedMaintenance(db: Db): Worker {
       return 1;
     },
   };
+}
+
+/** Whether the service must look after its tables itself: on the embedded engine, or on a server with autovacuum off. */
+export async function maintenanceNeeded(db: Db): Promise<boolean> {
+  if (db.engine === 'pglite') return true;
+  const [setting] = await db.query<{ on: boolean }>("SELECT current_setting('autovacuum')::boolean AS on");
+  return !setting!.on;
 }
