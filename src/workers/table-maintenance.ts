@@ -7,6 +7,13 @@ const ANALYZE_BASE_ROWS = 50;
 const ANALYZE_SCALE = 0.1;
 const VACUUM_BASE_ROWS = 50;
 const VACUUM_SCALE = 0.2;
+/**
+ * ANALYZE samples 300 rows per unit of this (PostgreSQL's default is 100: 30,000 rows). Every statement the service
+ * runs is a lookup by key or a range of an index, whose plan the tables' sizes decide, not their value distributions;
+ * a sample of 3,000 rows takes a seventh of the time (payment_intents at 60,000 rows on the embedded engine: 10 ms
+ * against 78 ms), and on the embedded engine every request waits that long.
+ */
+const STATISTICS_TARGET = 10;
 /** A table whose pages grew this much since its statistics were taken is analysed whatever its change counters say. */
 const GROWTH_BASE_PAGES = 8;
 const GROWTH_SCALE = 0.1;
@@ -19,7 +26,7 @@ const GROWTH_SCALE = 0.1;
  * changed past autovacuum's threshold or grew since its statistics (the change counters are lost in a crash; its size
  * is not), and vacuums each with too many dead rows. Analysing invalidates the cached plans that depend on the table,
  * in every session. It takes one table a second: on the embedded engine it holds the one session, so requests wait
- * for one table's work at a time (5–50 ms), never for every table's in a row.
+ * for one table's work at a time (5–15 ms with the sample below), never for every table's in a row.
  */
 export function tableMaintenance(db: Db): Worker {
   return {
@@ -44,7 +51,11 @@ export function tableMaintenance(db: Db): Worker {
         [ANALYZE_BASE_ROWS, ANALYZE_SCALE, VACUUM_BASE_ROWS, VACUUM_SCALE, GROWTH_BASE_PAGES, GROWTH_SCALE],
       );
       if (!table) return 0;
-      await db.exec(`${table.vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} ${table.name}`);
+      if (table.vacuum) await db.exec(`VACUUM ${table.name}`);
+      // VACUUM cannot run in a transaction; ANALYZE can, which scopes the smaller sample to it.
+      await db.transaction(async (tx) => {
+        await tx.exec(`SET LOCAL default_statistics_target = ${STATISTICS_TARGET}; ANALYZE ${table.name}`);
+      });
       return 1;
     },
   };
