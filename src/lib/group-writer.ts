@@ -1,4 +1,4 @@
-// Group writing: the items submitted while writes are in flight are written together by the next one, in one
+// Group writing: the items submitted while a write is in flight are written together by the next one, in one
 // statement and one commit, as PostgreSQL groups the commits that wait for one WAL flush. An idle writer starts at
 // once, so a lone item waits for nothing; under load a batch holds what arrived during the previous write.
 
@@ -7,8 +7,6 @@ export interface GroupWriterLimits {
   batchMax: number;
   /** Items waiting for a write; past it `submit` refuses at once. */
   waitingMax: number;
-  /** Writes in flight at once (default 1): a second lets a batch fill while the database commits the first. */
-  writesMax?: number;
 }
 
 interface Waiting<Item, Result> {
@@ -21,15 +19,14 @@ interface Waiting<Item, Result> {
  * Returns `submit(item)`, which resolves with the item's result once `write` has stored it. `write` gets up to
  * `batchMax` items and answers one result per item, in order. When a write of several items throws, each is written
  * again alone, so that one item's failure (a constraint it breaks) is its own; an item whose own write throws is
- * rejected with that error. At most `writesMax` writes run at a time.
+ * rejected with that error. One write runs at a time.
  */
 export function groupWriter<Item, Result>(
   write: (items: Item[]) => Promise<Result[]>,
   limits: GroupWriterLimits,
 ): (item: Item) => Promise<Result> {
   const waiting: Waiting<Item, Result>[] = [];
-  const writesMax = limits.writesMax ?? 1;
-  let writing = 0;
+  let writing = false;
 
   const writeAll = async (batch: Waiting<Item, Result>[]): Promise<void> => {
     const results = await write(batch.map((entry) => entry.item));
@@ -38,7 +35,7 @@ export function groupWriter<Item, Result>(
   };
 
   const drain = async (): Promise<void> => {
-    writing += 1;
+    writing = true;
     while (waiting.length > 0) {
       const batch = waiting.splice(0, limits.batchMax);
       try {
@@ -48,7 +45,7 @@ export function groupWriter<Item, Result>(
         else for (const entry of batch) await writeAll([entry]).catch(entry.reject);
       }
     }
-    writing -= 1;
+    writing = false;
   };
 
   return (item) => {
@@ -57,7 +54,7 @@ export function groupWriter<Item, Result>(
     }
     return new Promise<Result>((resolve, reject) => {
       waiting.push({ item, resolve, reject });
-      if (writing < writesMax) void drain();
+      if (!writing) void drain();
     });
   };
 }

@@ -42,20 +42,6 @@ describe('group writer', () => {
     expect(batches).toEqual([[1], [2, 3], [4, 5]]);
   });
 
-  it('runs up to writesMax writes at once, and gives what waited meanwhile to the first that ends', async () => {
-    const { batches, write, release } = gatedWrite();
-    const submit = groupWriter(write, { batchMax: 10, waitingMax: 100, writesMax: 2 });
-    const all = [1, 2].map(submit);
-    expect(batches).toEqual([[1], [2]]);
-    all.push(...[3, 4].map(submit));
-    expect(batches).toHaveLength(2);
-    await release();
-    expect(batches).toEqual([[1], [2], [3, 4]]);
-    await release();
-    await release();
-    expect(await Promise.all(all)).toEqual([1, 2, 3, 4].map((n) => `stored ${n}`));
-  });
-
   it('rejects a lone item whose write failed, and writes the next', async () => {
     let calls = 0;
     const submit = groupWriter(

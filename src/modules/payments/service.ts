@@ -92,10 +92,10 @@ function addDebitConsequences(st: Statement, rows: IntentRow[], guard: string | 
 
 /**
  * The charge's two writes are written in groups: the phases of concurrent charges go to the database together, one
- * statement and one commit for all, each charge's writes still all or nothing. Two groups in flight let the next
- * fill while the database commits one.
+ * statement and one commit for all, each charge's writes still all or nothing. One group in flight at a time: with two,
+ * the groups were smaller and the database did more work per charge (docs/performance.md).
  */
-const CHARGE_WRITES = { batchMax: 64, waitingMax: 4_096, writesMax: 2 };
+const CHARGE_WRITES = { batchMax: 64, waitingMax: 4_096 };
 
 interface StartWrite {
   charge: NewCharge;
