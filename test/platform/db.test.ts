@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isUniqueViolation, openPglite, pgliteDb, type Db } from '../../src/db/db.js';
@@ -286,6 +287,47 @@ describe.runIf(engine === 'pglite')('the embedded engine on a thread of its own'
       // So is one naming this very process without its holding it: an earlier process had the pid (a container's 1).
       await writeFile(join(dir, 'tolov.pid'), `${process.pid}\n`);
       await (await openPglite(dir)).close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives a data folder to exactly one of several processes that start on it at the same moment, fresh or left by a killed one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tolov-lock-race-'));
+    // Each process waits for the same instant, tries the lock, says what it got, and holds it until told to end.
+    const contender = (startAt: number) => {
+      const script = `
+        import { lockFolder } from ${JSON.stringify(fileURLToPath(new URL('../../src/db/folder-lock.ts', import.meta.url)))};
+        while (Date.now() < ${startAt});
+        process.stdout.write(await lockFolder(${JSON.stringify(dir)}).then(() => 'locked', (error) => error.name));
+        process.stdin.on('end', () => process.exit(0)).resume();`;
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const outcome = new Promise<string>((resolve, reject) => {
+        child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString()));
+        child.once('error', reject);
+        child.once('exit', () => reject(new Error('a contender ended before it tried the lock')));
+      });
+      const ended = new Promise((resolve) => child.once('exit', resolve));
+      return { outcome, end: () => (child.stdin.end(), ended) };
+    };
+    const race = async () => {
+      const startAt = Date.now() + 2_000;
+      const contenders = Array.from({ length: 6 }, () => contender(startAt));
+      try {
+        return (await Promise.all(contenders.map((one) => one.outcome))).sort();
+      } finally {
+        await Promise.all(contenders.map((one) => one.end()));
+      }
+    };
+    try {
+      const oneLocked = ['FolderInUseError', 'FolderInUseError', 'FolderInUseError', 'FolderInUseError', 'FolderInUseError', 'locked'];
+      expect(await race()).toEqual(oneLocked);
+      // The winner ended without releasing it, as a killed process does: its lock names a process that is gone, and
+      // again exactly one takes the folder over.
+      expect(await readFile(join(dir, 'tolov.pid'), 'utf8')).toMatch(/^\d+\n/);
+      expect(await race()).toEqual(oneLocked);
+      // Nothing else is left in the folder: no half-made or moved-aside locks.
+      expect((await readdir(dir)).filter((name) => name.startsWith('tolov.pid'))).toEqual(['tolov.pid']);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
