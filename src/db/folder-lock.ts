@@ -101,8 +101,9 @@ export async function lockFolder(folder: string): Promise<() => Promise<void>> {
     if (isRunning(holder, file)) throw new FolderInUseError(folder, holder);
     if (!(await create(takeover, text))) {
       const taker = await read(takeover);
-      if (taker !== null && isRunning(holderOf(takeover, taker), takeover)) await new Promise((done) => setTimeout(done, TAKEOVER_WAIT_MS));
-      else if (taker !== null) await moveAsideIfStill(takeover, taker);
+      if (taker === null) continue;
+      if (isRunning(holderOf(takeover, taker), takeover)) await new Promise((done) => setTimeout(done, TAKEOVER_WAIT_MS));
+      else await moveAsideIfStill(takeover, taker);
       continue;
     }
     try {
