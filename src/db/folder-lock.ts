@@ -26,6 +26,8 @@ export class FolderInUseError extends Error {
  */
 const held = new Set<string>();
 
+const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
 function isRunning(pid: number, file: string): boolean {
   if (pid === process.pid) return held.has(file);
   try {
@@ -33,11 +35,9 @@ function isRunning(pid: number, file: string): boolean {
     return true;
   } catch (error) {
     // EPERM: it exists, and belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    return code(error) === 'EPERM';
   }
 }
-
-const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
 /**
  * Creates the lock file whole, or nothing if it exists: written under a name of its own first, then linked into place,

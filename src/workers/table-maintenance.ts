@@ -7,6 +7,9 @@ const ANALYZE_BASE_ROWS = 50;
 const ANALYZE_SCALE = 0.1;
 const VACUUM_BASE_ROWS = 50;
 const VACUUM_SCALE = 0.2;
+/** A table whose pages grew this much since its statistics were taken is analysed whatever its change counters say. */
+const GROWTH_BASE_PAGES = 8;
+const GROWTH_SCALE = 0.1;
 /**
  * ANALYZE samples 300 rows per unit of this (PostgreSQL's default is 100: 30,000 rows). Every statement the service
  * runs is a lookup by key or a range of an index, whose plan the tables' sizes decide, not their value distributions;
@@ -14,9 +17,6 @@ const VACUUM_SCALE = 0.2;
  * against 78 ms), and on the embedded engine every request waits that long.
  */
 const STATISTICS_TARGET = 10;
-/** A table whose pages grew this much since its statistics were taken is analysed whatever its change counters say. */
-const GROWTH_BASE_PAGES = 8;
-const GROWTH_SCALE = 0.1;
 
 /**
  * What autovacuum does, for a database where nothing else does it: the embedded engine has no autovacuum, and a
