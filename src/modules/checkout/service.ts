@@ -65,17 +65,20 @@ export class CheckoutService {
    * raised only after the commit, so what `work` counted stays counted. A session past its time is recorded EXPIRED.
    */
   private async withSession<T>(token: string, work: (tx: Queryable, session: SessionRow) => Promise<Outcome<T>>): Promise<T> {
+    let expiredOrder: string | null = null;
     const outcome = await this.db.transaction(async (tx): Promise<Outcome<T>> => {
       const session = await store.findSession(tx, token, true);
       if (!session) return fail(sessionNotFound());
       if (session.expired) {
-        // An order expires with its session (and its event), unless its debit is in progress.
-        if (session.kind === 'order') await this.orders.expire(tx, session.order_id!);
+        if (session.kind === 'order') expiredOrder = session.order_id;
         else await store.expireSession(tx, token);
         return fail(sessionExpired());
       }
       return work(tx, session);
     });
+    // An order expires with its session (and its event), unless its debit is in progress. Not under the session's lock:
+    // the order's lock comes first, as in a payment, which takes the order's and then the session's.
+    if (expiredOrder !== null) await this.db.transaction((tx) => this.orders.expire(tx, expiredOrder!));
     if ('error' in outcome) throw outcome.error;
     return outcome.value;
   }

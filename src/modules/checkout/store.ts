@@ -116,12 +116,12 @@ export async function expireDueSessions(db: Queryable, batchMax: number): Promis
   return rows.length;
 }
 
-/** Closes an order's session when its order reaches a final status. */
+/** Closes an order's session when its order reaches a final status; an order paid late completes its expired session. */
 export async function closeOrderSession(tx: Queryable, orderId: string, status: 'COMPLETED' | 'FAILED' | 'EXPIRED'): Promise<void> {
   await tx.query(
     `UPDATE checkout_sessions
         SET status = $2, completed_at = CASE WHEN $2 = 'COMPLETED' THEN now() END, rail_token = NULL
-      WHERE order_id = $1 AND status NOT IN ('COMPLETED', 'FAILED', 'EXPIRED')`,
+      WHERE order_id = $1 AND (status NOT IN ('COMPLETED', 'FAILED', 'EXPIRED') OR ($2 = 'COMPLETED' AND status = 'EXPIRED'))`,
     [orderId, status],
   );
 }

@@ -102,8 +102,13 @@ export class OrdersService {
     };
   }
 
-  /** Expires a PENDING order past its time, once, with its event and its session; false when it may not expire. */
+  /**
+   * Expires a PENDING order past its time, once, with its event and its session; false when it may not expire. It takes
+   * the order's lock first, as a payment does before it starts its debit, and only then asks whether a debit is in
+   * progress: the question is asked after any payment holding the order has committed, so exactly one of them wins.
+   */
   async expire(tx: Queryable, id: string): Promise<boolean> {
+    await store.lockOrderById(tx, id);
     const row = await store.markExpired(tx, id);
     if (!row) return false;
     await closeOrderSession(tx, id, 'EXPIRED');
@@ -163,7 +168,8 @@ export class OrdersService {
 
   /**
    * Applies a final debit to its order, in the transaction that made the debit final: PAID (saving the card when the
-   * buyer asked) or FAILED, the session closed, and the event. Returns the card saved, if any.
+   * buyer asked) or FAILED, the session closed, and the event. Returns the card saved, if any. Should an order have
+   * expired under its debit, a success still pays it (late, with its order.paid) and a refusal leaves it EXPIRED.
    */
   async applyPayment(tx: Queryable, payment: FinishedPayment): Promise<string | null> {
     if (payment.order_id === null) return null;
@@ -190,7 +196,8 @@ export class OrdersService {
       return card?.id ?? null;
     }
     const failed = await store.markFailed(tx, order.id, payment.id);
-    if (!failed) throw new Error(`order ${order.id} was ${order.status} while its debit failed`);
+    // An order no longer PENDING (it expired) keeps its status: a refused debit moved no money.
+    if (!failed) return null;
     await closeOrderSession(tx, order.id, 'FAILED');
     await recordEvent(tx, { productId: failed.product_id, livemode: failed.livemode, type: 'order.failed', data: this.present(failed) });
     return null;

@@ -88,11 +88,15 @@ export async function debitInProgress(tx: Queryable, orderId: string): Promise<b
   return rows.length > 0;
 }
 
-/** PENDING → PAID once, with its payment and, when the buyer asked, the card it saved. */
+/**
+ * PENDING → PAID once, with its payment and, when the buyer asked, the card it saved. Also EXPIRED → PAID: the bank took
+ * the money, so the order is paid, late, rather than the money lost to it (expiry and payment exclude each other; this
+ * is the answer should they ever not).
+ */
 export async function markPaid(tx: Queryable, id: string, paymentIntentId: string, savedCardId: string | null): Promise<OrderRow | undefined> {
   const [row] = await tx.query<OrderRow>(
     `UPDATE orders SET status = 'PAID', paid_at = now(), payment_intent_id = $2, saved_card_id = $3, save_card = $3::text IS NOT NULL
-      WHERE id = $1 AND status = 'PENDING' RETURNING *`,
+      WHERE id = $1 AND status IN ('PENDING', 'EXPIRED') RETURNING *`,
     [id, paymentIntentId, savedCardId],
   );
   return row;
