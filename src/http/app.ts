@@ -28,7 +28,7 @@ import { ApiError } from './errors.js';
 import type { PhaseHooks } from './idempotency.js';
 import { loggerOptions } from './logging.js';
 import { RateLimiter } from './rate-limit.js';
-import { validatorCompiler } from './validation.js';
+import { checkRequestText, validatorCompiler } from './validation.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const CONNECTION_TIMEOUT_MS = 10_000;
@@ -131,6 +131,8 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
       perKey.hit(request.merchant.keyId);
     } else if (auth?.kind === 'admin') authenticateAdmin(config.adminToken, request);
   });
+
+  app.addHook('preValidation', async (request) => checkRequestText(request));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);

@@ -7,6 +7,39 @@ const bodyAjv = new Ajv({ allErrors: false, coerceTypes: false, removeAdditional
 // Query strings and path parameters arrive as text, so integers there are coerced.
 const queryAjv = new Ajv({ allErrors: false, coerceTypes: true, removeAdditional: false, useDefaults: true, verbose: true, strict: false });
 
+/** Nesting a request's text is searched to; deeper is refused (bodies are bounded by size, this bounds the walk). */
+const TEXT_DEPTH_MAX = 32;
+
+/** Text PostgreSQL stores as sent: well-formed Unicode (no lone surrogate) without U+0000. */
+const isStorableText = (text: string) => text.isWellFormed() && !text.includes('\u0000');
+
+/**
+ * The first string of `value` (object keys included) that is not storable text, as the parameter naming it, or null.
+ * Every string the API takes goes through here (body, query and path), so that such text is a 400 naming the field
+ * before anything runs, never a database error.
+ */
+export function unstorableText(value: unknown, param: string, depth = 0): string | null {
+  if (typeof value === 'string') return isStorableText(value) ? null : param;
+  if (value === null || typeof value !== 'object') return null;
+  if (depth >= TEXT_DEPTH_MAX) return param;
+  for (const [key, child] of Object.entries(value)) {
+    if (!isStorableText(key)) return param;
+    const found = unstorableText(child, param === '' ? key : `${param}.${key}`, depth + 1);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/** Refuses a request carrying text that is not storable, naming where it is. */
+export function checkRequestText(request: { body: unknown; query: unknown; params: unknown }): void {
+  for (const [part, value] of [['body', request.body], ['query', request.query], ['path', request.params]] as const) {
+    const param = unstorableText(value, '');
+    if (param !== null) {
+      throw new ApiError('VALIDATION_ERROR', `${param || part} must be valid Unicode text without U+0000`, { param: param || part });
+    }
+  }
+}
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   const validate = (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema) as ValidateFunction;
   return (data: unknown) => {
