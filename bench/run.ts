@@ -513,10 +513,22 @@ async function chargeRowsWriter(db: Db): Promise<(n: number) => Promise<void>> {
  */
 async function benchChargeWithoutHttp(engine: string, db: Db): Promise<Result> {
   const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn' }), { db });
+  try {
+    return await directRate(engine, WITHOUT_HTTP, await inProcessCharger(service, db));
+  } finally {
+    await service.app.close();
+  }
+}
+
+/**
+ * A new product of `service` with a bound test card, and its charge as POST /subscribe/v1/charges runs it, without HTTP:
+ * `charge(n)` under key n, answered 201 or thrown. `description` replaces the charge's own.
+ */
+async function inProcessCharger(service: Awaited<ReturnType<typeof createService>>, db: Db, description = CHARGE.description) {
   const call: Caller = async (method, path, body, headers = {}) =>
     (await service.app.inject({ method, url: path, headers: { 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body) })).json();
   const product = await createBenchProduct(call);
-  const body = { ...CHARGE, card: await bindTestCard(call, `Bearer ${product.keys.test}`) };
+  const body = { ...CHARGE, description, card: await bindTestCard(call, `Bearer ${product.keys.test}`) };
   // What authentication would make of the product's test key.
   const merchant: Merchant = {
     keyId: 'bench',
@@ -527,11 +539,43 @@ async function benchChargeWithoutHttp(engine: string, db: Db): Promise<Result> {
     feeBps: product.feeBps,
   };
   const request = { method: 'POST', path: '/subscribe/v1/charges', body };
+  return async (n: number) => {
+    const sent = await runIdempotent(db, merchant, `direct-${n}`, request, service.payments.chargePhases(merchant, body));
+    if (sent.status !== 201) throw new Error(`charge without HTTP answered ${sent.status}: ${sent.body}`);
+  };
+}
+
+const POISONED_PER_SECOND = 20;
+const QUIET = 'charge without HTTP, one product alone';
+const BESIDE_POISON = `charge without HTTP, beside another product's ${POISONED_PER_SECOND} failing charges/s`;
+
+/**
+ * One product's charges, without HTTP, alone and then beside another product whose charges fail in the database
+ * (text PostgreSQL refuses, sent past the HTTP layer's validation, as any cause of a failing write would be): the
+ * failing charges join the same group writes, and what they cost the other product is the ratio of the two rates.
+ */
+async function benchPoisonedGroups(engine: string, db: Db): Promise<Result[]> {
+  const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent' }), { db });
   try {
-    return await directRate(engine, WITHOUT_HTTP, async (n) => {
-      const sent = await runIdempotent(db, merchant, `direct-${n}`, request, service.payments.chargePhases(merchant, body));
-      if (sent.status !== 201) throw new Error(`charge without HTTP answered ${sent.status}: ${sent.body}`);
-    });
+    const charge = await inProcessCharger(service, db);
+    const poisoned = await inProcessCharger(service, db, 'refused by the database \u0000');
+    const quiet = await directRate(engine, QUIET, charge);
+    let poisoning = true;
+    let written = 0;
+    const poisoner = (async () => {
+      while (poisoning) {
+        await new Promise((resolve) => setTimeout(resolve, 1000 / POISONED_PER_SECOND));
+        void poisoned(++directSequence).then(
+          () => (written += 1),
+          () => {},
+        );
+      }
+    })();
+    const beside = await directRate(engine, BESIDE_POISON, charge);
+    poisoning = false;
+    await poisoner;
+    if (written > 0) throw new Error(`${written} charges the database should refuse were written`);
+    return [quiet, beside];
   } finally {
     await service.app.close();
   }
@@ -649,6 +693,20 @@ async function benchSmallTransactions(engine: string, db: Db): Promise<Result> {
 
 const cpuTotal = (cpu: CpuPerRequest | undefined) => (cpu ? (cpu.client + cpu.service + cpu.postgres).toFixed(2) : '?');
 
+/** What another product's failing charges cost a product's charges, per engine. */
+function poisonLines(results: Result[]): string[] {
+  return ['pglite', 'postgres'].flatMap((engine) => {
+    const quiet = results.find((r) => r.engine === engine && r.scenario === QUIET);
+    const beside = results.find((r) => r.engine === engine && r.scenario === BESIDE_POISON);
+    if (!quiet || !beside) return [];
+    return [
+      `${engine}: a product's charges beside another product's ${POISONED_PER_SECOND} failing charges/s = ` +
+        `${(beside.requestsPerSecond / quiet.requestsPerSecond).toFixed(2)} × its rate alone (${beside.requestsPerSecond} vs ${quiet.requestsPerSecond}/s; ` +
+        `p99 ${beside.p99Ms} vs ${quiet.p99Ms} ms)`,
+    ];
+  });
+}
+
 function report(results: Result[], ratios: ChargeRatio[]): string {
   const bare = results.find((result) => result.engine === 'none')!;
   const ratioToDirect = (engine: string) => {
@@ -675,6 +733,8 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
     ),
     '',
     ...(['pglite', 'postgres'].map(ratioToDirect).filter(Boolean) as string[]),
+    '',
+    ...poisonLines(results),
     '',
     `POST charge against the direct transaction of a charge's rows, in rounds of one load each right after the other ` +
       `(req/s; p99 ms of POST charge and of the direct transaction; CPU ms per request, all processes, of each):`,
@@ -704,7 +764,34 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
   return lines.join('\n');
 }
 
+/** The failing-charges scenario on each engine: PGlite on disk, and a fresh PostgreSQL database when reachable. */
+async function poisonedGroupsOnEachEngine(): Promise<Result[]> {
+  const results: Result[] = [];
+  const dir = await mkdtemp(join(tmpdir(), 'tolov-bench-poison-'));
+  const lite = await openPglite(dir);
+  try {
+    results.push(...(await benchPoisonedGroups('pglite', lite)));
+  } finally {
+    await lite.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+  const postgres = await withPostgresDatabase(async (url) => {
+    const db = await openPostgres(url);
+    try {
+      return await benchPoisonedGroups('postgres', db);
+    } finally {
+      await db.close();
+    }
+  });
+  return [...results, ...(postgres ?? [])];
+}
+
 async function main(): Promise<void> {
+  // `BENCH_ONLY=poisoned-groups`: that scenario alone, for a quick comparison.
+  if (process.env.BENCH_ONLY === 'poisoned-groups') {
+    process.stdout.write(`\n${poisonLines(await poisonedGroupsOnEachEngine()).join('\n')}\n`);
+    return;
+  }
   const results: Result[] = [await bareNode()];
   const dataDir = await mkdtemp(join(tmpdir(), 'tolov-bench-'));
   try {
@@ -743,6 +830,7 @@ async function main(): Promise<void> {
     await lite.close();
     await rm(liteOnDisk, { recursive: true, force: true });
   }
+
   const postgres = await withPostgresDatabase(async (url) => {
     const service = await benchService('postgres', { DATABASE_URL: url });
     return service;
@@ -762,6 +850,7 @@ async function main(): Promise<void> {
     const measured = await onPostgres(measure);
     if (measured) results.push(measured);
   }
+  results.push(...(await poisonedGroupsOnEachEngine()));
 
   const postgresRatio = await withPostgresDatabase((serviceUrl) =>
     withPostgresDatabase(async (directUrl) => {

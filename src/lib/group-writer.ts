@@ -17,9 +17,10 @@ interface Waiting<Item, Result> {
 
 /**
  * Returns `submit(item)`, which resolves with the item's result once `write` has stored it. `write` gets up to
- * `batchMax` items and answers one result per item, in order. When a write of several items throws, each is written
- * again alone, so that one item's failure (a constraint it breaks) is its own; an item whose own write throws is
- * rejected with that error. One write runs at a time.
+ * `batchMax` items and answers one result per item, in order. One group write runs at a time. When a write of several
+ * items throws, whatever the cause, each of them is written again alone, all at once and beside the next group, which
+ * does not wait for them: a failing item costs each member of its group one more write, and is rejected with the error
+ * of its own write. Items waiting or written again alone count against `waitingMax`.
  */
 export function groupWriter<Item, Result>(
   write: (items: Item[]) => Promise<Result[]>,
@@ -27,11 +28,23 @@ export function groupWriter<Item, Result>(
 ): (item: Item) => Promise<Result> {
   const waiting: Waiting<Item, Result>[] = [];
   let writing = false;
+  let alone = 0;
 
   const writeAll = async (batch: Waiting<Item, Result>[]): Promise<void> => {
     const results = await write(batch.map((entry) => entry.item));
     if (results.length !== batch.length) throw new Error(`group write answered ${results.length} results for ${batch.length} items`);
     batch.forEach((entry, index) => entry.resolve(results[index]!));
+  };
+
+  const writeAlone = async (entry: Waiting<Item, Result>): Promise<void> => {
+    alone += 1;
+    try {
+      await writeAll([entry]);
+    } catch (error) {
+      entry.reject(error);
+    } finally {
+      alone -= 1;
+    }
   };
 
   const drain = async (): Promise<void> => {
@@ -42,15 +55,15 @@ export function groupWriter<Item, Result>(
         await writeAll(batch);
       } catch (error) {
         if (batch.length === 1) batch[0]!.reject(error);
-        else for (const entry of batch) await writeAll([entry]).catch(entry.reject);
+        else for (const entry of batch) void writeAlone(entry);
       }
     }
     writing = false;
   };
 
   return (item) => {
-    if (waiting.length >= limits.waitingMax) {
-      return Promise.reject(new Error(`group write: ${waiting.length} items already waiting`));
+    if (waiting.length + alone >= limits.waitingMax) {
+      return Promise.reject(new Error(`group write: ${waiting.length + alone} items already waiting`));
     }
     return new Promise<Result>((resolve, reject) => {
       waiting.push({ item, resolve, reject });

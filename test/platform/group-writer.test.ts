@@ -56,7 +56,7 @@ describe('group writer', () => {
     expect(await submit(2)).toBe('2');
   });
 
-  it('writes the items of a failed group again one by one, so that only the item that fails is rejected', async () => {
+  it('writes the items of a failed group again alone, so that only the item that fails is rejected', async () => {
     const batches: number[][] = [];
     const submit = groupWriter(
       async (items: number[]) => {
@@ -74,6 +74,53 @@ describe('group writer', () => {
       '4',
     ]);
     expect(batches).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
+  });
+
+  it('writes a failed group\'s items alone all at once, beside the next group, which waits for none of them', async () => {
+    const started: number[][] = [];
+    const gates = new Map<string, () => void>();
+    const submit = groupWriter(
+      (items: number[]) => {
+        started.push(items);
+        if (items.length > 1 && items.includes(3)) return Promise.reject(new Error('3 breaks the group'));
+        // Every other write waits until the test lets it answer.
+        return new Promise<string[]>((resolve) => gates.set(items.join(','), () => resolve(items.map(String))));
+      },
+      { batchMax: 10, waitingMax: 100 },
+    );
+    const first = submit(1);
+    const poisoned = [2, 3, 4].map(submit);
+    gates.get('1')!();
+    await first;
+    await new Promise((resolve) => setImmediate(resolve));
+    // The group [2, 3, 4] failed; its three items are each being written alone, none waiting for another.
+    expect(started).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
+    const next = submit(5);
+    expect(started.at(-1)).toEqual([5]);
+    gates.get('5')!();
+    expect(await next).toBe('5');
+    for (const item of ['2', '3', '4']) gates.get(item)!();
+    expect(await Promise.all(poisoned)).toEqual(['2', '3', '4']);
+  });
+
+  it('counts items written again alone against waitingMax', async () => {
+    const gates: (() => void)[] = [];
+    const submit = groupWriter(
+      (items: number[]) =>
+        items.length > 1 ? Promise.reject(new Error('poisoned')) : new Promise<string[]>((resolve) => gates.push(() => resolve(items.map(String)))),
+      { batchMax: 10, waitingMax: 2 },
+    );
+    const accepted = [submit(1), submit(2), submit(3)];
+    gates.shift()!();
+    await accepted[0];
+    await new Promise((resolve) => setImmediate(resolve));
+    // 2 and 3 failed as a group and are being written alone: the writer is full until they are done.
+    await expect(submit(4)).rejects.toThrow('2 items already waiting');
+    while (gates.length > 0) gates.shift()!();
+    expect(await Promise.all(accepted)).toEqual(['1', '2', '3']);
+    const later = submit(4);
+    gates.shift()!();
+    expect(await later).toBe('4');
   });
 
   it('rejects a write that answers a different number of results than it got items', async () => {
