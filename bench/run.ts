@@ -538,7 +538,7 @@ async function inProcessCharger(service: Awaited<ReturnType<typeof createService
     scopes: product.scopes,
     feeBps: product.feeBps,
   };
-  const request = { method: 'POST', path: '/subscribe/v1/charges', body };
+  const request = { id: 'req_bench', method: 'POST', path: '/subscribe/v1/charges', body };
   return async (n: number) => {
     const sent = await runIdempotent(db, merchant, `direct-${n}`, request, service.payments.chargePhases(merchant, body));
     if (sent.status !== 201) throw new Error(`charge without HTTP answered ${sent.status}: ${sent.body}`);

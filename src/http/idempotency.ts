@@ -97,6 +97,8 @@ export interface SentResponse {
 }
 
 interface Request {
+  /** The request's id, which an error's body carries. */
+  id: string;
   method: string;
   path: string;
   body: unknown;
@@ -107,7 +109,9 @@ export function idempotencyKeyOf(request: FastifyRequest, required: boolean): st
   const value = request.headers[IDEMPOTENCY_HEADER];
   if (value === undefined) {
     if (required) {
-      throw new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'This request needs an Idempotency-Key header (1 to 255 printable ASCII characters)');
+      throw new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'This request needs an Idempotency-Key header (1 to 255 printable ASCII characters)', {
+        param: 'Idempotency-Key',
+      });
     }
     return null;
   }
@@ -376,6 +380,10 @@ export async function runIdempotent(
     }
     throw new Error(`idempotent request did not finish within ${stepsMax} phases`);
   } catch (error) {
+    if (key !== null && isStoredRefusal(error)) {
+      const sent = { status: error.statusCode, body: JSON.stringify(error.body(request.id)), replayed: false };
+      if (await storeRefusal(db, merchant, key, request, sent, progress.key !== null)) return sent;
+    }
     if (progress.key !== null) {
       await db
         .query(`UPDATE idempotency_keys SET locked_at = NULL WHERE ${keyMatch('$1', '$2', '$3')}`, [merchant.productId, merchant.livemode, progress.key])
@@ -383,6 +391,33 @@ export async function runIdempotent(
     }
     throw error;
   }
+}
+
+/** Refusals that are not the request's answer: how its key or body was used, and what any retry should meet again. */
+const UNSTORED_REFUSALS = new Set(['VALIDATION_ERROR', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED']);
+
+/** A business refusal (a 4xx the request earned once understood): stored under its key like any answer that is not a 5xx. */
+function isStoredRefusal(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.statusCode < 500 && !UNSTORED_REFUSALS.has(error.code);
+}
+
+/**
+ * Stores a phase's refusal as the key's answer, after the phase's transaction rolled back. The key is written new, or, if
+ * it exists for this same request without an answer, finished: when this request holds its lock (`held`, a later
+ * phase refused), or when nobody does (a crashed request's key resumed at the first phase). Says whether it stored.
+ */
+async function storeRefusal(db: Db, merchant: Merchant, key: string, request: Request, sent: SentResponse, held: boolean): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, response_status, response_body)
+     VALUES ($1, $2, $3, $4, $5, $6, '${FINISHED}', $7, $8)
+     ON CONFLICT (product_id, livemode, key) DO UPDATE
+        SET recovery_point = '${FINISHED}', response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body, locked_at = NULL
+      WHERE idempotency_keys.response_status IS NULL AND idempotency_keys.request_hash = EXCLUDED.request_hash
+        AND ($9 OR idempotency_keys.locked_at IS NULL OR idempotency_keys.locked_at <= now() - $10 * interval '1 millisecond')
+     RETURNING key`,
+    [merchant.productId, merchant.livemode, key, request.method, request.path, hashOf(request), sent.status, sent.body, held, IDEMPOTENCY_LOCK_TIMEOUT_MS],
+  );
+  return rows.length === 1;
 }
 
 /**
@@ -403,7 +438,7 @@ export async function sendIdempotent(
 ): Promise<FastifyReply> {
   const key = idempotencyKeyOf(request, options.keyRequired);
   const path = request.url.split('?')[0]!;
-  const sent = await runIdempotent(db, merchant, key, { method: request.method, path, body: request.body }, options.phases, options.hooks);
+  const sent = await runIdempotent(db, merchant, key, { id: request.id, method: request.method, path, body: request.body }, options.phases, options.hooks);
   if (sent.replayed) reply.header('Idempotent-Replayed', 'true');
   return reply.code(sent.status).type('application/json; charset=utf-8').send(sent.body);
 }

@@ -41,7 +41,7 @@ describe('live mode against the bank simulator', () => {
     const charged = await liveCharge(live, card, 250_000);
     expect(charged.body).toMatchObject({ status: 'SUCCEEDED', livemode: true, fee: 2_500 });
     expect(await simOperation(charged.body.id)).toEqual({ status: 'SUCCEEDED', amount: 250_000, type: 'debit' });
-    const refund = await live.service.call({ method: 'POST', url: '/v1/refunds', key: live.merchant.live, body: { paymentIntent: charged.body.id } });
+    const refund = await live.service.call({ method: 'POST', idempotencyKey: idem(), url: '/v1/refunds', key: live.merchant.live, body: { paymentIntent: charged.body.id } });
     expect(refund.body.status).toBe('SUCCEEDED');
     expect(await simOperation(refund.body.id)).toEqual({ status: 'SUCCEEDED', amount: 250_000, type: 'refund' });
   });

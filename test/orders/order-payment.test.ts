@@ -154,7 +154,7 @@ describe('paying an order through its session', () => {
     await submitCard(service, token, { pan: '8600000000000007' });
     await submitCode(service, token, TEST_CODE);
     const { paymentIntent } = await readOrder(order.id);
-    const refund = await service.call({ method: 'POST', url: '/v1/refunds', key: merchant.test, body: { paymentIntent } });
+    const refund = await service.call({ method: 'POST', idempotencyKey: idem(), url: '/v1/refunds', key: merchant.test, body: { paymentIntent } });
     expect(refund.body).toMatchObject({ status: 'SUCCEEDED', amount: 20_000 });
     expect(await railOperations(service, refund.body.id)).toBe(1);
   });

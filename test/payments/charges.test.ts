@@ -293,11 +293,11 @@ describe('the legacy pair', () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ status: 'REQUIRES_PAYMENT', amount: 40_000, fee: 400 });
     expect(await railOperations(service, created.body.id)).toBe(0);
-    const confirmed = await service.call({ method: 'POST', url: `/v1/payment_intents/${created.body.id}/confirm`, key: shop.test });
+    const confirmed = await service.call({ method: 'POST', idempotencyKey: idem(), url: `/v1/payment_intents/${created.body.id}/confirm`, key: shop.test });
     expect(confirmed.status).toBe(200);
     expect(confirmed.body).toMatchObject({ id: created.body.id, status: 'SUCCEEDED' });
     expect(await balance(service, shop.test)).toMatchObject({ pending: 39_600 });
-    const again = await service.call({ method: 'POST', url: `/v1/payment_intents/${created.body.id}/confirm`, key: shop.test });
+    const again = await service.call({ method: 'POST', idempotencyKey: idem(), url: `/v1/payment_intents/${created.body.id}/confirm`, key: shop.test });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('INVALID_STATE');
     expect(await railOperations(service, created.body.id)).toBe(1);
@@ -310,7 +310,7 @@ describe('the legacy pair', () => {
     const card = await bindCard(service, merchant.test, '8600000000000007');
     const created = await service.call({ method: 'POST', url: '/v1/payment_intents', key: merchant.test, body: { amount: 700, card } });
     const replies = await Promise.all(
-      [0, 1].map(() => service.call({ method: 'POST', url: `/v1/payment_intents/${created.body.id}/confirm`, key: merchant.test })),
+      [0, 1].map(() => service.call({ method: 'POST', idempotencyKey: idem(), url: `/v1/payment_intents/${created.body.id}/confirm`, key: merchant.test })),
     );
     expect(replies.map((reply) => reply.status).sort()).toEqual([200, 409]);
     expect(await railOperations(service, created.body.id)).toBe(1);
@@ -321,7 +321,7 @@ describe('the legacy pair', () => {
     const created = await service.call({ method: 'POST', url: '/v1/payment_intents', key: merchant.test, body: { amount: 700, card } });
     const canceled = await service.call({ method: 'POST', url: `/v1/payment_intents/${created.body.id}/cancel`, key: merchant.test });
     expect(canceled.body).toMatchObject({ status: 'CANCELED' });
-    const confirm = await service.call({ method: 'POST', url: `/v1/payment_intents/${created.body.id}/confirm`, key: merchant.test });
+    const confirm = await service.call({ method: 'POST', idempotencyKey: idem(), url: `/v1/payment_intents/${created.body.id}/confirm`, key: merchant.test });
     expect(confirm.status).toBe(409);
     expect(await railOperations(service, created.body.id)).toBe(0);
   });
@@ -330,7 +330,7 @@ describe('the legacy pair', () => {
     const card = await bindCard(service, merchant.test, '8600000000000007');
     const created = await service.call({ method: 'POST', url: '/v1/payment_intents', key: merchant.test, body: { amount: 700, card } });
     await service.call({ method: 'DELETE', url: `/subscribe/v1/cards/${card}`, key: merchant.test });
-    const confirm = await service.call({ method: 'POST', url: `/v1/payment_intents/${created.body.id}/confirm`, key: merchant.test });
+    const confirm = await service.call({ method: 'POST', idempotencyKey: idem(), url: `/v1/payment_intents/${created.body.id}/confirm`, key: merchant.test });
     expect(confirm.body.code).toBe('CARD_INACTIVE');
     expect((await service.call({ method: 'GET', url: `/v1/payment_intents/${created.body.id}`, key: merchant.test })).body.status).toBe('REQUIRES_PAYMENT');
   });

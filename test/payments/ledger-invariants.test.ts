@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard } from '../support/binding.js';
-import { startService, type Merchant, type TestService } from '../support/harness.js';
+import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { SEED, seeded } from '../support/random.js';
 import { balance, charge, reconcileNow } from '../support/payments.js';
 
@@ -86,7 +86,7 @@ describe('the ledger under a random sequence of payments', () => {
         expect((await charge(service, shop.test, { amount, card: pick(cards) })).status).toBe(201);
       } else if (action === 'legacy') {
         const created = await service.call({ method: 'POST', url: '/v1/payment_intents', key: shop.test, body: { amount, card: pick(cards) } });
-        if (next() < 0.8) await service.call({ method: 'POST', url: `/v1/payment_intents/${created.body.id}/confirm`, key: shop.test });
+        if (next() < 0.8) await service.call({ method: 'POST', idempotencyKey: idem(), url: `/v1/payment_intents/${created.body.id}/confirm`, key: shop.test });
       } else if (action === 'refund') {
         const candidates = await service.db.query<{ id: string }>(
           `SELECT id FROM payment_intents i WHERE product_id = $1 AND status IN ('SUCCEEDED', 'PROCESSING', 'FAILED')
@@ -94,7 +94,7 @@ describe('the ledger under a random sequence of payments', () => {
           [shop.productId],
         );
         if (candidates.length > 0) {
-          const reply = await service.call({ method: 'POST', url: '/v1/refunds', key: shop.test, body: { paymentIntent: pick(candidates).id } });
+          const reply = await service.call({ method: 'POST', idempotencyKey: idem(), url: '/v1/refunds', key: shop.test, body: { paymentIntent: pick(candidates).id } });
           expect([201, 409]).toContain(reply.status);
         }
       } else if (action === 'reconcile') {

@@ -111,7 +111,7 @@ describe('a crash between the phases of a refund', () => {
     const { shop, card } = await setup('8600000000000007');
     const paid = await charge(service, shop.test, { amount: 3_000, card });
     crash('afterCall', 'refund');
-    const crashed = await service.call({ method: 'POST', url: '/v1/refunds', key: shop.test, body: { paymentIntent: paid.body.id } });
+    const crashed = await service.call({ method: 'POST', idempotencyKey: idem(), url: '/v1/refunds', key: shop.test, body: { paymentIntent: paid.body.id } });
     expect(crashed.status).toBe(500);
     heal();
     const [refund] = await service.db.query<{ id: string; status: string }>('SELECT id, status FROM refunds WHERE payment_intent_id = $1', [

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type Merchant, type TestService } from '../support/harness.js';
+import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { balance, chargeCard, railOperations, reconcileNow } from '../support/payments.js';
 
 let service: TestService;
@@ -10,7 +10,8 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-const refund = (key: string, body: Record<string, unknown>) => service.call({ method: 'POST', url: '/v1/refunds', key, body });
+const refund = (key: string, body: Record<string, unknown>, idempotencyKey = idem()) =>
+  service.call({ method: 'POST', url: '/v1/refunds', key, body, idempotencyKey });
 const refundRows = async (paymentIntent: string) =>
   service.db.query<{ status: string }>('SELECT status FROM refunds WHERE payment_intent_id = $1', [paymentIntent]);
 
@@ -117,5 +118,52 @@ describe('refunds', () => {
     const reply = await refund(merchant.test, body);
     expect(reply.status).toBe(400);
     expect(reply.body.param).toBe(param);
+  });
+});
+
+describe('refunds and their idempotency keys', () => {
+  it('stores a refusal under its key: a retry after the payment became refundable replays the 409', async () => {
+    const shop = await service.createMerchant();
+    const unclear = await chargeCard(service, shop.test, '8600000000000031', 7_000);
+    expect(unclear.status).toBe('PROCESSING');
+    const key = idem();
+    const refused = await refund(shop.test, { paymentIntent: unclear.id }, key);
+    expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 409, code: 'PAYMENT_NOT_REFUNDABLE' });
+    await reconcileNow(service);
+    expect((await service.call({ method: 'GET', url: `/subscribe/v1/charges/${unclear.id}`, key: shop.test })).body.status).toBe('SUCCEEDED');
+    const retried = await refund(shop.test, { paymentIntent: unclear.id }, key);
+    expect({ status: retried.status, text: retried.text, replayed: retried.headers['idempotent-replayed'] }).toEqual({
+      status: 409,
+      text: refused.text,
+      replayed: 'true',
+    });
+    expect(await refundRows(unclear.id)).toEqual([]);
+    // A new key is a new attempt.
+    expect((await refund(shop.test, { paymentIntent: unclear.id })).status).toBe(201);
+  });
+
+  it('requires the key on every call that moves money, naming the header; nothing is done without it', async () => {
+    const shop = await service.createMerchant();
+    const paid = await chargeCard(service, shop.test, '8600000000000007');
+    const created = await service.call({ method: 'POST', url: '/v1/payment_intents', key: shop.test, body: { amount: 700, card: paid.card } });
+    const calls = [
+      { url: '/v1/refunds', body: { paymentIntent: paid.id } },
+      { url: `/v1/payment_intents/${created.body.id}/confirm` },
+      { url: '/subscribe/v1/charges', body: { amount: 700, card: paid.card } },
+      { url: '/merchant/v1/orders', body: { amount: 700 } },
+    ];
+    for (const call of calls) {
+      const reply = await service.call({ method: 'POST', key: shop.test, ...call });
+      expect({ url: call.url, status: reply.status, code: reply.body.code, param: reply.body.param }).toEqual({
+        url: call.url,
+        status: 400,
+        code: 'IDEMPOTENCY_KEY_REQUIRED',
+        param: 'Idempotency-Key',
+      });
+      expect(reply.body.message).toContain('Idempotency-Key');
+    }
+    expect(await refundRows(paid.id)).toEqual([]);
+    expect((await service.call({ method: 'GET', url: `/v1/payment_intents/${created.body.id}`, key: shop.test })).body.status).toBe('REQUIRES_PAYMENT');
+    expect(await railOperations(service, created.body.id)).toBe(0);
   });
 });

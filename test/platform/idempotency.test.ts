@@ -140,7 +140,7 @@ describe('atomic phases and recovery points', () => {
     scope = { keyId: 'key_x', productId: merchant.productId, productName: 'Test shop', livemode: false, scopes: [], feeBps: 100 };
   });
   const run = (key: string, body: unknown = { amount: 1 }, path = '/v1/things') =>
-    runIdempotent(service.db, scope, key, { method: 'POST', path, body }, phases);
+    runIdempotent(service.db, scope, key, { id: 'req_first', method: 'POST', path, body }, phases);
   const keyRow = async (key: string) =>
     (
       await service.db.query<{ recovery_point: string; locked_at: Date | null; response_status: number | null; resource_id: string | null }>(
@@ -210,11 +210,35 @@ describe('atomic phases and recovery points', () => {
     expect(sent.status).toBe(200);
   });
 
-  it('does not store an error thrown by a phase: the retry runs the phase again', async () => {
+  it('stores a business refusal of a phase as the key\'s answer: the retry replays it and runs nothing', async () => {
     const key = idem();
     failAt = 'refused';
-    await expect(run(key)).rejects.toMatchObject({ code: 'CARD_INACTIVE' });
-    expect((await keyRow(key))?.response_status).toBeNull();
+    calls.length = 0;
+    const refused = await run(key);
+    expect(refused).toMatchObject({ status: 400, replayed: false });
+    expect(JSON.parse(refused.body)).toMatchObject({ code: 'CARD_INACTIVE', message: 'refused', requestId: 'req_first' });
+    expect(await keyRow(key)).toMatchObject({ recovery_point: 'finished', locked_at: null, response_status: 400 });
+    failAt = null;
+    calls.length = 0;
+    expect(await run(key)).toEqual({ ...refused, replayed: true });
+    expect(calls).toEqual([]);
+  });
+
+  it('does not store a validation error or a failure (5xx): the retry runs the phases again', async () => {
+    const key = idem();
+    failAt = 'started';
+    await expect(run(key)).rejects.toThrow('injected failure in started');
+    const invalid: Record<string, Phase> = {
+      started: {
+        atomic: async () => {
+          throw new ApiError('VALIDATION_ERROR', 'amount is wrong', { param: 'amount' });
+        },
+      },
+    };
+    await expect(runIdempotent(service.db, scope, key, { id: 'req_x', method: 'POST', path: '/v1/things', body: { amount: 1 } }, invalid)).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+    });
+    expect(await keyRow(key)).toBeUndefined();
     failAt = null;
     expect((await run(key)).status).toBe(200);
   });

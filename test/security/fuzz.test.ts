@@ -50,15 +50,22 @@ const ROUTES: Array<{ path: () => string; admin?: boolean; public?: boolean }> =
   { path: () => `/checkout/v1/sessions/${ids.token}/code/resend`, public: true },
 ];
 
-/** Rows of every table a request could write; a refused request must leave the sum unchanged. */
+/** Stored answers of idempotency keys: a refusal once understood is stored under its key, as that key's answer. */
+const storedAnswers = async () =>
+  (
+    await service.db.query<{ key: string; response_status: number | null; response_body: string | null }>(
+      'SELECT key, response_status, response_body FROM idempotency_keys ORDER BY key',
+    )
+  ).map((row) => JSON.stringify(row));
+
+/** Rows of every table a request could write but the idempotency keys; a refused request must leave the sum unchanged. */
 const rowCount = async () =>
   (
     await service.db.query<{ n: number }>(
       `SELECT ((SELECT count(*) FROM products) + (SELECT count(*) FROM api_keys) + (SELECT count(*) FROM orders)
              + (SELECT count(*) FROM checkout_sessions) + (SELECT count(*) FROM card_bindings) + (SELECT count(*) FROM cards)
              + (SELECT count(*) FROM payment_intents) + (SELECT count(*) FROM refunds) + (SELECT count(*) FROM ledger_entries)
-             + (SELECT count(*) FROM events) + (SELECT count(*) FROM webhook_endpoints) + (SELECT count(*) FROM webhook_deliveries)
-             + (SELECT count(*) FROM idempotency_keys))::int AS n`,
+             + (SELECT count(*) FROM events) + (SELECT count(*) FROM webhook_endpoints) + (SELECT count(*) FROM webhook_deliveries))::int AS n`,
     )
   )[0]!.n;
 
@@ -100,6 +107,7 @@ describe('request fuzzing', () => {
       if (route.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
       else if (!route.public) headers.authorization = pick([`Bearer ${merchant.test}`, `Bearer ${merchant.test}`, `Bearer ${merchant.live}`, 'Bearer sk_test_x', 'Basic x']);
       const before = await rowCount();
+      const answersBefore = await storedAnswers();
       const reply = await service.app.inject({ method: 'POST', url: route.path(), headers, ...(body === undefined ? {} : { payload: body }) });
       statuses.set(reply.statusCode, (statuses.get(reply.statusCode) ?? 0) + 1);
       const context = `seed ${SEED}, request ${i}: POST ${route.path()} ${body?.slice(0, 200)} → ${reply.statusCode} ${reply.body.slice(0, 300)}`;
@@ -109,6 +117,11 @@ describe('request fuzzing', () => {
       if (reply.statusCode >= 400) {
         expect(Object.keys(parsed).sort().filter((key) => !['param', 'failureCode'].includes(key)), context).toEqual(['code', 'error', 'message', 'requestId', 'statusCode']);
         expect(await rowCount(), context).toBe(before);
+        // At most the key's own row is new: this very refusal, finished, under the key it was sent with.
+        const added = (await storedAnswers()).filter((row) => !answersBefore.includes(row));
+        const stored = { key: headers['idempotency-key'], response_status: reply.statusCode, response_body: reply.body };
+        expect(added.filter((row) => row !== JSON.stringify(stored)), context).toEqual([]);
+        if (added.length > 0) expect(reply.statusCode, context).toBeLessThan(500);
       }
     }
     // The fuzzer reached past validation too, not only into it.

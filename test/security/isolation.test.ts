@@ -16,7 +16,8 @@ beforeAll(async () => {
   ids.card = await bindCard(service, owner.test, '8600000000000007');
   ids.intent = (await charge(service, owner.test, { amount: 5_000, card: ids.card })).body.id;
   ids.legacy = (await service.call({ method: 'POST', url: '/v1/payment_intents', key: owner.test, body: { amount: 700, card: ids.card } })).body.id;
-  ids.refund = (await service.call({ method: 'POST', url: '/v1/refunds', key: owner.test, body: { paymentIntent: ids.intent } })).body.id;
+  ids.refund = (await service.call({ method: 'POST', url: '/v1/refunds', key: owner.test, idempotencyKey: idem(), body: { paymentIntent: ids.intent } })).body.id;
+  expect(ids.refund).toMatch(/^re_/);
   ids.endpoint = (await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: owner.test, body: { url: 'https://hooks.example.com/owner' } })).body.id;
   ids.event = (await service.call({ method: 'GET', url: '/v1/events', key: owner.test })).body.data[0].id;
 });
@@ -66,9 +67,10 @@ describe('isolation between products and between modes', () => {
     const missing = (text: string) => text.replace(/(ord|cb|card|pi|re|we|evt)_[0-9A-Za-z]{24}/g, '$1_000000000000000000000000');
     for (const key of [other.test, owner.live]) {
       for (const call of calls) {
-        const reply = await service.call({ ...call, key });
+        const reply = await service.call({ ...call, key, idempotencyKey: idem() });
         const absent = await service.call({
           ...call,
+          idempotencyKey: idem(),
           url: missing(call.url),
           ...(call.body ? { body: JSON.parse(missing(JSON.stringify(call.body))) } : {}),
           key,

@@ -77,7 +77,7 @@ export function paymentRoutes(app: FastifyInstance, db: Db, payments: PaymentsSe
     },
     (request, reply) =>
       sendIdempotent(db, merchantOf(request), request, reply, {
-        keyRequired: false,
+        keyRequired: true,
         phases: payments.confirmPhases(merchantOf(request), request.params.id),
         hooks,
       }),

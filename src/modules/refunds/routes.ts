@@ -25,7 +25,7 @@ export function refundRoutes(app: FastifyInstance, db: Db, refunds: RefundsServi
     },
     (request, reply) =>
       sendIdempotent(db, merchantOf(request), request, reply, {
-        keyRequired: false,
+        keyRequired: true,
         phases: refunds.createPhases(merchantOf(request), request.body),
         hooks,
       }),
