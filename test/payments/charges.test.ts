@@ -267,6 +267,28 @@ describe('bad charges: a clear error, nothing written', () => {
   });
 });
 
+describe('field order as sent', () => {
+  it("keeps the merchant's metadata keys in their order, in the answer, a read, the event and its delivery body", async () => {
+    const card = await bindCard(service, merchant.test, '8600000000000007');
+    const metadata = '{"zeta":"1","alpha":"2","mid":"3","Beta":"4"}';
+    const sent = await service.call({
+      method: 'POST',
+      url: '/subscribe/v1/charges',
+      key: merchant.test,
+      idempotencyKey: idem(),
+      payload: `{"amount": 1000, "card": "${card}", "metadata": ${metadata}}`,
+    });
+    expect(sent.status).toBe(201);
+    const read = await service.call({ method: 'GET', url: `/subscribe/v1/charges/${sent.body.id}`, key: merchant.test });
+    const events = await service.call({ method: 'GET', url: '/v1/events?limit=100', key: merchant.test });
+    const event = events.body.data.find((candidate: { data: { id: string } }) => candidate.data.id === sent.body.id);
+    const eventRead = await service.call({ method: 'GET', url: `/v1/events/${event.id}`, key: merchant.test });
+    for (const text of [sent.text, read.text, eventRead.text]) expect(text).toContain(`"metadata":${metadata}`);
+    // The snapshot's fields in the API's own order, as the answer has them.
+    expect(Object.keys(eventRead.body.data)).toEqual(Object.keys(read.body));
+  });
+});
+
 describe('reading and listing', () => {
   it('lists payment intents newest first and hides them from other products and modes', async () => {
     const shop = await service.createMerchant();

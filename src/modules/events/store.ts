@@ -51,7 +51,7 @@ export function addEvents(st: Statement, events: (NewEvent | null)[], guard: str
   st.with(
     'event_e',
     `INSERT INTO events (id, product_id, livemode, type, object_id, data)
-     SELECT v.id, v.product_id, v.livemode, v.type, v.object_id, v.data::jsonb FROM event_v v
+     SELECT v.id, v.product_id, v.livemode, v.type, v.object_id, v.data::json FROM event_v v
       WHERE v.id IS NOT NULL AND ${inGuard(guard)}
      RETURNING id, product_id, livemode, type`,
   );

@@ -106,7 +106,7 @@ export async function insertIntentsOnActiveCards(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
                                   description, metadata, reconcile_after)
      SELECT v.id, v.product_id, v.livemode, v.amount, v.fee, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, v.description,
-            v.metadata::jsonb, now() + v.in_flight_ms * interval '1 millisecond'
+            v.metadata::json, now() + v.in_flight_ms * interval '1 millisecond'
        FROM charge_v v JOIN card c USING (i)
       WHERE ${inGuard(guard)}
       ORDER BY v.i
