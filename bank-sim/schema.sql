@@ -30,3 +30,8 @@ CREATE TABLE IF NOT EXISTS sim_operations (
   failure_code  text,
   created_at    timestamptz NOT NULL DEFAULT now()
 );
+-- Operation ids the bank was asked to fence before it executed them: it never executes them.
+CREATE TABLE IF NOT EXISTS sim_fences (
+  operation_id  text PRIMARY KEY,
+  fenced_at     timestamptz NOT NULL DEFAULT now()
+);

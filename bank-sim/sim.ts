@@ -25,12 +25,14 @@ const ISSUED: ReadonlyArray<[pan: string, behaviour: string]> = [
 
 export interface Faults {
   latencyMs: number;
+  /** Latency of the money calls alone (debits and refunds), on top of `latencyMs`. */
+  moneyLatencyMs: number;
   timeoutRate: number;
   errorRate: number;
   dropAfterCommitRate: number;
   ambiguousRate: number;
 }
-const NO_FAULTS: Faults = { latencyMs: 0, timeoutRate: 0, errorRate: 0, dropAfterCommitRate: 0, ambiguousRate: 0 };
+const NO_FAULTS: Faults = { latencyMs: 0, moneyLatencyMs: 0, timeoutRate: 0, errorRate: 0, dropAfterCommitRate: 0, ambiguousRate: 0 };
 
 export interface BankSim {
   app: FastifyInstance;
@@ -49,11 +51,12 @@ export function parseFaults(value: unknown): Faults {
     if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new Error(`${name} must be a number from 0 to 1`);
     return v;
   };
-  const latency = input.latencyMs ?? 0;
-  if (typeof latency !== 'number' || !Number.isInteger(latency) || latency < 0 || latency > 60_000) {
-    throw new Error('latencyMs must be an integer from 0 to 60000');
-  }
-  return { latencyMs: latency, timeoutRate: rate('timeoutRate'), errorRate: rate('errorRate'), dropAfterCommitRate: rate('dropAfterCommitRate'), ambiguousRate: rate('ambiguousRate') };
+  const milliseconds = (name: 'latencyMs' | 'moneyLatencyMs') => {
+    const v = input[name] ?? 0;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 60_000) throw new Error(`${name} must be an integer from 0 to 60000`);
+    return v;
+  };
+  return { latencyMs: milliseconds('latencyMs'), moneyLatencyMs: milliseconds('moneyLatencyMs'), timeoutRate: rate('timeoutRate'), errorRate: rate('errorRate'), dropAfterCommitRate: rate('dropAfterCommitRate'), ambiguousRate: rate('ambiguousRate') };
 }
 
 export async function startBankSim(options: { dataDir: string; secret: string; port: number; host?: string; faults?: Faults; log?: boolean }): Promise<BankSim> {
@@ -94,7 +97,8 @@ export async function startBankSim(options: { dataDir: string; secret: string; p
         return answer(reply, 401, { result: 'refused', code: 'BAD_SIGNATURE' });
       }
       const faults = sim.faults;
-      if (faults.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, faults.latencyMs));
+      const latencyMs = faults.latencyMs + (money ? faults.moneyLatencyMs : 0);
+      if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
       if (Math.random() < faults.timeoutRate) {
         // Never answers, never executes: the caller's timeout ends it.
         pending.add(reply);
@@ -131,10 +135,14 @@ export async function startBankSim(options: { dataDir: string; secret: string; p
   const operationAnswer = (row: { status: string; failure_code: string | null }): GatewayAnswer =>
     row.status === 'SUCCEEDED' ? { result: 'ok', status: 'SUCCEEDED' } : { result: 'refused', code: row.failure_code! };
 
-  /** Executes a money operation once per id, in one transaction with the balance it moves. */
+  /**
+   * Executes a money operation once per id, in one transaction with the balance it moves; never once fenced or past
+   * its deadline (checked in that transaction, after any latency: the fence and the clock decide, not the order of arrival).
+   */
   const execute = async (type: 'debit' | 'refund', body: Record<string, unknown>): Promise<GatewayAnswer> => {
-    const { operationId, token, amount } = body as { operationId?: unknown; token?: unknown; amount?: unknown };
-    if (typeof operationId !== 'string' || typeof token !== 'string' || !Number.isSafeInteger(amount) || (amount as number) <= 0) {
+    const { operationId, token, amount, deadline } = body as { operationId?: unknown; token?: unknown; amount?: unknown; deadline?: unknown };
+    const deadlineMs = typeof deadline === 'string' ? Date.parse(deadline) : NaN;
+    if (typeof operationId !== 'string' || typeof token !== 'string' || !Number.isSafeInteger(amount) || (amount as number) <= 0 || Number.isNaN(deadlineMs)) {
       return { result: 'refused', code: 'BAD_REQUEST' };
     }
     const card = await tokenOwner(token);
@@ -145,6 +153,9 @@ export async function startBankSim(options: { dataDir: string; secret: string; p
         [operationId],
       );
       if (existing) return existing;
+      const [fenced] = await tx.query('SELECT 1 FROM sim_fences WHERE operation_id = $1', [operationId]);
+      if (fenced) return { status: 'FAILED', failure_code: 'FENCED', type };
+      if (Date.now() > deadlineMs) return { status: 'FAILED', failure_code: 'DEADLINE_PASSED', type };
       const [locked] = await tx.query<{ balance: number; status: string }>('SELECT balance, status FROM sim_cards WHERE pan_hash = $1 FOR UPDATE', [card.pan_hash]);
       let failure: string | null = null;
       if (type === 'debit') {
@@ -202,6 +213,21 @@ export async function startBankSim(options: { dataDir: string; secret: string; p
       String(body.operationId),
     ]);
     return row ? operationAnswer(row) : { result: 'not_found' };
+  }, false));
+
+  // Settles an operation for good: what it was if executed, or a fence that keeps it from ever executing. The fence
+  // and the execution are each one transaction on the bank's one session, so exactly one of them comes first.
+  app.post('/v1/operations/fence', config, gateway(async (body) => {
+    const operationId = body.operationId;
+    if (typeof operationId !== 'string' || operationId === '') return { result: 'refused', code: 'BAD_REQUEST' };
+    return db.transaction(async (tx): Promise<GatewayAnswer> => {
+      const [row] = await tx.query<{ status: string; failure_code: string | null }>('SELECT status, failure_code FROM sim_operations WHERE operation_id = $1', [
+        operationId,
+      ]);
+      if (row) return operationAnswer(row);
+      await tx.query('INSERT INTO sim_fences (operation_id) VALUES ($1) ON CONFLICT (operation_id) DO NOTHING', [operationId]);
+      return { result: 'fenced' };
+    });
   }, false));
 
   app.post('/v1/operations/list', config, gateway(async (body) => {

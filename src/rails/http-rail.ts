@@ -8,7 +8,7 @@
 import { Pool } from 'undici';
 import { formatExpiry } from '../modules/cards/card-data.js';
 import { gatewaySignature, gatewaySignatureValid, SIGNATURE_HEADER, TIMESTAMP_HEADER, type GatewayAnswer } from './protocol.js';
-import type { MoneyOperation, Rail, RailOutcome, RecordedOperation } from './rail.js';
+import type { ExecutedOutcome, MoneyOperation, Rail, RailOutcome, RecordedOperation } from './rail.js';
 
 const CONNECT_TIMEOUT_MS = 2_000;
 const ATTEMPTS_MAX = 3;
@@ -76,13 +76,24 @@ export function httpRail(options: { url: string; secret: string; timeoutMs: numb
     return last;
   };
 
-  const money = async (path: string, payload: unknown): Promise<RailOutcome> => {
-    const result = await exchangeRetrying(path, payload);
-    if ('unclear' in result) return { status: 'UNKNOWN' };
-    const { answer } = result;
+  const callWindowMs = ATTEMPTS_MAX * (connectTimeoutMs + options.timeoutMs) + RETRY_DELAYS_MS.reduce((a, b) => a + b, 0);
+
+  /** Outcomes the bank reports of an operation it executed: ok, or a refusal naming why. */
+  const executed = (answer: GatewayAnswer): ExecutedOutcome | null => {
     if (answer.result === 'ok') return { status: 'SUCCEEDED' };
     if (answer.result === 'refused') return { status: 'FAILED', failureCode: FAILURE_CODES.has(answer.code) ? answer.code : 'PROCESSING_ERROR' };
-    return { status: 'UNKNOWN' };
+    return null;
+  };
+
+  /**
+   * A money call, under a deadline that its retries share: the bank runs it before the deadline or never, so that
+   * Tolov stops waiting no earlier than the bank stops trying.
+   */
+  const money = async (path: string, operation: MoneyOperation): Promise<RailOutcome> => {
+    const deadline = new Date(Date.now() + callWindowMs).toISOString();
+    const result = await exchangeRetrying(path, { ...operation, deadline });
+    if ('unclear' in result) return { status: 'UNKNOWN' };
+    return executed(result.answer) ?? { status: 'UNKNOWN' };
   };
 
   /** Calls that move no money: a failure is an error for the caller to report, never a guess. */
@@ -93,7 +104,7 @@ export function httpRail(options: { url: string; secret: string; timeoutMs: numb
   };
 
   return {
-    callWindowMs: ATTEMPTS_MAX * (connectTimeoutMs + options.timeoutMs) + RETRY_DELAYS_MS.reduce((a, b) => a + b, 0),
+    callWindowMs,
 
     async tokenize(card) {
       const answer = await plain('/v1/cards/tokenize', { pan: card.pan, expiry: formatExpiry(card.expiry), phone: card.phone });
@@ -114,7 +125,7 @@ export function httpRail(options: { url: string; secret: string; timeoutMs: numb
       throw new RailCallError(`bank gateway verify answered ${answer.result}`);
     },
 
-    debit: (operation: MoneyOperation) => money('/v1/debits', operation),
+    debit: (operation) => money('/v1/debits', operation),
     refund: (operation) => money('/v1/refunds', operation),
 
     async operations(from, to, limit) {
@@ -123,14 +134,13 @@ export function httpRail(options: { url: string; secret: string; timeoutMs: numb
       return (result.answer.operations as RecordedOperation[]).map(({ operationId, type, amount, status }) => ({ operationId, type, amount, status }));
     },
 
-    async status(operationId) {
-      const result = await exchangeRetrying('/v1/operations/status', { operationId });
-      if ('unclear' in result) throw new RailCallError(`bank gateway status: ${result.unclear}`);
-      const { answer } = result;
-      if (answer.result === 'ok') return { status: 'SUCCEEDED' };
-      if (answer.result === 'refused') return { status: 'FAILED', failureCode: FAILURE_CODES.has(answer.code) ? answer.code : 'PROCESSING_ERROR' };
-      if (answer.result === 'not_found') return { status: 'NOT_FOUND' };
-      return { status: 'UNKNOWN' };
+    async fence(operationId) {
+      const result = await exchangeRetrying('/v1/operations/fence', { operationId });
+      if ('unclear' in result) throw new RailCallError(`bank gateway fence: ${result.unclear}`);
+      if (result.answer.result === 'fenced') return { status: 'FENCED' };
+      const outcome = executed(result.answer);
+      if (outcome === null) throw new RailCallError(`bank gateway fence answered ${result.answer.result}`);
+      return outcome;
     },
   };
 }

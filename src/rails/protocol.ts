@@ -21,4 +21,5 @@ export type GatewayAnswer =
   | ({ result: 'ok' } & Record<string, unknown>)
   | { result: 'refused'; code: string }
   | { result: 'pending' }
-  | { result: 'not_found' };
+  | { result: 'not_found' }
+  | { result: 'fenced' };

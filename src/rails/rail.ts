@@ -16,7 +16,10 @@ export type TokenizeResult =
  * The outcome of a money movement. UNKNOWN means the bank's answer was missing or ambiguous: the money may have
  * moved, so the caller keeps the operation open and asks `status` later, never repeats it under a new id.
  */
-export type RailOutcome = { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string } | { status: 'UNKNOWN' };
+export type RailOutcome = ExecutedOutcome | { status: 'UNKNOWN' };
+
+/** What the bank recorded of an operation it executed. */
+export type ExecutedOutcome = { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string };
 
 export interface MoneyOperation {
   /** Made by Tolov, never by the client; the bank executes each id at most once. */
@@ -24,6 +27,9 @@ export interface MoneyOperation {
   token: string;
   amount: number;
 }
+
+/** What the bank says of an operation it was asked to fence: its outcome if it executed, or that it never will. */
+export type FenceOutcome = ExecutedOutcome | { status: 'FENCED' };
 
 export interface Rail {
   /**
@@ -38,8 +44,11 @@ export interface Rail {
   verifyCode(token: string, code: string): Promise<boolean>;
   debit(operation: MoneyOperation): Promise<RailOutcome>;
   refund(operation: MoneyOperation & { debitOperationId: string }): Promise<RailOutcome>;
-  /** What the bank recorded for an operation id; `NOT_FOUND` means it never executed it. */
-  status(operationId: string): Promise<RailOutcome | { status: 'NOT_FOUND' }>;
+  /**
+   * Settles an operation id for good: the outcome the bank recorded if it executed it, or FENCED, after which the bank
+   * refuses to execute it ever (a call of it still on its way, or sleeping at the bank, moves nothing).
+   */
+  fence(operationId: string): Promise<FenceOutcome>;
   /** The bank's own record of the operations it executed in [from, to), at most `limit` of them, oldest first. */
   operations(from: Date, to: Date, limit: number): Promise<RecordedOperation[]>;
 }

@@ -15,15 +15,16 @@ function reconcileBackoffMs(attempts: number): number {
 }
 
 /**
- * The final truth about an operation, or UNKNOWN. Callers ask only after the operation's call window has passed, so an
- * operation the rail never recorded will not arrive any more: it failed and moved no money.
+ * The final truth about an operation, or UNKNOWN. An operation the rail never executed is fenced first, so that it never
+ * executes afterwards (a call still on its way, or one the bank is slow to run): only then is it failed, having moved
+ * no money. Callers ask once the operation's call window has passed, when a fence is rarely needed.
  */
 async function askRail(rail: Rail, operationId: string, log: FastifyBaseLogger): Promise<RailOutcome> {
   try {
-    const status = await rail.status(operationId);
-    return status.status === 'NOT_FOUND' ? { status: 'FAILED', failureCode: 'PROCESSING_ERROR' } : status;
+    const settled = await rail.fence(operationId);
+    return settled.status === 'FENCED' ? { status: 'FAILED', failureCode: 'PROCESSING_ERROR' } : settled;
   } catch (error) {
-    log.warn({ err: error, operationId }, 'rail status unavailable; will ask again');
+    log.warn({ err: error, operationId }, 'rail fence unavailable; will ask again');
     return { status: 'UNKNOWN' };
   }
 }

@@ -5,7 +5,7 @@ import type { Db } from '../db/db.js';
 import { setNewest } from '../lib/bounded-map.js';
 import { groupWriter } from '../lib/group-writer.js';
 import { randomBase62 } from '../lib/ids.js';
-import type { CardDetails, MoneyOperation, Rail, RailOutcome, TokenizeResult } from './rail.js';
+import type { CardDetails, ExecutedOutcome, MoneyOperation, Rail, RailOutcome, TokenizeResult } from './rail.js';
 
 export const TEST_SMS_CODE = '111111';
 
@@ -44,7 +44,7 @@ interface Operation {
 }
 
 /** A fenced operation answers as what it is: a call that moved no money. */
-const outcomeOf = (row: Recorded): RailOutcome =>
+const outcomeOf = (row: Recorded): ExecutedOutcome =>
   row.status === 'SUCCEEDED' ? { status: 'SUCCEEDED' } : { status: 'FAILED', failureCode: row.failure_code! };
 
 /** A card's behaviour never changes once tokenized, so the rail remembers the most recent ones it read. */
@@ -157,19 +157,18 @@ export function testRail(db: Db): Rail {
       return rows.map((row) => ({ operationId: row.operation_id, type: row.type, amount: row.amount, status: row.status }));
     },
 
-    // Asked about an operation it never recorded, the rail fences it, so that "not found" stays true: a write of it
-    // still on its way conflicts with the fence and executes nothing.
-    async status(operationId) {
+    // An operation it never recorded is fenced: a write of it still on its way conflicts with the fence and executes nothing.
+    async fence(operationId) {
       const fenced = await db.query(
         `INSERT INTO test_rail_operations (operation_id, status, failure_code) VALUES ($1, 'FENCED', 'PROCESSING_ERROR')
          ON CONFLICT (operation_id) DO NOTHING RETURNING 1`,
         [operationId],
       );
-      if (fenced.length === 1) return { status: 'NOT_FOUND' };
+      if (fenced.length === 1) return { status: 'FENCED' };
       // A new statement: it sees the row that conflicted, committed by now.
       const [row] = await db.query<Recorded>('SELECT status, failure_code FROM test_rail_operations WHERE operation_id = $1', [operationId]);
       if (!row) throw new Error(`test rail: operation ${operationId} conflicted but is not there`);
-      return row.status === 'FENCED' ? { status: 'NOT_FOUND' } : outcomeOf(row);
+      return row.status === 'FENCED' ? { status: 'FENCED' } : outcomeOf(row);
     },
   };
 }

@@ -34,9 +34,9 @@ describe('the test rail (CONTRACT §6)', () => {
     const token = await tokenFor(pan);
     const operationId = newId('pi');
     expect(await rail.debit({ operationId, token, amount: 10_000 })).toEqual(answer);
-    expect(await rail.status(operationId)).toEqual(truth);
+    expect(await rail.fence(operationId)).toEqual(truth);
     // A fresh rail over the same database (a restart) tells the same truth.
-    expect(await testRail(service.db).status(operationId)).toEqual(truth);
+    expect(await testRail(service.db).fence(operationId)).toEqual(truth);
   });
 
   it('refuses the inactive card at tokenization', async () => {
@@ -96,29 +96,29 @@ describe('the test rail (CONTRACT §6)', () => {
       await rail.debit({ operationId: debitOperationId, token, amount: 900 });
       const operationId = newId('re');
       expect(await rail.refund({ operationId, debitOperationId, token, amount: 900 })).toEqual(answer);
-      expect(await rail.status(operationId)).toEqual({ status: 'SUCCEEDED' });
+      expect(await rail.fence(operationId)).toEqual({ status: 'SUCCEEDED' });
     }
   });
 
-  it('answers NOT_FOUND for an operation it never executed', async () => {
-    expect(await rail.status('pi_never')).toEqual({ status: 'NOT_FOUND' });
+  it('fences an operation it never executed', async () => {
+    expect(await rail.fence('pi_never')).toEqual({ status: 'FENCED' });
   });
 
-  it('fences an operation it was asked about before recording it: a late debit of it moves nothing and answers failed', async () => {
+  it('fences an operation before it was recorded: a late debit of it moves nothing and answers failed', async () => {
     const token = await tokenFor('8600000000000007');
     const operationId = newId('pi');
     const asked = new Date();
-    expect(await rail.status(operationId)).toEqual({ status: 'NOT_FOUND' });
-    // The debit's write arrives after reconciliation has taken "not found" as "never executed".
+    expect(await rail.fence(operationId)).toEqual({ status: 'FENCED' });
+    // The debit's write arrives after reconciliation fenced it as never executed.
     expect(await rail.debit({ operationId, token, amount: 800 })).toEqual({ status: 'FAILED', failureCode: 'PROCESSING_ERROR' });
-    expect(await rail.status(operationId)).toEqual({ status: 'NOT_FOUND' });
-    expect(await testRail(service.db).status(operationId)).toEqual({ status: 'NOT_FOUND' });
+    expect(await rail.fence(operationId)).toEqual({ status: 'FENCED' });
+    expect(await testRail(service.db).fence(operationId)).toEqual({ status: 'FENCED' });
     const books = await rail.operations(new Date(asked.getTime() - 60_000), new Date(Date.now() + 60_000), 1_000);
     expect(books.map((operation) => operation.operationId)).not.toContain(operationId);
-    // An operation recorded before it was asked about is not fenced: it answers what it was.
+    // An operation recorded before the fence is not fenced: it answers what it was.
     const recorded = newId('pi');
     await rail.debit({ operationId: recorded, token, amount: 800 });
-    expect(await rail.status(recorded)).toEqual({ status: 'SUCCEEDED' });
+    expect(await rail.fence(recorded)).toEqual({ status: 'SUCCEEDED' });
   });
 
   it('keeps no card number in its books', async () => {
