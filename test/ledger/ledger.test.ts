@@ -56,6 +56,18 @@ describe('GET /v1/balance', () => {
   });
 });
 
+describe('a balance past 2^53 tiyin', () => {
+  it('is answered exactly, never a 500: its digits as the ledger sums them', async () => {
+    const shop = await service.createMerchant();
+    // Ten payments of 10^15 tiyin less a fee of 1, and one of 2 less 1: an odd sum past 2^53, which no double holds.
+    for (let i = 0; i < 10; i++) await service.db.transaction((tx) => post(tx, payment(shop.productId, false, 1_000_000_000_000_000, 1)));
+    await service.db.transaction((tx) => post(tx, payment(shop.productId, false, 2, 1)));
+    const reply = await service.call({ method: 'GET', url: '/v1/balance', key: shop.test });
+    expect(reply.status).toBe(200);
+    expect(reply.text).toBe('{"object":"balance","available":0,"pending":9999999999999991,"currency":"UZS","livemode":false}');
+  });
+});
+
 describe('post()', () => {
   it('writes a transaction whose entries sum to zero', async () => {
     const id = await service.db.transaction((tx) => post(tx, payment(merchant.productId, true, 7_000, 70, 'pi_sum')));

@@ -94,20 +94,27 @@ export async function post(tx: Queryable, transaction: LedgerTransaction): Promi
 
 export interface Balance {
   object: 'balance';
-  available: number;
-  pending: number;
+  /** Exact: a number while it is a safe integer, a BigInt (written as exact JSON digits) beyond 2^53. */
+  available: number | bigint;
+  pending: number | bigint;
   currency: 'UZS';
   livemode: boolean;
 }
 
+/** A sum read as text, so that it is exact whatever its size. */
+function exactSum(text: string): number | bigint {
+  const sum = BigInt(text);
+  return sum >= BigInt(Number.MIN_SAFE_INTEGER) && sum <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(sum) : sum;
+}
+
 /** The merchant's balance: the ledger's entries as summed, in the same transactions, into the balance rows. */
 export async function balanceOf(db: Queryable, merchant: Merchant): Promise<Balance> {
-  const [row] = await db.query<{ available: number; pending: number }>(
-    `SELECT coalesce(sum(amount) FILTER (WHERE account = 'merchant_available'), 0)::bigint AS available,
-            coalesce(sum(amount) FILTER (WHERE account = 'merchant_pending'), 0)::bigint AS pending
+  const [row] = await db.query<{ available: string; pending: string }>(
+    `SELECT coalesce(sum(amount) FILTER (WHERE account = 'merchant_available'), 0)::text AS available,
+            coalesce(sum(amount) FILTER (WHERE account = 'merchant_pending'), 0)::text AS pending
        FROM ledger_balances
       WHERE product_id = $1 AND livemode = $2 AND account IN ('merchant_available', 'merchant_pending')`,
     [merchant.productId, merchant.livemode],
   );
-  return { object: 'balance', available: row!.available, pending: row!.pending, currency: 'UZS', livemode: merchant.livemode };
+  return { object: 'balance', available: exactSum(row!.available), pending: exactSum(row!.pending), currency: 'UZS', livemode: merchant.livemode };
 }
