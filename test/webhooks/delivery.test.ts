@@ -3,6 +3,7 @@ import type { LookupAddress } from 'node:dns';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { constructEvent } from '../../src/client/webhooks.js';
 import type { Lookup } from '../../src/modules/webhooks/sender.js';
+import { INTERRUPTED_ATTEMPT, leaseDueDeliveries } from '../../src/modules/webhooks/store.js';
 import { bindCard } from '../support/binding.js';
 import { startService, type Merchant, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
@@ -126,6 +127,48 @@ describe('webhook deliveries', () => {
     expect(last).toMatchObject({ status: 'failed', nextAttemptAt: null });
     expect(last.attempts).toHaveLength(3);
     expect(receivedBy(shop)).toHaveLength(3);
+  });
+
+  it('count an attempt its worker died in as made, log it as interrupted, and never send more than the schedule', async () => {
+    // Schedule 0, 60, 300: three attempts. The worker dies holding attempt 2, and later attempt 3 of another delivery.
+    const { shop, endpoint, card } = await shopWithEndpoint();
+    receiver.behaviour = 'fail';
+    const deliveries = async () =>
+      (await service.call({ method: 'GET', url: `/v1/webhook_endpoints/${endpoint.id}/deliveries`, key: shop.test })).body.data;
+    const dieHolding = async () => {
+      const leased = await leaseDueDeliveries(service.db, { batchMax: 100, leaseMs: 60_000, firstDelaySeconds: 0, attemptsMax: 3 });
+      expect(leased.length).toBeGreaterThan(0);
+      await service.db.query(`UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE locked_until IS NOT NULL`);
+    };
+    await charge(service, shop.test, { amount: 100, card });
+    await service.webhooks.deliverDue(100);
+    await makeDue();
+    await dieHolding();
+    await service.webhooks.deliverDue(100);
+    const [first] = await deliveries();
+    expect(first.attempts.map((attempt: { number: number; error: string }) => [attempt.number, attempt.error])).toEqual([
+      [1, 'answered 500'],
+      [2, INTERRUPTED_ATTEMPT],
+      [3, 'answered 500'],
+    ]);
+    expect(first.status).toBe('failed');
+    expect(receivedBy(shop)).toHaveLength(2);
+
+    await charge(service, shop.test, { amount: 200, card });
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      await service.webhooks.deliverDue(100);
+      await makeDue();
+    }
+    await dieHolding();
+    expect(await service.webhooks.deliverDue(100)).toBe(0);
+    const [second] = await deliveries();
+    expect(second.attempts.map((attempt: { number: number; error: string }) => [attempt.number, attempt.error])).toEqual([
+      [1, 'answered 500'],
+      [2, 'answered 500'],
+      [3, INTERRUPTED_ATTEMPT],
+    ]);
+    expect(second).toMatchObject({ status: 'failed', nextAttemptAt: null });
+    expect(receivedBy(shop)).toHaveLength(4);
   });
 
   it('cut a receiver that does not answer at the timeout', async () => {

@@ -167,7 +167,12 @@ export class WebhooksService {
   /** One delivery batch: leases due deliveries, sends each attempt once, records the outcome and the next attempt. */
   async deliverDue(batchMax: number): Promise<number> {
     const schedule = this.settings.webhookRetryScheduleSeconds;
-    const due = await store.leaseDueDeliveries(this.db, batchMax, this.settings.webhookTimeoutMs + LEASE_MARGIN_MS, schedule[0] ?? 0);
+    const due = await store.leaseDueDeliveries(this.db, {
+      batchMax,
+      leaseMs: this.settings.webhookTimeoutMs + LEASE_MARGIN_MS,
+      firstDelaySeconds: schedule[0] ?? 0,
+      attemptsMax: schedule.length,
+    });
     for (let start = 0; start < due.length; start += SEND_CONCURRENCY) {
       await Promise.all(due.slice(start, start + SEND_CONCURRENCY).map((delivery) => this.attempt(delivery)));
     }

@@ -86,27 +86,46 @@ export interface DueDelivery {
   data: unknown;
 }
 
+/** What the delivery log says of an attempt whose worker stopped (a crash) before recording it. */
+export const INTERRUPTED_ATTEMPT = 'interrupted: the sending process stopped during this attempt; it may have reached the endpoint';
+
 /**
  * Leases a bounded batch of due deliveries: each attempt is numbered and held for `leaseMs`, so another worker (in this
  * or any process) skips it meanwhile. A first attempt is due `firstDelaySeconds` after the event (the schedule's first
- * delay, 0 by default). Returns what sending needs, in one round trip.
+ * delay, 0 by default). An attempt whose lease ended unrecorded was interrupted (its worker died, perhaps after
+ * sending): it stays counted, is logged as interrupted, and a delivery whose last attempt it was fails instead of being
+ * sent once more, so that no delivery is sent more often than the schedule's `attemptsMax`. Returns what sending needs,
+ * in one round trip.
  */
-export async function leaseDueDeliveries(db: Queryable, batchMax: number, leaseMs: number, firstDelaySeconds: number): Promise<DueDelivery[]> {
+export async function leaseDueDeliveries(
+  db: Queryable,
+  limits: { batchMax: number; leaseMs: number; firstDelaySeconds: number; attemptsMax: number },
+): Promise<DueDelivery[]> {
   return db.query<DueDelivery>(
-    `WITH claimed AS (
-       UPDATE webhook_deliveries SET attempts = attempts + 1, locked_until = now() + $2 * interval '1 millisecond'
-        WHERE id IN (
-          SELECT id FROM webhook_deliveries
-           WHERE status = 'pending' AND (locked_until IS NULL OR locked_until <= now())
-             AND ((attempts > 0 AND next_attempt_at <= now())
-               OR (attempts = 0 AND next_attempt_at <= now() - $3 * interval '1 second'))
-           ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-        RETURNING id, attempts, endpoint_id, event_id)
+    `WITH picked AS (
+       SELECT id, attempts, locked_until IS NOT NULL AS interrupted FROM webhook_deliveries
+        WHERE status = 'pending' AND (locked_until IS NULL OR locked_until <= now())
+          AND ((attempts > 0 AND next_attempt_at <= now())
+            OR (attempts = 0 AND next_attempt_at <= now() - $3 * interval '1 second'))
+        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED),
+     logged AS (
+       INSERT INTO webhook_attempts (delivery_id, number, attempted_at, status_code, duration_ms, error)
+       SELECT id, attempts, now(), NULL, 0, $5 FROM picked WHERE interrupted
+       ON CONFLICT (delivery_id, number) DO NOTHING),
+     claimed AS (
+       UPDATE webhook_deliveries d
+          SET attempts = d.attempts + CASE WHEN p.attempts >= $4 THEN 0 ELSE 1 END,
+              status = CASE WHEN p.attempts >= $4 THEN 'failed' ELSE d.status END,
+              locked_until = CASE WHEN p.attempts >= $4 THEN NULL ELSE now() + $2 * interval '1 millisecond' END,
+              next_attempt_at = CASE WHEN p.attempts >= $4 THEN NULL ELSE d.next_attempt_at END
+         FROM picked p WHERE d.id = p.id
+        RETURNING d.id, d.attempts, d.endpoint_id, d.event_id, d.status)
      SELECT c.id, c.attempts, c.endpoint_id, w.url, w.status AS endpoint_status,
             array_remove(ARRAY[w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END], NULL) AS secrets,
             e.id AS event_id, e.type, e.livemode, e.created_at, e.data
-       FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id`,
-    [batchMax, leaseMs, firstDelaySeconds],
+       FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id
+      WHERE c.status = 'pending'`,
+    [limits.batchMax, limits.leaseMs, limits.firstDelaySeconds, limits.attemptsMax, INTERRUPTED_ATTEMPT],
   );
 }
 
