@@ -13,8 +13,12 @@ import { ApiError } from './errors.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x20-\x7E]{1,255}$/;
-/** A key locked longer than this belongs to a crashed request and may be resumed by a retry. */
-export const IDEMPOTENCY_LOCK_TIMEOUT_MS = 60_000;
+/**
+ * A running request renews its key's lock every IDEMPOTENCY_LOCK_RENEW_MS; a lock not renewed for this long belongs to
+ * a request whose process died, and a retry may resume it.
+ */
+export const IDEMPOTENCY_LOCK_TIMEOUT_MS = 10_000;
+const IDEMPOTENCY_LOCK_RENEW_MS = 3_000;
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
 const START = 'started';
 const FINISHED = 'finished';
@@ -338,6 +342,7 @@ export async function runIdempotent(
   let progress: Progress = { key: null, point: START, resourceId: null };
   // Each phase either finishes or moves on; more steps than phases would mean a cycle, a bug.
   const stepsMax = Object.keys(phases).length;
+  let stopRenewing = () => {};
   try {
     for (let step = 0; step < stepsMax; step++) {
       const current = progress;
@@ -375,6 +380,7 @@ export async function runIdempotent(
         if (!outcome.sent.replayed) hooks.afterCommit?.(FINISHED);
         return outcome.sent;
       }
+      if (progress.key === null && outcome.progress.key !== null) stopRenewing = renewLock(db, merchant, outcome.progress.key);
       progress = outcome.progress;
       hooks.afterCommit?.(progress.point);
     }
@@ -390,7 +396,27 @@ export async function runIdempotent(
         .catch(() => {});
     }
     throw error;
+  } finally {
+    stopRenewing();
   }
+}
+
+/**
+ * Renews the lock of a key this request holds until the returned function is called, so that the lock outlives the
+ * request exactly as long as its process does. A renewal changes nothing once the request released the key.
+ */
+function renewLock(db: Db, merchant: Merchant, key: string): () => void {
+  const timer = setInterval(() => {
+    void db
+      .query(`UPDATE idempotency_keys SET locked_at = now() WHERE ${keyMatch('$1', '$2', '$3')} AND locked_at IS NOT NULL`, [
+        merchant.productId,
+        merchant.livemode,
+        key,
+      ])
+      .catch(() => {});
+  }, IDEMPOTENCY_LOCK_RENEW_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** Refusals that are not the request's answer: how its key or body was used, and what any retry should meet again. */

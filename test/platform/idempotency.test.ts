@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Merchant as AuthMerchant } from '../../src/http/auth.js';
 import { ApiError } from '../../src/http/errors.js';
-import { runIdempotent, type Phase } from '../../src/http/idempotency.js';
+import { foreignPhase, runIdempotent, type Phase } from '../../src/http/idempotency.js';
 import { idempotencyCleanup } from '../../src/workers/idempotency-cleanup.js';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
 
@@ -200,14 +200,38 @@ describe('atomic phases and recovery points', () => {
     calls.length = 0;
     await expect(run(key)).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_USE', statusCode: 409 });
     expect(calls).toEqual([]);
-    // As if that process had been killed two minutes ago.
-    await service.db.query("UPDATE idempotency_keys SET locked_at = now() - interval '2 minutes' WHERE product_id = $1 AND key = $2", [
+    // As if that process had been killed eleven seconds ago: its lock was last renewed then.
+    await service.db.query("UPDATE idempotency_keys SET locked_at = now() - interval '11 seconds' WHERE product_id = $1 AND key = $2", [
       merchant.productId,
       key,
     ]);
     const sent = await run(key);
     expect(calls).toEqual(['charged:pi_resource']);
     expect(sent.status).toBe(200);
+  });
+
+  it('renews the lock of a key while its request runs, so that only a dead holder\'s lock lapses', async () => {
+    const key = idem();
+    const lockedAt = async () =>
+      (await service.db.query<{ locked_at: Date }>('SELECT locked_at FROM idempotency_keys WHERE product_id = $1 AND key = $2', [merchant.productId, key]))[0]!
+        .locked_at;
+    const seen: Date[] = [];
+    const slow: Record<string, Phase> = {
+      started: { atomic: async () => ({ next: 'called', resourceId: 'pi_slow' }) },
+      called: foreignPhase<null>({
+        call: async () => {
+          seen.push(await lockedAt());
+          await new Promise((resolve) => setTimeout(resolve, 3_500));
+          seen.push(await lockedAt());
+          return null;
+        },
+        record: async () => ({ response: { status: 200, body: { done: true } } }),
+        resume: async () => ({ response: { status: 200, body: { resumed: true } } }),
+      }),
+    };
+    expect((await runIdempotent(service.db, scope, key, { id: 'req_slow', method: 'POST', path: '/v1/slow', body: {} }, slow)).status).toBe(200);
+    expect(seen[1]!.getTime() - seen[0]!.getTime()).toBeGreaterThanOrEqual(2_500);
+    expect(await lockedAt()).toBeNull();
   });
 
   it('stores a business refusal of a phase as the key\'s answer: the retry replays it and runs nothing', async () => {
