@@ -14,6 +14,11 @@ afterAll(() => service.stop());
 const newToken = async () => (await createBinding(service, merchant.test)).clientToken;
 const expire = (token: string) =>
   service.db.query("UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE token = $1", [token]);
+/** The merchant's view of the binding whose session `token` is. */
+const bindingOf = async (token: string) => {
+  const [row] = await service.db.query<{ id: string }>('SELECT id FROM card_bindings WHERE checkout_token = $1', [token]);
+  return (await service.call({ method: 'GET', url: `/subscribe/v1/card_bindings/${row!.id}`, key: merchant.test })).body;
+};
 const cardAttemptsLeft = async (token: string) => (await sessionState(service, token)).body.cardAttemptsLeft as number;
 
 describe('bad card data: INVALID_CARD naming the field, counted as an attempt, nothing saved', () => {
@@ -159,7 +164,9 @@ describe('attempt limits', () => {
     const fourth = await submitCard(service, token, { pan: '8600000000000007' });
     expect(fourth.status).toBe(429);
     expect(fourth.body.code).toBe('TOO_MANY_ATTEMPTS');
-    expect((await sessionState(service, token)).body).toMatchObject({ status: 'PENDING', cardAttemptsLeft: 0 });
+    // The third refusal closed the session: it says why, and so does the merchant's binding.
+    expect((await sessionState(service, token)).body).toMatchObject({ status: 'FAILED', failureCode: 'TOO_MANY_ATTEMPTS', cardAttemptsLeft: 0 });
+    expect(await bindingOf(token)).toMatchObject({ status: 'FAILED', failureCode: 'TOO_MANY_ATTEMPTS', card: null });
   });
 
   it('allows 5 codes; the 6th is 429 even if right, and resending never resets the count', async () => {
@@ -175,7 +182,9 @@ describe('attempt limits', () => {
     const sixth = await submitCode(service, token, TEST_CODE);
     expect(sixth.status).toBe(429);
     expect(sixth.body.code).toBe('TOO_MANY_ATTEMPTS');
-    expect((await sessionState(service, token)).body).toMatchObject({ status: 'AWAITING_CODE', codeAttemptsLeft: 0 });
+    expect((await sessionState(service, token)).body).toMatchObject({ status: 'FAILED', failureCode: 'TOO_MANY_ATTEMPTS', codeAttemptsLeft: 0 });
+    expect(await bindingOf(token)).toMatchObject({ status: 'FAILED', failureCode: 'TOO_MANY_ATTEMPTS', card: null });
+    expect((await resendCode(service, token)).body.code).toBe('TOO_MANY_ATTEMPTS');
   });
 
   it('makes the buyer wait between codes, with Retry-After', async () => {

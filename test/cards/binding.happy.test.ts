@@ -21,7 +21,7 @@ describe('binding a card', () => {
     expect(reply.status).toBe(201);
     const binding = reply.body;
     expect(Object.keys(binding).sort()).toEqual(
-      ['card', 'clientToken', 'created', 'customerRef', 'expiresAt', 'id', 'livemode', 'object', 'returnUrl', 'status', 'url'].sort(),
+      ['card', 'clientToken', 'created', 'customerRef', 'expiresAt', 'failureCode', 'id', 'livemode', 'object', 'returnUrl', 'status', 'url'].sort(),
     );
     expect(binding).toMatchObject({ object: 'card_binding', status: 'PENDING', card: null, customerRef: 'cust-9', livemode: false });
     expect(binding.id).toMatch(/^cb_/);
@@ -47,6 +47,7 @@ describe('binding a card', () => {
       maskedPan: null,
       returnUrl: null,
       expiresAt: binding.expiresAt,
+      failureCode: null,
       cardAttemptsLeft: 3,
       codeAttemptsLeft: 5,
       resendAvailableAt: null,

@@ -75,7 +75,7 @@ describe('paying an order through its session', () => {
     expect(refused.body).toMatchObject({ code: 'PAYMENT_FAILED', failureCode: 'INSUFFICIENT_FUNDS' });
     expect((await sessionState(service, token)).body).toMatchObject({ status: 'FAILED', order: { status: 'FAILED' } });
     const read = await readOrder(order.id);
-    expect(read.status).toBe('FAILED');
+    expect(read).toMatchObject({ status: 'FAILED', failureCode: 'INSUFFICIENT_FUNDS' });
     const intent = (await service.call({ method: 'GET', url: `/subscribe/v1/charges/${read.paymentIntent}`, key: merchant.test })).body;
     expect(intent).toMatchObject({ status: 'FAILED', failureCode: 'INSUFFICIENT_FUNDS' });
     expect((await eventsOf(service, order.id)).map((event) => event.type)).toEqual(['order.failed']);
@@ -103,6 +103,21 @@ describe('paying an order through its session', () => {
     expect((await readOrder(order.id)).status).toBe('PAID');
     expect((await eventsOf(service, order.id)).map((event) => event.type)).toEqual(['order.paid']);
     expect(await debitsOf(order.id)).toEqual([{ id: expect.any(String), status: 'SUCCEEDED' }]);
+  });
+
+  it('five wrong codes close the session and fail the order: order.failed with TOO_MANY_ATTEMPTS, no debit', async () => {
+    const { order, token } = await createOrder();
+    await submitCard(service, token, { pan: '8600000000000007' });
+    for (let i = 0; i < 4; i++) expect((await submitCode(service, token, '000000')).body.code).toBe('WRONG_CODE');
+    const last = await submitCode(service, token, '000000');
+    expect(last.body).toMatchObject({ code: 'WRONG_CODE', message: expect.stringContaining('last attempt') });
+    expect((await sessionState(service, token)).body).toMatchObject({ status: 'FAILED', failureCode: 'TOO_MANY_ATTEMPTS', order: { status: 'FAILED' } });
+    expect(await readOrder(order.id)).toMatchObject({ status: 'FAILED', failureCode: 'TOO_MANY_ATTEMPTS', paymentIntent: null });
+    const events = await eventsOf(service, order.id);
+    expect(events.map((event) => event.type)).toEqual(['order.failed']);
+    expect(events[0]!.data).toMatchObject({ status: 'FAILED', failureCode: 'TOO_MANY_ATTEMPTS' });
+    expect((await submitCode(service, token, TEST_CODE)).body.code).toBe('TOO_MANY_ATTEMPTS');
+    expect(await debitsOf(order.id)).toEqual([]);
   });
 
   it('an unclear answer that turns out refused makes the order FAILED', async () => {

@@ -26,7 +26,7 @@ describe('creating an order', () => {
     const order = reply.body;
     expect(Object.keys(order).sort()).toEqual(
       [
-        'amount', 'created', 'currency', 'customerRef', 'description', 'expiresAt', 'id', 'livemode', 'object', 'paidAt',
+        'amount', 'created', 'currency', 'customerRef', 'description', 'expiresAt', 'failureCode', 'id', 'livemode', 'object', 'paidAt',
         'paymentIntent', 'paymentUrl', 'returnUrl', 'saveCard', 'savedCard', 'status',
       ].sort(),
     );

@@ -88,6 +88,25 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     expect(problems).toEqual([]);
   });
 
+  it('closes after the fifth wrong code and says why, also after a reload', async () => {
+    const { order, page, problems } = await openOrder();
+    await page.getByRole('button', { name: 'English' }).click();
+    await enterCard(page, '8600000000000007', { pan: 'Card number', expiry: 'Expiry date', phone: "Phone number linked to the card" });
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Enter the SMS code');
+    for (let i = 0; i < 5; i++) {
+      await page.getByLabel('SMS code').fill('000000');
+      await page.getByRole('button', { name: /^Pay/ }).click();
+      if (i < 4) await expect.poll(() => page.locator('.hint').last().textContent()).toBe(`${4 - i} ${i === 3 ? 'attempt' : 'attempts'} left.`);
+    }
+    await expect.poll(() => page.locator('h2').textContent()).toBe('No attempts left');
+    await page.reload();
+    await expect.poll(() => page.locator('h2').textContent()).toBe('No attempts left');
+    await shot(page, '5-attempts-used-up-en');
+    expect(await readOrder(order.id)).toMatchObject({ status: 'FAILED', failureCode: 'TOO_MANY_ATTEMPTS' });
+    expect(problems).toEqual([]);
+  });
+
   it('saves the card when the buyer asks (Russian)', async () => {
     const { order, page, problems } = await openOrder({ customerRef: 'buyer-42', amount: 99_990_050 });
     await page.getByRole('button', { name: 'Русский' }).click();

@@ -21,6 +21,7 @@ export function presentBinding(row: BindingRow, settings: BindingSettings): Card
     id: row.id,
     object: 'card_binding',
     status: row.status,
+    failureCode: row.failure_code,
     clientToken: row.checkout_token,
     url: `${settings.checkoutUrl}/bind/${row.checkout_token}`,
     card: row.card_id,

@@ -13,6 +13,7 @@ export interface BindingRow {
   created_at: Date;
   // From its session:
   status: SessionStatus;
+  failure_code: string | null;
   expires_at: Date;
   expired: boolean;
 }
@@ -34,8 +35,8 @@ export async function insertBinding(tx: Queryable, merchant: Merchant, binding: 
      s AS (
        INSERT INTO checkout_sessions (token, kind, product_id, livemode, binding_id, status, expires_at)
        SELECT checkout_token, 'card_binding', product_id, livemode, id, 'PENDING', now() + $7 * interval '1 second' FROM b
-       RETURNING status, expires_at)
-     SELECT b.*, s.status, s.expires_at, false AS expired FROM b, s`,
+       RETURNING status, failure_code, expires_at)
+     SELECT b.*, s.status, s.failure_code, s.expires_at, false AS expired FROM b, s`,
     [binding.id, merchant.productId, merchant.livemode, binding.checkoutToken, binding.customerRef, binding.returnUrl, binding.ttlSeconds],
   );
   return row!;
@@ -43,7 +44,7 @@ export async function insertBinding(tx: Queryable, merchant: Merchant, binding: 
 
 export async function findBinding(db: Queryable, merchant: Merchant, id: string): Promise<BindingRow | undefined> {
   const [row] = await db.query<BindingRow>(
-    `SELECT b.*, s.status, s.expires_at, s.expires_at <= now() AS expired
+    `SELECT b.*, s.status, s.failure_code, s.expires_at, s.expires_at <= now() AS expired
        FROM card_bindings b JOIN checkout_sessions s ON s.token = b.checkout_token
       WHERE b.id = $1 AND b.product_id = $2 AND b.livemode = $3`,
     [id, merchant.productId, merchant.livemode],

@@ -33,6 +33,9 @@ export const SessionState = Type.Object({
   maskedPan: Type.Union([Type.String(), Type.Null()], { description: 'Null until a card was accepted' }),
   returnUrl: Type.Union([Type.String(), Type.Null()], { description: 'Null until the session is COMPLETED' }),
   expiresAt: Timestamp,
+  failureCode: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why a FAILED session failed: TOO_MANY_ATTEMPTS when the card or code attempts were used up; null otherwise',
+  }),
   cardAttemptsLeft: Type.Integer(),
   codeAttemptsLeft: Type.Integer(),
   resendAvailableAt: Type.Union([Timestamp, Type.Null()], { description: 'When a new code may be requested; null when none can be' }),

@@ -28,6 +28,12 @@ const ok = <T>(value: T): { value: T } => ({ value });
 const fail = (error: ApiError): { error: ApiError } => ({ error });
 
 const sessionNotFound = () => new ApiError('NOT_FOUND', 'No such checkout session');
+const attemptsUsedUp = () =>
+  new ApiError('TOO_MANY_ATTEMPTS', `This session is closed: the ${CARD_ATTEMPTS_MAX} card or ${CODE_ATTEMPTS_MAX} code attempts were used up`);
+/** The buyer's calls a session refuses once its attempts were used up, whatever they are. */
+const lockedOut = (session: SessionRow) => session.failure_code === 'TOO_MANY_ATTEMPTS';
+/** Refusals of a card or a code that use up an attempt. */
+const ATTEMPT_REFUSALS = new Set(['INVALID_CARD', 'CARD_INACTIVE', 'VALIDATION_ERROR', 'WRONG_CODE']);
 const sessionExpired = () => new ApiError('SESSION_EXPIRED', 'This checkout session has expired');
 
 export function presentSession(row: SessionRow): SessionState {
@@ -41,6 +47,7 @@ export function presentSession(row: SessionRow): SessionState {
     maskedPan: row.masked_pan,
     returnUrl: row.status === 'COMPLETED' ? row.return_url : null,
     expiresAt: row.expires_at.toISOString(),
+    failureCode: row.failure_code,
     cardAttemptsLeft: Math.max(0, CARD_ATTEMPTS_MAX - row.card_attempts),
     codeAttemptsLeft: Math.max(0, CODE_ATTEMPTS_MAX - row.code_attempts),
     resendAvailableAt: row.code_sends < CODE_SENDS_MAX ? (resendAt?.toISOString() ?? null) : null,
@@ -93,8 +100,45 @@ export class CheckoutService {
     return this.withSession(token, async (_tx, session) => ({ value: presentSession(session) }));
   }
 
+  /** A refusal that used up the session's last attempt closes it (FAILED, and its order with it). */
   async submitCard(token: string, submission: CardSubmission): Promise<SessionState> {
+    return this.closingWhenUsedUp(token, () => this.acceptCard(token, submission));
+  }
+
+  async submitCode(token: string, code: string): Promise<SessionState> {
+    return this.closingWhenUsedUp(token, () => this.checkCode(token, code));
+  }
+
+  private async closingWhenUsedUp(token: string, call: () => Promise<SessionState>): Promise<SessionState> {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof ApiError && ATTEMPT_REFUSALS.has(error.code)) await this.closeIfUsedUp(token);
+      throw error;
+    }
+  }
+
+  /**
+   * Closes a session whose attempts are used up with nothing left to do: FAILED with TOO_MANY_ATTEMPTS, and its order
+   * FAILED with order.failed (it can no longer be paid). The order's lock first, as a payment takes it.
+   */
+  private async closeIfUsedUp(token: string): Promise<void> {
+    const session = await store.findSession(this.db, token, false);
+    if (!session) return;
+    const usedUp =
+      (session.status === 'PENDING' && session.card_attempts >= CARD_ATTEMPTS_MAX) ||
+      (session.status === 'AWAITING_CODE' && session.code_attempts >= CODE_ATTEMPTS_MAX);
+    if (!usedUp) return;
+    await this.db.transaction(async (tx) => {
+      if (session.kind === 'order') await lockOrderById(tx, session.order_id!);
+      if (!(await store.lockOutSession(tx, token))) return;
+      if (session.kind === 'order') await this.orders.fail(tx, session.order_id!, null, 'TOO_MANY_ATTEMPTS');
+    });
+  }
+
+  private async acceptCard(token: string, submission: CardSubmission): Promise<SessionState> {
     const checked = await this.withSession(token, async (tx, session) => {
+      if (lockedOut(session)) return fail(attemptsUsedUp());
       transition(session.kind, session.status, 'submit_card');
       if (submission.saveCard && !(session.kind === 'order' && session.customer_ref !== null)) {
         return fail(
@@ -129,8 +173,9 @@ export class CheckoutService {
     return this.current(token);
   }
 
-  async submitCode(token: string, code: string): Promise<SessionState> {
+  private async checkCode(token: string, code: string): Promise<SessionState> {
     const session = await this.withSession(token, async (tx, session) => {
+      if (lockedOut(session)) return fail(attemptsUsedUp());
       transition(session.kind, session.status, 'submit_code');
       if (session.code_attempts >= CODE_ATTEMPTS_MAX) {
         return fail(new ApiError('TOO_MANY_ATTEMPTS', `At most ${CODE_ATTEMPTS_MAX} codes can be tried in one session`));
@@ -142,7 +187,9 @@ export class CheckoutService {
     const rail = this.rails.forMode(session.livemode);
     if (!(await rail.verifyCode(session.rail_token!, code))) {
       const left = CODE_ATTEMPTS_MAX - session.code_attempts;
-      throw new ApiError('WRONG_CODE', `The code is wrong; ${left} ${left === 1 ? 'attempt' : 'attempts'} left`, { param: 'code' });
+      const message =
+        left === 0 ? 'The code is wrong, and that was the last attempt: this session is closed' : `The code is wrong; ${left} ${left === 1 ? 'attempt' : 'attempts'} left`;
+      throw new ApiError('WRONG_CODE', message, { param: 'code' });
     }
     return session.kind === 'order' ? this.payOrder(session) : this.completeBinding(session);
   }
@@ -210,6 +257,7 @@ export class CheckoutService {
 
   async resendCode(token: string): Promise<SessionState> {
     const session = await this.withSession(token, async (tx, session) => {
+      if (lockedOut(session)) return fail(attemptsUsedUp());
       transition(session.kind, session.status, 'resend_code');
       if (session.code_sends >= CODE_SENDS_MAX) {
         return fail(new ApiError('TOO_MANY_ATTEMPTS', `At most ${CODE_SENDS_MAX} codes can be sent in one session`));

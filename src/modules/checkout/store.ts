@@ -20,6 +20,8 @@ export interface SessionRow {
   card_expiry: string | null;
   completed_at: Date | null;
   save_card: boolean;
+  /** TOO_MANY_ATTEMPTS once the buyer used up the card or code attempts (the session is then FAILED). */
+  failure_code: string | null;
   // Joined from the product and the session's subject (a binding or an order):
   product_name: string;
   fee_bps: number;
@@ -139,6 +141,16 @@ export async function capturedCardOfOrder(tx: Queryable, orderId: string): Promi
   ]);
   if (!row) throw new Error(`order ${orderId} has no session`);
   return row;
+}
+
+/** PENDING or AWAITING_CODE → FAILED with TOO_MANY_ATTEMPTS, once; false if the session had moved on. */
+export async function lockOutSession(tx: Queryable, token: string): Promise<boolean> {
+  const rows = await tx.query(
+    `UPDATE checkout_sessions SET status = 'FAILED', failure_code = 'TOO_MANY_ATTEMPTS', rail_token = NULL
+      WHERE token = $1 AND status IN ('PENDING', 'AWAITING_CODE') RETURNING token`,
+    [token],
+  );
+  return rows.length === 1;
 }
 
 /** AWAITING_CODE → PROCESSING: the order's debit starts, unless a concurrent call, a cancel or expiry got there first. */

@@ -28,6 +28,9 @@ export const Order = Type.Object({
   paymentIntent: Type.Union([Type.String(), Type.Null()]),
   savedCard: Type.Union([Type.String(), Type.Null()]),
   paidAt: Type.Union([Timestamp, Type.Null()]),
+  failureCode: Type.Union([Type.String(), Type.Null()], {
+    description: "Why a FAILED order failed: its payment's failureCode, or TOO_MANY_ATTEMPTS when the buyer used up the card or code attempts",
+  }),
   expiresAt: Timestamp,
   livemode: Type.Boolean(),
   created: Timestamp,

@@ -25,6 +25,7 @@ export interface FinishedPayment {
   id: string;
   order_id: string | null;
   status: string;
+  failure_code: string | null;
   product_id: string;
   livemode: boolean;
   rail: 'uzcard' | 'humo';
@@ -52,6 +53,7 @@ export class OrdersService {
       paymentIntent: row.payment_intent_id,
       savedCard: row.saved_card_id,
       paidAt: row.paid_at?.toISOString() ?? null,
+      failureCode: row.failure_code,
       expiresAt: row.expires_at.toISOString(),
       livemode: row.livemode,
       created: row.created_at.toISOString(),
@@ -81,6 +83,7 @@ export class OrdersService {
         payment_intent_id: null,
         saved_card_id: null,
         paid_at: null,
+        failure_code: null,
         expires_at: new Date(created.getTime() + this.settings.orderTtlSeconds * 1000),
         created_at: created,
       };
@@ -195,11 +198,17 @@ export class OrdersService {
       await recordEvent(tx, { productId: paid.product_id, livemode: paid.livemode, type: 'order.paid', data: this.present(paid) });
       return card?.id ?? null;
     }
-    const failed = await store.markFailed(tx, order.id, payment.id);
     // An order no longer PENDING (it expired) keeps its status: a refused debit moved no money.
-    if (!failed) return null;
-    await closeOrderSession(tx, order.id, 'FAILED');
-    await recordEvent(tx, { productId: failed.product_id, livemode: failed.livemode, type: 'order.failed', data: this.present(failed) });
+    await this.fail(tx, order.id, payment.id, payment.failure_code ?? 'PROCESSING_ERROR');
     return null;
+  }
+
+  /** PENDING → FAILED with why, its session closed, and order.failed; false if it was no longer PENDING. */
+  async fail(tx: Queryable, id: string, paymentIntentId: string | null, failureCode: string): Promise<boolean> {
+    const failed = await store.markFailed(tx, id, paymentIntentId, failureCode);
+    if (!failed) return false;
+    await closeOrderSession(tx, id, 'FAILED');
+    await recordEvent(tx, { productId: failed.product_id, livemode: failed.livemode, type: 'order.failed', data: this.present(failed) });
+    return true;
   }
 }

@@ -18,6 +18,8 @@ export interface OrderRow {
   payment_intent_id: string | null;
   saved_card_id: string | null;
   paid_at: Date | null;
+  /** Why a FAILED order failed: its payment's refusal, or TOO_MANY_ATTEMPTS when the buyer used up the attempts. */
+  failure_code: string | null;
   expires_at: Date;
   created_at: Date;
 }
@@ -102,11 +104,11 @@ export async function markPaid(tx: Queryable, id: string, paymentIntentId: strin
   return row;
 }
 
-/** PENDING → FAILED once, keeping the refused payment so that its failureCode can be read. */
-export async function markFailed(tx: Queryable, id: string, paymentIntentId: string): Promise<OrderRow | undefined> {
+/** PENDING → FAILED once, with why, keeping the refused payment (none when the buyer used up the attempts). */
+export async function markFailed(tx: Queryable, id: string, paymentIntentId: string | null, failureCode: string): Promise<OrderRow | undefined> {
   const [row] = await tx.query<OrderRow>(
-    `UPDATE orders SET status = 'FAILED', payment_intent_id = $2 WHERE id = $1 AND status = 'PENDING' RETURNING *`,
-    [id, paymentIntentId],
+    `UPDATE orders SET status = 'FAILED', payment_intent_id = $2, failure_code = $3 WHERE id = $1 AND status = 'PENDING' RETURNING *`,
+    [id, paymentIntentId, failureCode],
   );
   return row;
 }

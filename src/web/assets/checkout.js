@@ -293,15 +293,14 @@ function screen() {
     poll();
     return outcome('pending', text.processingTitle, el('p', {}, text.processingText));
   }
-  if (isOrder() && session.status === 'FAILED') {
+  // A session closed for used-up attempts says so; an order's FAILED session otherwise means the bank refused.
+  if (isOrder() && session.status === 'FAILED' && session.failureCode !== 'TOO_MANY_ATTEMPTS') {
     const reason = text.reasons[page.failureCode];
     return outcome('warning', text.refusedTitle, reason ? el('p', {}, reason) : null, el('p', {}, text.refusedText));
   }
   if (isOrder() && session.order.status === 'CANCELED') return outcome('warning', text.canceledTitle, el('p', {}, text.canceledText));
   if (session.status === 'EXPIRED') return outcome('warning', text.expiredTitle, el('p', {}, text.expiredText));
-  const outOfCards = session.status === 'PENDING' && session.cardAttemptsLeft === 0;
-  const outOfCodes = session.status === 'AWAITING_CODE' && session.codeAttemptsLeft === 0;
-  if (outOfCards || outOfCodes || session.status === 'FAILED') return outcome('warning', text.failedTitle, el('p', {}, text.failedText));
+  if (session.status === 'FAILED') return outcome('warning', text.failedTitle, el('p', {}, text.failedText));
   return session.status === 'AWAITING_CODE' ? codeForm(session) : cardForm(session);
 }
 
