@@ -30,6 +30,7 @@ export interface Config {
   addressRequestsPerMinute: number;
   /** Merchant API calls allowed per API key each minute. */
   keyRequestsPerMinute: number;
+  authFailuresPerMinute: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -45,6 +46,34 @@ type Env = Record<string, string | undefined>;
 const DAY_SECONDS = 86_400;
 const WEBHOOK_ATTEMPTS_MAX = 20;
 const ADMIN_TOKEN_LENGTH_MIN = 16;
+/** An operator token guessable in fewer tries than 2^this is refused (a random 16-character base64 string has 96). */
+const ADMIN_TOKEN_BITS_MIN = 80;
+const ADMIN_TOKEN_DISTINCT_MIN = 10;
+/** Tokens printed in Tolov's own documentation: whoever read it knows them. */
+const DOCUMENTED_TOKENS = new Set(['change-me-to-a-long-secret']);
+const MAKE_A_TOKEN = 'make one with: openssl rand -base64 32';
+
+/**
+ * What a token's characters allow at most, as if each were drawn at random from the classes it uses (lower case, upper
+ * case, digits, others): an upper bound on its entropy, enough to refuse the weak ones.
+ */
+function tokenBits(token: string): number {
+  const classes: Array<[RegExp, number]> = [[/[a-z]/, 26], [/[A-Z]/, 26], [/[0-9]/, 10], [/[^a-zA-Z0-9]/, 32]];
+  const alphabet = classes.reduce((size, [pattern, count]) => size + (pattern.test(token) ? count : 0), 0);
+  return token.length * Math.log2(Math.max(alphabet, 2));
+}
+
+function checkAdminToken(token: string): void {
+  if (token.length < ADMIN_TOKEN_LENGTH_MIN || /\s/.test(token)) {
+    throw new ConfigError('TOLOV_ADMIN_TOKEN', `at least ${ADMIN_TOKEN_LENGTH_MIN} characters without spaces; ${MAKE_A_TOKEN}`, '(hidden)');
+  }
+  if (DOCUMENTED_TOKENS.has(token)) {
+    throw new ConfigError('TOLOV_ADMIN_TOKEN', `a secret of your own, not the documentation's example; ${MAKE_A_TOKEN}`, '(hidden)');
+  }
+  if (new Set(token).size < ADMIN_TOKEN_DISTINCT_MIN || tokenBits(token) < ADMIN_TOKEN_BITS_MIN) {
+    throw new ConfigError('TOLOV_ADMIN_TOKEN', `a token too random to guess (${ADMIN_TOKEN_BITS_MIN} bits or more); ${MAKE_A_TOKEN}`, '(hidden)');
+  }
+}
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -81,9 +110,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host)) throw new ConfigError('HOST', 'a host name or IP address', host);
 
   const adminToken = read('TOLOV_ADMIN_TOKEN') ?? null;
-  if (adminToken !== null && (adminToken.length < ADMIN_TOKEN_LENGTH_MIN || /\s/.test(adminToken))) {
-    throw new ConfigError('TOLOV_ADMIN_TOKEN', `at least ${ADMIN_TOKEN_LENGTH_MIN} characters without spaces`, '(hidden)');
-  }
+  if (adminToken !== null) checkAdminToken(adminToken);
 
   const checkoutUrl = (url('TOLOV_CHECKOUT_URL', ['http', 'https']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
 
@@ -135,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionRequestsPerMinute: integer('TOLOV_RATE_LIMIT_SESSION_PER_MINUTE', 60, 1, 1_000_000),
     addressRequestsPerMinute: integer('TOLOV_RATE_LIMIT_ADDRESS_PER_MINUTE', 300, 1, 1_000_000),
     keyRequestsPerMinute: integer('TOLOV_RATE_LIMIT_KEY_PER_MINUTE', 6_000, 1, 10_000_000),
+    authFailuresPerMinute: integer('TOLOV_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE', 20, 1, 1_000_000),
     logLevel: logLevel as Config['logLevel'],
   };
 }

@@ -88,6 +88,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ TOLOV_ADMIN_TOKEN: 'short secret' })).toThrow(/\(hidden\)/);
   });
 
+  it.each([
+    ['the documentation\'s example', 'change-me-to-a-long-secret'],
+    ['few distinct characters', 'abababababababababababab'],
+    ['too little entropy for its length', '1234567890123456'],
+  ])('refuses an operator token that is %s, saying how to make one', (_, token) => {
+    expect(() => loadConfig({ TOLOV_ADMIN_TOKEN: token })).toThrow(/TOLOV_ADMIN_TOKEN.*openssl rand -base64 32/);
+    expect(() => loadConfig({ TOLOV_ADMIN_TOKEN: token })).not.toThrow(new RegExp(token));
+  });
+
   it('needs the rail secret whenever the live rail URL is set', () => {
     expect(() => loadConfig({ TOLOV_LIVE_RAIL_URL: 'http://127.0.0.1:4100' })).toThrow(/TOLOV_LIVE_RAIL_SECRET/);
   });

@@ -6,14 +6,18 @@
 // never loses to a reply already on its way. Entries also age out, as a last line.
 import type { Db } from '../db/db.js';
 import { setNewest } from '../lib/bounded-map.js';
-import { findKeyBySecretHash, type AuthenticatedKeyRow } from '../modules/products/store.js';
+import { findKeyBySecretHash, markKeysUsed, type AuthenticatedKeyRow } from '../modules/products/store.js';
 
 export const API_KEYS_CHANNEL = 'tolov_api_keys';
 const ENTRIES_MAX = 10_000;
 const ENTRY_TTL_MS = 60_000;
+/** A key's last use is written at most this often by a process: "last used" is exact to the minute. */
+const LAST_USED_EVERY_MS = 60_000;
 
 export class ApiKeyCache {
   private readonly entries = new Map<string, { row: AuthenticatedKeyRow; expiresAt: number }>();
+  /** When this process last wrote each key's last use. */
+  private readonly usedWritten = new Map<string, number>();
   /** Bumped by every clear; a lookup caches its answer only if none happened while it ran. */
   private generation = 0;
   private heard = false;
@@ -33,6 +37,12 @@ export class ApiKeyCache {
     return { cache, stop };
   }
 
+  /** Whether this process holds the key with this secret hash as valid, without asking the database. */
+  knows(secretHash: Buffer): boolean {
+    const cached = this.entries.get(secretHash.toString('base64'));
+    return cached !== undefined && this.heard && cached.expiresAt > Date.now();
+  }
+
   /** The key with this secret hash, unless unknown (revoked keys are returned as such, never cached). */
   async find(secretHash: Buffer): Promise<AuthenticatedKeyRow | undefined> {
     const id = secretHash.toString('base64');
@@ -44,6 +54,17 @@ export class ApiKeyCache {
       setNewest(this.entries, id, { row, expiresAt: Date.now() + ENTRY_TTL_MS }, ENTRIES_MAX);
     }
     return row;
+  }
+
+  /**
+   * Notes that a key authenticated a request: its first use in a minute is written, without the request waiting for it
+   * (a failed write is only a less recent "last used").
+   */
+  used(keyId: string): void {
+    const now = Date.now();
+    if ((this.usedWritten.get(keyId) ?? 0) > now - LAST_USED_EVERY_MS) return;
+    setNewest(this.usedWritten, keyId, now, ENTRIES_MAX);
+    void markKeysUsed(this.db, [{ id: keyId, at: new Date(now) }]).catch(() => {});
   }
 
   /** Forgets everything: called for each revocation heard, and by this process right after its own. */

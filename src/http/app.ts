@@ -23,7 +23,7 @@ import { productRoutes } from '../modules/products/routes.js';
 import type { Rails } from '../rails/index.js';
 import { pageRoutes } from '../web/pages.js';
 import { ApiKeyCache } from './api-key-cache.js';
-import { authenticateAdmin, authenticateMerchant, routeNotFound } from './auth.js';
+import { authenticateAdmin, authenticateMerchant, routeNotFound, type RouteAuth } from './auth.js';
 import { ApiError } from './errors.js';
 import type { PhaseHooks } from './idempotency.js';
 import { loggerOptions } from './logging.js';
@@ -34,6 +34,8 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 const CONNECTION_TIMEOUT_MS = 10_000;
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 const REQUEST_TIMEOUT_MS = 60_000;
+/** Failed operator authentications a minute, from every address together, before the operator API answers 429. */
+const OPERATOR_AUTH_FAILURES_PER_MINUTE = 100;
 
 // Connection-level database failures: the request may be retried once the database is back.
 const DATABASE_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
@@ -123,13 +125,34 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
   app.addHook('onClose', () => stopFollowingKeys());
   // Per API key, in this process: a runaway integration slows itself down, not every merchant.
   const perKey = new RateLimiter(config.keyRequestsPerMinute, 60_000);
+  // Failed authentications per client address, and of the operator API as a whole: guessing is throttled.
+  const failuresPerAddress = new RateLimiter(config.authFailuresPerMinute, 60_000);
+  const operatorFailures = new RateLimiter(OPERATOR_AUTH_FAILURES_PER_MINUTE, 60_000);
+  const authenticate = async (request: FastifyRequest, auth: RouteAuth): Promise<void> => {
+    if (auth.kind === 'merchant') {
+      request.merchant = await authenticateMerchant(keys, request, auth.scope, () => failuresPerAddress.check(request.ip));
+      perKey.hit(request.merchant.keyId);
+    } else if (auth.kind === 'admin') {
+      if (config.adminToken !== null) {
+        failuresPerAddress.check(request.ip);
+        operatorFailures.check('operator');
+      }
+      authenticateAdmin(config.adminToken, request);
+    }
+  };
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
     const auth = request.routeOptions.config.auth;
-    if (auth?.kind === 'merchant') {
-      request.merchant = await authenticateMerchant(keys, request, auth.scope);
-      perKey.hit(request.merchant.keyId);
-    } else if (auth?.kind === 'admin') authenticateAdmin(config.adminToken, request);
+    if (!auth) return;
+    try {
+      await authenticate(request, auth);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') {
+        failuresPerAddress.count(request.ip);
+        if (auth.kind === 'admin') operatorFailures.count('operator');
+      }
+      throw error;
+    }
   });
 
   app.addHook('preValidation', async (request) => checkRequestText(request));

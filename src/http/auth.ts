@@ -37,15 +37,28 @@ export function bearerToken(request: FastifyRequest): string | null {
 const unauthenticated = (message: string) =>
   new ApiError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer realm="tolov"' } });
 
-export async function authenticateMerchant(keys: ApiKeyCache, request: FastifyRequest, scope: Scope | undefined): Promise<Merchant> {
+/**
+ * The merchant of a request's key. `throttle` refuses (429) before a key unknown to this process is looked up, once its
+ * client has failed too often: a key this process knows valid passes without a lookup, so guessing is throttled and a
+ * merchant whose key is in use is not locked out by someone else's failures.
+ */
+export async function authenticateMerchant(
+  keys: ApiKeyCache,
+  request: FastifyRequest,
+  scope: Scope | undefined,
+  throttle: () => void,
+): Promise<Merchant> {
   const secret = bearerToken(request);
   if (secret === null) throw unauthenticated('Missing API key: send Authorization: Bearer sk_test_… or sk_live_…');
   if (!SECRET_KEY_PATTERN.test(secret)) throw unauthenticated('Malformed API key: secret keys look like sk_test_… or sk_live_…');
-  const row = await keys.find(sha256(secret));
+  const hash = sha256(secret);
+  if (!keys.knows(hash)) throttle();
+  const row = await keys.find(hash);
   if (!row || row.revoked_at !== null) throw unauthenticated('Invalid API key: unknown or revoked');
   if (scope !== undefined && !row.scopes.includes(scope)) {
     throw new ApiError('SCOPE_REQUIRED', `This API key lacks the scope ${scope}`);
   }
+  keys.used(row.id);
   return {
     keyId: row.id,
     productId: row.product_id,

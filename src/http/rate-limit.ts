@@ -16,15 +16,29 @@ export class RateLimiter {
 
   /** Counts one request for `key`; throws 429 RATE_LIMITED with Retry-After once the window is full. */
   hit(key: string, nowMs = Date.now()): void {
+    this.count(key, nowMs);
+    this.refuseOver(key, this.limit + 1, nowMs);
+  }
+
+  /** Counts one event for `key` (a failed authentication) without refusing anything. */
+  count(key: string, nowMs = Date.now()): void {
     let window = this.windows.get(key);
     if (window === undefined || nowMs - window.startedMs >= this.windowMs) {
       window = { startedMs: nowMs, count: 0 };
       setNewest(this.windows, key, window, this.keysMax);
     }
     window.count += 1;
-    if (window.count > this.limit) {
-      const seconds = Math.max(1, Math.ceil((window.startedMs + this.windowMs - nowMs) / 1000));
-      throw new ApiError('RATE_LIMITED', `Too many requests; retry in ${seconds} s`, { headers: { 'Retry-After': String(seconds) } });
-    }
+  }
+
+  /** Throws 429 RATE_LIMITED with Retry-After if `key` used up its window already; counts nothing. */
+  check(key: string, nowMs = Date.now()): void {
+    this.refuseOver(key, this.limit, nowMs);
+  }
+
+  private refuseOver(key: string, count: number, nowMs: number): void {
+    const window = this.windows.get(key);
+    if (window === undefined || nowMs - window.startedMs >= this.windowMs || window.count < count) return;
+    const seconds = Math.max(1, Math.ceil((window.startedMs + this.windowMs - nowMs) / 1000));
+    throw new ApiError('RATE_LIMITED', `Too many requests; retry in ${seconds} s`, { headers: { 'Retry-After': String(seconds) } });
   }
 }

@@ -53,6 +53,47 @@ describe('operator API: products', () => {
   });
 });
 
+describe('operator API: a product\'s keys', () => {
+  it('names the first keys by id, lists every key without its secret, and revokes any of them', async () => {
+    const created = await service.admin('POST', '/admin/v1/products', { name: 'Keys shop' });
+    const { keys, keyIds, id: productId } = created.body;
+    expect(keyIds).toEqual({ test: expect.stringMatching(/^key_/), live: expect.stringMatching(/^key_/) });
+    expect((await balance(keys.test)).status).toBe(200);
+    const extra = await service.admin('POST', `/admin/v1/products/${productId}/keys`, { mode: 'test', scopes: ['subscribe'] });
+
+    const list = () => service.admin('GET', `/admin/v1/products/${productId}/keys`);
+    // The first use is written beside the request, not before its answer.
+    await expect.poll(async () => (await list()).body.data.find((key: { id: string }) => key.id === keyIds.test).lastUsed).not.toBeNull();
+    const listed = await list();
+    expect(listed.status).toBe(200);
+    expect(listed.text).not.toMatch(/sk_(test|live)_[0-9A-Za-z]{8}/);
+    expect(listed.body).toMatchObject({ object: 'list', has_more: false });
+    const byId = new Map(listed.body.data.map((key: { id: string }) => [key.id, key]));
+    expect([...byId.keys()].sort()).toEqual([keyIds.test, keyIds.live, extra.body.id].sort());
+    expect(byId.get(keyIds.test)).toEqual({
+      id: keyIds.test,
+      object: 'api_key',
+      mode: 'test',
+      scopes: ['sale_of_goods', 'subscribe'],
+      prefix: 'sk_test_',
+      last4: keys.test.slice(-4),
+      created: created.body.created,
+      lastUsed: expect.any(String),
+      revoked: false,
+      revokedAt: null,
+    });
+    expect(byId.get(keyIds.live)).toMatchObject({ mode: 'live', prefix: 'sk_live_', last4: keys.live.slice(-4), lastUsed: null });
+
+    const revoked = await service.admin('POST', `/admin/v1/keys/${keyIds.test}/revoke`);
+    expect(revoked.body).toMatchObject({ id: keyIds.test, revoked: true, revokedAt: expect.any(String) });
+    expect((await balance(keys.test)).status).toBe(401);
+    expect((await balance(keys.live)).status).toBe(200);
+    const after = await service.admin('GET', `/admin/v1/products/${productId}/keys`);
+    expect(after.body.data.find((key: { id: string }) => key.id === keyIds.test)).toMatchObject({ revoked: true });
+    expect((await service.admin('GET', '/admin/v1/products/prod_000000000000000000000000/keys')).status).toBe(404);
+  });
+});
+
 describe('operator API: keys', () => {
   it('issues a key with a subset of the product scopes, in the asked mode', async () => {
     const product = await service.createMerchant();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type Merchant, type TestService } from '../support/harness.js';
+import { ADMIN_TOKEN, startService, type Merchant, type TestService } from '../support/harness.js';
 
 let service: TestService;
 let merchant: Merchant;
@@ -29,9 +29,61 @@ describe('rate limits per API key', () => {
     expect((await service.call({ method: 'GET', url: '/v1/balance', key: other.test })).status).toBe(200);
   });
 
-  it('are counted after authentication: unknown keys are refused, not counted against anyone', async () => {
-    for (let i = 0; i < 30; i++) {
+  it('are counted after authentication: unknown keys are refused, not counted against any key', async () => {
+    // Below the client address's limit of failed authentications (20 a minute): each is a plain 401.
+    for (let i = 0; i < 15; i++) {
       expect((await service.call({ method: 'GET', url: '/v1/balance', key: 'sk_test_0123456789abcdefghijABCDEFGHIJ' })).status).toBe(401);
     }
+    const other = await service.createMerchant();
+    expect((await service.call({ method: 'GET', url: '/v1/balance', key: other.test })).status).toBe(200);
+  });
+});
+
+describe('failed authentication, throttled per client address and for the operator API as a whole', () => {
+  const FAILURES = 5;
+  let guarded: TestService;
+  beforeAll(async () => {
+    guarded = await startService({ TOLOV_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: String(FAILURES) });
+  });
+  afterAll(() => guarded.stop());
+
+  const from = (remoteAddress: string, url: string, authorization: string, method: 'GET' | 'POST' = 'GET', payload?: unknown) =>
+    guarded.app.inject({
+      method,
+      url,
+      remoteAddress,
+      headers: { authorization, ...(payload ? { 'content-type': 'application/json' } : {}) },
+      ...(payload ? { payload: JSON.stringify(payload) } : {}),
+    });
+  const wrongKey = (n: number) => `Bearer sk_test_${String(n).padStart(32, 'x')}`;
+
+  it('refuses guesses from an address past its failures with 429 and Retry-After, without looking them up; others go on', async () => {
+    const shop = await guarded.createMerchant();
+    // The merchant's key is in use (from its own server), so this process knows it.
+    expect((await from('10.0.0.9', '/v1/balance', `Bearer ${shop.test}`)).statusCode).toBe(200);
+    for (let i = 0; i < FAILURES; i++) expect((await from('10.0.0.1', '/v1/balance', wrongKey(i))).statusCode).toBe(401);
+    const limited = await from('10.0.0.1', '/v1/balance', wrongKey(99));
+    expect({ status: limited.statusCode, code: limited.json().code }).toEqual({ status: 429, code: 'RATE_LIMITED' });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
+    // Another address still gets its answer; a key in use is not locked out by someone else's guessing.
+    expect((await from('10.0.0.2', '/v1/balance', wrongKey(100))).statusCode).toBe(401);
+    expect((await from('10.0.0.1', '/v1/balance', `Bearer ${shop.test}`)).statusCode).toBe(200);
+  });
+
+  it('throttles the operator token per address, and the operator API as a whole past 100 failures a minute', async () => {
+    const token = `Bearer ${ADMIN_TOKEN}`;
+    const shop = await guarded.createMerchant();
+    for (let i = 0; i < FAILURES; i++) expect((await from('10.1.0.1', '/admin/v1/products', 'Bearer wrong-token-0000000000', 'POST', { name: 'x' })).statusCode).toBe(401);
+    expect((await from('10.1.0.1', '/admin/v1/products', token, 'POST', { name: 'x' })).statusCode).toBe(429);
+    expect((await from('10.1.0.2', '/admin/v1/products', token, 'POST', { name: 'Fine' })).statusCode).toBe(201);
+    // Failures from many addresses add up for the operator API.
+    for (let address = 2; address <= 21; address++) {
+      for (let i = 0; i < FAILURES; i++) await from(`10.2.0.${address}`, '/admin/v1/products', 'Bearer wrong-token-0000000000', 'POST', { name: 'x' });
+    }
+    const closed = await from('10.3.0.1', '/admin/v1/products', token, 'POST', { name: 'x' });
+    expect({ status: closed.statusCode, code: closed.json().code }).toEqual({ status: 429, code: 'RATE_LIMITED' });
+    // Merchants are not affected by the operator API's throttle.
+    expect((await from('10.3.0.1', '/v1/balance', `Bearer ${shop.test}`)).statusCode).toBe(200);
   });
 });

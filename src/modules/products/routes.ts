@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../db/db.js';
 import type { ApiKeyCache } from '../../http/api-key-cache.js';
 import { IdParams } from '../../http/schemas.js';
-import { createProduct, addKey, modeOf, revokeKey, SCOPES } from './service.js';
+import { createProduct, addKey, listKeys, modeOf, revokeKey, SCOPES } from './service.js';
+import type { KeyRow } from './store.js';
 
 const ScopeList = Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), { minItems: 1, maxItems: SCOPES.length, uniqueItems: true });
 const Mode = Type.Union([Type.Literal('test'), Type.Literal('live')]);
@@ -25,6 +26,7 @@ const Product = Type.Object({
   scopes: ScopeList,
   feeBps: Type.Integer(),
   keys: Type.Object({ test: Type.String(), live: Type.String() }, { description: 'Secret keys, shown only here' }),
+  keyIds: Type.Object({ test: Type.String(), live: Type.String() }, { description: 'The ids of those keys, to list or revoke them' }),
   created: Type.String({ format: 'date-time' }),
 });
 
@@ -37,8 +39,31 @@ const ApiKey = Type.Object({
   secret: Type.Optional(Type.String({ description: 'Shown only when the key is created' })),
   mode: Mode,
   scopes: ScopeList,
+  prefix: Type.String({ description: 'sk_test_ or sk_live_' }),
+  last4: Type.Union([Type.String(), Type.Null()], { description: "The secret's last four characters (null for keys made before they were kept)" }),
+  created: Type.String({ format: 'date-time' }),
+  lastUsed: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'To the minute; null if never used' }),
   revoked: Type.Boolean(),
+  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
+
+const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ApiKey), has_more: Type.Boolean() });
+
+/** A key as the operator sees it: never its secret, which only its creation shows. */
+function presentKey(row: KeyRow) {
+  return {
+    id: row.id,
+    object: 'api_key' as const,
+    mode: modeOf(row.livemode),
+    scopes: row.scopes,
+    prefix: `sk_${modeOf(row.livemode)}_`,
+    last4: row.secret_last4,
+    created: row.created_at.toISOString(),
+    lastUsed: row.last_used_at?.toISOString() ?? null,
+    revoked: row.revoked_at !== null,
+    revokedAt: row.revoked_at?.toISOString() ?? null,
+  };
+}
 
 export function productRoutes(app: FastifyInstance, db: Db, keys: ApiKeyCache, defaultFeeBps: number): void {
   const config = { auth: { kind: 'admin' } } as const;
@@ -48,7 +73,7 @@ export function productRoutes(app: FastifyInstance, db: Db, keys: ApiKeyCache, d
     '/admin/v1/products',
     { config, schema: { tags, summary: 'Create a product with a test and a live key', body: CreateProductBody, response: { 201: Product } } },
     async (request, reply) => {
-      const { product, keys } = await createProduct(db, {
+      const { product, keys, keyIds } = await createProduct(db, {
         name: request.body.name,
         scopes: request.body.scopes ?? [...SCOPES],
         feeBps: request.body.feeBps ?? defaultFeeBps,
@@ -60,6 +85,7 @@ export function productRoutes(app: FastifyInstance, db: Db, keys: ApiKeyCache, d
         scopes: product.scopes,
         feeBps: product.fee_bps,
         keys,
+        keyIds,
         created: product.created_at.toISOString(),
       });
     },
@@ -70,7 +96,16 @@ export function productRoutes(app: FastifyInstance, db: Db, keys: ApiKeyCache, d
     { config, schema: { tags, summary: 'Issue another secret key', params: IdParams, body: CreateKeyBody, response: { 201: ApiKey } } },
     async (request, reply) => {
       const { row, secret } = await addKey(db, request.params.id, request.body);
-      return reply.code(201).send({ id: row.id, object: 'api_key', secret, mode: modeOf(row.livemode), scopes: row.scopes, revoked: false });
+      return reply.code(201).send({ ...presentKey(row), secret });
+    },
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/admin/v1/products/:id/keys',
+    { config, schema: { tags, summary: "A product's keys, newest first, without their secrets", params: IdParams, response: { 200: ApiKeyList } } },
+    async (request) => {
+      const { rows, hasMore } = await listKeys(db, request.params.id);
+      return { object: 'list', data: rows.map(presentKey), has_more: hasMore };
     },
   );
 
@@ -78,8 +113,7 @@ export function productRoutes(app: FastifyInstance, db: Db, keys: ApiKeyCache, d
     '/admin/v1/keys/:id/revoke',
     { config, schema: { tags, summary: 'Revoke a key; it answers 401 from then on', params: IdParams, response: { 200: ApiKey } } },
     async (request) => {
-      const row = await revokeKey(db, keys, request.params.id);
-      return { id: row.id, object: 'api_key', mode: modeOf(row.livemode), scopes: row.scopes, revoked: true };
+      return presentKey(await revokeKey(db, keys, request.params.id));
     },
   );
 }

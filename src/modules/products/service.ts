@@ -25,6 +25,7 @@ async function createKey(tx: Queryable, productId: string, mode: Mode, scopes: S
     livemode: mode === 'live',
     secret_hash: sha256(secret),
     scopes,
+    secret_last4: secret.slice(-4),
   });
   return { row, secret };
 }
@@ -39,7 +40,7 @@ export async function createProduct(db: Db, input: { name: string; scopes: Scope
     });
     const test = await createKey(tx, product.id, 'test', input.scopes);
     const live = await createKey(tx, product.id, 'live', input.scopes);
-    return { product, keys: { test: test.secret, live: live.secret } };
+    return { product, keys: { test: test.secret, live: live.secret }, keyIds: { test: test.row.id, live: live.row.id } };
   });
 }
 
@@ -52,6 +53,15 @@ export async function addKey(db: Db, productId: string, input: { mode: Mode; sco
     throw new ApiError('VALIDATION_ERROR', `scopes: the product does not have the scope ${foreign}`, { param: 'scopes' });
   }
   return createKey(db, productId, input.mode, scopes);
+}
+
+/** Keys listed per product at most: far above what a product holds, a bound on the answer. */
+export const KEYS_LISTED_MAX = 100;
+
+export async function listKeys(db: Db, productId: string): Promise<{ rows: store.KeyRow[]; hasMore: boolean }> {
+  if (!(await store.findProduct(db, productId))) throw notFound('product');
+  const rows = await store.listKeys(db, productId, KEYS_LISTED_MAX + 1);
+  return { rows: rows.slice(0, KEYS_LISTED_MAX), hasMore: rows.length > KEYS_LISTED_MAX };
 }
 
 export async function revokeKey(db: Db, keys: ApiKeyCache, keyId: string) {

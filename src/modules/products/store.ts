@@ -16,7 +16,13 @@ export interface KeyRow {
   livemode: boolean;
   scopes: Scope[];
   revoked_at: Date | null;
+  /** Null for keys made before it was kept. */
+  secret_last4: string | null;
+  created_at: Date;
+  last_used_at: Date | null;
 }
+
+const KEY_COLUMNS = 'id, product_id, livemode, scopes, revoked_at, secret_last4, created_at, last_used_at';
 
 export interface AuthenticatedKeyRow extends KeyRow {
   product_name: string;
@@ -36,18 +42,36 @@ export async function findProduct(db: Queryable, id: string): Promise<ProductRow
   return row;
 }
 
-export async function insertKey(tx: Queryable, key: Omit<KeyRow, 'revoked_at'> & { secret_hash: Buffer }): Promise<KeyRow> {
+export async function insertKey(
+  tx: Queryable,
+  key: Pick<KeyRow, 'id' | 'product_id' | 'livemode' | 'scopes' | 'secret_last4'> & { secret_hash: Buffer },
+): Promise<KeyRow> {
   const [row] = await tx.query<KeyRow>(
-    `INSERT INTO api_keys (id, product_id, livemode, secret_hash, scopes) VALUES ($1, $2, $3, $4, $5)
-     RETURNING id, product_id, livemode, scopes, revoked_at`,
-    [key.id, key.product_id, key.livemode, key.secret_hash, key.scopes],
+    `INSERT INTO api_keys (id, product_id, livemode, secret_hash, scopes, secret_last4) VALUES ($1, $2, $3, $4, $5, $6)
+     RETURNING ${KEY_COLUMNS}`,
+    [key.id, key.product_id, key.livemode, key.secret_hash, key.scopes, key.secret_last4],
   );
   return row!;
 }
 
+/** A product's keys, newest first (a product has a handful: bounded by `limit`). */
+export async function listKeys(db: Queryable, productId: string, limit: number): Promise<KeyRow[]> {
+  return db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE product_id = $1 ORDER BY created_at DESC, id LIMIT $2`, [productId, limit]);
+}
+
+/** Records when keys were last used; a later time only, so that processes reporting out of order never go back. */
+export async function markKeysUsed(db: Queryable, used: { id: string; at: Date }[]): Promise<void> {
+  await db.query(
+    `UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, u.at)
+       FROM unnest($1::text[], $2::timestamptz[]) AS u (id, at) WHERE k.id = u.id`,
+    [used.map((key) => key.id), used.map((key) => key.at)],
+  );
+}
+
 export async function findKeyBySecretHash(db: Queryable, secretHash: Buffer): Promise<AuthenticatedKeyRow | undefined> {
   const [row] = await db.query<AuthenticatedKeyRow>(
-    `SELECT k.id, k.product_id, k.livemode, k.scopes, k.revoked_at, p.name AS product_name, p.fee_bps
+    `SELECT k.id, k.product_id, k.livemode, k.scopes, k.revoked_at, k.secret_last4, k.created_at, k.last_used_at,
+            p.name AS product_name, p.fee_bps
        FROM api_keys k JOIN products p ON p.id = k.product_id
       WHERE k.secret_hash = $1`,
     [secretHash],
@@ -62,7 +86,7 @@ export async function findKeyBySecretHash(db: Queryable, secretHash: Buffer): Pr
 export async function revokeKey(db: Queryable, id: string, channel: string): Promise<KeyRow | undefined> {
   const [row] = await db.query<KeyRow>(
     `WITH r AS (UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
-                RETURNING id, product_id, livemode, scopes, revoked_at)
+                RETURNING ${KEY_COLUMNS})
      SELECT r.* FROM r, LATERAL (SELECT pg_notify($2, r.id)) AS notified`,
     [id, channel],
   );
