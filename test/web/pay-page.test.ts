@@ -166,6 +166,17 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     expect((await readOrder(order.id)).status).toBe('PAID');
   });
 
+  it('takes only its own languages from ?lang=, never a name every object inherits', async () => {
+    const reply = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: merchant.test, idempotencyKey: idem(), body: { amount: 100 } });
+    for (const lang of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const url = `${reply.body.paymentUrl.replace(service.config.checkoutUrl, base)}?lang=${lang}`;
+      const { page, problems } = await openAsBuyer(browser, url);
+      await expect.poll(() => page.locator('h1').textContent()).toBe('Buyurtmani to‘lash');
+      expect(problems).toEqual([]);
+      await page.context().close();
+    }
+  });
+
   it('tells the buyer the order was canceled or has expired', async () => {
     const canceled = await openOrder();
     await service.call({ method: 'POST', url: `/merchant/v1/orders/${canceled.order.id}/cancel`, key: merchant.test });

@@ -71,12 +71,15 @@ export function checkCard({ pan, expiry, phone }, now = new Date()) {
 
 const LANGUAGE_KEY = 'tolov.language';
 
+/** Only the languages' own names: `in` would also accept what every object inherits (`constructor`, `toString`). */
+const isLanguage = (code) => typeof code === 'string' && Object.hasOwn(LANGUAGES, code);
+
 export function initialLanguage() {
   const asked = new URLSearchParams(location.search).get('lang');
-  if (asked && asked in LANGUAGES) return asked;
+  if (isLanguage(asked)) return asked;
   try {
     const saved = localStorage.getItem(LANGUAGE_KEY);
-    if (saved && saved in LANGUAGES) return saved;
+    if (isLanguage(saved)) return saved;
   } catch {
     // Storage may be disabled; the default language is fine.
   }

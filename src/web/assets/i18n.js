@@ -236,5 +236,5 @@ const TEXTS = {
 };
 
 export function textsFor(language) {
-  return TEXTS[language] ?? TEXTS[DEFAULT_LANGUAGE];
+  return Object.hasOwn(TEXTS, language) ? TEXTS[language] : TEXTS[DEFAULT_LANGUAGE];
 }
