@@ -4,12 +4,12 @@ import { ConfigError, loadConfig } from '../config.js';
 import { openDb } from '../db/db.js';
 import { FolderInUseError } from '../db/folder-lock.js';
 import { migrate } from '../db/migrate.js';
-import { reconciliationReport } from '../modules/reconciliation/service.js';
+import { isReportDay, reconciliationReport, REPORT_DAY_RULE } from '../modules/reconciliation/service.js';
 import { createRails } from '../rails/index.js';
 
 const [date = new Date().toISOString().slice(0, 10), mode = 'live'] = process.argv.slice(2);
-if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || (mode !== 'live' && mode !== 'test')) {
-  process.stderr.write('usage: npm run reconcile -- [YYYY-MM-DD] [live|test]\n');
+if (!isReportDay(date) || (mode !== 'live' && mode !== 'test')) {
+  process.stderr.write(`usage: npm run reconcile -- [YYYY-MM-DD] [live|test]: the day is ${REPORT_DAY_RULE}\n`);
   process.exit(2);
 }
 let config;

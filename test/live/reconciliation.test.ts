@@ -58,9 +58,11 @@ describe('the reconciliation report', () => {
 
   it('answers only the operator, with a valid date', async () => {
     expect((await live.service.call({ method: 'GET', url: `/admin/v1/reconciliation?date=${today()}`, key: live.merchant.live })).status).toBe(401);
-    const bad = await live.service.admin('GET', '/admin/v1/reconciliation?date=22-11-2026');
-    expect(bad.status).toBe(400);
-    expect(bad.body.param).toBe('date');
+    for (const date of ['22-11-2026', '2026-13-45', '2026-02-30', '0000-00-00', '9999-12-31', '1969-12-31']) {
+      const bad = await live.service.admin('GET', `/admin/v1/reconciliation?date=${date}`);
+      expect({ date, status: bad.status, code: bad.body.code, param: bad.body.param }).toEqual({ date, status: 400, code: 'VALIDATION_ERROR', param: 'date' });
+    }
+    expect((await live.service.admin('GET', '/admin/v1/reconciliation?date=2024-02-29')).status).toBe(200);
   });
 });
 

@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../db/db.js';
 import type { Rails } from '../../rails/index.js';
-import { reconciliationReport } from './service.js';
+import { ApiError } from '../../http/errors.js';
+import { isReportDay, reconciliationReport, REPORT_DAY_RULE } from './service.js';
 
 const ReportQuery = Type.Object(
   {
@@ -20,6 +21,9 @@ export function reconciliationRoutes(app: FastifyInstance, db: Db, rails: Rails)
       config: { auth: { kind: 'admin' } },
       schema: { tags: ['operator'], summary: "Compare a day's debits and refunds with the bank's record", querystring: ReportQuery },
     },
-    (request) => reconciliationReport(db, rails, request.query.date, request.query.mode === 'live'),
+    (request) => {
+      if (!isReportDay(request.query.date)) throw new ApiError('VALIDATION_ERROR', `date must be ${REPORT_DAY_RULE}`, { param: 'date' });
+      return reconciliationReport(db, rails, request.query.date, request.query.mode === 'live');
+    },
   );
 }

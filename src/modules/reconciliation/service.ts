@@ -3,6 +3,19 @@ import type { Db } from '../../db/db.js';
 import type { Rails } from '../../rails/index.js';
 import type { RecordedOperation } from '../../rails/rail.js';
 
+/** The days a report can be asked for: real calendar days whose next day is still a date. */
+const FIRST_DAY = '1970-01-01';
+const LAST_DAY = '9998-12-31';
+
+/** Whether `date` is a real UTC calendar day, YYYY-MM-DD, within the days a report covers (not 2026-13-45). */
+export function isReportDay(date: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || date < FIRST_DAY || date > LAST_DAY) return false;
+  const day = new Date(`${date}T00:00:00.000Z`);
+  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === date;
+}
+
+export const REPORT_DAY_RULE = `a real UTC day, YYYY-MM-DD, from ${FIRST_DAY} to ${LAST_DAY}`;
+
 /** Operations compared per side in one report; beyond this the report says it is truncated. */
 export const REPORT_OPERATIONS_MAX = 10_000;
 
