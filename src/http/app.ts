@@ -99,7 +99,12 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
   app.decorateRequest('merchant', null);
   // Every route states how it is authorized; one that does not is a programming error caught at start.
   app.addHook('onRoute', (route) => {
-    if (!route.config?.auth) throw new Error(`route ${route.method} ${route.url} declares no auth`);
+    const auth = route.config?.auth;
+    if (!auth) throw new Error(`route ${route.method} ${route.url} declares no auth`);
+    // The description names each route's credential; the operator API is left out of it when it is off (it answers 404).
+    const security = auth.kind === 'admin' ? [{ operatorToken: [] }] : auth.kind === 'public' ? [] : undefined;
+    const hide = auth.kind === 'admin' && config.adminToken === null;
+    if (security || hide) route.schema = { ...route.schema, ...(security ? { security } : {}), ...(hide ? { hide: true } : {}) };
   });
 
   // JSON bodies: an empty body is no body (POST …/cancel with a JSON content type); prototype poisoning is refused.
@@ -173,7 +178,12 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
         description: 'Payments in UZS: orders paid on a hosted page, charges to saved cards, refunds, balance and webhooks.',
       },
       servers: [{ url: config.checkoutUrl }],
-      components: { securitySchemes: { secretKey: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' } } },
+      components: {
+        securitySchemes: {
+          secretKey: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' },
+          ...(config.adminToken === null ? {} : { operatorToken: { type: 'http', scheme: 'bearer', description: 'TOLOV_ADMIN_TOKEN' } }),
+        },
+      },
       security: [{ secretKey: [] }],
     },
   });

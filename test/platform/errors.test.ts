@@ -103,6 +103,23 @@ describe('one error shape for every failure', () => {
     expect(Object.keys(reply.body.paths)).toEqual(
       expect.arrayContaining(['/merchant/v1/orders', '/merchant/v1/orders/{id}', '/v1/balance', '/admin/v1/products']),
     );
+    // Each route under its own credential: the operator token, a secret key, or none (the session token in the path).
+    expect(reply.body.paths['/admin/v1/products'].post.security).toEqual([{ operatorToken: [] }]);
+    expect(reply.body.paths['/v1/balance'].get.security).toBeUndefined();
+    expect(reply.body.security).toEqual([{ secretKey: [] }]);
+    expect(reply.body.paths['/checkout/v1/sessions/{token}'].get.security).toEqual([]);
+  });
+
+  it('leaves the operator API out of the description when it is off', async () => {
+    const closed = await startService({ TOLOV_ADMIN_TOKEN: '' });
+    try {
+      const reply = await closed.call({ method: 'GET', url: '/openapi.json' });
+      expect(Object.keys(reply.body.paths).filter((path) => path.startsWith('/admin/'))).toEqual([]);
+      expect(Object.keys(reply.body.components.securitySchemes)).toEqual(['secretKey']);
+      expect(Object.keys(reply.body.paths)).toContain('/v1/balance');
+    } finally {
+      await closed.stop();
+    }
   });
 });
 
