@@ -23,6 +23,7 @@ import { productRoutes } from '../modules/products/routes.js';
 import type { Rails } from '../rails/index.js';
 import { pageRoutes } from '../web/pages.js';
 import { ApiKeyCache } from './api-key-cache.js';
+import { clientError, frameworkError } from './client-errors.js';
 import { authenticateAdmin, authenticateMerchant, routeNotFound, type RouteAuth } from './auth.js';
 import { ApiError } from './errors.js';
 import type { PhaseHooks } from './idempotency.js';
@@ -94,6 +95,8 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
     requestTimeout: REQUEST_TIMEOUT_MS,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 128 },
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('merchant', null);

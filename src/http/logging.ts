@@ -1,10 +1,15 @@
 import type { FastifyServerOptions } from 'fastify';
 
-// Paths that carry a bearer token; the token is replaced before the URL reaches a log line.
-const TOKEN_IN_PATH = /\/(pay|bind|sessions)\/[^/?#]+/g;
+// Paths that carry a bearer token (however many slashes precede it), and anything shaped like one of Tolov's tokens or
+// secrets wherever it sits in the URL: each is replaced before the URL reaches a log line.
+const TOKEN_IN_PATH = /\/(pay|bind|sessions)\/+[^/?#]+/g;
+const TOKEN_ANYWHERE = /(cbs|cs|sk_test|sk_live|whsec)_[0-9A-Za-z]{8,}/g;
 
 export function redactUrl(url: string): string {
-  return url.replace(TOKEN_IN_PATH, '/$1/[token]').replace(/\?.*$/, (query) => (query.length > 1 ? '?[query]' : ''));
+  return url
+    .replace(TOKEN_IN_PATH, '/$1/[token]')
+    .replace(TOKEN_ANYWHERE, '[token]')
+    .replace(/\?.*$/, (query) => (query.length > 1 ? '?[query]' : ''));
 }
 
 /** Log options: requests are logged without headers or bodies; any card data or secret that reaches a log object is censored. */

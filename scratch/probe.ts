@@ -1,0 +1,14 @@
+import net from 'node:net';
+import { loadConfig } from '../src/config.js';
+import { createService } from '../src/service.js';
+const config = loadConfig({ TOLOV_ADMIN_TOKEN: 'test-admin-token-0123456789', TOLOV_DATA_DIR: 'memory://', LOG_LEVEL: 'silent', PORT: '0' });
+const service = await createService(config);
+const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
+const port = Number(new URL(url).port);
+const raw = (text: string) => new Promise<string>((resolve) => { const s = net.connect(port, '127.0.0.1', () => s.write(text)); let out = ''; s.on('data', (d) => (out += d)); s.on('end', () => resolve(out)); s.on('close', () => resolve(out)); setTimeout(() => { s.destroy(); resolve(out); }, 2000); });
+console.log('--431', await raw(`GET /v1/balance HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`));
+console.log('--414', await raw(`GET /merchant/v1/orders/${'a'.repeat(200)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+console.log('--400url', await raw(`GET /v1/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+console.log('--400bad', await raw(`GET /v1/balance HTTP/1.1\r\nHost x\r\n\r\n`));
+console.log('--path', await raw(`GET //pay//cs_abc HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+await service.stop();

@@ -1,0 +1,44 @@
+// Tokens in a path never reach the logs, however the path is written; answers refused before a route echo nothing.
+import net from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { killAll, processStorage, startMain } from '../support/process.js';
+
+afterAll(killAll);
+
+/** Sends raw bytes as one HTTP exchange and answers what came back. */
+function raw(url: string, text: string): Promise<string> {
+  const { port, hostname } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write(text));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('close', () => resolve(answer));
+  });
+}
+
+describe('requests with a token in an unusual path, and requests refused before a route', () => {
+  it('log no token, and answer in the error shape with a Request-Id, echoing nothing', async () => {
+    const started = await startMain({ ...(await processStorage()), LOG_LEVEL: 'info' });
+    const token = `cs_${'Q'.repeat(40)}`;
+    const paths = [`//pay//${token}`, `/pay///${token}?lang=en`, `/checkout/v1/sessions//${token}`, `/x/${token}/y`];
+    for (const path of paths) await fetch(`${started.url}${path}`);
+    const answers = [
+      await raw(started.url, `GET /merchant/v1/orders/${'A'.repeat(200)}${token} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+      await raw(started.url, `GET /v1/%E0%A4%A/${token} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+      await raw(started.url, `GET /v1/balance HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+      await raw(started.url, `GET /${token} HTTP/1.1\r\nHost x\r\n\r\n`),
+    ];
+    started.child.kill('SIGTERM');
+    await started.exited;
+    expect(started.output()).toContain('[token]');
+    expect(started.output()).not.toContain(token);
+    expect(answers.map((answer) => /^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1])).toEqual(['414', '400', '431', '400']);
+    for (const answer of answers) {
+      expect(answer).toMatch(/\r\nrequest-id: req_[0-9A-Za-z]+\r\n/i);
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+      expect(Object.keys(body).sort()).toEqual(expect.arrayContaining(['code', 'error', 'message', 'requestId', 'statusCode']));
+      expect(answer).not.toContain(token);
+      expect(answer).not.toContain('AAAA');
+    }
+  });
+});
