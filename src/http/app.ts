@@ -24,6 +24,7 @@ import type { Rails } from '../rails/index.js';
 import { pageRoutes } from '../web/pages.js';
 import { ApiKeyCache } from './api-key-cache.js';
 import { clientError, frameworkError } from './client-errors.js';
+import { strictJsonText } from './json-body.js';
 import { authenticateAdmin, authenticateMerchant, routeNotFound, type RouteAuth } from './auth.js';
 import { ApiError } from './errors.js';
 import type { PhaseHooks } from './idempotency.js';
@@ -113,12 +114,17 @@ export async function buildApp({ config, db, rails, hooks = {}, lookup }: AppOpt
   // JSON bodies: an empty body is no body (POST …/cancel with a JSON content type); prototype poisoning is refused.
   // JSON is the only body type; Fastify's own text/plain parser goes too.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text: string, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text: string, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      return done(new ApiError('UNSUPPORTED_MEDIA_TYPE', 'JSON bodies are UTF-8: send Content-Type: application/json (charset=utf-8 or none)'), undefined);
+    }
     if (text.trim() === '') return done(null, undefined);
     let body: unknown;
     try {
-      body = JSON.parse(text);
-    } catch {
+      body = JSON.parse(strictJsonText(text));
+    } catch (error) {
+      if (error instanceof ApiError) return done(error, undefined);
       return done(new ApiError('VALIDATION_ERROR', 'The body is not valid JSON', { param: 'body' }), undefined);
     }
     try {

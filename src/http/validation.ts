@@ -42,12 +42,29 @@ export function checkRequestText(request: { body: unknown; query: unknown; param
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   const validate = (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema) as ValidateFunction;
+  const integers = httpPart === 'body' ? [] : integerProperties(schema);
   return (data: unknown) => {
     // A POST without a body is validated as an empty object, so a missing field is named rather than the body.
     const value = httpPart === 'body' && data === undefined ? {} : data;
+    const loose = integers.find((name) => {
+      const text = (value as Record<string, unknown> | null)?.[name];
+      return typeof text === 'string' && !/^-?\d{1,16}$/.test(text);
+    });
+    if (loose !== undefined) return { error: new ApiError('VALIDATION_ERROR', `${loose} must be an integer in decimal digits`, { param: loose }) };
     return validate(value) ? { value } : { error: toApiError(validate.errors ?? [], httpPart) };
   };
 };
+
+/**
+ * The integer parameters of a query or path schema. Their text is coerced to a number only when it is plain decimal
+ * digits: coercion alone would also read `1e1`, `0x10` or ` 10` as 10.
+ */
+function integerProperties(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  return Object.entries(properties)
+    .filter(([, property]) => property.type === 'integer')
+    .map(([name]) => name);
+}
 
 function paramOf(error: ErrorObject, httpPart: string | undefined): string {
   const path = error.instancePath.split('/').slice(1).join('.');

@@ -1,0 +1,67 @@
+// Input is read as written: what a lenient parser would turn into something else is refused, naming where it is.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
+
+let service: TestService;
+let merchant: Merchant;
+beforeAll(async () => {
+  service = await startService();
+  merchant = await service.createMerchant();
+});
+afterAll(() => service.stop());
+
+const orderCount = async () => (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders'))[0]!.n;
+const createOrder = (payload: string, contentType = 'application/json') =>
+  service.call({ method: 'POST', url: '/merchant/v1/orders', key: merchant.test, idempotencyKey: idem(), payload, headers: { 'content-type': contentType } });
+
+describe('strict input', () => {
+  it('takes an integer query parameter only in decimal digits', async () => {
+    for (const limit of ['1e1', '0x10', '%2010', '10.0', '+10', '10%20', '']) {
+      const reply = await service.call({ method: 'GET', url: `/merchant/v1/orders?limit=${limit}`, key: merchant.test });
+      expect({ limit, status: reply.status, param: reply.body.param }).toEqual({ limit, status: 400, param: 'limit' });
+    }
+    expect((await service.call({ method: 'GET', url: '/merchant/v1/orders?limit=10', key: merchant.test })).status).toBe(200);
+  });
+
+  it('refuses a number written with a fraction or an exponent where a whole number goes, even one JSON would round whole', async () => {
+    const before = await orderCount();
+    for (const amount of ['999999999999.99999', '100.0', '1e3', '1E3', '-0.5']) {
+      const reply = await createOrder(`{"amount": ${amount}}`);
+      expect({ amount, status: reply.status, code: reply.body.code, param: reply.body.param }).toEqual({
+        amount,
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        param: 'amount',
+      });
+    }
+    expect(await orderCount()).toBe(before);
+    // Digits inside strings are text, untouched.
+    const fine = await createOrder('{"amount": 100, "description": "1.5e3 apricots"}');
+    expect({ status: fine.status, description: fine.body.description }).toEqual({ status: 201, description: '1.5e3 apricots' });
+  });
+
+  it('refuses a body that repeats a key, naming it', async () => {
+    const before = await orderCount();
+    const top = await createOrder('{"amount": 100, "amount": 200}');
+    expect({ status: top.status, param: top.body.param }).toEqual({ status: 400, param: 'amount' });
+    const card = 'card_000000000000000000000000';
+    const nested = await service.call({
+      method: 'POST',
+      url: '/subscribe/v1/charges',
+      key: merchant.test,
+      idempotencyKey: idem(),
+      payload: `{"amount": 100, "card": "${card}", "metadata": {"a": "1", "b": {"a": 1}, "a": "2"}}`,
+    });
+    expect({ status: nested.status, param: nested.body.param }).toEqual({ status: 400, param: 'metadata.a' });
+    // The same key in two objects is not a repeat.
+    expect((await createOrder('{"amount": 100, "description": "amount"}')).status).toBe(201);
+    expect(await orderCount()).toBe(before + 1);
+  });
+
+  it('reads JSON as UTF-8 only: another charset is refused 415', async () => {
+    expect((await createOrder('{"amount": 100}', 'application/json; charset=utf-16')).status).toBe(415);
+    expect((await createOrder('{"amount": 100}', 'application/json; charset=latin1')).body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    expect((await createOrder('{"amount": 100}', 'application/json; charset=UTF-8')).status).toBe(201);
+    expect((await createOrder('{"amount": 100}', 'application/json;charset="utf-8"')).status).toBe(201);
+  });
+});
