@@ -6,11 +6,14 @@ describe('webhook addresses (SSRF guard)', () => {
     '127.0.0.1', '127.255.255.254', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.1.1', '169.254.169.254', '169.254.0.1',
     '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd00:ec2::254', '::ffff:127.0.0.1',
     '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:a9fe:a9fe', 'ff02::1', '64:ff9b::7f00:1', 'not-an-ip',
+    // IPv6 forms that carry a non-public IPv4 address: compatible, translated, 6to4, Teredo.
+    '::127.0.0.1', '::a9fe:a9fe', '::ffff:0:127.0.0.1', '::ffff:0:a00:1', '2002:7f00:1::', '2002:a9fe:a9fe::1',
+    '2001:0:4136:e378:8000:63bf:80ff:fffe',
   ])('treats %s as private', (address) => {
     expect(isPrivateAddress(address)).toBe(true);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('treats %s as public', (address) => {
+  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1', '::ffff:0:8.8.8.8'])('treats %s as public', (address) => {
     expect(isPrivateAddress(address)).toBe(false);
   });
 
@@ -29,6 +32,13 @@ describe('webhook addresses (SSRF guard)', () => {
     ['https://[::1]/tolov', 'must point to a public address'],
     ['https://[::ffff:127.0.0.1]/tolov', 'must point to a public address'],
     ['https://[fd00::1]/tolov', 'must point to a public address'],
+    ['https://[::127.0.0.1]/tolov', 'must point to a public address'],
+    ['https://[::a9fe:a9fe]/latest/meta-data', 'must point to a public address'],
+    ['https://[::ffff:0:127.0.0.1]/tolov', 'must point to a public address'],
+    ['https://[2002:7f00:1::]/tolov', 'must point to a public address'],
+    ['https://localhost./tolov', 'must point to a public host name'],
+    ['https://metadata.google.internal./computeMetadata', 'must point to a public host name'],
+    ['https://127.0.0.1./tolov', 'must point to a public address'],
     ['https://user:pass@hooks.example.com/tolov', 'must not carry credentials'],
     ['not a url', 'must be an absolute URL'],
   ])('refuses %s: %s', (url, reason) => {

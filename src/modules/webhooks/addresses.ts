@@ -35,21 +35,52 @@ for (const [network, prefix] of [
 
 const PRIVATE_NAMES = /(^|\.)(localhost|localdomain|internal|local)$|^metadata(\.google\.internal)?$/i;
 
-/** True for an address a webhook must never reach: private, loopback, link-local, ULA, metadata, or mapped to one. */
+/** The eight 16-bit groups of an IPv6 address (with a dotted IPv4 tail or `::`), or null if it is not one. */
+function ipv6Groups(address: string): number[] | null {
+  let text = address.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail, extra] = text.split('::');
+  if (extra !== undefined) return null;
+  const parse = (part: string | undefined) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
+  const left = parse(head);
+  const right = parse(tail);
+  const missing = 8 - left.length - right.length;
+  if (tail === undefined ? missing !== 0 : missing < 1) return null;
+  const groups = [...left, ...Array<number>(tail === undefined ? 0 : missing).fill(0), ...right];
+  return groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff) ? groups : null;
+}
+
+const ipv4Of = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+
+/**
+ * The IPv4 address an IPv6 address carries, in every form that routes to it: IPv4-compatible (::a.b.c.d),
+ * IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), 6to4 (2002:AABB:CCDD::) and Teredo (2001:0::,
+ * the client's address inverted). Null when it carries none.
+ */
+function embeddedIpv4(groups: number[]): string | null {
+  const zeros = (count: number) => groups.slice(0, count).every((group) => group === 0);
+  if (zeros(6)) return ipv4Of(groups[6]!, groups[7]!);
+  if (zeros(5) && groups[5] === 0xffff) return ipv4Of(groups[6]!, groups[7]!);
+  if (zeros(4) && groups[4] === 0xffff && groups[5] === 0) return ipv4Of(groups[6]!, groups[7]!);
+  if (groups[0] === 0x2002) return ipv4Of(groups[1]!, groups[2]!);
+  if (groups[0] === 0x2001 && groups[1] === 0) return ipv4Of(~groups[6]! & 0xffff, ~groups[7]! & 0xffff);
+  return null;
+}
+
+/** True for an address a webhook must never reach: private, loopback, link-local, ULA, metadata, or carrying one. */
 export function isPrivateAddress(address: string): boolean {
   const version = isIP(address);
   if (version === 4) return PRIVATE.check(address, 'ipv4');
   if (version !== 6) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return isPrivateAddress(mapped[1]!);
-  // IPv4-mapped written in hex (::ffff:7f00:1).
-  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (mappedHex) {
-    const high = parseInt(mappedHex[1]!, 16);
-    const low = parseInt(mappedHex[2]!, 16);
-    return isPrivateAddress(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`);
-  }
-  return PRIVATE.check(address, 'ipv6');
+  if (PRIVATE.check(address, 'ipv6')) return true;
+  const groups = ipv6Groups(address);
+  if (groups === null) return true;
+  const carried = embeddedIpv4(groups);
+  return carried !== null && PRIVATE.check(carried, 'ipv4');
 }
 
 /** Why a URL may not receive webhooks, judged by its form alone; null when it may. */
@@ -63,7 +94,8 @@ export function refuseByForm(url: string, allowPrivate: boolean): string | null 
   if (parsed.username || parsed.password) return 'must not carry credentials';
   if (allowPrivate) return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? null : 'must be an https:// URL';
   if (parsed.protocol !== 'https:') return 'must be an https:// URL';
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  // A trailing dot names the same host (localhost. is localhost).
+  const host = parsed.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (isIP(host) !== 0) return isPrivateAddress(host) ? 'must point to a public address' : null;
   if (PRIVATE_NAMES.test(host) || !host.includes('.')) return 'must point to a public host name';
   return null;
