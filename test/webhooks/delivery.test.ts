@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import net from 'node:net';
 import type { LookupAddress } from 'node:dns';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { constructEvent } from '../../src/client/webhooks.js';
@@ -180,8 +181,37 @@ describe('webhook deliveries', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
     const [delivery] = (await service.call({ method: 'GET', url: `/v1/webhook_endpoints/${endpoint.id}/deliveries`, key: shop.test })).body.data;
     expect(delivery.status).toBe('pending');
-    expect(delivery.attempts[0]).toMatchObject({ statusCode: null, error: 'no answer within 400 ms' });
+    expect(delivery.attempts[0]).toMatchObject({ statusCode: null, error: 'timed out: no answer within 400 ms' });
     expect(delivery.attempts[0].durationMs).toBeGreaterThanOrEqual(350);
+  });
+
+  it('record why an attempt got no answer as a classified reason, never the raw network error', async () => {
+    // A port nobody listens on, a server that hangs up at once, and a plain HTTP server spoken to over TLS.
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as net.AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const hangUp = net.createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => hangUp.listen(0, '127.0.0.1', resolve));
+    const hangUpPort = (hangUp.address() as net.AddressInfo).port;
+    try {
+      const cases = [
+        [`http://127.0.0.1:${closedPort}/hook`, 'connection refused'],
+        [`http://127.0.0.1:${hangUpPort}/hook`, 'connection closed before an answer'],
+        [`https://${new URL(receiver.url).host}/hook`, 'TLS error: no secure connection to the endpoint'],
+      ] as const;
+      for (const [url, reason] of cases) {
+        const shop = await service.createMerchant();
+        const endpoint = (await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: shop.test, body: { url } })).body;
+        const card = await bindCard(service, shop.test, '8600000000000007');
+        await charge(service, shop.test, { amount: 100, card });
+        await service.webhooks.deliverDue(100);
+        const [delivery] = (await service.call({ method: 'GET', url: `/v1/webhook_endpoints/${endpoint.id}/deliveries`, key: shop.test })).body.data;
+        expect({ url, error: delivery.attempts[0].error }).toEqual({ url, error: reason });
+      }
+    } finally {
+      await new Promise((resolve) => hangUp.close(resolve));
+    }
   });
 
   it('count a redirect as a failure and never follow it', async () => {

@@ -77,15 +77,31 @@ export function createSender(options: { timeoutMs: number; allowPrivate: boolean
   };
 }
 
+/** Socket and DNS error codes, as the reasons a merchant reads in the delivery log. */
+const REASONS: Record<string, string> = {
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by the endpoint',
+  UND_ERR_SOCKET: 'connection closed before an answer',
+  EPIPE: 'connection closed before an answer',
+  ENOTFOUND: 'DNS: host name not found',
+  EAI_AGAIN: 'DNS: lookup failed, temporarily',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+/**
+ * Why an attempt got no HTTP answer, as one of a few classified reasons: never the raw error, which would tell the
+ * merchant what Tolov's network can reach.
+ */
 function describe(error: unknown, timeoutMs: number): string {
   const cause = (error as { cause?: unknown }).cause ?? error;
   if (cause instanceof RefusedAddress) return cause.message;
-  const { name, code, message } = cause as { name?: string; code?: string; message?: string };
+  const { name, code = '' } = cause as { name?: string; code?: string };
   if (name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return `no answer within ${timeoutMs} ms`;
+    return `timed out: no answer within ${timeoutMs} ms`;
   }
-  if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connection timed out';
-  if (code === 'ECONNREFUSED') return 'connection refused';
-  if (code === 'ENOTFOUND') return 'host name not found';
-  return (message ?? String(cause)).slice(0, 200);
+  if (REASONS[code]) return REASONS[code];
+  if (/^(ERR_SSL|ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_OSSL)/.test(code)) return 'TLS error: no secure connection to the endpoint';
+  return 'connection failed';
 }
