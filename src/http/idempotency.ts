@@ -24,6 +24,7 @@ const START = 'started';
 const FINISHED = 'finished';
 
 export interface IdempotencyKeyRow {
+  api_key_id: string | null;
   request_method: string;
   request_path: string;
   request_hash: Buffer;
@@ -52,8 +53,8 @@ export interface KeyWrite {
   productId: string;
   livemode: boolean;
   key: string;
-  /** What a claim stores to recognise the request again; an advance has none. */
-  request: { method: string; path: string; hash: Buffer } | null;
+  /** What a claim stores to recognise the request again, and the API key that made it; an advance has none. */
+  request: { method: string; path: string; hash: Buffer; apiKeyId: string } | null;
   /** What earlier phases created (a claim has none). */
   resourceId: string | null;
 }
@@ -137,18 +138,18 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-const KEY_COLUMNS = `request_method, request_path, request_hash, recovery_point, resource_id, response_status, response_body`;
+const KEY_COLUMNS = `api_key_id, request_method, request_path, request_hash, recovery_point, resource_id, response_status, response_body`;
 
 const hashOf = (request: Request) => sha256(`${request.method} ${request.path}\n${canonicalJson(request.body ?? null)}`);
 
 async function claim(tx: Queryable, merchant: Merchant, key: string, request: Request): Promise<IdempotencyKeyRow | SentResponse> {
   const hash = hashOf(request);
   const [created] = await tx.query<IdempotencyKeyRow>(
-    `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, locked_at)
-     VALUES ($1, $2, $3, $4, $5, $6, '${START}', now())
+    `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, locked_at, api_key_id)
+     VALUES ($1, $2, $3, $4, $5, $6, '${START}', now(), $7)
      ON CONFLICT (product_id, livemode, key) DO NOTHING
      RETURNING ${KEY_COLUMNS}, false AS locked`,
-    [merchant.productId, merchant.livemode, key, request.method, request.path, hash],
+    [merchant.productId, merchant.livemode, key, request.method, request.path, hash, merchant.keyId],
   );
   if (created) return created;
 
@@ -158,6 +159,10 @@ async function claim(tx: Queryable, merchant: Merchant, key: string, request: Re
     [merchant.productId, merchant.livemode, key, IDEMPOTENCY_LOCK_TIMEOUT_MS],
   );
   if (!existing) throw new Error('idempotency key vanished between insert and select');
+  // Another API key of the product never gets this key's answer, which may hold a secret only its maker may see.
+  if (existing.api_key_id !== null && existing.api_key_id !== merchant.keyId) {
+    throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used by another API key of this product');
+  }
   if (existing.request_method !== request.method || existing.request_path !== request.path || !existing.request_hash.equals(hash)) {
     throw new ApiError(
       'IDEMPOTENCY_KEY_REUSED',
@@ -237,17 +242,18 @@ export function addKeyWrites(st: Statement, writes: { key: KeyWrite | null; resu
                           ${st.param(column((row) => row.key.request?.hash.toString('hex')), 'text[]')},
                           ${st.param(column((row) => row.state.point), 'text[]')}, ${st.param(column((row) => row.state.resourceId), 'text[]')},
                           ${st.param(column((row) => row.state.status), 'integer[]')}, ${st.param(column((row) => row.state.body), 'text[]')},
-                          ${st.param(column((row) => row.state.locked), 'boolean[]')}, ${st.param(column((row) => row.repeated), 'boolean[]')})
+                          ${st.param(column((row) => row.state.locked), 'boolean[]')}, ${st.param(column((row) => row.repeated), 'boolean[]')},
+                          ${st.param(column((row) => row.key.request?.apiKeyId), 'text[]')})
             WITH ORDINALITY AS v (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, resource_id,
-                                  response_status, response_body, locked, repeated, i)`,
+                                  response_status, response_body, locked, repeated, api_key_id, i)`,
   );
   if (kinds.has('claim')) {
     st.with(
       'key_claimed',
       `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, resource_id,
-                                     response_status, response_body, locked_at)
+                                     response_status, response_body, locked_at, api_key_id)
        SELECT v.product_id, v.livemode, v.key, v.request_method, v.request_path, decode(v.request_hash, 'hex'), v.recovery_point,
-              v.resource_id, v.response_status, v.response_body, CASE WHEN v.locked THEN now() END
+              v.resource_id, v.response_status, v.response_body, CASE WHEN v.locked THEN now() END, v.api_key_id
          FROM key_v v WHERE v.key IS NOT NULL AND NOT v.repeated AND ${inItems}
         ORDER BY v.product_id, v.livemode, v.key
        ON CONFLICT (product_id, livemode, key) DO NOTHING
@@ -282,7 +288,7 @@ function claimWrite(merchant: Merchant, key: string | null, request: Request): K
     productId: merchant.productId,
     livemode: merchant.livemode,
     key,
-    request: { method: request.method, path: request.path, hash: hashOf(request) },
+    request: { method: request.method, path: request.path, hash: hashOf(request), apiKeyId: merchant.keyId },
     resourceId: null,
   };
 }
@@ -434,14 +440,28 @@ function isStoredRefusal(error: unknown): error is ApiError {
  */
 async function storeRefusal(db: Db, merchant: Merchant, key: string, request: Request, sent: SentResponse, held: boolean): Promise<boolean> {
   const rows = await db.query(
-    `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, response_status, response_body)
-     VALUES ($1, $2, $3, $4, $5, $6, '${FINISHED}', $7, $8)
+    `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, response_status, response_body,
+                                   api_key_id)
+     VALUES ($1, $2, $3, $4, $5, $6, '${FINISHED}', $7, $8, $11)
      ON CONFLICT (product_id, livemode, key) DO UPDATE
         SET recovery_point = '${FINISHED}', response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body, locked_at = NULL
       WHERE idempotency_keys.response_status IS NULL AND idempotency_keys.request_hash = EXCLUDED.request_hash
         AND ($9 OR idempotency_keys.locked_at IS NULL OR idempotency_keys.locked_at <= now() - $10 * interval '1 millisecond')
+        AND idempotency_keys.api_key_id IS NOT DISTINCT FROM EXCLUDED.api_key_id
      RETURNING key`,
-    [merchant.productId, merchant.livemode, key, request.method, request.path, hashOf(request), sent.status, sent.body, held, IDEMPOTENCY_LOCK_TIMEOUT_MS],
+    [
+      merchant.productId,
+      merchant.livemode,
+      key,
+      request.method,
+      request.path,
+      hashOf(request),
+      sent.status,
+      sent.body,
+      held,
+      IDEMPOTENCY_LOCK_TIMEOUT_MS,
+      merchant.keyId,
+    ],
   );
   return rows.length === 1;
 }

@@ -63,6 +63,27 @@ describe('Idempotency-Key on order creation', () => {
     expect(new Set([test.body.id, live.body.id, foreign.body.id]).size).toBe(3);
   });
 
+  it("replays a stored answer only to the API key that made it: another key of the product never gets its secret", async () => {
+    const second = (await service.admin('POST', `/admin/v1/products/${merchant.productId}/keys`, { mode: 'test' })).body.secret as string;
+    const key = idem();
+    const endpoint = { url: 'https://hooks.example.com/tolov' };
+    const created = await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: merchant.test, idempotencyKey: key, body: endpoint });
+    expect(created.body.secret).toMatch(/^whsec_/);
+    const other = await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: second, idempotencyKey: key, body: endpoint });
+    expect({ status: other.status, code: other.body.code }).toEqual({ status: 422, code: 'IDEMPOTENCY_KEY_REUSED' });
+    expect(other.text).not.toContain('whsec_');
+    const again = await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: merchant.test, idempotencyKey: key, body: endpoint });
+    expect({ status: again.status, text: again.text, replayed: again.headers['idempotent-replayed'] }).toEqual({
+      status: 201,
+      text: created.text,
+      replayed: 'true',
+    });
+    // The same holds for a key claimed in a charge's or an order's one-statement path.
+    const order = await createOrder(merchant.test, key + '-order');
+    expect(order.status).toBe(201);
+    expect((await createOrder(second, key + '-order')).status).toBe(422);
+  });
+
   it('requires the key on order creation', async () => {
     const before = await countOrders(merchant.productId);
     const reply = await createOrder(merchant.test, undefined);
