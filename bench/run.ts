@@ -381,7 +381,7 @@ async function benchDeliveries(engine: string, db: Db): Promise<Result> {
     INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at)
       SELECT 'wd_bench_' || n, 'we_bench', 'evt_bench_' || n, 'pending', now() FROM generate_series(1, ${DELIVERIES}) AS n;`);
   const sender = createSender({ timeoutMs: 10_000, allowPrivate: true });
-  const webhooks = new WebhooksService(db, { webhookRetryScheduleSeconds: [0, 60], webhookTimeoutMs: 10_000, webhookAllowPrivate: true }, sender);
+  const webhooks = new WebhooksService(db, { webhookRetryScheduleSeconds: [0, 60], webhookTimeoutMs: 10_000, webhookAllowPrivate: true, webhookEndpointsMax: 16 }, sender);
   const started = performance.now();
   const loop = async () => {
     while ((await webhooks.deliverDue(256)) > 0);

@@ -31,6 +31,7 @@ export interface Config {
   /** Merchant API calls allowed per API key each minute. */
   keyRequestsPerMinute: number;
   authFailuresPerMinute: number;
+  webhookEndpointsMax: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -152,6 +153,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryScheduleSeconds: schedule,
     webhookTimeoutMs: integer('TOLOV_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     webhookAllowPrivate: allowPrivateRaw === 'true',
+    webhookEndpointsMax: integer('TOLOV_WEBHOOK_ENDPOINTS_MAX', 16, 1, 1_000),
     settlementDelaySeconds: integer('TOLOV_SETTLEMENT_DELAY_SECONDS', DAY_SECONDS, 0, 90 * DAY_SECONDS),
     reconcileIntervalMs: integer('TOLOV_RECONCILE_INTERVAL_MS', 30_000, 10, DAY_SECONDS * 1000),
     expiryIntervalMs: integer('TOLOV_EXPIRY_INTERVAL_MS', 5_000, 10, DAY_SECONDS * 1000),

@@ -126,3 +126,67 @@ describe('webhook endpoints', () => {
     expect((await service.call({ method: 'GET', url: `/v1/webhook_endpoints/${endpoint.id}`, key: merchant.test })).body.description).toBeNull();
   });
 });
+
+describe('limits on endpoints and resends', () => {
+  it('caps endpoints per product and mode, with concurrent creations at the limit deciding exactly one winner', async () => {
+    const capped = await startService({ TOLOV_WEBHOOK_ENDPOINTS_MAX: '4' });
+    try {
+      const shop = await capped.createMerchant();
+      const make = (n: number, key = shop.test) =>
+        capped.call({ method: 'POST', url: '/v1/webhook_endpoints', key, body: { url: `https://hooks.example.com/${n}` } });
+      for (let n = 0; n < 3; n++) expect((await make(n)).status).toBe(201);
+      const racing = await Promise.all([3, 4, 5].map((n) => make(n)));
+      expect(racing.map((reply) => reply.status).sort()).toEqual([201, 409, 409]);
+      const refused = racing.find((reply) => reply.status === 409)!;
+      expect(refused.body).toMatchObject({ code: 'LIMIT_REACHED', message: expect.stringContaining('at most 4 webhook endpoints in test mode') });
+      // The other mode has its own allowance; a deleted endpoint frees its place.
+      expect((await make(6, shop.live)).status).toBe(201);
+      const listed = (await capped.call({ method: 'GET', url: '/v1/webhook_endpoints?limit=100', key: shop.test })).body.data;
+      expect(listed).toHaveLength(4);
+      await capped.call({ method: 'DELETE', url: `/v1/webhook_endpoints/${listed[0].id}`, key: shop.test });
+      expect((await make(7)).status).toBe(201);
+    } finally {
+      await capped.stop();
+    }
+  });
+
+  it('resends only to an endpoint that subscribes to the type, at most 10 deliveries of an event to one endpoint', async () => {
+    const shop = await service.createMerchant();
+    const orders = (await create({ url: 'https://hooks.example.com/orders', enabledEvents: ['order.paid'] }, shop.test)).body;
+    const all = (await create({ url: 'https://hooks.example.com/all' }, shop.test)).body;
+    const order = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: `o-${Date.now()}`, body: { amount: 100 } });
+    await service.db.query(`UPDATE orders SET expires_at = now() WHERE id = $1`, [order.body.id]);
+    await service.orders.expireDue(100);
+    const [event] = (await service.call({ method: 'GET', url: '/v1/events?type=order.expired', key: shop.test })).body.data;
+    const resend = (endpoint: string) => service.call({ method: 'POST', url: `/v1/events/${event.id}/resend`, key: shop.test, body: { endpoint } });
+    const unsubscribed = await resend(orders.id);
+    expect({ status: unsubscribed.status, code: unsubscribed.body.code }).toEqual({ status: 409, code: 'INVALID_STATE' });
+    expect(unsubscribed.body.message).toContain('does not subscribe to order.expired');
+    // The event's first delivery and nine resends; the tenth resend is refused.
+    for (let i = 0; i < 9; i++) expect((await resend(all.id)).status).toBe(201);
+    const flooded = await resend(all.id);
+    expect({ status: flooded.status, code: flooded.body.code }).toEqual({ status: 409, code: 'LIMIT_REACHED' });
+    const [{ n }] = (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1 AND endpoint_id = $2', [
+      event.id,
+      all.id,
+    ])) as [{ n: number }];
+    expect(n).toBe(10);
+  });
+
+  it('limits resends per product to 60 a minute', async () => {
+    const shop = await service.createMerchant();
+    const endpoints = await Promise.all(Array.from({ length: 7 }, (_, n) => create({ url: `https://hooks.example.com/r${n}` }, shop.test)));
+    const order = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: `r-${Date.now()}`, body: { amount: 100 } });
+    await service.db.query(`UPDATE orders SET expires_at = now() WHERE id = $1`, [order.body.id]);
+    await service.orders.expireDue(100);
+    const [event] = (await service.call({ method: 'GET', url: '/v1/events?type=order.expired', key: shop.test })).body.data;
+    const statuses: number[] = [];
+    for (const endpoint of endpoints) {
+      for (let i = 0; i < 9; i++) {
+        statuses.push((await service.call({ method: 'POST', url: `/v1/events/${event.id}/resend`, key: shop.test, body: { endpoint: endpoint.body.id } })).status);
+      }
+    }
+    expect(statuses.filter((status) => status === 201)).toHaveLength(60);
+    expect(statuses.slice(60)).toEqual([429, 429, 429]);
+  });
+});

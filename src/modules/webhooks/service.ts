@@ -3,6 +3,7 @@ import type { Db, Queryable } from '../../db/db.js';
 import type { Merchant } from '../../http/auth.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { listPage, type List, type ListQuery } from '../../http/pagination.js';
+import { RateLimiter } from '../../http/rate-limit.js';
 import { newId } from '../../lib/ids.js';
 import { refuseByForm } from './addresses.js';
 import type { CreateEndpointBody, Event, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
@@ -21,10 +22,17 @@ const SEND_CONCURRENCY = 64;
 const LEASE_MARGIN_MS = 5_000;
 export const EVENT_RETENTION_DAYS = 30;
 
+/** Deliveries of one event to one endpoint, the first included: a resend loop cannot make an event a flood. */
+export const DELIVERIES_PER_EVENT_MAX = 10;
+/** Resends a product may ask for in a minute (per process). */
+export const RESENDS_PER_MINUTE = 60;
+
 export interface WebhookSettings {
   webhookRetryScheduleSeconds: number[];
   webhookTimeoutMs: number;
   webhookAllowPrivate: boolean;
+  /** Endpoints a product may have in each mode. */
+  webhookEndpointsMax: number;
 }
 
 function presentEndpoint(row: EndpointRow, secret?: string): WebhookEndpoint {
@@ -73,6 +81,8 @@ export function presentEvent(row: { id: string; type: string; livemode: boolean;
 }
 
 export class WebhooksService {
+  private readonly resends = new RateLimiter(RESENDS_PER_MINUTE, 60_000);
+
   constructor(
     private readonly db: Db,
     private readonly settings: WebhookSettings,
@@ -94,6 +104,11 @@ export class WebhooksService {
 
   async create(tx: Queryable, merchant: Merchant, body: CreateEndpointBody): Promise<WebhookEndpoint> {
     this.checkUrl(body.url);
+    const max = this.settings.webhookEndpointsMax;
+    if ((await store.lockAndCountEndpoints(tx, merchant)) >= max) {
+      const mode = merchant.livemode ? 'live' : 'test';
+      throw new ApiError('LIMIT_REACHED', `A product has at most ${max} webhook endpoints in ${mode} mode: delete one you no longer use first`);
+    }
     const secret = newWebhookSecret();
     const row = await store.insertEndpoint(tx, merchant, {
       id: newId('we'),
@@ -152,7 +167,7 @@ export class WebhooksService {
 
   /** Delivers an event again to one endpoint of the same product and mode, as a new delivery due now. */
   async resend(tx: Queryable, merchant: Merchant, eventId: string, endpointId: string): Promise<WebhookDelivery> {
-    const [event] = await tx.query<{ id: string }>('SELECT id FROM events WHERE id = $1 AND product_id = $2 AND livemode = $3', [
+    const [event] = await tx.query<{ id: string; type: string }>('SELECT id, type FROM events WHERE id = $1 AND product_id = $2 AND livemode = $3', [
       eventId,
       merchant.productId,
       merchant.livemode,
@@ -160,6 +175,13 @@ export class WebhooksService {
     if (!event) throw notFound('event');
     const endpoint = await this.endpointOf(merchant, endpointId, tx);
     if (endpoint.status !== 'enabled') throw new ApiError('INVALID_STATE', 'The endpoint is disabled: enable it first');
+    if (endpoint.enabled_events.length > 0 && !endpoint.enabled_events.includes(event.type)) {
+      throw new ApiError('INVALID_STATE', `The endpoint does not subscribe to ${event.type}: add it to its enabledEvents first`);
+    }
+    if ((await store.deliveriesOfEvent(tx, event.id, endpoint.id)) >= DELIVERIES_PER_EVENT_MAX) {
+      throw new ApiError('LIMIT_REACHED', `This event was sent to this endpoint ${DELIVERIES_PER_EVENT_MAX} times already`);
+    }
+    this.resends.hit(merchant.productId);
     const deliveryId = await store.insertDelivery(tx, endpoint.id, event.id);
     return presentDelivery(await store.findDelivery(tx, deliveryId));
   }

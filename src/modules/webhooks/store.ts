@@ -26,6 +26,28 @@ export async function insertEndpoint(
   return row!;
 }
 
+/**
+ * Locks the product's endpoints of one mode against concurrent creation (its product row, the one row they share)
+ * and counts those not deleted: two creations at the limit cannot both pass it.
+ */
+export async function lockAndCountEndpoints(tx: Queryable, merchant: Merchant): Promise<number> {
+  await tx.query('SELECT 1 FROM products WHERE id = $1 FOR UPDATE', [merchant.productId]);
+  const [row] = await tx.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM webhook_endpoints WHERE product_id = $1 AND livemode = $2 AND status <> 'deleted'`,
+    [merchant.productId, merchant.livemode],
+  );
+  return row!.n;
+}
+
+/** Deliveries of one event to one endpoint so far, the first included. */
+export async function deliveriesOfEvent(tx: Queryable, eventId: string, endpointId: string): Promise<number> {
+  const [row] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1 AND endpoint_id = $2', [
+    eventId,
+    endpointId,
+  ]);
+  return row!.n;
+}
+
 export async function findEndpoint(db: Queryable, merchant: Merchant, id: string): Promise<EndpointRow | undefined> {
   const [row] = await db.query<EndpointRow>(
     `SELECT * FROM webhook_endpoints WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status <> 'deleted'`,
