@@ -66,7 +66,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
           expiry(db, orders, config.expiryIntervalMs),
           reconciler(payments, refunds, config.reconcileIntervalMs),
           settlement(payments, config.settlementDelaySeconds),
-          webhookDelivery(webhooks),
+          webhookDelivery(webhooks, app.log),
           eventRetention(webhooks),
           ...(maintained ? [tableMaintenance(db)] : []),
         ],
@@ -77,6 +77,8 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
     async stop() {
       await app.close();
       await workers?.stop();
+      // Attempts started by the delivery worker end within their timeout, and are recorded before the database closes.
+      await webhooks.idle();
       await db.close();
     },
   };

@@ -6,6 +6,7 @@ import { listPage, type List, type ListQuery } from '../../http/pagination.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { newId } from '../../lib/ids.js';
 import { refuseByForm } from './addresses.js';
+import { Dispatch, SENDS_PER_ENDPOINT_MAX } from './dispatch.js';
 import type { CreateEndpointBody, Event, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
 import { newWebhookSecret, standardSignature, tolovSignature } from './signing.js';
 import type { Sender } from './sender.js';
@@ -13,8 +14,6 @@ import * as store from './store.js';
 import type { DeliveryRow, DueDelivery, EndpointRow } from './store.js';
 
 const DEFAULT_OVERLAP_SECONDS = 86_400;
-/** Attempts sent at once by one worker. */
-const SEND_CONCURRENCY = 64;
 /**
  * A lease outlives the attempt's own timeout by this much (time to record the outcome), so no other worker takes an
  * attempt still in flight. After a crash, the attempts it held are taken up again once their leases end.
@@ -82,6 +81,7 @@ export function presentEvent(row: { id: string; type: string; livemode: boolean;
 
 export class WebhooksService {
   private readonly resends = new RateLimiter(RESENDS_PER_MINUTE, 60_000);
+  private readonly dispatch = new Dispatch();
 
   constructor(
     private readonly db: Db,
@@ -186,22 +186,39 @@ export class WebhooksService {
     return presentDelivery(await store.findDelivery(tx, deliveryId));
   }
 
-  /** One delivery batch: leases due deliveries, sends each attempt once, records the outcome and the next attempt. */
-  async deliverDue(batchMax: number): Promise<number> {
+  /**
+   * Leases due attempts that have room to be sent (per endpoint and in all) and starts each, without waiting for any:
+   * resolves with how many it leased, and `done` once they are all recorded. A slow attempt holds back no other.
+   */
+  async startDue(batchMax: number): Promise<{ leased: number; done: Promise<void> }> {
     const schedule = this.settings.webhookRetryScheduleSeconds;
+    const room = this.dispatch.room();
+    if (room.total <= 0) return { leased: 0, done: Promise.resolve() };
     const due = await store.leaseDueDeliveries(this.db, {
-      batchMax,
+      batchMax: Math.min(batchMax, room.total),
       leaseMs: this.settings.webhookTimeoutMs + LEASE_MARGIN_MS,
       firstDelaySeconds: schedule[0] ?? 0,
       attemptsMax: schedule.length,
+      perEndpointMax: SENDS_PER_ENDPOINT_MAX,
+      room: room.endpoints,
     });
-    for (let start = 0; start < due.length; start += SEND_CONCURRENCY) {
-      await Promise.all(due.slice(start, start + SEND_CONCURRENCY).map((delivery) => this.attempt(delivery)));
-    }
-    return due.length;
+    const runs = due.map((delivery) => this.dispatch.start(delivery.endpoint_id, () => this.attempt(delivery)));
+    return { leased: due.length, done: Promise.all(runs).then(() => {}) };
   }
 
-  private async attempt(delivery: DueDelivery): Promise<void> {
+  /** One delivery batch, waited for: leases due attempts, sends each once, records each outcome and next attempt. */
+  async deliverDue(batchMax: number): Promise<number> {
+    const { leased, done } = await this.startDue(batchMax);
+    await done;
+    return leased;
+  }
+
+  /** Resolves once every attempt started has been recorded. */
+  idle(): Promise<void> {
+    return this.dispatch.idle();
+  }
+
+  private async attempt(delivery: DueDelivery): Promise<{ answered: boolean }> {
     const attemptedAt = new Date();
     const body = JSON.stringify(
       presentEvent({ id: delivery.event_id, type: delivery.type, livemode: delivery.livemode, created_at: delivery.created_at, data: delivery.data }),
@@ -222,6 +239,7 @@ export class WebhooksService {
       // The schedule gives the delay before each attempt; attempt n + 1 waits schedule[n] after attempt n.
       next: result.ok ? { status: 'succeeded' } : exhausted ? { status: 'failed' } : { status: 'pending', delaySeconds: schedule[delivery.attempts]! },
     });
+    return { answered: result.statusCode !== null || delivery.endpoint_status !== 'enabled' };
   }
 
   /** The headers of one attempt, signing exactly `body`, the bytes sent. */

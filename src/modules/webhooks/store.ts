@@ -121,15 +121,37 @@ export const INTERRUPTED_ATTEMPT = 'interrupted: the sending process stopped dur
  */
 export async function leaseDueDeliveries(
   db: Queryable,
-  limits: { batchMax: number; leaseMs: number; firstDelaySeconds: number; attemptsMax: number },
+  limits: {
+    batchMax: number;
+    leaseMs: number;
+    firstDelaySeconds: number;
+    attemptsMax: number;
+    /** Deliveries one endpoint may get in this batch; `room` says less for some (0: none). */
+    perEndpointMax: number;
+    room?: Map<string, number>;
+  },
 ): Promise<DueDelivery[]> {
+  const room = [...(limits.room ?? new Map<string, number>())];
+  // The oldest due deliveries, at most perEndpointMax (or the endpoint's room) per endpoint, those of endpoints without
+  // room not even read; then locked, skipping any another worker holds, their conditions checked again under the lock.
   return db.query<DueDelivery>(
-    `WITH picked AS (
-       SELECT id, attempts, locked_until IS NOT NULL AS interrupted FROM webhook_deliveries
+    `WITH room AS (SELECT * FROM unnest($6::text[], $7::integer[]) AS r (endpoint_id, room)),
+     candidates AS (
+       SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
         WHERE status = 'pending' AND (locked_until IS NULL OR locked_until <= now())
           AND ((attempts > 0 AND next_attempt_at <= now())
             OR (attempts = 0 AND next_attempt_at <= now() - $3 * interval '1 second'))
-        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED),
+          AND endpoint_id NOT IN (SELECT endpoint_id FROM room WHERE room = 0)
+        ORDER BY next_attempt_at LIMIT $1 * 4),
+     ranked AS (
+       SELECT c.id, c.next_attempt_at, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rank,
+              coalesce(r.room, $8) AS room
+         FROM candidates c LEFT JOIN room r ON r.endpoint_id = c.endpoint_id),
+     picked AS (
+       SELECT d.id, d.attempts, d.locked_until IS NOT NULL AS interrupted
+         FROM webhook_deliveries d JOIN ranked k ON k.id = d.id
+        WHERE k.rank <= k.room AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= now())
+        ORDER BY k.next_attempt_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED),
      logged AS (
        INSERT INTO webhook_attempts (delivery_id, number, attempted_at, status_code, duration_ms, error)
        SELECT id, attempts, now(), NULL, 0, $5 FROM picked WHERE interrupted
@@ -147,7 +169,16 @@ export async function leaseDueDeliveries(
             e.id AS event_id, e.type, e.livemode, e.created_at, e.data
        FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id
       WHERE c.status = 'pending'`,
-    [limits.batchMax, limits.leaseMs, limits.firstDelaySeconds, limits.attemptsMax, INTERRUPTED_ATTEMPT],
+    [
+      limits.batchMax,
+      limits.leaseMs,
+      limits.firstDelaySeconds,
+      limits.attemptsMax,
+      INTERRUPTED_ATTEMPT,
+      room.map(([id]) => id),
+      room.map(([, free]) => free),
+      limits.perEndpointMax,
+    ],
   );
 }
 

@@ -1,0 +1,85 @@
+// One merchant's dead endpoints hold back only their own deliveries: another merchant's event arrives while theirs hang,
+// each endpoint has a bounded number of attempts in flight, and an endpoint that does not answer waits before the next.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SENDS_PER_ENDPOINT_MAX } from '../../src/modules/webhooks/dispatch.js';
+import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+
+const TIMEOUT_MS = 3_000;
+
+let service: TestService;
+let healthy: Receiver;
+let blackHole: Receiver;
+beforeAll(async () => {
+  service = await startService({ TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true', TOLOV_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) });
+  healthy = await startReceiver();
+  blackHole = await startReceiver();
+  blackHole.behaviour = 'hang';
+});
+afterAll(async () => {
+  await healthy.close();
+  await blackHole.close();
+  await service.stop();
+});
+
+/** An order expired now: one order.expired event, delivered to every endpoint of the product. */
+async function expiredOrder(shop: Merchant): Promise<string> {
+  const order = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: idem(), body: { amount: 100 } });
+  await service.db.query('UPDATE orders SET expires_at = now() WHERE id = $1', [order.body.id]);
+  await service.orders.expireDue(100);
+  return order.body.id;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('webhook delivery under a dead endpoint', () => {
+  it("delivers another merchant's event at once while one merchant's endpoints hang, with bounded attempts per endpoint", async () => {
+    const noisy = await service.createMerchant();
+    for (let n = 0; n < 16; n++) {
+      await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: noisy.test, body: { url: `${blackHole.url}/dead/${n}` } });
+    }
+    for (let i = 0; i < 12; i++) await expiredOrder(noisy);
+    const quiet = await service.createMerchant();
+    await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: quiet.test, body: { url: `${healthy.url}/quiet` } });
+
+    // The worker's loop, as it runs: lease what has room, start it, come back.
+    let running = true;
+    const worker = (async () => {
+      while (running) {
+        await service.webhooks.startDue(256);
+        await sleep(50);
+      }
+    })();
+    await sleep(300);
+    // Every dead endpoint holds its attempts now; the quiet merchant's event comes after them.
+    const sent = Date.now();
+    const orderId = await expiredOrder(quiet);
+    while (!healthy.received.some((request) => JSON.parse(request.body).data.id === orderId) && Date.now() - sent < TIMEOUT_MS * 2) await sleep(20);
+    const waited = Date.now() - sent;
+    running = false;
+    await worker;
+
+    expect(waited).toBeLessThan(TIMEOUT_MS / 2);
+    // At most SENDS_PER_ENDPOINT_MAX attempts at once to each dead endpoint: 12 events each, 8 sent, 4 waiting.
+    const perEndpoint = new Map<string, number>();
+    for (const request of blackHole.received) perEndpoint.set(request.path, (perEndpoint.get(request.path) ?? 0) + 1);
+    expect([...perEndpoint.values()].every((count) => count <= SENDS_PER_ENDPOINT_MAX)).toBe(true);
+    expect(perEndpoint.size).toBe(16);
+    await service.webhooks.idle();
+  }, 30_000);
+
+  it('makes an endpoint that did not answer wait before its next attempt, and lets it go on once it answers', async () => {
+    const shop = await service.createMerchant();
+    const endpoint = (await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: shop.test, body: { url: `${blackHole.url}/slow` } })).body;
+    await expiredOrder(shop);
+    await service.webhooks.deliverDue(256);
+    expect(blackHole.received.filter((request) => request.path === '/slow')).toHaveLength(1);
+    // A second event is due at once, but the endpoint just failed to answer: it waits for its backoff.
+    await expiredOrder(shop);
+    expect(await service.webhooks.deliverDue(256)).toBe(0);
+    await sleep(1_100);
+    await service.call({ method: 'POST', url: `/v1/webhook_endpoints/${endpoint.id}`, key: shop.test, body: { url: `${healthy.url}/slow` } });
+    expect(await service.webhooks.deliverDue(256)).toBe(1);
+    expect(healthy.received.filter((request) => request.path === '/slow')).toHaveLength(1);
+  }, 30_000);
+});
