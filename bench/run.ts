@@ -18,6 +18,7 @@ import { runIdempotent } from '../src/http/idempotency.js';
 import { createSender } from '../src/modules/webhooks/sender.js';
 import { WebhooksService } from '../src/modules/webhooks/service.js';
 import { createService } from '../src/service.js';
+import { benchWebhookFairness, type Latencies } from './webhook-fairness.js';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -764,6 +765,34 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
   return lines.join('\n');
 }
 
+/** Seconds of each half of the webhook fairness scenario. */
+const FAIRNESS_SECONDS = Number(process.env.BENCH_FAIRNESS_SECONDS ?? 10);
+
+/** The webhook fairness scenario on each engine, as report lines. */
+async function webhookFairnessOnEachEngine(): Promise<string[]> {
+  const line = (engine: string, { quiet, beside }: { quiet: Latencies; beside: Latencies }) =>
+    `${engine}: a product's webhook latency beside another's ${16} black-holed endpoints: p99 ${beside.p99Ms} ms vs ${quiet.p99Ms} ms alone ` +
+    `(${(beside.p99Ms / quiet.p99Ms).toFixed(2)} ×; p50 ${beside.p50Ms} vs ${quiet.p50Ms} ms; ${beside.delivered} and ${quiet.delivered} delivered)`;
+  const lines: string[] = [];
+  const dir = await mkdtemp(join(tmpdir(), 'tolov-bench-fairness-'));
+  const lite = await openPglite(dir);
+  try {
+    lines.push(line('pglite', await benchWebhookFairness(lite, FAIRNESS_SECONDS)));
+  } finally {
+    await lite.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+  const postgres = await withPostgresDatabase(async (url) => {
+    const db = await openPostgres(url);
+    try {
+      return line('postgres', await benchWebhookFairness(db, FAIRNESS_SECONDS));
+    } finally {
+      await db.close();
+    }
+  });
+  return postgres ? [...lines, postgres] : lines;
+}
+
 /** The failing-charges scenario on each engine: PGlite on disk, and a fresh PostgreSQL database when reachable. */
 async function poisonedGroupsOnEachEngine(): Promise<Result[]> {
   const results: Result[] = [];
@@ -790,6 +819,10 @@ async function main(): Promise<void> {
   // `BENCH_ONLY=poisoned-groups`: that scenario alone, for a quick comparison.
   if (process.env.BENCH_ONLY === 'poisoned-groups') {
     process.stdout.write(`\n${poisonLines(await poisonedGroupsOnEachEngine()).join('\n')}\n`);
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'webhook-fairness') {
+    process.stdout.write(`\n${(await webhookFairnessOnEachEngine()).join('\n')}\n`);
     return;
   }
   const results: Result[] = [await bareNode()];
@@ -864,7 +897,8 @@ async function main(): Promise<void> {
   );
   if (postgresRatio) ratios.push(postgresRatio);
 
-  const text = report(results, ratios);
+  const fairness = await webhookFairnessOnEachEngine();
+  const text = [report(results, ratios), '', 'Webhook delivery beside a product whose endpoints never answer:', ...fairness].join('\n');
   process.stdout.write(`\n${text}\n`);
   await mkdir('bench/results', { recursive: true });
   await writeFile('bench/results/latest.md', `${text}\n`);
