@@ -18,7 +18,7 @@ import { runIdempotent } from '../src/http/idempotency.js';
 import { createSender } from '../src/modules/webhooks/sender.js';
 import { WebhooksService } from '../src/modules/webhooks/service.js';
 import { createService } from '../src/service.js';
-import { benchWebhookFairness, type Latencies } from './webhook-fairness.js';
+import { benchWebhookFairness } from './webhook-fairness.js';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -768,16 +768,13 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
 /** Seconds of each half of the webhook fairness scenario. */
 const FAIRNESS_SECONDS = Number(process.env.BENCH_FAIRNESS_SECONDS ?? 10);
 
-/** The webhook fairness scenario on each engine, as report lines. */
-async function webhookFairnessOnEachEngine(): Promise<string[]> {
-  const line = (engine: string, { quiet, beside }: { quiet: Latencies; beside: Latencies }) =>
-    `${engine}: a product's webhook latency beside another's ${16} black-holed endpoints: p99 ${beside.p99Ms} ms vs ${quiet.p99Ms} ms alone ` +
-    `(${(beside.p99Ms / quiet.p99Ms).toFixed(2)} ×; p50 ${beside.p50Ms} vs ${quiet.p50Ms} ms; ${beside.delivered} and ${quiet.delivered} delivered)`;
-  const lines: string[] = [];
-  const dir = await mkdtemp(join(tmpdir(), 'tolov-bench-fairness-'));
+/** `measure` on each engine, in the service's own setting: PGlite on disk, and a fresh PostgreSQL database when reachable. */
+async function onEachEngine<T>(measure: (engine: string, db: Db) => Promise<T>): Promise<T[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'tolov-bench-engine-'));
   const lite = await openPglite(dir);
+  let measured: T[];
   try {
-    lines.push(line('pglite', await benchWebhookFairness(lite, FAIRNESS_SECONDS)));
+    measured = [await measure('pglite', lite)];
   } finally {
     await lite.close();
     await rm(dir, { recursive: true, force: true });
@@ -785,34 +782,28 @@ async function webhookFairnessOnEachEngine(): Promise<string[]> {
   const postgres = await withPostgresDatabase(async (url) => {
     const db = await openPostgres(url);
     try {
-      return line('postgres', await benchWebhookFairness(db, FAIRNESS_SECONDS));
+      return await measure('postgres', db);
     } finally {
       await db.close();
     }
   });
-  return postgres ? [...lines, postgres] : lines;
+  return postgres === null ? measured : [...measured, postgres];
 }
 
-/** The failing-charges scenario on each engine: PGlite on disk, and a fresh PostgreSQL database when reachable. */
-async function poisonedGroupsOnEachEngine(): Promise<Result[]> {
-  const results: Result[] = [];
-  const dir = await mkdtemp(join(tmpdir(), 'tolov-bench-poison-'));
-  const lite = await openPglite(dir);
-  try {
-    results.push(...(await benchPoisonedGroups('pglite', lite)));
-  } finally {
-    await lite.close();
-    await rm(dir, { recursive: true, force: true });
-  }
-  const postgres = await withPostgresDatabase(async (url) => {
-    const db = await openPostgres(url);
-    try {
-      return await benchPoisonedGroups('postgres', db);
-    } finally {
-      await db.close();
-    }
+/** The webhook fairness scenario on each engine, as report lines. */
+function webhookFairnessOnEachEngine(): Promise<string[]> {
+  return onEachEngine(async (engine, db) => {
+    const { quiet, beside } = await benchWebhookFairness(db, FAIRNESS_SECONDS);
+    return (
+      `${engine}: a product's webhook latency beside another's 16 black-holed endpoints: p99 ${beside.p99Ms} ms vs ${quiet.p99Ms} ms alone ` +
+      `(${(beside.p99Ms / quiet.p99Ms).toFixed(2)} ×; p50 ${beside.p50Ms} vs ${quiet.p50Ms} ms; ${beside.delivered} and ${quiet.delivered} delivered)`
+    );
   });
-  return [...results, ...(postgres ?? [])];
+}
+
+/** The failing-charges scenario on each engine. */
+async function poisonedGroupsOnEachEngine(): Promise<Result[]> {
+  return (await onEachEngine(benchPoisonedGroups)).flat();
 }
 
 async function main(): Promise<void> {

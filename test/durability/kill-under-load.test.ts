@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, engine } from '../support/harness.js';
 import { json, killAll, processStorage, startMain, type Started } from '../support/process.js';
+import { waitFor } from '../support/wait.js';
 import { startReceiver } from '../support/receiver.js';
 
 afterAll(killAll);
@@ -11,16 +12,6 @@ afterAll(killAll);
 const CHARGES = 40;
 const ORDERS = 20;
 const CONCURRENCY = 8;
-
-async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 describe('kill -9 under concurrent charge and order load', () => {
   it('loses nothing and doubles nothing: after a restart and a retry of every key, every invariant holds', async () => {

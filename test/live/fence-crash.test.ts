@@ -9,20 +9,11 @@ import { SIM_PHONE, startBankSim } from '../../bank-sim/sim.js';
 import { ADMIN_TOKEN, engine } from '../support/harness.js';
 import { setFaults, SIM_SECRET } from '../support/live.js';
 import { json, killAll, processStorage, startMain, type Started } from '../support/process.js';
+import { waitFor } from '../support/wait.js';
 
 afterAll(killAll);
 
 const BANK_MONEY_LATENCY_MS = 3_000;
-
-async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 describe('kill -9 of Tolov while the bank is slow', () => {
   it('leaves no operation that the bank executed and Tolov failed, nor the reverse', async () => {
