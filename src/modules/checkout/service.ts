@@ -28,13 +28,13 @@ const ok = <T>(value: T): { value: T } => ({ value });
 const fail = (error: ApiError): { error: ApiError } => ({ error });
 
 const sessionNotFound = () => new ApiError('NOT_FOUND', 'No such checkout session');
+const sessionExpired = () => new ApiError('SESSION_EXPIRED', 'This checkout session has expired');
 const attemptsUsedUp = () =>
   new ApiError('TOO_MANY_ATTEMPTS', `This session is closed: the ${CARD_ATTEMPTS_MAX} card or ${CODE_ATTEMPTS_MAX} code attempts were used up`);
 /** The buyer's calls a session refuses once its attempts were used up, whatever they are. */
 const lockedOut = (session: SessionRow) => session.failure_code === 'TOO_MANY_ATTEMPTS';
 /** Refusals of a card or a code that use up an attempt. */
 const ATTEMPT_REFUSALS = new Set(['INVALID_CARD', 'CARD_INACTIVE', 'VALIDATION_ERROR', 'WRONG_CODE']);
-const sessionExpired = () => new ApiError('SESSION_EXPIRED', 'This checkout session has expired');
 
 export function presentSession(row: SessionRow): SessionState {
   const resendAt = row.status === 'AWAITING_CODE' && row.code_sent_at ? new Date(row.code_sent_at.getTime() + RESEND_COOLDOWN_SECONDS * 1000) : null;

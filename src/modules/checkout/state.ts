@@ -6,7 +6,7 @@ export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 export type SessionCall = 'submit_card' | 'submit_code' | 'resend_code';
 
-type Event = SessionCall | 'debit_succeeded' | 'debit_failed' | 'expire' | 'order_canceled';
+type Event = SessionCall | 'debit_succeeded' | 'debit_failed' | 'expire' | 'order_canceled' | 'attempts_used_up';
 
 /** A card binding completes on the right code; an order's session starts the debit and completes with its outcome. */
 export const TRANSITIONS: ReadonlyArray<{ kind: 'card_binding' | 'order'; from: SessionStatus; on: Event; to: SessionStatus }> = [
@@ -15,6 +15,8 @@ export const TRANSITIONS: ReadonlyArray<{ kind: 'card_binding' | 'order'; from: 
   { kind: 'card_binding', from: 'AWAITING_CODE', on: 'submit_code', to: 'COMPLETED' },
   { kind: 'card_binding', from: 'PENDING', on: 'expire', to: 'EXPIRED' },
   { kind: 'card_binding', from: 'AWAITING_CODE', on: 'expire', to: 'EXPIRED' },
+  { kind: 'card_binding', from: 'PENDING', on: 'attempts_used_up', to: 'FAILED' },
+  { kind: 'card_binding', from: 'AWAITING_CODE', on: 'attempts_used_up', to: 'FAILED' },
   { kind: 'order', from: 'PENDING', on: 'submit_card', to: 'AWAITING_CODE' },
   { kind: 'order', from: 'AWAITING_CODE', on: 'resend_code', to: 'AWAITING_CODE' },
   { kind: 'order', from: 'AWAITING_CODE', on: 'submit_code', to: 'PROCESSING' },
@@ -24,6 +26,8 @@ export const TRANSITIONS: ReadonlyArray<{ kind: 'card_binding' | 'order'; from: 
   { kind: 'order', from: 'AWAITING_CODE', on: 'expire', to: 'EXPIRED' },
   { kind: 'order', from: 'PENDING', on: 'order_canceled', to: 'EXPIRED' },
   { kind: 'order', from: 'AWAITING_CODE', on: 'order_canceled', to: 'EXPIRED' },
+  { kind: 'order', from: 'PENDING', on: 'attempts_used_up', to: 'FAILED' },
+  { kind: 'order', from: 'AWAITING_CODE', on: 'attempts_used_up', to: 'FAILED' },
 ];
 
 const REFUSALS: Record<SessionCall, string> = {
