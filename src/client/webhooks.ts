@@ -40,12 +40,21 @@ export function constructEvent(
   }
   let timestamp: number | null = null;
   const signatures: Buffer[] = [];
+  let v1Seen = false;
   for (const part of signatureHeader.split(',')) {
-    const [name, value] = part.trim().split('=', 2);
-    if (name === 't' && value !== undefined && /^\d{1,12}$/.test(value)) timestamp = Number(value);
-    if (name === 'v1' && value !== undefined && /^[0-9a-f]{64}$/.test(value)) signatures.push(Buffer.from(value, 'hex'));
+    const [name, value = ''] = part.trim().split('=', 2);
+    if (name === 't') {
+      if (!/^\d{1,12}$/.test(value)) throw new WebhookSignatureError('Tolov-Signature t= is not a time in Unix seconds');
+      timestamp = Number(value);
+    }
+    if (name === 'v1') {
+      v1Seen = true;
+      if (/^[0-9a-f]{64}$/.test(value)) signatures.push(Buffer.from(value, 'hex'));
+    }
   }
-  if (timestamp === null || signatures.length === 0) throw new WebhookSignatureError('Tolov-Signature lacks t= or v1=');
+  if (timestamp === null) throw new WebhookSignatureError('Tolov-Signature lacks t=');
+  if (!v1Seen) throw new WebhookSignatureError('Tolov-Signature lacks v1=');
+  if (signatures.length === 0) throw new WebhookSignatureError('Tolov-Signature v1= is not 64 hexadecimal digits');
   if (Math.abs(nowMs / 1000 - timestamp) > toleranceSeconds) {
     throw new WebhookSignatureError(`the signature's timestamp is more than ${toleranceSeconds} s from now`);
   }

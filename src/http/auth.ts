@@ -34,6 +34,19 @@ export function bearerToken(request: FastifyRequest): string | null {
   return match ? match[1]! : null;
 }
 
+/**
+ * A merchant's secret key: `Authorization: Bearer sk_…`, or HTTP Basic with the key as user name and no password, as
+ * `curl -u sk_test_…:` sends it (the habit Stripe users bring). Null without either.
+ */
+function secretKeyOf(request: FastifyRequest): string | null {
+  const bearer = bearerToken(request);
+  if (bearer !== null) return bearer;
+  const basic = /^Basic ([A-Za-z0-9+/]+={0,2})$/i.exec(String(request.headers.authorization ?? '').trim());
+  if (!basic) return null;
+  const [user, ...password] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':');
+  return user && password.join(':') === '' ? user : null;
+}
+
 const unauthenticated = (message: string) =>
   new ApiError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer realm="tolov"' } });
 
@@ -48,8 +61,10 @@ export async function authenticateMerchant(
   scope: Scope | undefined,
   throttle: () => void,
 ): Promise<Merchant> {
-  const secret = bearerToken(request);
-  if (secret === null) throw unauthenticated('Missing API key: send Authorization: Bearer sk_test_… or sk_live_…');
+  const secret = secretKeyOf(request);
+  if (secret === null) {
+    throw unauthenticated('Missing API key: send Authorization: Bearer sk_test_… (or sk_live_…), or the key as the Basic user name: curl -u sk_test_…:');
+  }
   if (!SECRET_KEY_PATTERN.test(secret)) throw unauthenticated('Malformed API key: secret keys look like sk_test_… or sk_live_…');
   const hash = sha256(secret);
   if (!keys.knows(hash)) throttle();

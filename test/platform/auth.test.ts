@@ -40,6 +40,23 @@ describe('merchant authentication', () => {
     expect(after[0]!.n).toBe(before[0]!.n);
   });
 
+  it('takes the key as the user name of HTTP Basic with no password, as curl -u sk_test_…: sends it', async () => {
+    const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString('base64')}`;
+    const call = (authorization: string) =>
+      service.call({ method: 'POST', url: '/merchant/v1/orders', idempotencyKey: idem(), body: { amount: 100 }, headers: { authorization } });
+    const created = await call(basic(`${merchant.test}:`));
+    expect(created.status).toBe(201);
+    expect(created.body.livemode).toBe(false);
+    expect((await call(basic(`${merchant.test}:not-empty`))).status).toBe(401);
+    expect((await call(basic(':'))).status).toBe(401);
+    expect((await call(basic(`${ADMIN_TOKEN}:`))).status).toBe(401);
+    // The operator API takes its token as Bearer only.
+    expect((await service.call({ method: 'POST', url: '/admin/v1/products', body: { name: 'x' }, headers: { authorization: basic(`${ADMIN_TOKEN}:`) } })).status).toBe(401);
+    const missing = await service.call({ method: 'GET', url: '/v1/balance' });
+    expect(missing.body.message).toContain('Bearer sk_test_');
+    expect(missing.body.message).toContain('curl -u sk_test_…:');
+  });
+
   it('authenticates before reading the body: a bad key with a bad body is a 401', async () => {
     const reply = await service.call({
       method: 'POST',

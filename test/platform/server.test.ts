@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +80,33 @@ describe('the service process', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it.runIf(engine === 'pglite')('stops with npm start when npm is stopped, leaving no service process behind', async () => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const npm = spawn('npm', ['start', '--silent'], {
+        env: { ...process.env, PORT: '0', TOLOV_DATA_DIR: 'memory://', LOG_LEVEL: 'info', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      npm.stdout.on('data', (chunk) => (output += chunk));
+      const npmExited = new Promise((resolve) => npm.once('exit', resolve));
+      for (let waited = 0; !output.includes('Tolov listening on') && waited < 60_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+      const servicePid = Number(/"pid":(\d+)/.exec(output)?.[1]);
+      expect(servicePid).toBeGreaterThan(0);
+      npm.kill(signal);
+      await npmExited;
+      const alive = () => {
+        try {
+          process.kill(servicePid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      for (let waited = 0; alive() && waited < 10_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect({ signal, serviceAlive: alive() }).toEqual({ signal, serviceAlive: false });
+    }
+  }, 150_000);
 
   it('refuses to start with a bad setting, naming the variable', async () => {
     await expect(startMain({ TOLOV_DATA_DIR: 'memory://', TOLOV_ORDER_TTL_SECONDS: 'soon' })).rejects.toThrow(

@@ -67,6 +67,13 @@ describe('webhook endpoints', () => {
     expect(reply.body).toMatchObject({ code: 'VALIDATION_ERROR', param });
   });
 
+  it('say how to aim them at a development machine when refusing a local or plain-http URL', async () => {
+    for (const url of ['http://hooks.example.com/tolov', 'http://localhost:3000/webhooks', 'https://127.0.0.1/tolov']) {
+      expect((await create({ url })).body.message).toContain('TOLOV_WEBHOOK_ALLOW_PRIVATE=true');
+    }
+    expect((await create({ url: 'not a url' })).body.message).not.toContain('TOLOV_WEBHOOK_ALLOW_PRIVATE');
+  });
+
   it('take the subscribable but never sent types', async () => {
     const reply = await create({ url: 'https://hooks.example.com/x', enabledEvents: ['refund.succeeded', 'payment_intent.canceled'] });
     expect(reply.status).toBe(201);

@@ -25,9 +25,10 @@ describe('constructEvent', () => {
     ['a re-serialized body', `t=${t},v1=${sign(secret, t, body)}`, JSON.stringify(JSON.parse(body), null, 2), /no signature matches/],
     ['a stale timestamp', `t=${t - 301},v1=${sign(secret, t - 301, body)}`, body, /more than 300 s/],
     ['a future timestamp', `t=${t + 301},v1=${sign(secret, t + 301, body)}`, body, /more than 300 s/],
-    ['no timestamp', `v1=${sign(secret, t, body)}`, body, /lacks t= or v1=/],
-    ['no v1', `t=${t}`, body, /lacks t= or v1=/],
-    ['a v1 that is not hex', `t=${t},v1=zz`, body, /lacks t= or v1=/],
+    ['no timestamp', `v1=${sign(secret, t, body)}`, body, /lacks t=$/],
+    ['a timestamp that is not a time', `t=yesterday,v1=${sign(secret, t, body)}`, body, /t= is not a time in Unix seconds/],
+    ['no v1', `t=${t}`, body, /lacks v1=$/],
+    ['a v1 that is not hex', `t=${t},v1=zz`, body, /v1= is not 64 hexadecimal digits/],
     ['an empty header', '', body, /missing or malformed/],
   ])('refuses %s', (_, header, payload, message) => {
     expect(() => constructEvent(payload, header, secret, 300, now)).toThrow(WebhookSignatureError);

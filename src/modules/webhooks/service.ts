@@ -91,7 +91,11 @@ export class WebhooksService {
 
   private checkUrl(url: string): void {
     const refusal = refuseByForm(url, this.settings.webhookAllowPrivate);
-    if (refusal) throw new ApiError('VALIDATION_ERROR', `url ${refusal}`, { param: 'url' });
+    if (!refusal) return;
+    // What a developer aiming webhooks at their own machine needs to read.
+    const local = !this.settings.webhookAllowPrivate && /https:\/\/|public/.test(refusal);
+    const hint = local ? ': webhooks go to https:// URLs on the internet; for local development, run Tolov with TOLOV_WEBHOOK_ALLOW_PRIVATE=true' : '';
+    throw new ApiError('VALIDATION_ERROR', `url ${refusal}${hint}`, { param: 'url' });
   }
 
   private async endpointOf(merchant: Merchant, id: string, db: Queryable = this.db): Promise<EndpointRow> {
