@@ -53,7 +53,8 @@ describe('the reconciliation report', () => {
     // This CLI's own (empty, embedded) database has no payments: the bank's three debits are all unknown to it.
     expect(code).toBe(1);
     const printed = JSON.parse(output);
-    expect(printed.mismatches.every((m: { problem: string }) => m.problem === 'missing_at_tolov')).toBe(true);
+    const problems = new Set(printed.mismatches.map((m: { problem: string }) => m.problem));
+    expect({ mismatches: printed.mismatches.length > 0, problems: [...problems] }).toEqual({ mismatches: true, problems: ['missing_at_tolov'] });
   });
 
   it('answers only the operator, with a valid date', async () => {
