@@ -37,17 +37,22 @@ export class ApiKeyCache {
     return { cache, stop };
   }
 
+  /** The key with this secret hash as this process holds it, while that may be trusted without asking the database. */
+  private cached(id: string): AuthenticatedKeyRow | undefined {
+    const entry = this.entries.get(id);
+    return entry && this.heard && entry.expiresAt > Date.now() ? entry.row : undefined;
+  }
+
   /** Whether this process holds the key with this secret hash as valid, without asking the database. */
   knows(secretHash: Buffer): boolean {
-    const cached = this.entries.get(secretHash.toString('base64'));
-    return cached !== undefined && this.heard && cached.expiresAt > Date.now();
+    return this.cached(secretHash.toString('base64')) !== undefined;
   }
 
   /** The key with this secret hash, unless unknown (revoked keys are returned as such, never cached). */
   async find(secretHash: Buffer): Promise<AuthenticatedKeyRow | undefined> {
     const id = secretHash.toString('base64');
-    const cached = this.entries.get(id);
-    if (cached && this.heard && cached.expiresAt > Date.now()) return cached.row;
+    const cached = this.cached(id);
+    if (cached) return cached;
     const generation = this.generation;
     const row = await findKeyBySecretHash(this.db, secretHash);
     if (row && row.revoked_at === null && this.heard && generation === this.generation) {

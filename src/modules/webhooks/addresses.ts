@@ -83,6 +83,12 @@ export function isPrivateAddress(address: string): boolean {
   return carried !== null && PRIVATE.check(carried, 'ipv4');
 }
 
+const NOT_HTTPS = 'must be an https:// URL';
+const NOT_PUBLIC_ADDRESS = 'must point to a public address';
+const NOT_PUBLIC_NAME = 'must point to a public host name';
+/** The refusals that TOLOV_WEBHOOK_ALLOW_PRIVATE lifts: what a developer aiming at their own machine meets. */
+export const LOCAL_ONLY_REFUSALS: ReadonlySet<string> = new Set([NOT_HTTPS, NOT_PUBLIC_ADDRESS, NOT_PUBLIC_NAME]);
+
 /** Why a URL may not receive webhooks, judged by its form alone; null when it may. */
 export function refuseByForm(url: string, allowPrivate: boolean): string | null {
   let parsed: URL;
@@ -92,11 +98,11 @@ export function refuseByForm(url: string, allowPrivate: boolean): string | null 
     return 'must be an absolute URL';
   }
   if (parsed.username || parsed.password) return 'must not carry credentials';
-  if (allowPrivate) return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? null : 'must be an https:// URL';
-  if (parsed.protocol !== 'https:') return 'must be an https:// URL';
+  if (allowPrivate) return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? null : NOT_HTTPS;
+  if (parsed.protocol !== 'https:') return NOT_HTTPS;
   // A trailing dot names the same host (localhost. is localhost).
   const host = parsed.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
-  if (isIP(host) !== 0) return isPrivateAddress(host) ? 'must point to a public address' : null;
-  if (PRIVATE_NAMES.test(host) || !host.includes('.')) return 'must point to a public host name';
+  if (isIP(host) !== 0) return isPrivateAddress(host) ? NOT_PUBLIC_ADDRESS : null;
+  if (PRIVATE_NAMES.test(host) || !host.includes('.')) return NOT_PUBLIC_NAME;
   return null;
 }

@@ -5,7 +5,7 @@ import { ApiError, notFound } from '../../http/errors.js';
 import { listPage, type List, type ListQuery } from '../../http/pagination.js';
 import { RateLimiter } from '../../http/rate-limit.js';
 import { newId } from '../../lib/ids.js';
-import { refuseByForm } from './addresses.js';
+import { LOCAL_ONLY_REFUSALS, refuseByForm } from './addresses.js';
 import { Dispatch, SENDS_PER_ENDPOINT_MAX } from './dispatch.js';
 import type { CreateEndpointBody, Event, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
 import { newWebhookSecret, standardSignature, tolovSignature } from './signing.js';
@@ -93,7 +93,7 @@ export class WebhooksService {
     const refusal = refuseByForm(url, this.settings.webhookAllowPrivate);
     if (!refusal) return;
     // What a developer aiming webhooks at their own machine needs to read.
-    const local = !this.settings.webhookAllowPrivate && /https:\/\/|public/.test(refusal);
+    const local = !this.settings.webhookAllowPrivate && LOCAL_ONLY_REFUSALS.has(refusal);
     const hint = local ? ': webhooks go to https:// URLs on the internet; for local development, run Tolov with TOLOV_WEBHOOK_ALLOW_PRIVATE=true' : '';
     throw new ApiError('VALIDATION_ERROR', `url ${refusal}${hint}`, { param: 'url' });
   }
