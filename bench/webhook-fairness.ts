@@ -1,7 +1,7 @@
 // Benchmark scenario: one product's webhook endpoints black-holed (they accept connections and never answer), and
 // another product's delivery latency, from its event's creation to its arrival, against the same product alone.
 import { createServer, type Server } from 'node:http';
-import type { Db } from '../src/db/db.js';
+import type { Db } from '../src/db/types.js';
 import { loadConfig } from '../src/config.js';
 import { createService } from '../src/service.js';
 import { startWorkers } from '../src/workers/loop.js';

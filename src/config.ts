@@ -77,7 +77,8 @@ function checkAdminToken(token: string): void {
 }
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export function loadConfig(env: Env = process.env): Config {
+/** Reads variables of `env`, each checked against what it must be; an empty value counts as unset. */
+function envReader(env: Env) {
   const read = (name: string): string | undefined => {
     const value = env[name];
     return value === undefined || value === '' ? undefined : value;
@@ -94,77 +95,85 @@ export function loadConfig(env: Env = process.env): Config {
   const url = (name: string, protocols: string[]): string | undefined => {
     const raw = read(name);
     if (raw === undefined) return undefined;
-    let parsed: URL;
+    let parsed: URL | null = null;
     try {
       parsed = new URL(raw);
     } catch {
-      throw new ConfigError(name, `a ${protocols.join(' or ')} URL`, raw);
+      // refused below, with what it must be
     }
-    if (!protocols.includes(parsed.protocol.slice(0, -1))) {
+    if (parsed === null || !protocols.includes(parsed.protocol.slice(0, -1))) {
       throw new ConfigError(name, `a ${protocols.join(' or ')} URL`, raw);
     }
     return raw;
   };
+  const oneOf = <T extends string>(name: string, values: readonly T[], fallback: T): T => {
+    const raw = read(name) ?? fallback;
+    const named = values.length === 2 ? values.join(' or ') : values.join(', ');
+    if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, named, raw);
+    return raw as T;
+  };
+  return { read, integer, url, oneOf };
+}
+type EnvReader = ReturnType<typeof envReader>;
 
+function webhookRetrySchedule({ read }: EnvReader): number[] {
+  const raw = read('TOLOV_WEBHOOK_RETRY_SCHEDULE') ?? '0,60,300,1800,7200,21600,43200,86400,86400';
+  const schedule = raw.split(',').map((part) => (/^\d+$/.test(part.trim()) ? Number(part.trim()) : NaN));
+  if (schedule.length > WEBHOOK_ATTEMPTS_MAX || schedule.some((s) => !Number.isSafeInteger(s) || s > 7 * DAY_SECONDS)) {
+    throw new ConfigError('TOLOV_WEBHOOK_RETRY_SCHEDULE', `1 to ${WEBHOOK_ATTEMPTS_MAX} comma-separated delays in seconds, each at most ${7 * DAY_SECONDS}`, raw);
+  }
+  return schedule;
+}
+
+/** Where the service listens, and the public address of its pages (the same unless it is behind a proxy). */
+function addresses({ read, integer, url }: EnvReader): Pick<Config, 'port' | 'host' | 'checkoutUrl'> {
   const port = integer('PORT', 4000, 0, 65_535);
   const host = read('HOST') ?? '127.0.0.1';
   if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host)) throw new ConfigError('HOST', 'a host name or IP address', host);
-
-  const adminToken = read('TOLOV_ADMIN_TOKEN') ?? null;
-  if (adminToken !== null) checkAdminToken(adminToken);
-
   const checkoutUrl = (url('TOLOV_CHECKOUT_URL', ['http', 'https']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  return { port, host, checkoutUrl };
+}
 
-  const scheduleRaw = read('TOLOV_WEBHOOK_RETRY_SCHEDULE') ?? '0,60,300,1800,7200,21600,43200,86400,86400';
-  const schedule = scheduleRaw.split(',').map((part) => (/^\d+$/.test(part.trim()) ? Number(part.trim()) : NaN));
-  if (schedule.length > WEBHOOK_ATTEMPTS_MAX || schedule.some((s) => !Number.isSafeInteger(s) || s > 7 * DAY_SECONDS)) {
-    throw new ConfigError(
-      'TOLOV_WEBHOOK_RETRY_SCHEDULE',
-      `1 to ${WEBHOOK_ATTEMPTS_MAX} comma-separated delays in seconds, each at most ${7 * DAY_SECONDS}`,
-      scheduleRaw,
-    );
-  }
-
-  const allowPrivateRaw = read('TOLOV_WEBHOOK_ALLOW_PRIVATE') ?? 'false';
-  if (allowPrivateRaw !== 'true' && allowPrivateRaw !== 'false') {
-    throw new ConfigError('TOLOV_WEBHOOK_ALLOW_PRIVATE', 'true or false', allowPrivateRaw);
-  }
-
+function liveRail({ read, url, integer }: EnvReader): Pick<Config, 'liveRailUrl' | 'liveRailSecret' | 'liveRailTimeoutMs'> {
   const liveRailUrl = url('TOLOV_LIVE_RAIL_URL', ['http', 'https']) ?? null;
   const liveRailSecret = read('TOLOV_LIVE_RAIL_SECRET') ?? null;
   if (liveRailUrl !== null && liveRailSecret === null) {
     throw new ConfigError('TOLOV_LIVE_RAIL_SECRET', 'a shared secret whenever TOLOV_LIVE_RAIL_URL is set', '');
   }
+  return { liveRailUrl, liveRailSecret, liveRailTimeoutMs: integer('TOLOV_LIVE_RAIL_TIMEOUT_MS', 5_000, 100, 60_000) };
+}
 
-  const logLevel = read('LOG_LEVEL') ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    throw new ConfigError('LOG_LEVEL', LOG_LEVELS.join(', '), logLevel);
-  }
-
+function limits({ integer }: EnvReader) {
   return {
-    port,
-    host,
-    databaseUrl: url('DATABASE_URL', ['postgres', 'postgresql']) ?? null,
-    dataDir: read('TOLOV_DATA_DIR') ?? './data',
-    adminToken,
-    checkoutUrl,
-    orderTtlSeconds: integer('TOLOV_ORDER_TTL_SECONDS', 1800, 1, 30 * DAY_SECONDS),
-    sessionTtlSeconds: integer('TOLOV_SESSION_TTL_SECONDS', 900, 1, DAY_SECONDS),
-    webhookRetryScheduleSeconds: schedule,
-    webhookTimeoutMs: integer('TOLOV_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
-    webhookAllowPrivate: allowPrivateRaw === 'true',
-    webhookEndpointsMax: integer('TOLOV_WEBHOOK_ENDPOINTS_MAX', 16, 1, 1_000),
-    settlementDelaySeconds: integer('TOLOV_SETTLEMENT_DELAY_SECONDS', DAY_SECONDS, 0, 90 * DAY_SECONDS),
-    reconcileIntervalMs: integer('TOLOV_RECONCILE_INTERVAL_MS', 30_000, 10, DAY_SECONDS * 1000),
-    expiryIntervalMs: integer('TOLOV_EXPIRY_INTERVAL_MS', 5_000, 10, DAY_SECONDS * 1000),
-    liveRailUrl,
-    liveRailSecret,
-    liveRailTimeoutMs: integer('TOLOV_LIVE_RAIL_TIMEOUT_MS', 5_000, 100, 60_000),
     defaultFeeBps: integer('TOLOV_FEE_BPS', 100, 0, 10_000),
     sessionRequestsPerMinute: integer('TOLOV_RATE_LIMIT_SESSION_PER_MINUTE', 60, 1, 1_000_000),
     addressRequestsPerMinute: integer('TOLOV_RATE_LIMIT_ADDRESS_PER_MINUTE', 300, 1, 1_000_000),
     keyRequestsPerMinute: integer('TOLOV_RATE_LIMIT_KEY_PER_MINUTE', 6_000, 1, 10_000_000),
     authFailuresPerMinute: integer('TOLOV_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE', 20, 1, 1_000_000),
-    logLevel: logLevel as Config['logLevel'],
+  };
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const reader = envReader(env);
+  const { read, integer, url, oneOf } = reader;
+  const adminToken = read('TOLOV_ADMIN_TOKEN') ?? null;
+  if (adminToken !== null) checkAdminToken(adminToken);
+  return {
+    ...addresses(reader),
+    databaseUrl: url('DATABASE_URL', ['postgres', 'postgresql']) ?? null,
+    dataDir: read('TOLOV_DATA_DIR') ?? './data',
+    adminToken,
+    orderTtlSeconds: integer('TOLOV_ORDER_TTL_SECONDS', 1800, 1, 30 * DAY_SECONDS),
+    sessionTtlSeconds: integer('TOLOV_SESSION_TTL_SECONDS', 900, 1, DAY_SECONDS),
+    webhookRetryScheduleSeconds: webhookRetrySchedule(reader),
+    webhookTimeoutMs: integer('TOLOV_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhookAllowPrivate: oneOf('TOLOV_WEBHOOK_ALLOW_PRIVATE', ['true', 'false'], 'false') === 'true',
+    webhookEndpointsMax: integer('TOLOV_WEBHOOK_ENDPOINTS_MAX', 16, 1, 1_000),
+    settlementDelaySeconds: integer('TOLOV_SETTLEMENT_DELAY_SECONDS', DAY_SECONDS, 0, 90 * DAY_SECONDS),
+    reconcileIntervalMs: integer('TOLOV_RECONCILE_INTERVAL_MS', 30_000, 10, DAY_SECONDS * 1000),
+    expiryIntervalMs: integer('TOLOV_EXPIRY_INTERVAL_MS', 5_000, 10, DAY_SECONDS * 1000),
+    ...liveRail(reader),
+    ...limits(reader),
+    logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
   };
 }

@@ -1,18 +1,28 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
-import { openDb, type Db } from './db/db.js';
+import { openDb } from './db/db.js';
+import type { Db } from './db/types.js';
 import { migrate } from './db/migrate.js';
-import { buildApp } from './http/app.js';
-import { releaseAllLocks, type PhaseHooks } from './http/idempotency.js';
-import type { PaymentsService } from './modules/payments/service.js';
-import type { RefundsService } from './modules/refunds/service.js';
-import type { OrdersService } from './modules/orders/service.js';
-import type { Lookup } from './modules/webhooks/sender.js';
-import type { WebhooksService } from './modules/webhooks/service.js';
+import { registerApi, type Services } from './http/app.js';
+import { IdempotentReplies } from './http/idempotency.js';
+import { createServer } from './http/server.js';
+import { releaseAllLocks, type PhaseHooks } from './core/idempotency.js';
+import { CardBindingsService } from './modules/card-bindings/service.js';
+import { CardsService } from './modules/cards/service.js';
+import { CheckoutService } from './modules/checkout/service.js';
+import { LedgerService } from './modules/ledger/service.js';
+import { OrdersService } from './modules/orders/service.js';
+import { PaymentsService } from './modules/payments/service.js';
+import { ApiKeyCache } from './modules/products/key-cache.js';
+import { ProductsService } from './modules/products/service.js';
+import { ReconciliationService } from './modules/reconciliation/service.js';
+import { RefundsService } from './modules/refunds/service.js';
+import { createSender, type Lookup, type Sender } from './modules/webhooks/sender.js';
+import { WebhooksService } from './modules/webhooks/service.js';
 import { maintenanceNeeded, tableMaintenance } from './workers/table-maintenance.js';
 import { eventRetention } from './workers/event-retention.js';
 import { webhookDelivery } from './workers/webhook-delivery.js';
-import { createRails } from './rails/index.js';
+import { createRails, type Rails } from './rails/index.js';
 import { idempotencyCleanup } from './workers/idempotency-cleanup.js';
 import { startWorkers, type RunningWorkers } from './workers/loop.js';
 import { reconciler } from './workers/reconciler.js';
@@ -32,6 +42,25 @@ export interface Service {
   stop(): Promise<void>;
 }
 
+/** Every capability's service, each given what it depends on. */
+function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiKeyCache; sender: Sender; log: FastifyBaseLogger }): Services {
+  const { config, db, rails, keys, sender, log } = parts;
+  const orders = new OrdersService(db, config);
+  const payments = new PaymentsService(db, rails, orders, log);
+  return {
+    products: new ProductsService(db, keys, config.defaultFeeBps),
+    orders,
+    payments,
+    refunds: new RefundsService(db, rails, log),
+    cards: new CardsService(db),
+    bindings: new CardBindingsService(db, rails, config),
+    checkout: new CheckoutService(db, rails, payments, orders),
+    ledger: new LedgerService(db),
+    webhooks: new WebhooksService(db, config, sender),
+    reconciliation: new ReconciliationService(db, rails),
+  };
+}
+
 /** Opens the database (or takes one), migrates it and builds the app; nothing listens or runs until `listen`. */
 export async function createService(config: Config, options: { db?: Db; hooks?: PhaseHooks; lookup?: Lookup } = {}): Promise<Service> {
   const db = options.db ?? (await openDb(config));
@@ -40,13 +69,14 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   // (killed mid-request), and its client may resume it at once. Processes sharing PostgreSQL wait for the lock to lapse.
   if (db.engine === 'pglite') await releaseAllLocks(db);
   const rails = createRails(db, config);
-  const { app, services } = await buildApp({
-    config,
-    db,
-    rails,
-    ...(options.hooks ? { hooks: options.hooks } : {}),
-    ...(options.lookup ? { lookup: options.lookup } : {}),
-  });
+  const { cache: keys, stop: stopFollowingKeys } = await ApiKeyCache.start(db);
+  const app = await createServer(config, keys);
+  app.addHook('onClose', () => stopFollowingKeys());
+  const sender = createSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...(options.lookup ? { lookup: options.lookup } : {}) });
+  app.addHook('onClose', () => sender.close());
+  const services = buildServices({ config, db, rails, keys, sender, log: app.log });
+  const idempotent = new IdempotentReplies(db, options.hooks);
+  await registerApi(app, { services, idempotent, checkoutLimits: config });
   const { orders, payments, refunds, webhooks } = services;
   let workers: RunningWorkers | null = null;
   return {

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { openDb } from '../db/db.js';
 import { FolderInUseError } from '../db/folder-lock.js';
 import { migrate } from '../db/migrate.js';
-import { isReportDay, reconciliationReport, REPORT_DAY_RULE } from '../modules/reconciliation/service.js';
+import { isReportDay, ReconciliationService, REPORT_DAY_RULE } from '../modules/reconciliation/service.js';
 import { createRails } from '../rails/index.js';
 
 const [date = new Date().toISOString().slice(0, 10), mode = 'live'] = process.argv.slice(2);
@@ -36,7 +36,7 @@ try {
 }
 try {
   await migrate(db);
-  const report = await reconciliationReport(db, createRails(db, config), date, mode === 'live');
+  const report = await new ReconciliationService(db, createRails(db, config)).report(date, mode === 'live');
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   process.exitCode = report.mismatches.length > 0 ? 1 : 0;
 } finally {

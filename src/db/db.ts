@@ -1,36 +1,9 @@
 import { TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { FolderInUseError, lockFolder } from './folder-lock.js';
-import { inThisThread, pgliteSession } from './pglite-session.js';
-import { startPgliteThread, type EngineThread } from './pglite-thread.js';
-
-/** Anything that runs one SQL statement: the database itself or an open transaction. */
-export interface Queryable {
-  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
-  /** Runs a script of several statements without parameters (migrations). */
-  exec(script: string): Promise<void>;
-}
-
-export interface Db extends Queryable {
-  readonly engine: 'postgres' | 'pglite';
-  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
-  /**
-   * Follows NOTIFY on `channel` until the returned function is called. `listening` says whether notifications are
-   * heard: it turns false when the connection drops (notifications in between are lost) and true once it listens again.
-   */
-  listen(channel: string, handlers: { notified: () => void; listening: (heard: boolean) => void }): Promise<() => Promise<void>>;
-  /**
-   * Settles, with the reason, once this database can serve nothing more in this process and only a new process can
-   * recover it: the embedded engine failed, its thread ended, or it was given up as stuck. Never on PostgreSQL, whose
-   * pool connects again after a server restart.
-   */
-  readonly lost: Promise<Error>;
-  close(): Promise<void>;
-}
-
-/** `lost` of a database that is never lost to the process. */
-export const NEVER_LOST: Promise<Error> = new Promise(() => {});
+import { inThisThread, pgliteSession } from './pglite/session.js';
+import { startPgliteThread, type EngineThread } from './pglite/thread.js';
+import { NEVER_LOST, transactionOn, type Db, type Transaction } from './types.js';
 
 const POOL_SIZE = 10;
 /** Distinct statement texts prepared by name, on either engine (a limit well above the service's own set). */
@@ -57,14 +30,84 @@ function parseInt8(text: string): number {
   return value;
 }
 
-export function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === '23505';
-}
-
 /** The server's refusal to run a named statement whose result columns changed since it was prepared. */
 function isStalePlan(error: unknown): boolean {
   const { code, routine } = (error ?? {}) as { code?: unknown; routine?: unknown };
   return code === '0A000' && routine === 'RevalidateCachedQuery';
+}
+
+type Client = pg.Pool | pg.PoolClient;
+type Run = <Row>(client: Client, sql: string, params?: readonly unknown[]) => Promise<Row[]>;
+
+/**
+ * Runs statements as named prepared statements. Named statements are parsed once per connection; the name is derived
+ * from the text so it never clashes. Past PREPARED_MAX distinct texts, new ones run unnamed: every connection keeps
+ * what it prepared until it closes. Names carry a generation. When another process's migration changes the columns a
+ * prepared statement returns (a column added under `SELECT *`), the server refuses that statement on every connection
+ * that prepared it, for good. The first refusal starts a new generation, so every text is prepared again under a new
+ * name, and the statement, or the transaction it aborted, runs once more. Only a schema change starts one: a handful
+ * over a process's life.
+ */
+function preparedStatements(): Run {
+  let generation = 0;
+  const names = new Map<string, string>();
+  const statement = (sql: string, params: readonly unknown[] | undefined): pg.QueryConfig => {
+    let name = names.get(sql);
+    if (name === undefined && names.size < PREPARED_MAX) {
+      name = `s${generation}_${names.size}`;
+      names.set(sql, name);
+    }
+    return { ...(name ? { name } : {}), text: sql, values: params as unknown[] | undefined };
+  };
+  return async <Row>(client: Client, sql: string, params?: readonly unknown[]) => {
+    const preparedIn = generation;
+    try {
+      return (await client.query(statement(sql, params))).rows as Row[];
+    } catch (error) {
+      if (isStalePlan(error) && preparedIn === generation) {
+        generation += 1;
+        names.clear();
+      }
+      throw error;
+    }
+  };
+}
+
+const exec = async (client: Client, script: string) => {
+  await client.query(script);
+};
+
+/** Runs `work` in a transaction on a client of the pool, again (up to a limit) when the failure is safe to retry. */
+async function transactionOnPool<T>(pool: pg.Pool, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const client = await pool.connect();
+    let broken = false;
+    // A server restart under a transaction emits 'error' on the client we hold (the pool only listens to idle
+    // ones); unheard, it would end the process. The statement in flight fails on its own; the client is discarded.
+    const onError = () => {
+      broken = true;
+    };
+    client.on('error', onError);
+    try {
+      await client.query('BEGIN');
+      const result = await work(transactionOn({ query: (sql, params) => run(client, sql, params), exec: (script) => exec(client, script) }));
+      // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
+      if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new TransactionAbortedError();
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true;
+      }
+      const retryable = RETRYABLE_CODES.has((error as { code?: string }).code ?? '') || isStalePlan(error);
+      if (attempt < TRANSACTION_ATTEMPTS_MAX && retryable) continue;
+      throw error;
+    } finally {
+      client.off('error', onError);
+      client.release(broken);
+    }
+  }
 }
 
 export async function openPostgres(connectionString: string): Promise<Db> {
@@ -82,84 +125,20 @@ export async function openPostgres(connectionString: string): Promise<Db> {
   });
   // An idle client losing its connection (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  // Named statements are parsed once per connection; the name is derived from the text so it never clashes. Past
-  // PREPARED_MAX distinct texts, new ones run unnamed: every connection keeps what it prepared until it closes.
-  // Names carry a generation. When another process's migration changes the columns a prepared statement returns (a
-  // column added under `SELECT *`), the server refuses that statement on every connection that prepared it, for good.
-  // The first refusal starts a new generation, so every text is prepared again under a new name, and the statement,
-  // or the transaction it aborted, runs once more. Only a schema change starts one: a handful over a process's life.
-  let generation = 0;
-  const names = new Map<string, string>();
-  const statement = (sql: string, params: readonly unknown[] | undefined): pg.QueryConfig => {
-    let name = names.get(sql);
-    if (name === undefined && names.size < PREPARED_MAX) {
-      name = `s${generation}_${names.size}`;
-      names.set(sql, name);
-    }
-    return { ...(name ? { name } : {}), text: sql, values: params as unknown[] | undefined };
-  };
-  const query = async <Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
-    const preparedIn = generation;
-    try {
-      return (await client.query(statement(sql, params))).rows as Row[];
-    } catch (error) {
-      if (isStalePlan(error) && preparedIn === generation) {
-        generation += 1;
-        names.clear();
-      }
-      throw error;
-    }
-  };
-  const exec = async (client: pg.Pool | pg.PoolClient, script: string) => {
-    await client.query(script);
-  };
-
+  const run = preparedStatements();
   return {
     engine: 'postgres',
     query: async (sql, params) => {
       try {
-        return await query(pool, sql, params);
+        return await run(pool, sql, params);
       } catch (error) {
         // Refused before it ran: nothing happened, and the new generation prepares it afresh.
         if (!isStalePlan(error)) throw error;
-        return query(pool, sql, params);
+        return run(pool, sql, params);
       }
     },
     exec: (script) => exec(pool, script),
-    async transaction(work) {
-      for (let attempt = 1; ; attempt++) {
-        const client = await pool.connect();
-        let broken = false;
-        // A server restart under a transaction emits 'error' on the client we hold (the pool only listens to idle
-        // ones); unheard, it would end the process. The statement in flight fails on its own; the client is discarded.
-        const onError = () => {
-          broken = true;
-        };
-        client.on('error', onError);
-        try {
-          await client.query('BEGIN');
-          const result = await work({
-            query: (sql, params) => query(client, sql, params),
-            exec: (script) => exec(client, script),
-          });
-          // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
-          if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new TransactionAbortedError();
-          return result;
-        } catch (error) {
-          try {
-            await client.query('ROLLBACK');
-          } catch {
-            broken = true;
-          }
-          const retryable = RETRYABLE_CODES.has((error as { code?: string }).code ?? '') || isStalePlan(error);
-          if (attempt < TRANSACTION_ATTEMPTS_MAX && retryable) continue;
-          throw error;
-        } finally {
-          client.off('error', onError);
-          client.release(broken);
-        }
-      }
-    },
+    transaction: (work) => transactionOnPool(pool, run, work),
     listen: (channel, handlers) => listenPostgres(connectionString, channel, handlers),
     lost: NEVER_LOST,
     close: () => pool.end(),

@@ -2,7 +2,7 @@
 // word, and two engines writing the same files corrupt them; PostgreSQL guards its own with postmaster.pid, as this does.
 import { link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { randomBase62 } from '../lib/ids.js';
+import { randomBase62 } from '../lib/random.js';
 
 const LOCK_FILE = 'tolov.pid';
 /** Attempts at taking the lock, each of which finds it free, held, or being taken over from a dead process. */

@@ -1,5 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
-import type { Db } from './db.js';
+import type { Db } from './types.js';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 const MIGRATION_FILE = /^(\d{3})_[a-z0-9_]+\.sql$/;

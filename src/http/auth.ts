@@ -1,20 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import { SECRET_KEY_PATTERN } from '../modules/products/service.js';
-import type { Scope } from '../modules/products/store.js';
-import type { ApiKeyCache } from './api-key-cache.js';
+import type { Merchant, Scope } from '../core/merchant.js';
+import type { ApiKeyCache } from '../modules/products/key-cache.js';
 import { secretsEqual, sha256 } from '../lib/secrets.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../core/errors.js';
 
 /** Who a merchant request acts for. Every merchant query filters by `productId` and `livemode`. */
-export interface Merchant {
-  keyId: string;
-  productId: string;
-  productName: string;
-  livemode: boolean;
-  scopes: Scope[];
-  feeBps: number;
-}
-
 /** How a route is authorized, declared in its `config`. */
 export type RouteAuth = { kind: 'merchant'; scope?: Scope } | { kind: 'admin' } | { kind: 'public' };
 

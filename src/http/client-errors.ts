@@ -3,8 +3,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { newId } from '../lib/ids.js';
-import { ApiError } from './errors.js';
+import { newId } from '../core/ids.js';
+import { ApiError } from '../core/errors.js';
 
 /** Fastify's `frameworkErrors`: its refusals of a URL, in Tolov's shape. */
 export function frameworkError(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {

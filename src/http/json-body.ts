@@ -2,7 +2,7 @@
 // the last, silently) and a number written with a fraction or an exponent (999999999999.99999 parses as the whole
 // 1000000000000). Every number Tolov takes is a whole number, so such a number reaches validation as text, and
 // validation names its field ("amount must be an integer").
-import { ApiError } from './errors.js';
+import { ApiError } from '../core/errors.js';
 
 /** Strings, numbers and the punctuation that opens, separates and closes objects and arrays. */
 const TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}[\]:,]/g;

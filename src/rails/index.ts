@@ -1,8 +1,8 @@
-import type { Db } from '../db/db.js';
-import { ApiError } from '../http/errors.js';
-import { httpRail } from './http-rail.js';
+import type { Db } from '../db/types.js';
+import { ApiError } from '../core/errors.js';
+import { HttpRail } from './http-rail.js';
 import type { Rail } from './rail.js';
-import { testRail } from './test-rail.js';
+import { TestRail } from './test-rail.js';
 
 /** The rail of each mode: the test rail for test mode; the bank gateway at TOLOV_LIVE_RAIL_URL for live mode. */
 export interface Rails {
@@ -10,9 +10,9 @@ export interface Rails {
 }
 
 export function createRails(db: Db, live: { liveRailUrl: string | null; liveRailSecret: string | null; liveRailTimeoutMs: number }): Rails {
-  const test = testRail(db);
+  const test = new TestRail(db);
   const gateway =
-    live.liveRailUrl && live.liveRailSecret ? httpRail({ url: live.liveRailUrl, secret: live.liveRailSecret, timeoutMs: live.liveRailTimeoutMs }) : null;
+    live.liveRailUrl && live.liveRailSecret ? new HttpRail({ url: live.liveRailUrl, secret: live.liveRailSecret, timeoutMs: live.liveRailTimeoutMs }) : null;
   return {
     forMode(livemode) {
       if (!livemode) return test;

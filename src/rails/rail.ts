@@ -1,5 +1,5 @@
 // The rail boundary: every card operation, in test mode and live mode alike, goes through this interface.
-import type { Expiry, Network } from '../modules/cards/card-data.js';
+import type { Expiry, Network } from './card-data.js';
 
 export interface CardDetails {
   pan: string;

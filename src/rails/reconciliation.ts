@@ -1,6 +1,6 @@
 // What reconciliation makes of the rail's own record, shared by debits and refunds.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db, Queryable } from '../db/db.js';
+import type { Db, Transaction } from '../db/types.js';
 import type { Rails } from './index.js';
 import type { Rail, RailOutcome } from './rail.js';
 
@@ -45,7 +45,7 @@ export async function reconcileBatch(
   rails: Rails,
   log: FastifyBaseLogger,
   lease: (leaseMs: number) => Promise<OpenOperation[]>,
-  apply: (tx: Queryable, id: string, outcome: RailOutcome, retryInMs: number) => Promise<unknown>,
+  apply: (tx: Transaction, id: string, outcome: RailOutcome, retryInMs: number) => Promise<unknown>,
 ): Promise<number> {
   const leased = await lease(RECONCILE_LEASE_MS);
   for (const operation of leased) {

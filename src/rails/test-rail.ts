@@ -1,33 +1,14 @@
 // The test rail: the deterministic test cards of CONTRACT §6. It keeps its own books in the database (tokens and
 // operations, never card numbers) so that an "ambiguous" debit has really happened, or really not, and `status`
 // tells the truth after a restart.
-import type { Db } from '../db/db.js';
+import type { Db } from '../db/types.js';
 import { setNewest } from '../lib/bounded-map.js';
 import { groupWriter } from '../lib/group-writer.js';
-import { randomBase62 } from '../lib/ids.js';
-import type { CardDetails, ExecutedOutcome, MoneyOperation, Rail, RailOutcome, TokenizeResult } from './rail.js';
+import { randomBase62 } from '../lib/random.js';
+import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, Rail, RailOutcome, RecordedOperation, TokenizeResult } from './rail.js';
+import { TEST_CARDS, type Behaviour } from './test-cards.js';
 
 export const TEST_SMS_CODE = '111111';
-
-type Behaviour =
-  | 'succeeds'
-  | 'inactive'
-  | 'insufficient_funds'
-  | 'unclear_then_succeeds'
-  | 'unclear_then_fails'
-  | 'blocked'
-  | 'refund_unclear_then_succeeds';
-
-const TEST_CARDS: Readonly<Record<string, Behaviour>> = {
-  '8600000000000007': 'succeeds',
-  '9860000000000000': 'succeeds',
-  '8600000000000015': 'insufficient_funds',
-  '8600000000000023': 'inactive',
-  '8600000000000031': 'unclear_then_succeeds',
-  '8600000000000049': 'unclear_then_fails',
-  '8600000000000056': 'blocked',
-  '8600000000000064': 'refund_unclear_then_succeeds',
-};
 
 interface Recorded {
   /** FENCED: asked about before it was ever recorded, so it never executes (migration 008). */
@@ -47,128 +28,132 @@ interface Operation {
 const outcomeOf = (row: Recorded): ExecutedOutcome =>
   row.status === 'SUCCEEDED' ? { status: 'SUCCEEDED' } : { status: 'FAILED', failureCode: row.failure_code! };
 
-/** A card's behaviour never changes once tokenized, so the rail remembers the most recent ones it read. */
+/** Card behaviours remembered, most recent first. */
 const BEHAVIOURS_CACHED_MAX = 10_000;
 
 /** Operations written in one statement, and waiting for one: well above the requests a process serves at once. */
 const RECORDING_LIMITS = { batchMax: 128, waitingMax: 10_000 };
 
-export function testRail(db: Db): Rail {
-  const behaviours = new Map<string, Behaviour>();
-  const behaviourOf = async (token: string): Promise<Behaviour> => {
-    const known = behaviours.get(token);
-    if (known !== undefined) return known;
-    const [card] = await db.query<{ behaviour: Behaviour }>('SELECT behaviour FROM test_rail_cards WHERE token = $1', [token]);
-    if (!card) throw new Error('test rail: unknown card token');
-    setNewest(behaviours, token, card.behaviour, BEHAVIOURS_CACHED_MAX);
-    return card.behaviour;
-  };
-
-  /**
-   * Records operations once each; a repeated operation id gets what was recorded the first time. The operations of
-   * concurrent calls are written together, as a bank's books would batch them, and each call answers once its row is
-   * committed.
-   */
-  const record = groupWriter<Operation, Recorded>(
-    async (operations) => {
-      const inserted = await db.query<Recorded & { operation_id: string }>(
-        `INSERT INTO test_rail_operations (operation_id, type, token, amount, status, failure_code)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[])
-         ON CONFLICT (operation_id) DO NOTHING
-         RETURNING operation_id, status, failure_code`,
-        [
-          operations.map((o) => o.operationId),
-          operations.map((o) => o.type),
-          operations.map((o) => o.token),
-          operations.map((o) => o.amount),
-          operations.map((o) => o.result.status),
-          operations.map((o) => o.result.failure_code),
-        ],
-      );
-      const recorded = new Map(inserted.map((row) => [row.operation_id, row]));
-      const repeated = operations.filter((o) => !recorded.has(o.operationId)).map((o) => o.operationId);
-      if (repeated.length > 0) {
-        const existing = await db.query<Recorded & { operation_id: string }>(
-          'SELECT operation_id, status, failure_code FROM test_rail_operations WHERE operation_id = ANY($1::text[])',
-          [repeated],
-        );
-        for (const row of existing) recorded.set(row.operation_id, row);
-      }
-      return operations.map((o) => {
-        const row = recorded.get(o.operationId);
-        if (!row) throw new Error(`test rail: operation ${o.operationId} was neither recorded nor found`);
-        return { status: row.status, failure_code: row.failure_code };
-      });
-    },
-    RECORDING_LIMITS,
+/**
+ * Records operations once each; a repeated operation id gets what was recorded the first time. Several calls'
+ * operations are written in one statement, as a bank's books would batch them.
+ */
+async function recordOperations(db: Db, operations: Operation[]): Promise<Recorded[]> {
+  const inserted = await db.query<Recorded & { operation_id: string }>(
+    `INSERT INTO test_rail_operations (operation_id, type, token, amount, status, failure_code)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[])
+     ON CONFLICT (operation_id) DO NOTHING
+     RETURNING operation_id, status, failure_code`,
+    [
+      operations.map((o) => o.operationId),
+      operations.map((o) => o.type),
+      operations.map((o) => o.token),
+      operations.map((o) => o.amount),
+      operations.map((o) => o.result.status),
+      operations.map((o) => o.result.failure_code),
+    ],
   );
-  const execute = (type: Operation['type'], operation: MoneyOperation, result: Recorded): Promise<Recorded> =>
-    record({ type, operationId: operation.operationId, token: operation.token, amount: operation.amount, result });
+  const recorded = new Map(inserted.map((row) => [row.operation_id, row]));
+  const repeated = operations.filter((o) => !recorded.has(o.operationId)).map((o) => o.operationId);
+  if (repeated.length > 0) {
+    const existing = await db.query<Recorded & { operation_id: string }>(
+      'SELECT operation_id, status, failure_code FROM test_rail_operations WHERE operation_id = ANY($1::text[])',
+      [repeated],
+    );
+    for (const row of existing) recorded.set(row.operation_id, row);
+  }
+  return operations.map((o) => {
+    const row = recorded.get(o.operationId);
+    if (!row) throw new Error(`test rail: operation ${o.operationId} was neither recorded nor found`);
+    return { status: row.status, failure_code: row.failure_code };
+  });
+}
 
-  return {
-    // Calls are local database statements, bounded by the statement timeout.
-    callWindowMs: 15_000,
+/** What a debit of a card with each behaviour executes; the unclear ones answer UNKNOWN to the caller as well. */
+const DEBIT_RESULTS: Readonly<Record<Behaviour, Recorded>> = {
+  succeeds: { status: 'SUCCEEDED', failure_code: null },
+  inactive: { status: 'SUCCEEDED', failure_code: null },
+  insufficient_funds: { status: 'FAILED', failure_code: 'INSUFFICIENT_FUNDS' },
+  unclear_then_succeeds: { status: 'SUCCEEDED', failure_code: null },
+  unclear_then_fails: { status: 'FAILED', failure_code: 'PROCESSING_ERROR' },
+  blocked: { status: 'FAILED', failure_code: 'CARD_BLOCKED' },
+  refund_unclear_then_succeeds: { status: 'SUCCEEDED', failure_code: null },
+};
 
-    async tokenize(card: CardDetails): Promise<TokenizeResult> {
-      const behaviour = TEST_CARDS[card.pan] ?? 'succeeds';
-      if (behaviour === 'inactive') return { ok: false, refusal: 'CARD_INACTIVE' };
-      const network = card.pan.startsWith('9860') ? 'humo' : 'uzcard';
-      const token = `tr_${randomBase62(32)}`;
-      await db.query('INSERT INTO test_rail_cards (token, network, behaviour) VALUES ($1, $2, $3)', [token, network, behaviour]);
-      return { ok: true, token, network };
-    },
+export class TestRail implements Rail {
+  /** Calls are local database statements, bounded by the statement timeout. */
+  readonly callWindowMs = 15_000;
+  readonly #behaviours = new Map<string, Behaviour>();
+  /** Each call answers once its operation's row is committed, written together with concurrent calls'. */
+  readonly #record = groupWriter<Operation, Recorded>((operations) => recordOperations(this.db, operations), RECORDING_LIMITS);
 
-    async sendCode(token) {
-      await behaviourOf(token);
-    },
+  constructor(private readonly db: Db) {}
 
-    async verifyCode(token, code) {
-      await behaviourOf(token);
-      return code === TEST_SMS_CODE;
-    },
+  async tokenize(card: CardDetails): Promise<TokenizeResult> {
+    const behaviour = TEST_CARDS[card.pan] ?? 'succeeds';
+    if (behaviour === 'inactive') return { ok: false, refusal: 'CARD_INACTIVE' };
+    const network = card.pan.startsWith('9860') ? 'humo' : 'uzcard';
+    const token = `tr_${randomBase62(32)}`;
+    await this.db.query('INSERT INTO test_rail_cards (token, network, behaviour) VALUES ($1, $2, $3)', [token, network, behaviour]);
+    return { ok: true, token, network };
+  }
 
-    async debit(operation) {
-      const behaviour = await behaviourOf(operation.token);
-      const result: Recorded =
-        behaviour === 'insufficient_funds'
-          ? { status: 'FAILED', failure_code: 'INSUFFICIENT_FUNDS' }
-          : behaviour === 'blocked'
-            ? { status: 'FAILED', failure_code: 'CARD_BLOCKED' }
-            : behaviour === 'unclear_then_fails'
-              ? { status: 'FAILED', failure_code: 'PROCESSING_ERROR' }
-              : { status: 'SUCCEEDED', failure_code: null };
-      const recorded = await execute('debit', operation, result);
-      const unclear = behaviour === 'unclear_then_succeeds' || behaviour === 'unclear_then_fails';
-      return unclear ? { status: 'UNKNOWN' } : outcomeOf(recorded);
-    },
+  async sendCode(token: string): Promise<void> {
+    await this.#behaviourOf(token);
+  }
 
-    async refund(operation) {
-      const behaviour = await behaviourOf(operation.token);
-      const recorded = await execute('refund', operation, { status: 'SUCCEEDED', failure_code: null });
-      return behaviour === 'refund_unclear_then_succeeds' ? { status: 'UNKNOWN' } : outcomeOf(recorded);
-    },
+  async verifyCode(token: string, code: string): Promise<boolean> {
+    await this.#behaviourOf(token);
+    return code === TEST_SMS_CODE;
+  }
 
-    async operations(from, to, limit) {
-      const rows = await db.query<{ operation_id: string; type: 'debit' | 'refund'; amount: number; status: 'SUCCEEDED' | 'FAILED' }>(
-        `SELECT operation_id, type, amount, status FROM test_rail_operations
-          WHERE created_at >= $1 AND created_at < $2 AND status <> 'FENCED' ORDER BY created_at LIMIT $3`,
-        [from, to, limit],
-      );
-      return rows.map((row) => ({ operationId: row.operation_id, type: row.type, amount: row.amount, status: row.status }));
-    },
+  async debit(operation: MoneyOperation): Promise<RailOutcome> {
+    const behaviour = await this.#behaviourOf(operation.token);
+    const recorded = await this.#execute('debit', operation, DEBIT_RESULTS[behaviour]);
+    const unclear = behaviour === 'unclear_then_succeeds' || behaviour === 'unclear_then_fails';
+    return unclear ? { status: 'UNKNOWN' } : outcomeOf(recorded);
+  }
 
-    // An operation it never recorded is fenced: a write of it still on its way conflicts with the fence and executes nothing.
-    async fence(operationId) {
-      const fenced = await db.query(
-        `INSERT INTO test_rail_operations (operation_id, status, failure_code) VALUES ($1, 'FENCED', 'PROCESSING_ERROR')
-         ON CONFLICT (operation_id) DO NOTHING RETURNING 1`,
-        [operationId],
-      );
-      if (fenced.length === 1) return { status: 'FENCED' };
-      // A new statement: it sees the row that conflicted, committed by now.
-      const [row] = await db.query<Recorded>('SELECT status, failure_code FROM test_rail_operations WHERE operation_id = $1', [operationId]);
-      if (!row) throw new Error(`test rail: operation ${operationId} conflicted but is not there`);
-      return row.status === 'FENCED' ? { status: 'FENCED' } : outcomeOf(row);
-    },
-  };
+  async refund(operation: MoneyOperation & { debitOperationId: string }): Promise<RailOutcome> {
+    const behaviour = await this.#behaviourOf(operation.token);
+    const recorded = await this.#execute('refund', operation, { status: 'SUCCEEDED', failure_code: null });
+    return behaviour === 'refund_unclear_then_succeeds' ? { status: 'UNKNOWN' } : outcomeOf(recorded);
+  }
+
+  async operations(from: Date, to: Date, limit: number): Promise<RecordedOperation[]> {
+    const rows = await this.db.query<{ operation_id: string; type: 'debit' | 'refund'; amount: number; status: 'SUCCEEDED' | 'FAILED' }>(
+      `SELECT operation_id, type, amount, status FROM test_rail_operations
+        WHERE created_at >= $1 AND created_at < $2 AND status <> 'FENCED' ORDER BY created_at LIMIT $3`,
+      [from, to, limit],
+    );
+    return rows.map((row) => ({ operationId: row.operation_id, type: row.type, amount: row.amount, status: row.status }));
+  }
+
+  /** An operation it never recorded is fenced: a write of it still on its way conflicts with the fence and executes nothing. */
+  async fence(operationId: string): Promise<FenceOutcome> {
+    const fenced = await this.db.query(
+      `INSERT INTO test_rail_operations (operation_id, status, failure_code) VALUES ($1, 'FENCED', 'PROCESSING_ERROR')
+       ON CONFLICT (operation_id) DO NOTHING RETURNING 1`,
+      [operationId],
+    );
+    if (fenced.length === 1) return { status: 'FENCED' };
+    // A new statement: it sees the row that conflicted, committed by now.
+    const [row] = await this.db.query<Recorded>('SELECT status, failure_code FROM test_rail_operations WHERE operation_id = $1', [operationId]);
+    if (!row) throw new Error(`test rail: operation ${operationId} conflicted but is not there`);
+    return row.status === 'FENCED' ? { status: 'FENCED' } : outcomeOf(row);
+  }
+
+  /** A card's behaviour never changes once tokenized, so the rail remembers the most recent ones it read. */
+  async #behaviourOf(token: string): Promise<Behaviour> {
+    const known = this.#behaviours.get(token);
+    if (known !== undefined) return known;
+    const [card] = await this.db.query<{ behaviour: Behaviour }>('SELECT behaviour FROM test_rail_cards WHERE token = $1', [token]);
+    if (!card) throw new Error('test rail: unknown card token');
+    setNewest(this.#behaviours, token, card.behaviour, BEHAVIOURS_CACHED_MAX);
+    return card.behaviour;
+  }
+
+  #execute(type: Operation['type'], operation: MoneyOperation, result: Recorded): Promise<Recorded> {
+    return this.#record({ type, operationId: operation.operationId, token: operation.token, amount: operation.amount, result });
+  }
 }

@@ -1,8 +1,7 @@
 // The hosted pages and their assets. Pages are a static shell; their script drives the public session calls.
 import { readFile } from 'node:fs/promises';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Db } from '../db/db.js';
-import { findSession } from '../modules/checkout/store.js';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { CheckoutService } from '../modules/checkout/service.js';
 import { TokenParams } from '../modules/checkout/schema.js';
 
 const ASSETS_DIR = new URL('./assets/', import.meta.url);
@@ -67,15 +66,15 @@ function shell(script: string): string {
 `;
 }
 
-export function pageRoutes(app: FastifyInstance, db: Db): void {
+export const pageRoutes: FastifyPluginAsync<{ checkout: CheckoutService }> = async (app, { checkout }) => {
   const config = { auth: { kind: 'public' } } as const;
   const checkoutPage = shell('checkout.js');
   // One page for both kinds of session: its script learns from the session state whether it binds a card or pays.
   const servePage = (kind: 'card_binding' | 'order') => async (request: FastifyRequest<{ Params: TokenParams }>, reply: FastifyReply) => {
-    const session = await findSession(db, request.params.token, false);
+    const sessionKind = await checkout.kindOf(request.params.token);
     // An unknown link still gets the page, which explains itself, but with the status a crawler or a test can see.
     return securityHeaders(reply)
-      .code(session?.kind === kind ? 200 : 404)
+      .code(sessionKind === kind ? 200 : 404)
       .type('text/html; charset=utf-8')
       .send(checkoutPage);
   };
@@ -101,4 +100,4 @@ export function pageRoutes(app: FastifyInstance, db: Db): void {
       .type(ASSET_TYPES[name.slice(name.lastIndexOf('.'))]!)
       .send(body);
   });
-}
+};

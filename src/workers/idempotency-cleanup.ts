@@ -1,5 +1,5 @@
-import type { Db } from '../db/db.js';
-import { IDEMPOTENCY_RETENTION_HOURS } from '../http/idempotency.js';
+import type { Db } from '../db/types.js';
+import { IDEMPOTENCY_RETENTION_HOURS } from '../core/idempotency.js';
 import type { Worker } from './loop.js';
 
 const BATCH_MAX = 1_000;

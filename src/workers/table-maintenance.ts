@@ -1,4 +1,4 @@
-import type { Db } from '../db/db.js';
+import type { Db } from '../db/types.js';
 import type { Worker } from './loop.js';
 
 const INTERVAL_MS = 1_000;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/lib/ids.js';
-import { TEST_SMS_CODE, testRail } from '../../src/rails/test-rail.js';
+import { newId } from '../../src/core/ids.js';
+import { TEST_SMS_CODE, TestRail } from '../../src/rails/test-rail.js';
 import type { Rail } from '../../src/rails/rail.js';
 import { startService, type TestService } from '../support/harness.js';
 
@@ -8,7 +8,7 @@ let service: TestService;
 let rail: Rail;
 beforeAll(async () => {
   service = await startService();
-  rail = testRail(service.db);
+  rail = new TestRail(service.db);
 });
 afterAll(() => service.stop());
 
@@ -36,7 +36,7 @@ describe('the test rail (CONTRACT §6)', () => {
     expect(await rail.debit({ operationId, token, amount: 10_000 })).toEqual(answer);
     expect(await rail.fence(operationId)).toEqual(truth);
     // A fresh rail over the same database (a restart) tells the same truth.
-    expect(await testRail(service.db).fence(operationId)).toEqual(truth);
+    expect(await new TestRail(service.db).fence(operationId)).toEqual(truth);
   });
 
   it('refuses the inactive card at tokenization', async () => {
@@ -112,7 +112,7 @@ describe('the test rail (CONTRACT §6)', () => {
     // The debit's write arrives after reconciliation fenced it as never executed.
     expect(await rail.debit({ operationId, token, amount: 800 })).toEqual({ status: 'FAILED', failureCode: 'PROCESSING_ERROR' });
     expect(await rail.fence(operationId)).toEqual({ status: 'FENCED' });
-    expect(await testRail(service.db).fence(operationId)).toEqual({ status: 'FENCED' });
+    expect(await new TestRail(service.db).fence(operationId)).toEqual({ status: 'FENCED' });
     const books = await rail.operations(new Date(asked.getTime() - 60_000), new Date(Date.now() + 60_000), 1_000);
     expect(books.map((operation) => operation.operationId)).not.toContain(operationId);
     // An operation recorded before the fence is not fenced: it answers what it was.

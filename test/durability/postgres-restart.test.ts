@@ -44,8 +44,8 @@ describe.runIf(enabled)('PostgreSQL restarted under load', () => {
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     expect(restarted).toBe(true);
-    // While the server was away, requests failed with a clean 5xx, never a wrong answer.
-    expect(statuses.every((status) => status === 201 || status === 500 || status === 503), String(statuses)).toBe(true);
+    // While the server was away, requests failed with 503 and Retry-After, never a wrong answer or an internal error.
+    expect(statuses.filter((status) => status !== 201 && status !== 503)).toEqual([]);
 
     // The pool recovered: every key, retried, gets its one intent.
     const ids = new Set<string>();

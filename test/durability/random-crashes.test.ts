@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PhaseHooks } from '../../src/http/idempotency.js';
+import type { PhaseHooks } from '../../src/core/idempotency.js';
 import { bindCard, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
 import { startService, type Merchant, type TestService } from '../support/harness.js';
 import { SEED, seeded } from '../support/random.js';

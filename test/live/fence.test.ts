@@ -2,7 +2,7 @@
 // the bank has not executed before failing it, so that a call the bank runs late moves no money.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BankSim } from '../../bank-sim/sim.js';
-import { newId } from '../../src/lib/ids.js';
+import { newId } from '../../src/core/ids.js';
 import { gatewaySignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../src/rails/protocol.js';
 import { idem } from '../support/harness.js';
 import { reconcileNow } from '../support/payments.js';

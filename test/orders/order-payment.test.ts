@@ -207,23 +207,31 @@ describe('cancel', () => {
   });
 
   it('races paying: exactly one wins, the other gets its 409', async () => {
-    for (let round = 0; round < 5; round++) {
+    // Each side starts first in turn, with a lead from none to one that decides the race, so both outcomes occur.
+    const rounds = [0, 2, 50].flatMap((leadMs) => [{ first: 'pay', leadMs }, { first: 'cancel', leadMs }] as const);
+    const finals = new Set<string>();
+    for (const { first, leadMs } of rounds) {
       const { order, token } = await createOrder();
       await submitCard(service, token, { pan: '8600000000000007' });
-      const [paid, canceled] = await Promise.all([submitCode(service, token, TEST_CODE), cancel(order.id)]);
+      const lead = () => new Promise((resolve) => setTimeout(resolve, leadMs));
+      const pay = first === 'pay' ? submitCode(service, token, TEST_CODE) : lead().then(() => submitCode(service, token, TEST_CODE));
+      const canceling = first === 'cancel' ? cancel(order.id) : lead().then(() => cancel(order.id));
+      const [paid, canceled] = await Promise.all([pay, canceling]);
       const final = (await readOrder(order.id)).status;
+      finals.add(final);
       if (final === 'PAID') {
         expect(paid.status).toBe(200);
         expect(canceled.status).toBe(409);
         expect(['ORDER_DEBIT_IN_PROGRESS', 'ORDER_NOT_CANCELABLE']).toContain(canceled.body.code);
+        expect(await debitsOf(order.id)).toHaveLength(1);
       } else {
         expect(final).toBe('CANCELED');
         expect(canceled.status).toBe(200);
         expect(paid.status).toBe(409);
         expect(await debitsOf(order.id)).toEqual([]);
       }
-      expect((await debitsOf(order.id)).length).toBeLessThanOrEqual(1);
     }
+    expect([...finals].sort()).toEqual(['CANCELED', 'PAID']);
   });
 });
 
@@ -261,14 +269,18 @@ describe('expiry', () => {
   });
 
   it('races paying: the order is paid or expired, never both, and never expired under its debit', async () => {
-    for (let round = 0; round < 5; round++) {
+    // From a code sent well before the order's end to one sent well after it, so both outcomes occur.
+    const rounds = [{ ttlMs: 5_000, waitMs: 0 }, ...[22, 26, 30, 34].map((waitMs) => ({ ttlMs: 30, waitMs })), { ttlMs: 30, waitMs: 80 }];
+    const finals = new Set<string>();
+    for (const { ttlMs, waitMs } of rounds) {
       const { order, token } = await createOrder();
       await submitCard(service, token, { pan: '8600000000000007' });
-      await service.db.query("UPDATE orders SET expires_at = now() + interval '30 milliseconds' WHERE id = $1", [order.id]);
-      await service.db.query("UPDATE checkout_sessions SET expires_at = now() + interval '30 milliseconds' WHERE order_id = $1", [order.id]);
-      await new Promise((resolve) => setTimeout(resolve, 25 + round * 3));
+      await service.db.query("UPDATE orders SET expires_at = now() + $2 * interval '1 millisecond' WHERE id = $1", [order.id, ttlMs]);
+      await service.db.query("UPDATE checkout_sessions SET expires_at = now() + $2 * interval '1 millisecond' WHERE order_id = $1", [order.id, ttlMs]);
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
       const [paid] = await Promise.all([submitCode(service, token, TEST_CODE), service.orders.expireDue(100)]);
       const final = await readOrder(order.id);
+      finals.add(final.status);
       const types = (await eventsOf(service, order.id)).map((event) => event.type);
       if (final.status === 'PAID') {
         expect(paid.status).toBe(200);
@@ -280,6 +292,7 @@ describe('expiry', () => {
         expect(await debitsOf(order.id)).toEqual([]);
       }
     }
+    expect([...finals].sort()).toEqual(['EXPIRED', 'PAID']);
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PhaseHooks } from '../../src/http/idempotency.js';
+import type { PhaseHooks } from '../../src/core/idempotency.js';
 import { bindCard } from '../support/binding.js';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { balance, charge, eventsOf, railOperations, reconcileNow } from '../support/payments.js';

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { isUniqueViolation, openPglite, pgliteDb, type Db } from '../../src/db/db.js';
+import { openPglite, pgliteDb } from '../../src/db/db.js';
+import { isUniqueViolation, type Db } from '../../src/db/types.js';
 import { FolderInUseError } from '../../src/db/folder-lock.js';
 import { engine, openTestDb } from '../support/harness.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { newId, randomBase62 } from '../../src/lib/ids.js';
+import { newId } from '../../src/core/ids.js';
+import { randomBase62 } from '../../src/lib/random.js';
 
 describe('ids', () => {
   it('are the prefix, 8 characters of time and 16 random ones, and sort in the order they were made', async () => {

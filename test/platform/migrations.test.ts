@@ -1,8 +1,9 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { openPglite, openPostgres, type Db } from '../../src/db/db.js';
+import { openPglite, openPostgres } from '../../src/db/db.js';
+import type { Db } from '../../src/db/types.js';
 import { migrate, readMigrations } from '../../src/db/migrate.js';
-import { randomBase62 } from '../../src/lib/ids.js';
+import { randomBase62 } from '../../src/lib/random.js';
 import { engine } from '../support/harness.js';
 
 /** Two connections to one empty database, as two processes starting together would have. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db/db.js';
+import type { Db } from '../../src/db/types.js';
 import { engine, explain, openTestDb } from '../support/harness.js';
 
 const SETTLED = 5_000;

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { openPostgres, type Db, type Queryable } from '../../src/db/db.js';
+import { openPostgres } from '../../src/db/db.js';
+import type { Db, Queryable } from '../../src/db/types.js';
 import { maintenanceNeeded, tableMaintenance } from '../../src/workers/table-maintenance.js';
 import { createPostgresDatabase, engine, explain, openTestDb } from '../support/harness.js';
 

@@ -125,7 +125,7 @@ describe('request fuzzing', () => {
       }
     }
     // The fuzzer reached past validation too, not only into it.
-    expect([...statuses.keys()].some((status) => status < 300)).toBe(true);
+    expect(Math.min(...statuses.keys())).toBeLessThan(300);
     expect([...statuses.keys()].filter((status) => status >= 400).length).toBeGreaterThan(4);
   }, 300_000);
 });

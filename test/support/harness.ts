@@ -3,14 +3,15 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openPglite, openPostgres, type Db, type Queryable } from '../../src/db/db.js';
-import type { PhaseHooks } from '../../src/http/idempotency.js';
+import { openPglite, openPostgres } from '../../src/db/db.js';
+import type { Db, Queryable } from '../../src/db/types.js';
+import type { PhaseHooks } from '../../src/core/idempotency.js';
 import type { OrdersService } from '../../src/modules/orders/service.js';
 import type { PaymentsService } from '../../src/modules/payments/service.js';
 import type { RefundsService } from '../../src/modules/refunds/service.js';
 import type { Lookup } from '../../src/modules/webhooks/sender.js';
 import type { WebhooksService } from '../../src/modules/webhooks/service.js';
-import { randomBase62 } from '../../src/lib/ids.js';
+import { randomBase62 } from '../../src/lib/random.js';
 import { createService } from '../../src/service.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';

@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBankSim, SIM_PHONE, type BankSim } from '../../bank-sim/sim.js';
+import { SIM_PHONE } from '../../bank-sim/bank.js';
+import { startBankSim, type BankSim } from '../../bank-sim/sim.js';
 import { idem, startService, type Merchant, type TestService } from './harness.js';
 
 export const SIM_SECRET = 'bank-sim-test-secret';

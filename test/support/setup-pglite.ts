@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { pgliteDb } from '../../src/db/db.js';
-import { createPglite } from '../../src/db/pglite-engine.js';
+import { createPglite } from '../../src/db/pglite/engine.js';
 import { migrate } from '../../src/db/migrate.js';
 
 // initdb takes seconds; every test file starts from a copy of one migrated database instead.

@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openPostgres } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
-import { randomBase62 } from '../../src/lib/ids.js';
+import { randomBase62 } from '../../src/lib/random.js';
 
 // Each run gets a fresh database of its own name on the server, dropped at the end.
 export default async function setup(project: TestProject) {

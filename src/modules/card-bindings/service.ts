@@ -1,10 +1,11 @@
-import type { Db } from '../../db/db.js';
-import type { Merchant } from '../../http/auth.js';
-import { notFound } from '../../http/errors.js';
-import type { Phase } from '../../http/idempotency.js';
-import { newId, randomBase62 } from '../../lib/ids.js';
+import type { Db } from '../../db/types.js';
+import type { Merchant } from '../../core/merchant.js';
+import { notFound } from '../../core/errors.js';
+import type { Phase } from '../../core/idempotency.js';
+import { newId } from '../../core/ids.js';
+import { randomBase62 } from '../../lib/random.js';
 import type { Rails } from '../../rails/index.js';
-import { expireSession } from '../checkout/store.js';
+import { expireSession } from '../checkout-sessions/store.js';
 import type { CardBinding, CreateBindingBody } from './schema.js';
 import * as store from './store.js';
 import type { BindingRow } from './store.js';
@@ -33,32 +34,42 @@ export function presentBinding(row: BindingRow, settings: BindingSettings): Card
   };
 }
 
-/** Creating a binding is one atomic phase; live mode needs a rail, so it is refused before anything is written. */
-export function createBindingPhases(settings: BindingSettings, rails: Rails, merchant: Merchant, body: CreateBindingBody): Record<string, Phase> {
-  rails.forMode(merchant.livemode);
-  return {
-    started: {
-      atomic: async (tx) => {
-        const row = await store.insertBinding(tx, merchant, {
-          id: newId('cb'),
-          customerRef: body.customerRef ?? null,
-          returnUrl: body.returnUrl ?? null,
-          checkoutToken: `cbs_${randomBase62(CLIENT_TOKEN_RANDOM_CHARS)}`,
-          ttlSeconds: settings.sessionTtlSeconds,
-        });
-        return { response: { status: 201, body: presentBinding(row, settings) } };
-      },
-    },
-  };
-}
+export class CardBindingsService {
+  constructor(
+    private readonly db: Db,
+    private readonly rails: Rails,
+    private readonly settings: BindingSettings,
+  ) {}
 
-/** Reads a binding; a session past its time reads as EXPIRED (and is recorded so) even before the worker runs. */
-export async function getBinding(db: Db, settings: BindingSettings, merchant: Merchant, id: string): Promise<CardBinding> {
-  let row = await store.findBinding(db, merchant, id);
-  if (!row) throw notFound('card binding');
-  if (row.expired && (row.status === 'PENDING' || row.status === 'AWAITING_CODE')) {
-    await expireSession(db, row.checkout_token);
-    row = (await store.findBinding(db, merchant, id))!;
+  /** Creating a binding is one atomic phase; live mode needs a rail, so it is refused before anything is written. */
+  createPhases(merchant: Merchant, body: CreateBindingBody): Record<string, Phase> {
+    const settings = this.settings;
+    this.rails.forMode(merchant.livemode);
+    return {
+      started: {
+        atomic: async (tx) => {
+          const row = await store.insertBinding(tx, merchant, {
+            id: newId('cb'),
+            customerRef: body.customerRef ?? null,
+            returnUrl: body.returnUrl ?? null,
+            checkoutToken: `cbs_${randomBase62(CLIENT_TOKEN_RANDOM_CHARS)}`,
+            ttlSeconds: settings.sessionTtlSeconds,
+          });
+          return { response: { status: 201, body: presentBinding(row, settings) } };
+        },
+      },
+    };
   }
-  return presentBinding(row, settings);
+
+  /** Reads a binding; a session past its time reads as EXPIRED (and is recorded so) even before the worker runs. */
+  async get(merchant: Merchant, id: string): Promise<CardBinding> {
+    const db = this.db;
+    let row = await store.findBinding(db, merchant, id);
+    if (!row) throw notFound('card binding');
+    if (row.expired && (row.status === 'PENDING' || row.status === 'AWAITING_CODE')) {
+      await expireSession(db, 'card_binding', row.checkout_token);
+      row = (await store.findBinding(db, merchant, id))!;
+    }
+    return presentBinding(row, this.settings);
+  }
 }

@@ -1,6 +1,6 @@
-import type { Queryable } from '../../db/db.js';
-import type { Merchant } from '../../http/auth.js';
-import type { SessionStatus } from '../checkout/state.js';
+import type { Queryable, Transaction } from '../../db/types.js';
+import type { Merchant } from '../../core/merchant.js';
+import type { SessionStatus } from '../checkout-sessions/state.js';
 
 export interface BindingRow {
   id: string;
@@ -27,7 +27,7 @@ export interface NewBinding {
 }
 
 /** Inserts the binding and its PENDING session in one statement. */
-export async function insertBinding(tx: Queryable, merchant: Merchant, binding: NewBinding): Promise<BindingRow> {
+export async function insertBinding(tx: Transaction, merchant: Merchant, binding: NewBinding): Promise<BindingRow> {
   const [row] = await tx.query<BindingRow>(
     `WITH b AS (
        INSERT INTO card_bindings (id, product_id, livemode, checkout_token, customer_ref, return_url)
@@ -52,6 +52,6 @@ export async function findBinding(db: Queryable, merchant: Merchant, id: string)
   return row;
 }
 
-export async function attachCard(tx: Queryable, bindingId: string, cardId: string): Promise<void> {
+export async function attachCard(tx: Transaction, bindingId: string, cardId: string): Promise<void> {
   await tx.query('UPDATE card_bindings SET card_id = $2 WHERE id = $1', [bindingId, cardId]);
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp } from '../../http/schemas.js';
+import { Timestamp } from '../../core/schemas.js';
 
 export const Card = Type.Object({
   id: Type.String(),

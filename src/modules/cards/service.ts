@@ -1,7 +1,7 @@
-import type { Db } from '../../db/db.js';
-import type { Merchant } from '../../http/auth.js';
-import { notFound } from '../../http/errors.js';
-import { listPage, type List, type ListQuery } from '../../http/pagination.js';
+import type { Db } from '../../db/types.js';
+import type { Merchant } from '../../core/merchant.js';
+import { notFound } from '../../core/errors.js';
+import { listPage, type List, type ListQuery } from '../../core/pagination.js';
 import type { Card } from './schema.js';
 import * as store from './store.js';
 import type { CardRow } from './store.js';
@@ -20,18 +20,22 @@ export function presentCard(row: CardRow): Card {
   };
 }
 
-export async function getCard(db: Db, merchant: Merchant, id: string): Promise<Card> {
-  const row = await store.findCard(db, merchant, id);
-  if (!row) throw notFound('card');
-  return presentCard(row);
-}
+export class CardsService {
+  constructor(private readonly db: Db) {}
 
-export function listCards(db: Db, merchant: Merchant, query: ListQuery): Promise<List<Card>> {
-  return listPage(db, 'cards', merchant, query, presentCard);
-}
+  async get(merchant: Merchant, id: string): Promise<Card> {
+    const row = await store.findCard(this.db, merchant, id);
+    if (!row) throw notFound('card');
+    return presentCard(row);
+  }
 
-export async function deleteCard(db: Db, merchant: Merchant, id: string): Promise<Card> {
-  const row = await store.deleteCard(db, merchant, id);
-  if (!row) throw notFound('card');
-  return presentCard(row);
+  list(merchant: Merchant, query: ListQuery): Promise<List<Card>> {
+    return listPage(this.db, 'cards', merchant, query, presentCard);
+  }
+
+  async delete(merchant: Merchant, id: string): Promise<Card> {
+    const row = await store.deleteCard(this.db, merchant, id);
+    if (!row) throw notFound('card');
+    return presentCard(row);
+  }
 }

@@ -1,5 +1,5 @@
-import type { Queryable } from '../../db/db.js';
-import type { Merchant } from '../../http/auth.js';
+import type { Queryable, Transaction } from '../../db/types.js';
+import type { Merchant } from '../../core/merchant.js';
 
 export type CardStatus = 'ACTIVE' | 'BLOCKED' | 'DELETED';
 
@@ -16,7 +16,7 @@ export interface CardRow {
   created_at: Date;
 }
 
-export async function insertCard(tx: Queryable, card: Omit<CardRow, 'status' | 'created_at'>): Promise<CardRow> {
+export async function insertCard(tx: Transaction, card: Omit<CardRow, 'status' | 'created_at'>): Promise<CardRow> {
   const [row] = await tx.query<CardRow>(
     `INSERT INTO cards (id, product_id, livemode, status, rail, rail_token, masked_pan, expiry, customer_ref)
      VALUES ($1, $2, $3, 'ACTIVE', $4, $5, $6, $7, $8) RETURNING *`,

@@ -1,21 +1,22 @@
 // The public card-capture calls. The token in the path is the only credential. Every call reads the session under a
 // row lock; calls to the rail happen outside transactions, with the attempt already counted and committed, so a
 // refused, failed or crashed call still uses up an attempt and nothing is ever half-written.
-import type { Db, Queryable } from '../../db/db.js';
-import { ApiError } from '../../http/errors.js';
-import { newId } from '../../lib/ids.js';
+import type { Db, Transaction } from '../../db/types.js';
+import { ApiError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { runPhases } from '../../core/idempotency.js';
 import type { Rails } from '../../rails/index.js';
 import { attachCard } from '../card-bindings/store.js';
-import { checkExpiry, checkPan, checkPhone, formatExpiry, maskPan } from '../cards/card-data.js';
+import { checkExpiry, checkPan, checkPhone, formatExpiry, maskPan } from '../../rails/card-data.js';
 import { insertCard } from '../cards/store.js';
 import type { OrdersService } from '../orders/service.js';
 import { lockOrderById } from '../orders/store.js';
 import { feeOf, type PaymentsService } from '../payments/service.js';
-import { insertIntent } from '../payments/store.js';
+import { insertIntent, type IntentRow } from '../payments/store.js';
 import type { CardSubmission, SessionState } from './schema.js';
-import { transition } from './state.js';
-import * as store from './store.js';
-import type { SessionRow } from './store.js';
+import { refusalOf, type SessionCall } from '../checkout-sessions/state.js';
+import * as store from '../checkout-sessions/store.js';
+import type { SessionRow } from '../checkout-sessions/store.js';
 
 export const CARD_ATTEMPTS_MAX = 3;
 export const CODE_ATTEMPTS_MAX = 5;
@@ -35,6 +36,9 @@ const attemptsUsedUp = () =>
 const lockedOut = (session: SessionRow) => session.failure_code === 'TOO_MANY_ATTEMPTS';
 /** Refusals of a card or a code that use up an attempt. */
 const ATTEMPT_REFUSALS = new Set(['INVALID_CARD', 'CARD_INACTIVE', 'VALIDATION_ERROR', 'WRONG_CODE']);
+/** The payment's first phase found the session moved on (expired, or a concurrent call was first): said after it. */
+const LOST_RACE = { status: 409, body: null };
+const debitOf = (row: IntentRow) => ({ status: row.status, failureCode: row.failure_code });
 
 export function presentSession(row: SessionRow): SessionState {
   const resendAt = row.status === 'AWAITING_CODE' && row.code_sent_at ? new Date(row.code_sent_at.getTime() + RESEND_COOLDOWN_SECONDS * 1000) : null;
@@ -71,14 +75,14 @@ export class CheckoutService {
    * Runs `work` on the locked session of `token` in one transaction. An error returned (not thrown) by `work` is
    * raised only after the commit, so what `work` counted stays counted. A session past its time is recorded EXPIRED.
    */
-  private async withSession<T>(token: string, work: (tx: Queryable, session: SessionRow) => Promise<Outcome<T>>): Promise<T> {
+  private async withSession<T>(token: string, work: (tx: Transaction, session: SessionRow) => Promise<Outcome<T>>): Promise<T> {
     let expiredOrder: string | null = null;
     const outcome = await this.db.transaction(async (tx): Promise<Outcome<T>> => {
       const session = await store.findSession(tx, token, true);
       if (!session) return fail(sessionNotFound());
       if (session.expired) {
         if (session.kind === 'order') expiredOrder = session.order_id;
-        else await store.expireSession(tx, token);
+        else await store.expireSession(tx, session.kind, token);
         return fail(sessionExpired());
       }
       return work(tx, session);
@@ -94,6 +98,11 @@ export class CheckoutService {
     const session = await store.findSession(this.db, token, false);
     if (!session) throw sessionNotFound();
     return presentSession(session);
+  }
+
+  /** Whether `token` names an order's session or a card binding's; null when it names none. */
+  async kindOf(token: string): Promise<SessionRow['kind'] | null> {
+    return (await store.findSession(this.db, token, false))?.kind ?? null;
   }
 
   async state(token: string): Promise<SessionState> {
@@ -131,7 +140,7 @@ export class CheckoutService {
     if (!usedUp) return;
     await this.db.transaction(async (tx) => {
       if (session.kind === 'order') await lockOrderById(tx, session.order_id!);
-      if (!(await store.lockOutSession(tx, token))) return;
+      if (!(await store.lockOutSession(tx, session.kind, token))) return;
       if (session.kind === 'order') await this.orders.fail(tx, session.order_id!, null, 'TOO_MANY_ATTEMPTS');
     });
   }
@@ -139,7 +148,8 @@ export class CheckoutService {
   private async acceptCard(token: string, submission: CardSubmission): Promise<SessionState> {
     const checked = await this.withSession(token, async (tx, session) => {
       if (lockedOut(session)) return fail(attemptsUsedUp());
-      transition(session.kind, session.status, 'submit_card');
+      const refused = refusalOf(session.kind, session.status, 'submit_card');
+      if (refused !== null) return fail(new ApiError('INVALID_STATE', refused));
       if (submission.saveCard && !(session.kind === 'order' && session.customer_ref !== null)) {
         return fail(
           new ApiError('VALIDATION_ERROR', 'saveCard is only for paying an order that has a customerRef', { param: 'saveCard' }),
@@ -162,7 +172,7 @@ export class CheckoutService {
     const tokenized = await rail.tokenize({ pan: checked.pan.pan, expiry: checked.expiry, phone: checked.phone });
     if (!tokenized.ok) throw new ApiError('CARD_INACTIVE', 'The bank does not accept this card: it is inactive or blocked');
     await rail.sendCode(tokenized.token);
-    const accepted = await store.acceptCard(this.db, token, {
+    const accepted = await store.acceptCard(this.db, checked.session.kind, token, {
       railToken: tokenized.token,
       network: tokenized.network,
       maskedPan: maskPan(checked.pan.pan),
@@ -176,7 +186,8 @@ export class CheckoutService {
   private async checkCode(token: string, code: string): Promise<SessionState> {
     const session = await this.withSession(token, async (tx, session) => {
       if (lockedOut(session)) return fail(attemptsUsedUp());
-      transition(session.kind, session.status, 'submit_code');
+      const refused = refusalOf(session.kind, session.status, 'submit_code');
+      if (refused !== null) return fail(new ApiError('INVALID_STATE', refused));
       if (session.code_attempts >= CODE_ATTEMPTS_MAX) {
         return fail(new ApiError('TOO_MANY_ATTEMPTS', `At most ${CODE_ATTEMPTS_MAX} codes can be tried in one session`));
       }
@@ -197,7 +208,7 @@ export class CheckoutService {
   private async completeBinding(session: SessionRow): Promise<SessionState> {
     const token = session.token;
     const completed = await this.db.transaction(async (tx) => {
-      if (!(await store.completeSession(tx, token))) return false;
+      if (!(await store.completeBindingSession(tx, token))) return false;
       const card = await insertCard(tx, {
         id: newId('card'),
         product_id: session.product_id,
@@ -216,49 +227,60 @@ export class CheckoutService {
   }
 
   /**
-   * Pays an order with the confirmed card, on the charge's code path: the debit is recorded with its operation id
-   * (the order locked, its session PROCESSING), the rail is called outside any transaction, and the outcome is applied
-   * once, to the payment and its order together. A crash between the steps is finished by the reconciler.
+   * Pays an order with the confirmed card, on the charge's phase runner and debit phase: the debit is recorded with its
+   * operation id (the order locked, its session PROCESSING), the rail is called outside any transaction, and the outcome
+   * is applied once, to the payment and its order together. A crash between the phases is finished by the reconciler.
    */
   private async payOrder(session: SessionRow): Promise<SessionState> {
     const token = session.token;
-    const rail = this.rails.forMode(session.livemode);
-    const intent = await this.db.transaction(async (tx) => {
-      // The order's lock orders this against a cancel or an expiry, which close the session in their own transaction.
-      const order = await lockOrderById(tx, session.order_id!);
-      if (!(await store.startOrderDebit(tx, token))) return null;
-      if (order.status !== 'PENDING') throw new Error(`order ${order.id} is ${order.status} under an open session`);
-      return insertIntent(
-        tx,
-        { productId: session.product_id, livemode: session.livemode },
-        {
-          id: newId('pi'),
-          amount: order.amount,
-          fee: feeOf(order.amount, session.fee_bps),
-          status: 'PROCESSING',
-          cardId: null,
-          orderId: order.id,
-          railToken: session.rail_token!,
-          rail: session.network!,
-          description: order.description,
-          metadata: {},
-          inFlightMs: rail.callWindowMs,
+    const started: { row?: IntentRow } = {};
+    const sent = await runPhases(this.db, {
+      started: {
+        atomic: async (tx) => {
+          const row = await this.startOrderDebit(tx, session);
+          if (row === null) return { response: LOST_RACE };
+          started.row = row;
+          return { next: 'debit', resourceId: row.id };
         },
-      );
+      },
+      debit: this.payments.debitPhase(session.livemode, (row) => ({ response: { status: 200, body: debitOf(row) } }), started),
     });
-    if (intent === null) return this.refuseLostRace(token, 'submit_code');
-    const outcome = await this.payments.callDebit(intent);
-    const finished = await this.db.transaction((tx) => this.payments.applyDebitOutcome(tx, intent.id, outcome, rail.callWindowMs));
-    if (finished.status === 'FAILED') {
-      throw new ApiError('PAYMENT_FAILED', 'The bank refused the payment', { failureCode: finished.failure_code! });
-    }
+    if (sent.status === LOST_RACE.status) return this.refuseLostRace(token, 'submit_code');
+    const debit = JSON.parse(sent.body) as ReturnType<typeof debitOf>;
+    if (debit.status === 'FAILED') throw new ApiError('PAYMENT_FAILED', 'The bank refused the payment', { failureCode: debit.failureCode! });
     return this.current(token);
+  }
+
+  /** The order's PROCESSING intent, its session moved to PROCESSING; null when the session had moved on. */
+  private async startOrderDebit(tx: Transaction, session: SessionRow): Promise<IntentRow | null> {
+    // The order's lock orders this against a cancel or an expiry, which close the session in their own transaction.
+    const order = await lockOrderById(tx, session.order_id!);
+    if (!(await store.startOrderDebit(tx, session.token))) return null;
+    if (order.status !== 'PENDING') throw new Error(`order ${order.id} is ${order.status} under an open session`);
+    return insertIntent(
+      tx,
+      { productId: session.product_id, livemode: session.livemode },
+      {
+        id: newId('pi'),
+        amount: order.amount,
+        fee: feeOf(order.amount, session.fee_bps),
+        status: 'PROCESSING',
+        cardId: null,
+        orderId: order.id,
+        railToken: session.rail_token!,
+        rail: session.network!,
+        description: order.description,
+        metadata: {},
+        inFlightMs: this.rails.forMode(session.livemode).callWindowMs,
+      },
+    );
   }
 
   async resendCode(token: string): Promise<SessionState> {
     const session = await this.withSession(token, async (tx, session) => {
       if (lockedOut(session)) return fail(attemptsUsedUp());
-      transition(session.kind, session.status, 'resend_code');
+      const refused = refusalOf(session.kind, session.status, 'resend_code');
+      if (refused !== null) return fail(new ApiError('INVALID_STATE', refused));
       if (session.code_sends >= CODE_SENDS_MAX) {
         return fail(new ApiError('TOO_MANY_ATTEMPTS', `At most ${CODE_SENDS_MAX} codes can be sent in one session`));
       }
@@ -275,11 +297,12 @@ export class CheckoutService {
   }
 
   /** A conditional update found the session moved on: it expired, or a concurrent call changed it first. */
-  private async refuseLostRace(token: string, call: 'submit_card' | 'submit_code'): Promise<never> {
+  private async refuseLostRace(token: string, call: SessionCall): Promise<never> {
     const session = await store.findSession(this.db, token, false);
     if (!session) throw sessionNotFound();
     if (session.expired) throw sessionExpired();
-    transition(session.kind, session.status, call);
+    const refused = refusalOf(session.kind, session.status, call);
+    if (refused !== null) throw new ApiError('INVALID_STATE', refused);
     throw new Error(`session ${call} lost a race but its state still allows it`);
   }
 }

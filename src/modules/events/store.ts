@@ -1,6 +1,6 @@
-import type { Queryable } from '../../db/db.js';
-import { inGuard, Statement } from '../../db/statement.js';
-import { newId } from '../../lib/ids.js';
+import type { Transaction } from '../../db/types.js';
+import { guarded, Statement, type Items } from '../../core/statement.js';
+import { newId } from '../../core/ids.js';
 
 /** The types Tolov sends. */
 export const SENT_EVENT_TYPES = ['order.paid', 'order.failed', 'order.expired', 'payment_intent.succeeded', 'payment_intent.failed'] as const;
@@ -29,7 +29,7 @@ export interface NewEvent {
  * Writes an event into the outbox, in the transaction of the state change it reports, and in the same statement one
  * pending delivery for each enabled endpoint of the product and mode that subscribes to the type (none: every type).
  */
-export async function recordEvent(tx: Queryable, event: NewEvent): Promise<void> {
+export async function recordEvent(tx: Transaction, event: NewEvent): Promise<void> {
   const st = new Statement();
   addEvents(st, [event], null);
   await st.run(tx, 'SELECT 1');
@@ -37,29 +37,29 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<void>
 
 /**
  * Adds the writes of `recordEvent` for `events[i - 1]`, for item i of the statement (null: none for that item), for
- * the items in `guard` (an expression of the statement with a column `i`; null: every item).
+ * the items `guard` holds (null: every item).
  */
-export function addEvents(st: Statement, events: (NewEvent | null)[], guard: string | null): void {
+export function addEvents(st: Statement, events: (NewEvent | null)[], guard: Items | null): void {
   const each = <T>(of: (event: NewEvent) => T) => events.map((event) => (event === null ? null : of(event)));
-  st.with(
+  const values = st.with(
     'event_v',
     `SELECT * FROM unnest(${st.param(each(() => newId('evt')), 'text[]')}, ${st.param(each((e) => e.productId), 'text[]')},
                           ${st.param(each((e) => e.livemode), 'boolean[]')}, ${st.param(each((e) => e.type), 'text[]')},
                           ${st.param(each((e) => e.data.id), 'text[]')}, ${st.param(each((e) => JSON.stringify(e.data)), 'text[]')})
             WITH ORDINALITY AS v (id, product_id, livemode, type, object_id, data, i)`,
   );
-  st.with(
+  const inserted = st.with(
     'event_e',
     `INSERT INTO events (id, product_id, livemode, type, object_id, data)
-     SELECT v.id, v.product_id, v.livemode, v.type, v.object_id, v.data::json FROM event_v v
-      WHERE v.id IS NOT NULL AND ${inGuard(guard)}
+     SELECT v.id, v.product_id, v.livemode, v.type, v.object_id, v.data::json FROM ${values} v
+      WHERE v.id IS NOT NULL AND ${guarded(guard, 'v.i')}
      RETURNING id, product_id, livemode, type`,
   );
   st.with(
     'event_d',
     `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at)
      SELECT 'wd_' || replace(gen_random_uuid()::text, '-', ''), w.id, e.id, 'pending', now()
-       FROM event_e e JOIN webhook_endpoints w
+       FROM ${inserted} e JOIN webhook_endpoints w
          ON w.product_id = e.product_id AND w.livemode = e.livemode AND w.status = 'enabled'
         AND (cardinality(w.enabled_events) = 0 OR e.type = ANY (w.enabled_events))`,
   );

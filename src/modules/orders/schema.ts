@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, CustomerRef, Description, HttpUrl, Timestamp } from '../../http/schemas.js';
+import { Amount, CustomerRef, Description, HttpUrl, Timestamp } from '../../core/schemas.js';
 
 export const ORDER_STATUSES = ['PENDING', 'PAID', 'FAILED', 'EXPIRED', 'CANCELED'] as const;
 

@@ -1,13 +1,14 @@
 // Orders: created PENDING with a payment link; paid through their checkout session (PAID or FAILED, with an event),
 // canceled by the merchant, or EXPIRED past their time (with an event) unless a debit is in progress.
-import type { Db, Queryable } from '../../db/db.js';
-import type { Merchant } from '../../http/auth.js';
-import { ApiError, notFound } from '../../http/errors.js';
-import { addKeyWrites, type KeyWrite, type Phase, type PhaseResult } from '../../http/idempotency.js';
-import { listPage, type List, type ListQuery } from '../../http/pagination.js';
-import { newId, randomBase62 } from '../../lib/ids.js';
+import type { Db, Transaction } from '../../db/types.js';
+import type { Merchant } from '../../core/merchant.js';
+import { ApiError, notFound } from '../../core/errors.js';
+import { addKeyWrites, type Phase, type PhaseResult } from '../../core/idempotency.js';
+import { listPage, type List, type ListQuery } from '../../core/pagination.js';
+import { newId } from '../../core/ids.js';
+import { randomBase62 } from '../../lib/random.js';
 import { insertCard } from '../cards/store.js';
-import { capturedCardOfOrder, closeOrderSession } from '../checkout/store.js';
+import { capturedCardOfOrder, closeOrderSession } from '../checkout-sessions/store.js';
 import { recordEvent } from '../events/store.js';
 import type { CreateOrderBody, Order } from './schema.js';
 import * as store from './store.js';
@@ -91,15 +92,15 @@ export class OrdersService {
     const created = (row: OrderRow): PhaseResult => ({ response: { status: 201, body: this.present(row) } });
     return {
       started: {
-        atomic: async (tx) => {
-          const row = newOrder();
-          await store.insertOrder(tx, row);
-          return created(row);
-        },
-        alone: async (db: Queryable, key: KeyWrite | null) => {
+        // Outside a transaction with the key's claim, inside one without: the same statement either way.
+        write: async (tx, key) => {
           const row = newOrder();
           const result = created(row);
-          return (await store.insertOrder(db, row, (st, guard) => addKeyWrites(st, [{ key, result }], guard))) ? result : null;
+          const written = await store.insertOrder(tx ?? this.db, row, (st, guard) => addKeyWrites(st, [key && { write: key, result }], guard));
+          return written ? result : null;
+        },
+        refuse: async () => {
+          throw new Error('an order is always written in its transaction');
         },
       },
     };
@@ -110,11 +111,11 @@ export class OrdersService {
    * the order's lock first, as a payment does before it starts its debit, and only then asks whether a debit is in
    * progress: the question is asked after any payment holding the order has committed, so exactly one of them wins.
    */
-  async expire(tx: Queryable, id: string): Promise<boolean> {
+  async expire(tx: Transaction, id: string): Promise<boolean> {
     await store.lockOrderById(tx, id);
     const row = await store.markExpired(tx, id);
     if (!row) return false;
-    await closeOrderSession(tx, id, 'EXPIRED');
+    await closeOrderSession(tx, id, 'order_closed');
     await recordEvent(tx, { productId: row.product_id, livemode: row.livemode, type: 'order.expired', data: this.present(row) });
     return true;
   }
@@ -153,7 +154,7 @@ export class OrdersService {
           }
           const canceled = await store.markCanceled(tx, id);
           if (!canceled) throw new ApiError('ORDER_NOT_CANCELABLE', `Only a PENDING order can be canceled; this one is ${order.status}`);
-          await closeOrderSession(tx, id, 'EXPIRED');
+          await closeOrderSession(tx, id, 'order_closed');
           return { response: { status: 200, body: this.present(canceled) } };
         },
       },
@@ -174,7 +175,7 @@ export class OrdersService {
    * buyer asked) or FAILED, the session closed, and the event. Returns the card saved, if any. Should an order have
    * expired under its debit, a success still pays it (late, with its order.paid) and a refusal leaves it EXPIRED.
    */
-  async applyPayment(tx: Queryable, payment: FinishedPayment): Promise<string | null> {
+  async applyPayment(tx: Transaction, payment: FinishedPayment): Promise<string | null> {
     if (payment.order_id === null) return null;
     const order = await store.orderById(tx, payment.order_id);
     if (payment.status === 'SUCCEEDED') {
@@ -194,7 +195,7 @@ export class OrdersService {
           : null;
       const paid = await store.markPaid(tx, order.id, payment.id, card?.id ?? null);
       if (!paid) throw new Error(`order ${order.id} was ${order.status} while its debit succeeded`);
-      await closeOrderSession(tx, order.id, 'COMPLETED');
+      await closeOrderSession(tx, order.id, 'debit_succeeded');
       await recordEvent(tx, { productId: paid.product_id, livemode: paid.livemode, type: 'order.paid', data: this.present(paid) });
       return card?.id ?? null;
     }
@@ -204,10 +205,10 @@ export class OrdersService {
   }
 
   /** PENDING → FAILED with why, its session closed, and order.failed; false if it was no longer PENDING. */
-  async fail(tx: Queryable, id: string, paymentIntentId: string | null, failureCode: string): Promise<boolean> {
+  async fail(tx: Transaction, id: string, paymentIntentId: string | null, failureCode: string): Promise<boolean> {
     const failed = await store.markFailed(tx, id, paymentIntentId, failureCode);
     if (!failed) return false;
-    await closeOrderSession(tx, id, 'FAILED');
+    await closeOrderSession(tx, id, 'debit_failed');
     await recordEvent(tx, { productId: failed.product_id, livemode: failed.livemode, type: 'order.failed', data: this.present(failed) });
     return true;
   }

@@ -1,6 +1,6 @@
-import type { Queryable } from '../../db/db.js';
-import { Statement } from '../../db/statement.js';
-import type { Merchant } from '../../http/auth.js';
+import type { Queryable, Transaction } from '../../db/types.js';
+import { Statement, type Items } from '../../core/statement.js';
+import type { Merchant } from '../../core/merchant.js';
 import type { ORDER_STATUSES } from './schema.js';
 
 export interface OrderRow {
@@ -32,12 +32,11 @@ export interface OrderRow {
 export async function insertOrder(
   db: Queryable,
   row: OrderRow,
-  also: (st: Statement, guard: string) => string = (_st, guard) => guard,
+  also: (st: Statement, guard: Items) => Items = (_st, guard) => guard,
 ): Promise<boolean> {
   const st = new Statement();
-  st.with('order_new', 'SELECT 1 AS i');
-  const guard = also(st, 'order_new');
-  st.with(
+  const guard = also(st, st.items('order_new', 'SELECT 1 AS i'));
+  const order = st.with(
     'o',
     `INSERT INTO orders (id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token,
                          expires_at, created_at)
@@ -50,9 +49,9 @@ export async function insertOrder(
   st.with(
     's',
     `INSERT INTO checkout_sessions (token, kind, product_id, livemode, order_id, status, expires_at)
-     SELECT checkout_token, 'order', product_id, livemode, id, 'PENDING', expires_at FROM o`,
+     SELECT checkout_token, 'order', product_id, livemode, id, 'PENDING', expires_at FROM ${order}`,
   );
-  return (await st.run(db, 'SELECT id FROM o')).length === 1;
+  return (await st.run(db, `SELECT id FROM ${order}`)).length === 1;
 }
 
 export async function findOrder(db: Queryable, merchant: Merchant, id: string): Promise<OrderRow | undefined> {
@@ -64,7 +63,7 @@ export async function findOrder(db: Queryable, merchant: Merchant, id: string): 
   return row;
 }
 
-export async function lockOrder(tx: Queryable, merchant: Merchant, id: string): Promise<(OrderRow & { due: boolean }) | undefined> {
+export async function lockOrder(tx: Transaction, merchant: Merchant, id: string): Promise<(OrderRow & { due: boolean }) | undefined> {
   const [row] = await tx.query<OrderRow & { due: boolean }>(
     'SELECT *, expires_at <= now() AS due FROM orders WHERE id = $1 AND product_id = $2 AND livemode = $3 FOR UPDATE',
     [id, merchant.productId, merchant.livemode],
@@ -73,7 +72,7 @@ export async function lockOrder(tx: Queryable, merchant: Merchant, id: string): 
 }
 
 /** Locks an order by id alone, for a session that already belongs to it. */
-export async function lockOrderById(tx: Queryable, id: string): Promise<OrderRow> {
+export async function lockOrderById(tx: Transaction, id: string): Promise<OrderRow> {
   const [row] = await tx.query<OrderRow>('SELECT * FROM orders WHERE id = $1 FOR UPDATE', [id]);
   if (!row) throw new Error(`order ${id} vanished`);
   return row;
@@ -85,7 +84,7 @@ export async function orderById(db: Queryable, id: string): Promise<OrderRow> {
   return row;
 }
 
-export async function debitInProgress(tx: Queryable, orderId: string): Promise<boolean> {
+export async function debitInProgress(tx: Transaction, orderId: string): Promise<boolean> {
   const rows = await tx.query(`SELECT 1 FROM payment_intents WHERE order_id = $1 AND status = 'PROCESSING'`, [orderId]);
   return rows.length > 0;
 }
@@ -95,7 +94,7 @@ export async function debitInProgress(tx: Queryable, orderId: string): Promise<b
  * the money, so the order is paid, late, rather than the money lost to it (expiry and payment exclude each other; this
  * is the answer should they ever not).
  */
-export async function markPaid(tx: Queryable, id: string, paymentIntentId: string, savedCardId: string | null): Promise<OrderRow | undefined> {
+export async function markPaid(tx: Transaction, id: string, paymentIntentId: string, savedCardId: string | null): Promise<OrderRow | undefined> {
   const [row] = await tx.query<OrderRow>(
     `UPDATE orders SET status = 'PAID', paid_at = now(), payment_intent_id = $2, saved_card_id = $3, save_card = $3::text IS NOT NULL
       WHERE id = $1 AND status IN ('PENDING', 'EXPIRED') RETURNING *`,
@@ -105,7 +104,7 @@ export async function markPaid(tx: Queryable, id: string, paymentIntentId: strin
 }
 
 /** PENDING → FAILED once, with why, keeping the refused payment (none when the buyer used up the attempts). */
-export async function markFailed(tx: Queryable, id: string, paymentIntentId: string | null, failureCode: string): Promise<OrderRow | undefined> {
+export async function markFailed(tx: Transaction, id: string, paymentIntentId: string | null, failureCode: string): Promise<OrderRow | undefined> {
   const [row] = await tx.query<OrderRow>(
     `UPDATE orders SET status = 'FAILED', payment_intent_id = $2, failure_code = $3 WHERE id = $1 AND status = 'PENDING' RETURNING *`,
     [id, paymentIntentId, failureCode],
@@ -113,13 +112,13 @@ export async function markFailed(tx: Queryable, id: string, paymentIntentId: str
   return row;
 }
 
-export async function markCanceled(tx: Queryable, id: string): Promise<OrderRow | undefined> {
+export async function markCanceled(tx: Transaction, id: string): Promise<OrderRow | undefined> {
   const [row] = await tx.query<OrderRow>(`UPDATE orders SET status = 'CANCELED' WHERE id = $1 AND status = 'PENDING' RETURNING *`, [id]);
   return row;
 }
 
 /** PENDING past its time → EXPIRED, but never under a debit in progress. */
-export async function markExpired(tx: Queryable, id: string): Promise<OrderRow | undefined> {
+export async function markExpired(tx: Transaction, id: string): Promise<OrderRow | undefined> {
   const [row] = await tx.query<OrderRow>(
     `UPDATE orders SET status = 'EXPIRED'
       WHERE id = $1 AND status = 'PENDING' AND expires_at <= now()
@@ -131,7 +130,7 @@ export async function markExpired(tx: Queryable, id: string): Promise<OrderRow |
 }
 
 /** Ids of PENDING orders past their time, locked for this transaction; others are skipped, not waited for. */
-export async function lockDueForExpiry(tx: Queryable, batchMax: number): Promise<string[]> {
+export async function lockDueForExpiry(tx: Transaction, batchMax: number): Promise<string[]> {
   const rows = await tx.query<{ id: string }>(
     // `paid_at IS NULL` always holds for a PENDING order; stating it is what lets this query use orders_pending_expiry.
     `SELECT id FROM orders WHERE status = 'PENDING' AND paid_at IS NULL AND expires_at <= now()

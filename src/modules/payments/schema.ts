@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, Description, Timestamp } from '../../http/schemas.js';
+import { Amount, Description, Timestamp } from '../../core/schemas.js';
 
 export const INTENT_STATUSES = ['REQUIRES_PAYMENT', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'CANCELED'] as const;
 export type IntentStatus = (typeof INTENT_STATUSES)[number];

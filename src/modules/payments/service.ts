@@ -2,14 +2,14 @@
 // phases: record the intent with its operation id → call the rail → record the outcome with its ledger entries and
 // event. An unclear outcome stays PROCESSING until the reconciler learns the truth from the rail by operation id.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db, Queryable } from '../../db/db.js';
-import { Statement } from '../../db/statement.js';
-import type { Merchant } from '../../http/auth.js';
-import { ApiError, notFound } from '../../http/errors.js';
-import { addKeyWrites, foreignPhase, type KeyWrite, type Phase, type PhaseResult } from '../../http/idempotency.js';
-import { listPage, type List, type ListQuery } from '../../http/pagination.js';
-import { groupWriter } from '../../lib/group-writer.js';
-import { newId } from '../../lib/ids.js';
+import type { Db, Transaction } from '../../db/types.js';
+import { Statement, type Items } from '../../core/statement.js';
+import type { Merchant } from '../../core/merchant.js';
+import { ApiError, notFound } from '../../core/errors.js';
+import { addKeyWrites, foreignPhase, type Phase, type PhaseResult } from '../../core/idempotency.js';
+import { listPage, type List, type ListQuery } from '../../core/pagination.js';
+import { PhaseWriter } from '../../core/phase-writer.js';
+import { newId } from '../../core/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { reconcileBatch } from '../../rails/reconciliation.js';
@@ -50,10 +50,10 @@ const nonZero = (entries: Entry[]) => entries.filter((entry) => entry.amount !==
 
 /**
  * Adds to `st` what finished debits (`rows[i - 1]` for item i, as each is once finished) bring with them, for the items
- * in `guard` (an expression of the statement with a column `i`; null: every item): the ledger entries of a success,
- * the blocking of a card the bank reported blocked, and the event.
+ * `guard` holds (null: every item): the ledger entries of a success, the blocking of a card the bank reported blocked,
+ * and the event.
  */
-function addDebitConsequences(st: Statement, rows: IntentRow[], guard: string | null): void {
+function addDebitConsequences(st: Statement, rows: IntentRow[], guard: Items | null): void {
   addPostings(
     st,
     rows.map((row) =>
@@ -97,68 +97,76 @@ function addDebitConsequences(st: Statement, rows: IntentRow[], guard: string | 
  */
 const CHARGE_WRITES = { batchMax: 64, waitingMax: 4_096 };
 
-interface StartWrite {
-  charge: NewCharge;
-  key: KeyWrite | null;
-  result: PhaseResult;
-}
-
-interface FinishWrite {
-  /** The intent as it is once finished. */
+/** A debit's final outcome, with the intent as it is once finished (the card an order payment saved included). */
+interface FinishedDebit {
   row: IntentRow;
   outcome: FinalOutcome;
-  key: KeyWrite | null;
-  result: PhaseResult;
 }
 
-export class PaymentsService {
-  /** A new charge's key and intent, with others', when its card is usable; undefined (nothing written) otherwise. */
-  private readonly startCharge = groupWriter<StartWrite, IntentRow | undefined>(
-    (writes) =>
-      store.insertIntentsOnActiveCards(
-        this.db,
-        writes.map((write) => write.charge),
-        (st, usable) => addKeyWrites(st, writes, usable),
-      ),
-    CHARGE_WRITES,
-  );
+const finishedAs = (row: IntentRow, outcome: FinalOutcome): IntentRow => ({
+  ...row,
+  status: outcome.status,
+  failure_code: outcome.status === 'FAILED' ? outcome.failureCode : null,
+});
 
-  /** A debit's final outcome with its key, ledger entries and event, with others'; false (nothing written) if it was not PROCESSING. */
-  private readonly finishDebit = groupWriter<FinishWrite, boolean>(async (writes) => {
-    const st = new Statement();
-    store.addFinishDebits(st, writes.map((write) => ({ id: write.row.id, outcome: write.outcome })));
-    addKeyWrites(st, writes, 'finished_items');
-    addDebitConsequences(st, writes.map((write) => write.row), 'finished_items');
-    const finished = await st.run<{ i: number | string }>(this.db, 'SELECT i FROM finished_items');
-    const written = new Set(finished.map((row) => Number(row.i)));
-    return writes.map((_write, index) => written.has(index + 1));
-  }, CHARGE_WRITES);
+export class PaymentsService {
+  /** New charges' intents on usable cards, each with its key's write: the intent, or undefined when none was written. */
+  private readonly chargeStarts: PhaseWriter<NewCharge, IntentRow>;
+  /**
+   * Debits' final outcomes, each with its key's write, ledger entries, card blocking and event: the finished intent, or
+   * undefined when it was no longer PROCESSING (nothing written).
+   */
+  private readonly debitFinishes: PhaseWriter<FinishedDebit, IntentRow>;
 
   constructor(
     private readonly db: Db,
     private readonly rails: Rails,
     private readonly orders: OrdersService,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.chargeStarts = new PhaseWriter(
+      db,
+      (on, writes) =>
+        store.insertIntentsOnActiveCards(
+          on,
+          writes.map((write) => write.item),
+          (st, usable) => addKeyWrites(st, writes.map((write) => write.key), usable),
+        ),
+      CHARGE_WRITES,
+    );
+    this.debitFinishes = new PhaseWriter(
+      db,
+      async (on, writes) => {
+        const st = new Statement();
+        const debits = writes.map(({ item }) => ({ id: item.row.id, outcome: item.outcome, cardId: item.row.card_id }));
+        const { finished, finishedItems } = store.addFinishDebits(st, debits);
+        addKeyWrites(st, writes.map((write) => write.key), finishedItems);
+        addDebitConsequences(st, writes.map((write) => write.item.row), finishedItems);
+        const rows = await st.run<IntentRow>(on, `SELECT * FROM ${finished}`);
+        const byId = new Map(rows.map((row) => [row.id, row]));
+        return writes.map(({ item }) => byId.get(item.row.id));
+      },
+      CHARGE_WRITES,
+    );
+  }
 
   /**
-   * Applies a rail outcome to a PROCESSING debit. The conditional update makes it happen once: whoever applies it
-   * (the request, or the reconciler) also writes the ledger entries, the order's outcome and the events, in this
-   * same transaction.
+   * Applies a rail outcome to a PROCESSING debit. Under the intent's lock, whoever applies it (the request, or the
+   * reconciler) applies it once, with the order's outcome, the ledger entries and the events, in this transaction.
    */
-  async applyDebitOutcome(tx: Queryable, id: string, outcome: RailOutcome, retryInMs: number): Promise<IntentRow> {
+  async applyDebitOutcome(tx: Transaction, id: string, outcome: RailOutcome, retryInMs: number): Promise<IntentRow> {
     if (outcome.status === 'UNKNOWN') {
       await store.deferDebit(tx, id, retryInMs);
       return store.intentById(tx, id);
     }
-    const finished = await store.finishDebit(tx, id, outcome);
-    if (!finished) return store.intentById(tx, id);
+    const processing = await store.lockProcessingIntent(tx, id);
+    if (!processing) return store.intentById(tx, id);
+    const finished = finishedAs(processing, outcome);
     const savedCard = await this.orders.applyPayment(tx, finished);
-    const row = savedCard === null ? finished : await store.attachCard(tx, id, savedCard);
-    const st = new Statement();
-    addDebitConsequences(st, [row], null);
-    await st.run(tx, 'SELECT 1');
-    return row;
+    const row = savedCard === null ? finished : { ...finished, card_id: savedCard };
+    const written = await this.debitFinishes.write(tx, { item: { row, outcome }, key: null });
+    if (!written) throw new Error(`payment intent ${id} left PROCESSING under its lock`);
+    return written;
   }
 
   /** The rail call of a debit, outside any transaction. Any failure to get a clear answer is UNKNOWN: the money may have moved. */
@@ -172,31 +180,30 @@ export class PaymentsService {
   }
 
   /**
-   * The debit phase shared by charges and confirmations; `status` is the HTTP status of the answer. `started` holds the
+   * The debit phase shared by charges, confirmations and orders paid on the hosted page; `respond` makes the answer. `started` holds the
    * intent as the previous phase wrote it, which spares reading it again; a transaction retried by the engine makes a
    * new intent, so the row is used only when it is the committed one.
    */
-  private debitPhase(livemode: boolean, status: number, started: { row?: IntentRow }): Phase {
-    const respond = (row: IntentRow): PhaseResult => ({ response: { status, body: presentIntent(row) } });
+  debitPhase(livemode: boolean, respond: (row: IntentRow) => PhaseResult, started: { row?: IntentRow }): Phase {
     const window = this.rails.forMode(livemode).callWindowMs;
     return foreignPhase<RailOutcome>({
       call: async (id) => this.callDebit(started.row?.id === id ? started.row : await store.intentById(this.db, id!)),
-      record: async (tx, id, outcome) => respond(await this.applyDebitOutcome(tx, id!, outcome, window)),
+      // Outside a transaction, the common case: a final answer for a debit without an order, written in a group. Its row
+      // is the one this request wrote: nobody but a finisher changes a PROCESSING intent, and then nothing is written.
+      record: async (tx, id, outcome, key) => {
+        if (tx !== null) return respond(await this.applyDebitOutcome(tx, id!, outcome, window));
+        const row = started.row;
+        if (outcome.status === 'UNKNOWN' || row === undefined || row.id !== id || row.order_id !== null) return null;
+        const finished = finishedAs(row, outcome);
+        const result = respond(finished);
+        return (await this.debitFinishes.write(null, { item: { row: finished, outcome }, key: key && { write: key, result } })) ? result : null;
+      },
       // A crashed request's debit may have reached the bank: never debit again; reconciliation finishes it.
       resume: async (tx, id) => respond(await store.intentById(tx, id!)),
-      // The common case, a final answer for a debit without an order, written in a group. Its row is the one this
-      // request wrote: nobody but a finisher changes a PROCESSING intent, and then nothing is written.
-      alone: async (_db, id, outcome, key) => {
-        const row = started.row;
-        if (outcome.status === 'UNKNOWN' || row?.id !== id || row.order_id !== null) return null;
-        const finished: IntentRow = { ...row, status: outcome.status, failure_code: outcome.status === 'FAILED' ? outcome.failureCode : null };
-        const result = respond(finished);
-        return (await this.finishDebit({ row: finished, outcome, key, result })) ? result : null;
-      },
     });
   }
 
-  private async usableCard(tx: Queryable, merchant: Merchant, cardId: string) {
+  private async usableCard(tx: Transaction, merchant: Merchant, cardId: string) {
     const card = await findCard(tx, merchant, cardId);
     if (!card) throw notFound('card');
     if (card.status !== 'ACTIVE') throw new ApiError('CARD_INACTIVE', `The card is ${card.status}: it cannot be charged`, { param: 'card' });
@@ -222,25 +229,21 @@ export class PaymentsService {
     });
     return {
       started: {
-        atomic: async (tx) => {
-          // One statement when the card is usable; only a refusal reads the card again to say why.
-          const [row] = await store.insertIntentsOnActiveCards(tx, [charge()]);
-          if (!row) await this.usableCard(tx, merchant, body.card);
-          if (!row) throw new Error(`card ${body.card} is usable but the intent was not written`);
-          started.row = row;
-          return { next: 'debit', resourceId: row.id };
-        },
-        // A new key and a usable card: the key's claim and the intent, written in a group.
-        alone: async (_db: Queryable, key: KeyWrite | null) => {
+        write: async (tx, key) => {
           const fresh = charge();
           const result = { next: 'debit', resourceId: fresh.intent.id };
-          const row = await this.startCharge({ charge: fresh, key, result });
+          const row = await this.chargeStarts.write(tx, { item: fresh, key: key && { write: key, result } });
           if (!row) return null;
           started.row = row;
           return result;
         },
+        // Only a refusal reads the card again, to say why.
+        refuse: async (tx) => {
+          await this.usableCard(tx, merchant, body.card);
+          throw new Error(`card ${body.card} is usable but the intent was not written`);
+        },
       },
-      debit: this.debitPhase(merchant.livemode, 201, started),
+      debit: this.debitPhase(merchant.livemode, (row) => ({ response: { status: 201, body: presentIntent(row) } }), started),
     };
   }
 
@@ -289,7 +292,7 @@ export class PaymentsService {
           return { next: 'debit', resourceId: id };
         },
       },
-      debit: this.debitPhase(merchant.livemode, 200, started),
+      debit: this.debitPhase(merchant.livemode, (row) => ({ response: { status: 200, body: presentIntent(row) } }), started),
     };
   }
 

@@ -1,6 +1,6 @@
-import type { Queryable } from '../../db/db.js';
-import { inGuard, Statement } from '../../db/statement.js';
-import type { Merchant } from '../../http/auth.js';
+import type { Queryable, Transaction } from '../../db/types.js';
+import { guarded, Statement, type Expression, type Items } from '../../core/statement.js';
+import type { Merchant } from '../../core/merchant.js';
 import type { Metadata, IntentStatus } from './schema.js';
 
 export interface IntentRow {
@@ -40,7 +40,7 @@ export interface NewIntent {
   inFlightMs: number | null;
 }
 
-export async function insertIntent(tx: Queryable, merchant: Pick<Merchant, 'productId' | 'livemode'>, intent: NewIntent): Promise<IntentRow> {
+export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, intent: NewIntent): Promise<IntentRow> {
   const [row] = await tx.query<IntentRow>(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, order_id, rail_token, rail,
                                   description, metadata, reconcile_after)
@@ -75,18 +75,18 @@ export interface NewCharge {
 /**
  * Charges' PROCESSING intents on saved cards, in one statement: each written only if its card is the merchant's, in
  * the same mode, and ACTIVE (undefined otherwise; the caller then says which of these failed). `also` may add writes
- * for the items whose card is usable (the expression it is given, with a column `i`: `charges[i - 1]`) and name the
- * expression of the items whose intent may then be written (the idempotency keys' claims).
+ * for the items whose card is usable (item i is `charges[i - 1]`) and answer the items whose intent may then be
+ * written (the idempotency keys' claims).
  */
 export async function insertIntentsOnActiveCards(
   db: Queryable,
   charges: NewCharge[],
-  also: (st: Statement, usable: string) => string = (_st, usable) => usable,
+  also: (st: Statement, usable: Items) => Items = (_st, usable) => usable,
 ): Promise<(IntentRow | undefined)[]> {
   const st = new Statement();
   const each = <T>(of: (charge: NewCharge) => T) => charges.map(of);
   const cardIds = st.param(each((c) => c.cardId), 'text[]');
-  st.with(
+  const values = st.with(
     'charge_v',
     `SELECT * FROM unnest(${st.param(each((c) => c.intent.id), 'text[]')}, ${st.param(each((c) => c.productId), 'text[]')},
                           ${st.param(each((c) => c.livemode), 'boolean[]')}, ${cardIds},
@@ -95,20 +95,20 @@ export async function insertIntentsOnActiveCards(
                           ${st.param(each((c) => c.intent.inFlightMs), 'integer[]')})
             WITH ORDINALITY AS v (id, product_id, livemode, card_id, amount, fee, description, metadata, in_flight_ms, i)`,
   );
-  st.with(
+  const usable = st.items(
     'card',
-    `SELECT v.i, c.id, c.rail_token, c.rail FROM charge_v v
+    `SELECT v.i, c.id, c.rail_token, c.rail FROM ${values} v
        JOIN cards c ON c.id = ANY(${cardIds}) AND c.id = v.card_id AND c.product_id = v.product_id AND c.livemode = v.livemode AND c.status = 'ACTIVE'`,
   );
-  const guard = also(st, 'card');
+  const guard = also(st, usable);
   const rows = await st.run<IntentRow>(
     db,
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
                                   description, metadata, reconcile_after)
      SELECT v.id, v.product_id, v.livemode, v.amount, v.fee, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, v.description,
             v.metadata::json, now() + v.in_flight_ms * interval '1 millisecond'
-       FROM charge_v v JOIN card c USING (i)
-      WHERE ${inGuard(guard)}
+       FROM ${values} v JOIN ${usable} c USING (i)
+      WHERE ${guarded(guard, 'v.i')}
       ORDER BY v.i
      RETURNING *`,
   );
@@ -131,7 +131,7 @@ export async function intentById(db: Queryable, id: string): Promise<IntentRow> 
   return row;
 }
 
-export async function startDebit(tx: Queryable, id: string, inFlightMs: number): Promise<IntentRow> {
+export async function startDebit(tx: Transaction, id: string, inFlightMs: number): Promise<IntentRow> {
   const [row] = await tx.query<IntentRow>(
     `UPDATE payment_intents SET status = 'PROCESSING', reconcile_after = now() + $2 * interval '1 millisecond'
       WHERE id = $1 AND status = 'REQUIRES_PAYMENT' RETURNING *`,
@@ -144,45 +144,50 @@ export async function startDebit(tx: Queryable, id: string, inFlightMs: number):
 export type FinalOutcome = { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string };
 
 /**
- * Adds to `st` debits' moves PROCESSING → SUCCEEDED or FAILED, once each: `finished` holds the rows changed (only for
- * the caller that made the change), `finished_items` their items (`debits[i - 1]`) in a column `i`.
+ * Adds to `st` debits' moves PROCESSING → SUCCEEDED or FAILED, once each, with the card an order payment saved (null
+ * keeps the intent's): `finished` holds the rows changed (only for the caller that made the change), `finishedItems`
+ * their items (`debits[i - 1]`).
  */
-export function addFinishDebits(st: Statement, debits: { id: string; outcome: FinalOutcome }[]): void {
+export function addFinishDebits(
+  st: Statement,
+  debits: { id: string; outcome: FinalOutcome; cardId: string | null }[],
+): { finished: Expression; finishedItems: Items } {
   const ids = st.param(debits.map((d) => d.id), 'text[]');
-  st.with(
+  const values = st.with(
     'finish_v',
     `SELECT * FROM unnest(${ids}, ${st.param(debits.map((d) => d.outcome.status), 'text[]')},
-                          ${st.param(debits.map((d) => (d.outcome.status === 'FAILED' ? d.outcome.failureCode : null)), 'text[]')})
-            WITH ORDINALITY AS v (id, status, failure_code, i)`,
+                          ${st.param(debits.map((d) => (d.outcome.status === 'FAILED' ? d.outcome.failureCode : null)), 'text[]')},
+                          ${st.param(debits.map((d) => d.cardId), 'text[]')})
+            WITH ORDINALITY AS v (id, status, failure_code, card_id, i)`,
   );
-  st.with(
+  const finished = st.with(
     'finished',
     `UPDATE payment_intents p
-        SET status = v.status, failure_code = v.failure_code, reconcile_after = NULL,
+        SET status = v.status, failure_code = v.failure_code, reconcile_after = NULL, card_id = coalesce(v.card_id, p.card_id),
             succeeded_at = CASE WHEN v.status = 'SUCCEEDED' THEN now() END
-       FROM finish_v v
+       FROM ${values} v
       WHERE p.id = ANY(${ids}) AND p.id = v.id AND p.status = 'PROCESSING'
      RETURNING p.*`,
   );
-  st.with('finished_items', 'SELECT v.i FROM finish_v v WHERE v.id IN (SELECT id FROM finished)');
+  const finishedItems = st.items('finished_items', `SELECT v.i FROM ${values} v WHERE v.id IN (SELECT id FROM ${finished})`);
+  return { finished, finishedItems };
 }
 
-export async function finishDebit(tx: Queryable, id: string, outcome: FinalOutcome): Promise<IntentRow | undefined> {
-  const st = new Statement();
-  addFinishDebits(st, [{ id, outcome }]);
-  const [row] = await st.run<IntentRow>(tx, 'SELECT * FROM finished');
+/** The intent, locked for this transaction, if it is PROCESSING: whoever holds it may finish the debit. */
+export async function lockProcessingIntent(tx: Transaction, id: string): Promise<IntentRow | undefined> {
+  const [row] = await tx.query<IntentRow>(`SELECT * FROM payment_intents WHERE id = $1 AND status = 'PROCESSING' FOR UPDATE`, [id]);
   return row;
 }
 
 /** Leaves a debit PROCESSING and tells reconciliation when to ask next. */
-export async function deferDebit(tx: Queryable, id: string, delayMs: number): Promise<void> {
+export async function deferDebit(tx: Transaction, id: string, delayMs: number): Promise<void> {
   await tx.query(
     `UPDATE payment_intents SET reconcile_after = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PROCESSING'`,
     [id, delayMs],
   );
 }
 
-export async function cancelIntent(tx: Queryable, id: string): Promise<IntentRow | undefined> {
+export async function cancelIntent(tx: Transaction, id: string): Promise<IntentRow | undefined> {
   const [row] = await tx.query<IntentRow>(
     `UPDATE payment_intents SET status = 'CANCELED' WHERE id = $1 AND status = 'REQUIRES_PAYMENT' RETURNING *`,
     [id],
@@ -206,7 +211,7 @@ export async function leaseDebitsToReconcile(db: Queryable, batchMax: number, le
 }
 
 /** Succeeded payments whose settlement delay has passed, locked for this transaction. */
-export async function lockDueForSettlement(tx: Queryable, delaySeconds: number, batchMax: number): Promise<IntentRow[]> {
+export async function lockDueForSettlement(tx: Transaction, delaySeconds: number, batchMax: number): Promise<IntentRow[]> {
   return tx.query<IntentRow>(
     `SELECT * FROM payment_intents
       WHERE status = 'SUCCEEDED' AND settled_at IS NULL AND succeeded_at <= now() - $1 * interval '1 second'
@@ -215,27 +220,21 @@ export async function lockDueForSettlement(tx: Queryable, delaySeconds: number, 
   );
 }
 
-export async function markSettled(tx: Queryable, ids: string[]): Promise<void> {
+export async function markSettled(tx: Transaction, ids: string[]): Promise<void> {
   await tx.query('UPDATE payment_intents SET settled_at = now() WHERE id = ANY($1)', [ids]);
 }
 
-/** Adds to `st` the blocking of `cardIds[i - 1]` for item i (null: none), for the items in `guard` (null: every item). */
-export function addBlockCards(st: Statement, cardIds: (string | null)[], guard: string | null): void {
+/** Adds to `st` the blocking of `cardIds[i - 1]` for item i (null: none), for the items `guard` holds (null: every item). */
+export function addBlockCards(st: Statement, cardIds: (string | null)[], guard: Items | null): void {
   st.with(
     'card_blocked',
     `UPDATE cards SET status = 'BLOCKED'
       WHERE status = 'ACTIVE'
         AND id IN (SELECT v.card_id FROM unnest(${st.param(cardIds, 'text[]')}) WITH ORDINALITY AS v (card_id, i)
-                    WHERE v.card_id IS NOT NULL AND ${inGuard(guard)})`,
+                    WHERE v.card_id IS NOT NULL AND ${guarded(guard, 'v.i')})`,
   );
 }
 
-export async function recordRefunded(tx: Queryable, id: string, amount: number): Promise<void> {
+export async function recordRefunded(tx: Transaction, id: string, amount: number): Promise<void> {
   await tx.query('UPDATE payment_intents SET amount_refunded = $2 WHERE id = $1', [id, amount]);
-}
-
-/** Records the card an order payment saved (the buyer asked to keep it). */
-export async function attachCard(tx: Queryable, id: string, cardId: string): Promise<IntentRow> {
-  const [row] = await tx.query<IntentRow>('UPDATE payment_intents SET card_id = $2 WHERE id = $1 RETURNING *', [id, cardId]);
-  return row!;
 }

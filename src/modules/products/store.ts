@@ -1,6 +1,5 @@
-import type { Queryable } from '../../db/db.js';
-
-export type Scope = 'sale_of_goods' | 'subscribe';
+import type { Queryable, Transaction } from '../../db/types.js';
+import type { Scope } from '../../core/merchant.js';
 
 export interface ProductRow {
   id: string;
@@ -29,7 +28,7 @@ export interface AuthenticatedKeyRow extends KeyRow {
   fee_bps: number;
 }
 
-export async function insertProduct(tx: Queryable, product: Omit<ProductRow, 'created_at'>): Promise<ProductRow> {
+export async function insertProduct(tx: Transaction, product: Omit<ProductRow, 'created_at'>): Promise<ProductRow> {
   const [row] = await tx.query<ProductRow>(
     'INSERT INTO products (id, name, scopes, fee_bps) VALUES ($1, $2, $3, $4) RETURNING *',
     [product.id, product.name, product.scopes, product.fee_bps],
@@ -43,10 +42,10 @@ export async function findProduct(db: Queryable, id: string): Promise<ProductRow
 }
 
 export async function insertKey(
-  tx: Queryable,
+  db: Queryable,
   key: Pick<KeyRow, 'id' | 'product_id' | 'livemode' | 'scopes' | 'secret_last4'> & { secret_hash: Buffer },
 ): Promise<KeyRow> {
-  const [row] = await tx.query<KeyRow>(
+  const [row] = await db.query<KeyRow>(
     `INSERT INTO api_keys (id, product_id, livemode, secret_hash, scopes, secret_last4) VALUES ($1, $2, $3, $4, $5, $6)
      RETURNING ${KEY_COLUMNS}`,
     [key.id, key.product_id, key.livemode, key.secret_hash, key.scopes, key.secret_last4],

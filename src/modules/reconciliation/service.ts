@@ -1,5 +1,5 @@
 // The daily reconciliation report: Tolov's record of money moved against the bank's, operation by operation.
-import type { Db } from '../../db/db.js';
+import type { Db } from '../../db/types.js';
 import type { Rails } from '../../rails/index.js';
 import type { RecordedOperation } from '../../rails/rail.js';
 
@@ -48,46 +48,53 @@ interface TolovOperation {
   status: string;
 }
 
-/**
- * Compares, for one UTC day, every debit and refund Tolov recorded with what the bank executed, by operation id: a
- * succeeded operation on one side must be a succeeded operation of the same amount on the other.
- */
-export async function reconciliationReport(db: Db, rails: Rails, date: string, livemode: boolean): Promise<ReconciliationReport> {
-  const from = new Date(`${date}T00:00:00.000Z`);
-  const to = new Date(from.getTime() + 86_400_000);
-  const tolov = await db.query<TolovOperation>(
-    `(SELECT id AS operation_id, 'debit' AS type, amount, status, created_at FROM payment_intents
-       WHERE livemode = $1 AND created_at >= $2 AND created_at < $3 AND status <> 'REQUIRES_PAYMENT' AND status <> 'CANCELED')
-     UNION ALL
-     (SELECT id, 'refund', amount, status, created_at FROM refunds WHERE livemode = $1 AND created_at >= $2 AND created_at < $3)
-     ORDER BY created_at LIMIT $4`,
-    [livemode, from, to, REPORT_OPERATIONS_MAX],
-  );
-  const bank = await rails.forMode(livemode).operations(from, to, REPORT_OPERATIONS_MAX);
-  const bankById = new Map<string, RecordedOperation>(bank.map((operation) => [operation.operationId, operation]));
-  const tolovById = new Map(tolov.map((operation) => [operation.operation_id, operation]));
+export class ReconciliationService {
+  constructor(
+    private readonly db: Db,
+    private readonly rails: Rails,
+  ) {}
 
-  const mismatches: Mismatch[] = [];
-  const view = (operation: { status: string; amount: number } | undefined) => (operation ? { status: operation.status, amount: operation.amount } : null);
-  for (const ours of tolov) {
-    const theirs = bankById.get(ours.operation_id);
-    const oursMoved = ours.status === 'SUCCEEDED';
-    const theirsMoved = theirs?.status === 'SUCCEEDED';
-    const problem: MismatchProblem | null =
-      oursMoved && !theirsMoved ? 'missing_at_bank' : !oursMoved && theirsMoved ? 'missing_at_tolov' : oursMoved && theirs!.amount !== ours.amount ? 'amount_differs' : null;
-    if (problem) mismatches.push({ operationId: ours.operation_id, type: ours.type, problem, tolov: view(ours), bank: view(theirs) });
-  }
-  for (const theirs of bank) {
-    if (theirs.status === 'SUCCEEDED' && !tolovById.has(theirs.operationId)) {
-      mismatches.push({ operationId: theirs.operationId, type: theirs.type, problem: 'missing_at_tolov', tolov: null, bank: view(theirs) });
+  /**
+   * Compares, for one UTC day, every debit and refund Tolov recorded with what the bank executed, by operation id: a
+   * succeeded operation on one side must be a succeeded operation of the same amount on the other.
+   */
+  async report(date: string, livemode: boolean): Promise<ReconciliationReport> {
+    const from = new Date(`${date}T00:00:00.000Z`);
+    const to = new Date(from.getTime() + 86_400_000);
+    const tolov = await this.db.query<TolovOperation>(
+      `(SELECT id AS operation_id, 'debit' AS type, amount, status, created_at FROM payment_intents
+         WHERE livemode = $1 AND created_at >= $2 AND created_at < $3 AND status <> 'REQUIRES_PAYMENT' AND status <> 'CANCELED')
+       UNION ALL
+       (SELECT id, 'refund', amount, status, created_at FROM refunds WHERE livemode = $1 AND created_at >= $2 AND created_at < $3)
+       ORDER BY created_at LIMIT $4`,
+      [livemode, from, to, REPORT_OPERATIONS_MAX],
+    );
+    const bank = await this.rails.forMode(livemode).operations(from, to, REPORT_OPERATIONS_MAX);
+    const bankById = new Map<string, RecordedOperation>(bank.map((operation) => [operation.operationId, operation]));
+    const tolovById = new Map(tolov.map((operation) => [operation.operation_id, operation]));
+
+    const mismatches: Mismatch[] = [];
+    const view = (operation: { status: string; amount: number } | undefined) => (operation ? { status: operation.status, amount: operation.amount } : null);
+    for (const ours of tolov) {
+      const theirs = bankById.get(ours.operation_id);
+      const oursMoved = ours.status === 'SUCCEEDED';
+      const theirsMoved = theirs?.status === 'SUCCEEDED';
+      const problem: MismatchProblem | null =
+        oursMoved && !theirsMoved ? 'missing_at_bank' : !oursMoved && theirsMoved ? 'missing_at_tolov' : oursMoved && theirs!.amount !== ours.amount ? 'amount_differs' : null;
+      if (problem) mismatches.push({ operationId: ours.operation_id, type: ours.type, problem, tolov: view(ours), bank: view(theirs) });
     }
+    for (const theirs of bank) {
+      if (theirs.status === 'SUCCEEDED' && !tolovById.has(theirs.operationId)) {
+        mismatches.push({ operationId: theirs.operationId, type: theirs.type, problem: 'missing_at_tolov', tolov: null, bank: view(theirs) });
+      }
+    }
+    return {
+      object: 'reconciliation_report',
+      date,
+      mode: livemode ? 'live' : 'test',
+      compared: { tolov: tolov.length, bank: bank.length },
+      truncated: tolov.length >= REPORT_OPERATIONS_MAX || bank.length >= REPORT_OPERATIONS_MAX,
+      mismatches,
+    };
   }
-  return {
-    object: 'reconciliation_report',
-    date,
-    mode: livemode ? 'live' : 'test',
-    compared: { tolov: tolov.length, bank: bank.length },
-    truncated: tolov.length >= REPORT_OPERATIONS_MAX || bank.length >= REPORT_OPERATIONS_MAX,
-    mismatches,
-  };
 }

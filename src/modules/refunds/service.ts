@@ -1,13 +1,13 @@
 // Refunds: full amount only, at most one that has not failed per payment. The same phases as a debit: record the
 // refund with its operation id → call the rail → record the outcome (and its ledger entries) once.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db, Queryable } from '../../db/db.js';
-import { isUniqueViolation } from '../../db/db.js';
-import type { Merchant } from '../../http/auth.js';
-import { ApiError, notFound } from '../../http/errors.js';
-import { foreignPhase, type Phase, type PhaseResult } from '../../http/idempotency.js';
-import { listPage, type List, type ListQuery } from '../../http/pagination.js';
-import { newId } from '../../lib/ids.js';
+import type { Db, Transaction } from '../../db/types.js';
+import { isUniqueViolation } from '../../db/types.js';
+import type { Merchant } from '../../core/merchant.js';
+import { ApiError, notFound } from '../../core/errors.js';
+import { foreignPhase, type Phase, type PhaseResult } from '../../core/idempotency.js';
+import { listPage, type List, type ListQuery } from '../../core/pagination.js';
+import { newId } from '../../core/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { reconcileBatch } from '../../rails/reconciliation.js';
@@ -42,7 +42,7 @@ export class RefundsService {
   ) {}
 
   /** Applies a rail outcome to a PENDING refund, once; a success debits the merchant's available balance. */
-  async applyRefundOutcome(tx: Queryable, id: string, outcome: RailOutcome, retryInMs: number): Promise<RefundRow> {
+  async applyRefundOutcome(tx: Transaction, id: string, outcome: RailOutcome, retryInMs: number): Promise<RefundRow> {
     if (outcome.status === 'UNKNOWN') {
       await store.deferRefund(tx, id, retryInMs);
       return store.refundById(tx, id);
@@ -114,7 +114,7 @@ export class RefundsService {
       },
       refund: foreignPhase<RailOutcome>({
         call: (id) => this.callRefund(id!),
-        record: async (tx, id, outcome) => respond(await this.applyRefundOutcome(tx, id!, outcome, window)),
+        record: async (tx, id, outcome) => (tx === null ? null : respond(await this.applyRefundOutcome(tx, id!, outcome, window))),
         resume: async (tx, id) => respond(await store.refundById(tx, id!)),
       }),
     };

@@ -1,5 +1,5 @@
-import type { Queryable } from '../../db/db.js';
-import type { Merchant } from '../../http/auth.js';
+import type { Queryable, Transaction } from '../../db/types.js';
+import type { Merchant } from '../../core/merchant.js';
 
 export interface RefundRow {
   id: string;
@@ -16,7 +16,7 @@ export interface RefundRow {
 }
 
 export async function insertRefund(
-  tx: Queryable,
+  tx: Transaction,
   merchant: Merchant,
   refund: { id: string; paymentIntentId: string; amount: number; reason: string | null; inFlightMs: number },
 ): Promise<RefundRow> {
@@ -43,7 +43,7 @@ export async function refundById(db: Queryable, id: string): Promise<RefundRow> 
   return row;
 }
 
-export async function activeRefundOf(tx: Queryable, paymentIntentId: string): Promise<RefundRow | undefined> {
+export async function activeRefundOf(tx: Transaction, paymentIntentId: string): Promise<RefundRow | undefined> {
   const [row] = await tx.query<RefundRow>(`SELECT * FROM refunds WHERE payment_intent_id = $1 AND status <> 'FAILED'`, [paymentIntentId]);
   return row;
 }
@@ -62,7 +62,7 @@ export async function refundCallOf(db: Queryable, id: string) {
 
 /** PENDING → SUCCEEDED or FAILED, once: returns the row only to the caller that made the change. */
 export async function finishRefund(
-  tx: Queryable,
+  tx: Transaction,
   id: string,
   outcome: { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string },
 ): Promise<RefundRow | undefined> {
@@ -73,7 +73,7 @@ export async function finishRefund(
   return row;
 }
 
-export async function deferRefund(tx: Queryable, id: string, delayMs: number): Promise<void> {
+export async function deferRefund(tx: Transaction, id: string, delayMs: number): Promise<void> {
   await tx.query(`UPDATE refunds SET reconcile_after = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PENDING'`, [
     id,
     delayMs,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Description, Timestamp } from '../../http/schemas.js';
+import { Description, Timestamp } from '../../core/schemas.js';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../events/store.js';
 
 const EventTypeName = Type.Union(SUBSCRIBABLE_EVENT_TYPES.map((type) => Type.Literal(type)));

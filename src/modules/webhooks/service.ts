@@ -1,10 +1,10 @@
 // Webhook endpoints and the delivery of events to them: signed, retried on the configured schedule, at least once.
-import type { Db, Queryable } from '../../db/db.js';
-import type { Merchant } from '../../http/auth.js';
-import { ApiError, notFound } from '../../http/errors.js';
-import { listPage, type List, type ListQuery } from '../../http/pagination.js';
-import { RateLimiter } from '../../http/rate-limit.js';
-import { newId } from '../../lib/ids.js';
+import type { Db, Queryable, Transaction } from '../../db/types.js';
+import type { Merchant } from '../../core/merchant.js';
+import { ApiError, notFound } from '../../core/errors.js';
+import { listPage, type List, type ListQuery } from '../../core/pagination.js';
+import { RateLimiter } from '../../core/rate-limit.js';
+import { newId } from '../../core/ids.js';
 import { LOCAL_ONLY_REFUSALS, refuseByForm } from './addresses.js';
 import { Dispatch, SENDS_PER_ENDPOINT_MAX } from './dispatch.js';
 import type { CreateEndpointBody, Event, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
@@ -106,7 +106,7 @@ export class WebhooksService {
 
   // The calls that write take the transaction of their idempotent phase, so an Idempotency-Key replays them.
 
-  async create(tx: Queryable, merchant: Merchant, body: CreateEndpointBody): Promise<WebhookEndpoint> {
+  async create(tx: Transaction, merchant: Merchant, body: CreateEndpointBody): Promise<WebhookEndpoint> {
     this.checkUrl(body.url);
     const max = this.settings.webhookEndpointsMax;
     if ((await store.lockAndCountEndpoints(tx, merchant)) >= max) {
@@ -136,7 +136,7 @@ export class WebhooksService {
     });
   }
 
-  async update(tx: Queryable, merchant: Merchant, id: string, body: UpdateEndpointBody): Promise<WebhookEndpoint> {
+  async update(tx: Transaction, merchant: Merchant, id: string, body: UpdateEndpointBody): Promise<WebhookEndpoint> {
     if (body.url !== undefined) this.checkUrl(body.url);
     const row = await store.updateEndpoint(tx, merchant, id, body);
     if (!row) throw notFound('webhook endpoint');
@@ -148,7 +148,7 @@ export class WebhooksService {
     return { id, object: 'webhook_endpoint', deleted: true };
   }
 
-  async rollSecret(tx: Queryable, merchant: Merchant, id: string, overlapSeconds = DEFAULT_OVERLAP_SECONDS): Promise<WebhookEndpoint> {
+  async rollSecret(tx: Transaction, merchant: Merchant, id: string, overlapSeconds = DEFAULT_OVERLAP_SECONDS): Promise<WebhookEndpoint> {
     const secret = newWebhookSecret();
     const row = await store.rollSecret(tx, merchant, id, secret, overlapSeconds);
     if (!row) throw notFound('webhook endpoint');
@@ -170,7 +170,7 @@ export class WebhooksService {
   }
 
   /** Delivers an event again to one endpoint of the same product and mode, as a new delivery due now. */
-  async resend(tx: Queryable, merchant: Merchant, eventId: string, endpointId: string): Promise<WebhookDelivery> {
+  async resend(tx: Transaction, merchant: Merchant, eventId: string, endpointId: string): Promise<WebhookDelivery> {
     const [event] = await tx.query<{ id: string; type: string }>('SELECT id, type FROM events WHERE id = $1 AND product_id = $2 AND livemode = $3', [
       eventId,
       merchant.productId,

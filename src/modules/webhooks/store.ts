@@ -1,5 +1,5 @@
-import type { Queryable } from '../../db/db.js';
-import type { Merchant } from '../../http/auth.js';
+import type { Queryable, Transaction } from '../../db/types.js';
+import type { Merchant } from '../../core/merchant.js';
 
 export interface EndpointRow {
   id: string;
@@ -14,7 +14,7 @@ export interface EndpointRow {
 }
 
 export async function insertEndpoint(
-  tx: Queryable,
+  tx: Transaction,
   merchant: Merchant,
   endpoint: { id: string; url: string; enabledEvents: string[]; description: string | null; secret: string },
 ): Promise<EndpointRow> {
@@ -30,7 +30,7 @@ export async function insertEndpoint(
  * Locks the product's endpoints of one mode against concurrent creation (its product row, the one row they share)
  * and counts those not deleted: two creations at the limit cannot both pass it.
  */
-export async function lockAndCountEndpoints(tx: Queryable, merchant: Merchant): Promise<number> {
+export async function lockAndCountEndpoints(tx: Transaction, merchant: Merchant): Promise<number> {
   await tx.query('SELECT 1 FROM products WHERE id = $1 FOR UPDATE', [merchant.productId]);
   const [row] = await tx.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM webhook_endpoints WHERE product_id = $1 AND livemode = $2 AND status <> 'deleted'`,
@@ -40,7 +40,7 @@ export async function lockAndCountEndpoints(tx: Queryable, merchant: Merchant): 
 }
 
 /** Deliveries of one event to one endpoint so far, the first included. */
-export async function deliveriesOfEvent(tx: Queryable, eventId: string, endpointId: string): Promise<number> {
+export async function deliveriesOfEvent(tx: Transaction, eventId: string, endpointId: string): Promise<number> {
   const [row] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1 AND endpoint_id = $2', [
     eventId,
     endpointId,
@@ -254,7 +254,7 @@ export async function deliverySeq(db: Queryable, endpointId: string, id: string)
   return row?.seq;
 }
 
-export async function insertDelivery(tx: Queryable, endpointId: string, eventId: string): Promise<string> {
+export async function insertDelivery(tx: Transaction, endpointId: string, eventId: string): Promise<string> {
   const [row] = await tx.query<{ id: string }>(
     `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at)
      VALUES ('wd_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, 'pending', now()) RETURNING id`,

@@ -1,12 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { Db } from '../../db/db.js';
-import { merchantOf } from '../../http/auth.js';
-import { sendIdempotent, type PhaseHooks } from '../../http/idempotency.js';
-import { listEnvelope, ListQuery } from '../../http/pagination.js';
-import { Amount, Description, IdParams } from '../../http/schemas.js';
-import { CardId, CreateChargeBody, Metadata, PaymentIntent } from './schema.js';
-import type { PaymentsService } from './service.js';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import { merchantOf } from '../auth.js';
+import type { IdempotentReplies } from '../idempotency.js';
+import { listEnvelope, ListQuery } from '../../core/pagination.js';
+import { Amount, Description, IdParams } from '../../core/schemas.js';
+import { CardId, CreateChargeBody, Metadata, PaymentIntent } from '../../modules/payments/schema.js';
+import type { PaymentsService } from '../../modules/payments/service.js';
 
 const CreateIntentBody = Type.Object(
   { amount: Amount, card: CardId, description: Type.Optional(Description), metadata: Type.Optional(Metadata) },
@@ -14,9 +13,13 @@ const CreateIntentBody = Type.Object(
 );
 type CreateIntentBody = Static<typeof CreateIntentBody> & { metadata?: Record<string, string> };
 
-export function paymentRoutes(app: FastifyInstance, db: Db, payments: PaymentsService, hooks: PhaseHooks): void {
-  const config = { auth: { kind: 'merchant', scope: 'subscribe' } } as const;
+type Deps = { payments: PaymentsService; idempotent: IdempotentReplies };
 
+const config = { auth: { kind: 'merchant', scope: 'subscribe' } } as const;
+const legacy = ['payment intents (legacy)'];
+
+/** Charges to saved cards: created and debited in one call. */
+function chargeRoutes(app: FastifyInstance, { payments, idempotent }: Deps): void {
   app.post<{ Body: CreateChargeBody }>(
     '/subscribe/v1/charges',
     {
@@ -32,10 +35,9 @@ export function paymentRoutes(app: FastifyInstance, db: Db, payments: PaymentsSe
       },
     },
     (request, reply) =>
-      sendIdempotent(db, merchantOf(request), request, reply, {
+      idempotent.send(request, reply, {
         keyRequired: true,
         phases: payments.chargePhases(merchantOf(request), request.body),
-        hooks,
       }),
   );
 
@@ -53,8 +55,10 @@ export function paymentRoutes(app: FastifyInstance, db: Db, payments: PaymentsSe
     },
     (request) => payments.list(merchantOf(request), request.query),
   );
+}
 
-  const legacy = ['payment intents (legacy)'];
+/** The legacy pair: an intent created first, then confirmed (or canceled). */
+function legacyIntentRoutes(app: FastifyInstance, { payments, idempotent }: Deps): void {
   app.post<{ Body: CreateIntentBody }>(
     '/v1/payment_intents',
     {
@@ -62,10 +66,9 @@ export function paymentRoutes(app: FastifyInstance, db: Db, payments: PaymentsSe
       schema: { tags: legacy, summary: 'Create a payment intent to confirm later (REQUIRES_PAYMENT)', body: CreateIntentBody, response: { 201: PaymentIntent } },
     },
     (request, reply) =>
-      sendIdempotent(db, merchantOf(request), request, reply, {
+      idempotent.send(request, reply, {
         keyRequired: false,
         phases: payments.createPhases(merchantOf(request), request.body),
-        hooks,
       }),
   );
 
@@ -76,10 +79,9 @@ export function paymentRoutes(app: FastifyInstance, db: Db, payments: PaymentsSe
       schema: { tags: legacy, summary: 'Confirm: debit the card, as the charge call does', params: IdParams, response: { 200: PaymentIntent } },
     },
     (request, reply) =>
-      sendIdempotent(db, merchantOf(request), request, reply, {
+      idempotent.send(request, reply, {
         keyRequired: true,
         phases: payments.confirmPhases(merchantOf(request), request.params.id),
-        hooks,
       }),
   );
 
@@ -87,10 +89,9 @@ export function paymentRoutes(app: FastifyInstance, db: Db, payments: PaymentsSe
     '/v1/payment_intents/:id/cancel',
     { config, schema: { tags: legacy, summary: 'Cancel an intent not yet confirmed', params: IdParams, response: { 200: PaymentIntent } } },
     (request, reply) =>
-      sendIdempotent(db, merchantOf(request), request, reply, {
+      idempotent.send(request, reply, {
         keyRequired: false,
         phases: payments.cancelPhases(merchantOf(request), request.params.id),
-        hooks,
       }),
   );
 
@@ -100,3 +101,8 @@ export function paymentRoutes(app: FastifyInstance, db: Db, payments: PaymentsSe
     (request) => payments.get(merchantOf(request), request.params.id),
   );
 }
+
+export const paymentRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
+  chargeRoutes(app, deps);
+  legacyIntentRoutes(app, deps);
+};

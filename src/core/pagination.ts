@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { Queryable } from '../db/db.js';
-import type { Merchant } from './auth.js';
+import type { Queryable } from '../db/types.js';
+import type { Merchant } from '../core/merchant.js';
 import { ApiError } from './errors.js';
 
 export const LIST_LIMIT_DEFAULT = 10;

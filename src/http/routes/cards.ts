@@ -1,25 +1,24 @@
-import type { FastifyInstance } from 'fastify';
-import type { Db } from '../../db/db.js';
-import { merchantOf } from '../../http/auth.js';
-import { listEnvelope, ListQuery } from '../../http/pagination.js';
-import { IdParams } from '../../http/schemas.js';
-import { Card } from './schema.js';
-import { deleteCard, getCard, listCards } from './service.js';
+import type { FastifyPluginAsync } from 'fastify';
+import { merchantOf } from '../auth.js';
+import { listEnvelope, ListQuery } from '../../core/pagination.js';
+import { IdParams } from '../../core/schemas.js';
+import { Card } from '../../modules/cards/schema.js';
+import type { CardsService } from '../../modules/cards/service.js';
 
-export function cardRoutes(app: FastifyInstance, db: Db): void {
+export const cardRoutes: FastifyPluginAsync<{ cards: CardsService }> = async (app, { cards }) => {
   const config = { auth: { kind: 'merchant', scope: 'subscribe' } } as const;
   const tags = ['cards'];
 
   app.get<{ Params: IdParams }>(
     '/subscribe/v1/cards/:id',
     { config, schema: { tags, summary: 'Read a saved card', params: IdParams, response: { 200: Card } } },
-    (request) => getCard(db, merchantOf(request), request.params.id),
+    (request) => cards.get(merchantOf(request), request.params.id),
   );
 
   app.get<{ Querystring: ListQuery }>(
     '/subscribe/v1/cards',
     { config, schema: { tags, summary: 'List saved cards, newest first', querystring: ListQuery, response: { 200: listEnvelope(Card) } } },
-    (request) => listCards(db, merchantOf(request), request.query),
+    (request) => cards.list(merchantOf(request), request.query),
   );
 
   app.delete<{ Params: IdParams }>(
@@ -28,6 +27,6 @@ export function cardRoutes(app: FastifyInstance, db: Db): void {
       config,
       schema: { tags, summary: 'Delete a saved card; charges to it then answer CARD_INACTIVE', params: IdParams, response: { 200: Card } },
     },
-    (request) => deleteCard(db, merchantOf(request), request.params.id),
+    (request) => cards.delete(merchantOf(request), request.params.id),
   );
-}
+};

@@ -1,13 +1,12 @@
-import type { FastifyInstance } from 'fastify';
-import type { Db } from '../../db/db.js';
-import { merchantOf } from '../../http/auth.js';
-import { sendIdempotent, type PhaseHooks } from '../../http/idempotency.js';
-import { listEnvelope, ListQuery } from '../../http/pagination.js';
-import { IdParams } from '../../http/schemas.js';
-import { CreateRefundBody, Refund } from './schema.js';
-import type { RefundsService } from './service.js';
+import type { FastifyPluginAsync } from 'fastify';
+import { merchantOf } from '../auth.js';
+import type { IdempotentReplies } from '../idempotency.js';
+import { listEnvelope, ListQuery } from '../../core/pagination.js';
+import { IdParams } from '../../core/schemas.js';
+import { CreateRefundBody, Refund } from '../../modules/refunds/schema.js';
+import type { RefundsService } from '../../modules/refunds/service.js';
 
-export function refundRoutes(app: FastifyInstance, db: Db, refunds: RefundsService, hooks: PhaseHooks): void {
+export const refundRoutes: FastifyPluginAsync<{ refunds: RefundsService; idempotent: IdempotentReplies }> = async (app, { refunds, idempotent }) => {
   const config = { auth: { kind: 'merchant' } } as const;
   const tags = ['refunds'];
 
@@ -24,10 +23,9 @@ export function refundRoutes(app: FastifyInstance, db: Db, refunds: RefundsServi
       },
     },
     (request, reply) =>
-      sendIdempotent(db, merchantOf(request), request, reply, {
+      idempotent.send(request, reply, {
         keyRequired: true,
         phases: refunds.createPhases(merchantOf(request), request.body),
-        hooks,
       }),
   );
 
@@ -42,4 +40,4 @@ export function refundRoutes(app: FastifyInstance, db: Db, refunds: RefundsServi
     { config, schema: { tags, summary: 'List refunds, newest first', querystring: ListQuery, response: { 200: listEnvelope(Refund) } } },
     (request) => refunds.list(merchantOf(request), request.query),
   );
-}
+};

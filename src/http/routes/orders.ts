@@ -1,13 +1,12 @@
-import type { FastifyInstance } from 'fastify';
-import type { Db } from '../../db/db.js';
-import { merchantOf } from '../../http/auth.js';
-import { sendIdempotent } from '../../http/idempotency.js';
-import { listEnvelope, ListQuery } from '../../http/pagination.js';
-import { IdParams } from '../../http/schemas.js';
-import { CreateOrderBody, Order } from './schema.js';
-import type { OrdersService } from './service.js';
+import type { FastifyPluginAsync } from 'fastify';
+import { merchantOf } from '../auth.js';
+import type { IdempotentReplies } from '../idempotency.js';
+import { listEnvelope, ListQuery } from '../../core/pagination.js';
+import { IdParams } from '../../core/schemas.js';
+import { CreateOrderBody, Order } from '../../modules/orders/schema.js';
+import type { OrdersService } from '../../modules/orders/service.js';
 
-export function orderRoutes(app: FastifyInstance, db: Db, orders: OrdersService): void {
+export const orderRoutes: FastifyPluginAsync<{ orders: OrdersService; idempotent: IdempotentReplies }> = async (app, { orders, idempotent }) => {
   const auth = { kind: 'merchant', scope: 'sale_of_goods' } as const;
   const tags = ['orders'];
 
@@ -24,7 +23,7 @@ export function orderRoutes(app: FastifyInstance, db: Db, orders: OrdersService)
       },
     },
     (request, reply) =>
-      sendIdempotent(db, merchantOf(request), request, reply, {
+      idempotent.send(request, reply, {
         keyRequired: true,
         phases: orders.createPhases(merchantOf(request), request.body),
       }),
@@ -49,7 +48,7 @@ export function orderRoutes(app: FastifyInstance, db: Db, orders: OrdersService)
       },
     },
     (request, reply) =>
-      sendIdempotent(db, merchantOf(request), request, reply, {
+      idempotent.send(request, reply, {
         keyRequired: false,
         phases: orders.cancelPhases(merchantOf(request), request.params.id),
       }),
@@ -63,4 +62,4 @@ export function orderRoutes(app: FastifyInstance, db: Db, orders: OrdersService)
     },
     (request) => orders.list(merchantOf(request), request.query),
   );
-}
+};

@@ -4,9 +4,9 @@
 // every process clears its cache when it hears it; a process that cannot hear (its listening connection dropped)
 // does not use its cache until it hears again. A lookup that began before a clear is not cached, so a revocation
 // never loses to a reply already on its way. Entries also age out, as a last line.
-import type { Db } from '../db/db.js';
-import { setNewest } from '../lib/bounded-map.js';
-import { findKeyBySecretHash, markKeysUsed, type AuthenticatedKeyRow } from '../modules/products/store.js';
+import type { Db } from '../../db/types.js';
+import { setNewest } from '../../lib/bounded-map.js';
+import { findKeyBySecretHash, markKeysUsed, type AuthenticatedKeyRow } from './store.js';
 
 export const API_KEYS_CHANNEL = 'tolov_api_keys';
 const ENTRIES_MAX = 10_000;

@@ -1,9 +1,9 @@
-// The embedded engine on a thread of its own (started by `pglite-thread.ts`). It only executes the protocol bytes the
+// The embedded engine on a thread of its own (started by `thread.ts`). It only executes the protocol bytes the
 // service's thread sends, one message at a time in the order received, and answers the backend's bytes; parsing,
-// statements and transactions are the session's (`pglite-session.ts`) on the other side.
+// statements and transactions are the session's (`session.ts`) on the other side.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { createPglite } from './pglite-engine.js';
-import { ANSWER_BYTES_MAX, ANSWER_HEADER_BYTES, SPIN_MS, WAITED, type EngineAnswer, type EngineRequest, type EngineStart } from './pglite-thread.js';
+import { createPglite } from './engine.js';
+import { ANSWER_BYTES_MAX, ANSWER_HEADER_BYTES, SPIN_MS, WAITED, type EngineAnswer, type EngineRequest, type EngineStart } from './thread.js';
 
 const port = parentPort!;
 const { dataDir, loadDataDir, answers } = workerData as EngineStart & { answers: SharedArrayBuffer };

@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { RateLimiter } from '../../http/rate-limit.js';
-import { CardSubmission, CodeSubmission, SessionState, TokenParams } from './schema.js';
-import type { CheckoutService } from './service.js';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { RateLimiter } from '../../core/rate-limit.js';
+import { CardSubmission, CodeSubmission, SessionState, TokenParams } from '../../modules/checkout/schema.js';
+import type { CheckoutService } from '../../modules/checkout/service.js';
 
 const CORS_MAX_AGE_SECONDS = 600;
 
@@ -10,22 +10,12 @@ export interface CheckoutLimits {
   addressRequestsPerMinute: number;
 }
 
-/** The public card-capture calls: no API key, the session token in the path, callable from any origin without credentials. */
-export function checkoutRoutes(app: FastifyInstance, checkout: CheckoutService, limits: CheckoutLimits): void {
-  // A buyer needs a few dozen calls to finish; these bound a script guessing codes or testing cards.
-  const perToken = new RateLimiter(limits.sessionRequestsPerMinute, 60_000);
-  const perAddress = new RateLimiter(limits.addressRequestsPerMinute, 60_000);
-  const config = { auth: { kind: 'public' } } as const;
-  const tags = ['public card capture'];
-  const security: [] = [];
+const config = { auth: { kind: 'public' } } as const;
+const tags = ['public card capture'];
+const security: [] = [];
 
-  const guard = async (request: FastifyRequest<{ Params: TokenParams }>, reply: FastifyReply) => {
-    reply.header('Access-Control-Allow-Origin', '*');
-    reply.header('Cache-Control', 'no-store');
-    perAddress.hit(request.ip);
-    perToken.hit(request.params.token);
-  };
-
+/** Any origin may call without credentials; a browser's preflight is answered without touching a session. */
+function allowAnyOrigin(app: FastifyInstance): void {
   app.options('/checkout/v1/sessions/*', { config, schema: { hide: true } }, async (_request, reply) =>
     reply
       .code(204)
@@ -35,6 +25,25 @@ export function checkoutRoutes(app: FastifyInstance, checkout: CheckoutService, 
       .header('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS))
       .send(),
   );
+}
+
+/** What every session call passes first: its headers, and the rates per address and per session. */
+function sessionGuard(limits: CheckoutLimits) {
+  // A buyer needs a few dozen calls to finish; these bound a script guessing codes or testing cards.
+  const perToken = new RateLimiter(limits.sessionRequestsPerMinute, 60_000);
+  const perAddress = new RateLimiter(limits.addressRequestsPerMinute, 60_000);
+  return async (request: FastifyRequest<{ Params: TokenParams }>, reply: FastifyReply) => {
+    reply.header('Access-Control-Allow-Origin', '*');
+    reply.header('Cache-Control', 'no-store');
+    perAddress.hit(request.ip);
+    perToken.hit(request.params.token);
+  };
+}
+
+/** The public card-capture calls: no API key, the session token in the path, callable from any origin without credentials. */
+export const checkoutRoutes: FastifyPluginAsync<{ checkout: CheckoutService; limits: CheckoutLimits }> = async (app, { checkout, limits }) => {
+  allowAnyOrigin(app);
+  const guard = sessionGuard(limits);
 
   app.get<{ Params: TokenParams }>(
     '/checkout/v1/sessions/:token',
@@ -89,4 +98,4 @@ export function checkoutRoutes(app: FastifyInstance, checkout: CheckoutService, 
     },
     (request) => checkout.resendCode(request.params.token),
   );
-}
+};

@@ -1,10 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { Db } from '../../db/db.js';
-import type { ApiKeyCache } from '../../http/api-key-cache.js';
-import { IdParams } from '../../http/schemas.js';
-import { createProduct, addKey, listKeys, modeOf, revokeKey, SCOPES } from './service.js';
-import type { KeyRow } from './store.js';
+import type { FastifyPluginAsync } from 'fastify';
+import { IdParams } from '../../core/schemas.js';
+import { modeOf, SCOPES, type ProductsService } from '../../modules/products/service.js';
+import type { KeyRow } from '../../modules/products/store.js';
 
 const ScopeList = Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), { minItems: 1, maxItems: SCOPES.length, uniqueItems: true });
 const Mode = Type.Union([Type.Literal('test'), Type.Literal('live')]);
@@ -65,7 +63,7 @@ function presentKey(row: KeyRow) {
   };
 }
 
-export function productRoutes(app: FastifyInstance, db: Db, keys: ApiKeyCache, defaultFeeBps: number): void {
+export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = async (app, { products }) => {
   const config = { auth: { kind: 'admin' } } as const;
   const tags = ['operator'];
 
@@ -73,11 +71,7 @@ export function productRoutes(app: FastifyInstance, db: Db, keys: ApiKeyCache, d
     '/admin/v1/products',
     { config, schema: { tags, summary: 'Create a product with a test and a live key', body: CreateProductBody, response: { 201: Product } } },
     async (request, reply) => {
-      const { product, keys, keyIds } = await createProduct(db, {
-        name: request.body.name,
-        scopes: request.body.scopes ?? [...SCOPES],
-        feeBps: request.body.feeBps ?? defaultFeeBps,
-      });
+      const { product, keys, keyIds } = await products.create(request.body);
       return reply.code(201).send({
         id: product.id,
         object: 'product',
@@ -95,7 +89,7 @@ export function productRoutes(app: FastifyInstance, db: Db, keys: ApiKeyCache, d
     '/admin/v1/products/:id/keys',
     { config, schema: { tags, summary: 'Issue another secret key', params: IdParams, body: CreateKeyBody, response: { 201: ApiKey } } },
     async (request, reply) => {
-      const { row, secret } = await addKey(db, request.params.id, request.body);
+      const { row, secret } = await products.addKey(request.params.id, request.body);
       return reply.code(201).send({ ...presentKey(row), secret });
     },
   );
@@ -104,7 +98,7 @@ export function productRoutes(app: FastifyInstance, db: Db, keys: ApiKeyCache, d
     '/admin/v1/products/:id/keys',
     { config, schema: { tags, summary: "A product's keys, newest first, without their secrets", params: IdParams, response: { 200: ApiKeyList } } },
     async (request) => {
-      const { rows, hasMore } = await listKeys(db, request.params.id);
+      const { rows, hasMore } = await products.listKeys(request.params.id);
       return { object: 'list', data: rows.map(presentKey), has_more: hasMore };
     },
   );
@@ -113,7 +107,7 @@ export function productRoutes(app: FastifyInstance, db: Db, keys: ApiKeyCache, d
     '/admin/v1/keys/:id/revoke',
     { config, schema: { tags, summary: 'Revoke a key; it answers 401 from then on', params: IdParams, response: { 200: ApiKey } } },
     async (request) => {
-      return presentKey(await revokeKey(db, keys, request.params.id));
+      return presentKey(await products.revokeKey(request.params.id));
     },
   );
-}
+};

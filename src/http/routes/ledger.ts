@@ -1,8 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { Db } from '../../db/db.js';
-import { merchantOf } from '../../http/auth.js';
-import { balanceOf } from './service.js';
+import type { FastifyPluginAsync } from 'fastify';
+import { merchantOf } from '../auth.js';
+import type { LedgerService } from '../../modules/ledger/service.js';
 
 const Balance = Type.Object(
   {
@@ -14,13 +13,13 @@ const Balance = Type.Object(
   },
 );
 
-export function ledgerRoutes(app: FastifyInstance, db: Db): void {
+export const ledgerRoutes: FastifyPluginAsync<{ ledger: LedgerService }> = async (app, { ledger }) => {
   app.get(
     '/v1/balance',
     {
       config: { auth: { kind: 'merchant' } },
       schema: { tags: ['balance'], summary: 'The balance, summed from the ledger', response: { 200: Balance } },
     },
-    (request) => balanceOf(db, merchantOf(request)),
+    (request) => ledger.balance(merchantOf(request)),
   );
-}
+};

@@ -1,9 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { Db } from '../../db/db.js';
-import type { Rails } from '../../rails/index.js';
-import { ApiError } from '../../http/errors.js';
-import { isReportDay, reconciliationReport, REPORT_DAY_RULE } from './service.js';
+import type { FastifyPluginAsync } from 'fastify';
+import { ApiError } from '../../core/errors.js';
+import { isReportDay, REPORT_DAY_RULE, type ReconciliationService } from '../../modules/reconciliation/service.js';
 
 const ReportQuery = Type.Object(
   {
@@ -14,7 +12,7 @@ const ReportQuery = Type.Object(
 );
 type ReportQuery = Static<typeof ReportQuery>;
 
-export function reconciliationRoutes(app: FastifyInstance, db: Db, rails: Rails): void {
+export const reconciliationRoutes: FastifyPluginAsync<{ reconciliation: ReconciliationService }> = async (app, { reconciliation }) => {
   app.get<{ Querystring: ReportQuery }>(
     '/admin/v1/reconciliation',
     {
@@ -23,7 +21,7 @@ export function reconciliationRoutes(app: FastifyInstance, db: Db, rails: Rails)
     },
     (request) => {
       if (!isReportDay(request.query.date)) throw new ApiError('VALIDATION_ERROR', `date must be ${REPORT_DAY_RULE}`, { param: 'date' });
-      return reconciliationReport(db, rails, request.query.date, request.query.mode === 'live');
+      return reconciliation.report(request.query.date, request.query.mode === 'live');
     },
   );
-}
+};

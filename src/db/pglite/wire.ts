@@ -1,0 +1,160 @@
+// The wire protocol of the embedded engine's one session: statements are parsed and described once under a name of
+// their own, then run in one exchange (bind, describe, execute, sync), and answers are parsed into rows.
+import { parse, protocol, types, type messages } from '@electric-sql/pglite';
+import { setNewest } from '../../lib/bounded-map.js';
+
+/**
+ * Executes protocol bytes on the session, strictly in the order of the calls, and answers the backend's bytes: `send`
+ * without waiting, `wait` blocking this thread until the answer is there. A transaction holds the whole session, so
+ * while its statement runs nothing else could use the engine: it waits, and spends no turn of the event loop between
+ * its statements. Everything else is sent, so the engine works while this thread serves requests.
+ */
+export interface Exchange {
+  send(message: Uint8Array): Promise<Uint8Array>;
+  wait(message: Uint8Array): Uint8Array;
+}
+
+interface Prepared {
+  name: string;
+  /** Type of each parameter as PostgreSQL resolved it, which picks the serializer. */
+  parameterTypes: number[];
+}
+
+export type Message = messages.BackendMessage;
+
+const { serialize } = protocol;
+const { DatabaseError, NotificationResponseMessage } = protocol.messages;
+/** With the u flag a surrogate pair is one code point, so only a lone surrogate matches. */
+const LONE_SURROGATE = /\p{Surrogate}/gu;
+const SYNC = serialize.sync();
+// The same query PGlite runs at start for its own serializers: every array type with its element type.
+const ARRAY_TYPES_SQL = `SELECT b.oid, b.typarray FROM pg_catalog.pg_type a
+  LEFT JOIN pg_catalog.pg_type b ON b.oid = a.typelem WHERE a.typcategory = 'A' GROUP BY b.oid, b.typarray ORDER BY b.oid`;
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((size, part) => size + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+export class Wire {
+  readonly listeners = new Map<string, Set<() => void>>();
+  /** Exchanges sent and not yet answered. */
+  sending = 0;
+  /** Set once everything asked before closing has been sent; every exchange is refused from then on. */
+  closed = false;
+  readonly #parsers: Record<number, (text: string, typeId?: number) => unknown>;
+  readonly #serializers: Record<number, (value: unknown) => string> = { ...types.serializers };
+  readonly #parser = new protocol.Parser();
+  // In order of preparation; a text being prepared is a promise, so concurrent first runs parse it once.
+  readonly #prepared = new Map<string, Prepared>();
+  readonly #preparing = new Map<string, Promise<Prepared>>();
+  #named = 0;
+
+  constructor(
+    private readonly exchange: Exchange,
+    private readonly preparedMax: number,
+    parsers: Record<number, (text: string, typeId?: number) => unknown>,
+  ) {
+    this.#parsers = { ...types.parsers, ...parsers };
+  }
+
+  /**
+   * Sends one exchange, or waits for it (inside a transaction), and reads its answer: the first error is thrown,
+   * notifications go to their listeners.
+   */
+  async send(message: Uint8Array, waited: boolean): Promise<Message[]> {
+    if (this.closed) throw new Error('The embedded database is closed');
+    let answer: Uint8Array;
+    if (waited) answer = this.exchange.wait(message);
+    else {
+      this.sending += 1;
+      try {
+        answer = await this.exchange.send(message);
+      } finally {
+        this.sending -= 1;
+      }
+    }
+    const received: Message[] = [];
+    let failure: Error | undefined;
+    this.#parser.parse(answer, (message) => {
+      if (message instanceof DatabaseError) failure ??= message;
+      else if (message instanceof NotificationResponseMessage) {
+        for (const notified of this.listeners.get(message.channel) ?? []) queueMicrotask(notified);
+      } else received.push(message);
+    });
+    if (failure) throw failure;
+    return received;
+  }
+
+  /** A script without parameters, as a simple query; `sent` is called once it is sent. */
+  simple(script: string, waited: boolean, sent?: () => void): Promise<Message[]> {
+    const answer = this.send(serialize.query(script), waited);
+    sent?.();
+    return answer;
+  }
+
+  /**
+   * Runs one statement. The run is sent in the same turn of the event loop as the lookup of its name, so a name is
+   * never sent after the close of its eviction.
+   */
+  async run<Row>(sql: string, params: readonly unknown[] | undefined, waited: boolean, sent?: () => void): Promise<Row[]> {
+    let statement = this.#prepared.get(sql);
+    while (!statement) {
+      const made = await this.#prepare(sql, waited);
+      // Evicted meanwhile by a newer text (past `preparedMax` only): prepared again.
+      if (this.#prepared.get(sql) === made) statement = made;
+    }
+    const answer = this.#execute(statement, params, waited);
+    sent?.();
+    return (parse.parseResults(await answer, this.#parsers)[0]?.rows ?? []) as Row[];
+  }
+
+  /** Learns the array types, so that array parameters and columns are serialized and parsed as PGlite would. */
+  async learnArrayTypes(turn: (work: (sent: () => void) => Promise<Message[]>) => Promise<Message[]>): Promise<void> {
+    // Unnamed (a simple query), so the session's named statements are only the service's own.
+    const answer = await turn((sent) => this.simple(ARRAY_TYPES_SQL, false, sent));
+    const arrayTypes = parse.parseResults(answer, this.#parsers)[0]!.rows as { oid: number; typarray: number }[];
+    for (const { oid, typarray } of arrayTypes) {
+      this.#serializers[typarray] = (value) => types.arraySerializer(value, this.#serializers[oid], typarray);
+      this.#parsers[typarray] = (text) => types.arrayParser(text, this.#parsers[oid]!, typarray);
+    }
+  }
+
+  #prepare(sql: string, waited: boolean): Promise<Prepared> {
+    let pending = this.#preparing.get(sql);
+    if (pending) return pending;
+    const name = `tolov_${++this.#named}`;
+    pending = (async () => {
+      try {
+        // A failed parse throws (after the sync, so the session is ready again) and leaves no name behind.
+        const answer = await this.send(concat([serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), SYNC]), waited);
+        const statement = { name, parameterTypes: parse.parseDescribeStatementResults(answer) };
+        const evicted = setNewest(this.#prepared, sql, statement, this.preparedMax);
+        // Sent before anything can use the new name, and after every run that used the old one was sent.
+        if (evicted) void this.send(concat([serialize.close({ type: 'S', name: evicted.name }), SYNC]), waited).catch(() => {});
+        return statement;
+      } finally {
+        this.#preparing.delete(sql);
+      }
+    })();
+    this.#preparing.set(sql, pending);
+    return pending;
+  }
+
+  #execute(statement: Prepared, params: readonly unknown[] | undefined, waited: boolean): Promise<Message[]> {
+    const values = (params ?? []).map((value, index) => {
+      if (value === null || value === undefined) return null;
+      const serializer = this.#serializers[statement.parameterTypes[index]!];
+      // A lone surrogate (valid in a JavaScript string, not in UTF-8) would make the bind message count its length
+      // wrong and the engine refuse the bytes; it becomes U+FFFD, as node-postgres encodes it on the other engine.
+      return (serializer ? serializer(value) : String(value)).replace(LONE_SURROGATE, '\uFFFD');
+    });
+    const message = concat([serialize.bind({ statement: statement.name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), SYNC]);
+    return this.send(message, waited);
+  }
+}

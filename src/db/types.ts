@@ -1,0 +1,46 @@
+// The database as the rest of the service sees it, on either engine.
+
+/** Anything that runs one SQL statement: the database itself or an open transaction. */
+export interface Queryable {
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+}
+
+declare const IN_TRANSACTION: unique symbol;
+
+/**
+ * A Queryable inside an open transaction: what runs on it commits or rolls back together. Functions whose statements
+ * must commit together take this type, so that handing them the database itself does not compile.
+ */
+export interface Transaction extends Queryable {
+  readonly [IN_TRANSACTION]: true;
+}
+
+export interface Db extends Queryable {
+  readonly engine: 'postgres' | 'pglite';
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * Follows NOTIFY on `channel` until the returned function is called. `listening` says whether notifications are
+   * heard: it turns false when the connection drops (notifications in between are lost) and true once it listens again.
+   */
+  listen(channel: string, handlers: { notified: () => void; listening: (heard: boolean) => void }): Promise<() => Promise<void>>;
+  /**
+   * Settles, with the reason, once this database can serve nothing more in this process and only a new process can
+   * recover it: the embedded engine failed, its thread ended, or it was given up as stuck. Never on PostgreSQL, whose
+   * pool connects again after a server restart.
+   */
+  readonly lost: Promise<Error>;
+  close(): Promise<void>;
+}
+
+/** `lost` of a database that is never lost to the process. */
+export const NEVER_LOST: Promise<Error> = new Promise(() => {});
+
+/** The Transaction of a connection on which the engine has just begun one; only the engines call it. */
+export const transactionOn = (open: Queryable): Transaction => open as Transaction;
+
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '23505';
+}

@@ -1,0 +1,144 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Transaction } from '../../db/types.js';
+import { merchantOf } from '../auth.js';
+import type { IdempotentReplies } from '../idempotency.js';
+import { listEnvelope, ListQuery } from '../../core/pagination.js';
+import { IdParams } from '../../core/schemas.js';
+import {
+  CreateEndpointBody,
+  Event,
+  EventsQuery,
+  ResendBody,
+  RollSecretBody,
+  UpdateEndpointBody,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from '../../modules/webhooks/schema.js';
+import type { WebhooksService } from '../../modules/webhooks/service.js';
+
+type Deps = { webhooks: WebhooksService; idempotent: IdempotentReplies };
+type Written = (request: FastifyRequest, reply: FastifyReply, status: number, write: (tx: Transaction) => Promise<unknown>) => Promise<FastifyReply>;
+
+const config = { auth: { kind: 'merchant' } } as const;
+const Deleted = Type.Object({ id: Type.String(), object: Type.Literal('webhook_endpoint'), deleted: Type.Literal(true) });
+
+/** Adding, reading and changing endpoints. */
+function endpointRoutes(app: FastifyInstance, webhooks: WebhooksService, written: Written): void {
+  const tags = ['webhooks'];
+  app.post<{ Body: CreateEndpointBody }>(
+    '/v1/webhook_endpoints',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Add an endpoint; its signing secret is in this answer only',
+        body: CreateEndpointBody,
+        response: { 201: WebhookEndpoint },
+      },
+    },
+    (request, reply) => written(request, reply, 201, (tx) => webhooks.create(tx, merchantOf(request), request.body)),
+  );
+
+  app.get<{ Querystring: ListQuery }>(
+    '/v1/webhook_endpoints',
+    { config, schema: { tags, summary: 'List endpoints, newest first', querystring: ListQuery, response: { 200: listEnvelope(WebhookEndpoint) } } },
+    (request) => webhooks.list(merchantOf(request), request.query),
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/v1/webhook_endpoints/:id',
+    { config, schema: { tags, summary: 'Read an endpoint', params: IdParams, response: { 200: WebhookEndpoint } } },
+    (request) => webhooks.get(merchantOf(request), request.params.id),
+  );
+
+  app.post<{ Params: IdParams; Body: UpdateEndpointBody }>(
+    '/v1/webhook_endpoints/:id',
+    {
+      config,
+      schema: { tags, summary: 'Change the URL, the events, the description, or enable/disable', params: IdParams, body: UpdateEndpointBody, response: { 200: WebhookEndpoint } },
+    },
+    (request, reply) => written(request, reply, 200, (tx) => webhooks.update(tx, merchantOf(request), request.params.id, request.body)),
+  );
+}
+
+/** Deleting an endpoint, rolling its secret, and its delivery log. */
+function endpointActionRoutes(app: FastifyInstance, webhooks: WebhooksService, written: Written): void {
+  const tags = ['webhooks'];
+  app.delete<{ Params: IdParams }>(
+    '/v1/webhook_endpoints/:id',
+    { config, schema: { tags, summary: 'Delete an endpoint', params: IdParams, response: { 200: Deleted } } },
+    (request) => webhooks.delete(merchantOf(request), request.params.id),
+  );
+
+  app.post<{ Params: IdParams; Body: RollSecretBody }>(
+    '/v1/webhook_endpoints/:id/roll_secret',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Make a new secret; deliveries carry signatures of both until the overlap ends',
+        params: IdParams,
+        body: RollSecretBody,
+        response: { 200: WebhookEndpoint },
+      },
+    },
+    (request, reply) =>
+      written(request, reply, 200, (tx) => webhooks.rollSecret(tx, merchantOf(request), request.params.id, request.body?.overlapSeconds)),
+  );
+
+  app.get<{ Params: IdParams; Querystring: ListQuery }>(
+    '/v1/webhook_endpoints/:id/deliveries',
+    {
+      config,
+      schema: {
+        tags,
+        summary: "An endpoint's deliveries, newest first, with every attempt",
+        params: IdParams,
+        querystring: ListQuery,
+        response: { 200: listEnvelope(WebhookDelivery) },
+      },
+    },
+    (request) => webhooks.deliveries(merchantOf(request), request.params.id, request.query),
+  );
+}
+
+/** The events of the last 30 days, and sending one again. */
+function eventRoutes(app: FastifyInstance, webhooks: WebhooksService, written: Written): void {
+  const tags = ['events'];
+  app.get<{ Querystring: EventsQuery }>(
+    '/v1/events',
+    {
+      config,
+      schema: { tags: tags, summary: 'Events of the last 30 days, newest first', querystring: EventsQuery, response: { 200: listEnvelope(Event) } },
+    },
+    (request) => webhooks.events(merchantOf(request), request.query),
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/v1/events/:id',
+    { config, schema: { tags: tags, summary: 'Read an event', params: IdParams, response: { 200: Event } } },
+    (request) => webhooks.event(merchantOf(request), request.params.id),
+  );
+
+  app.post<{ Params: IdParams; Body: ResendBody }>(
+    '/v1/events/:id/resend',
+    {
+      config,
+      schema: { tags: tags, summary: 'Deliver an event again to an endpoint', params: IdParams, body: ResendBody, response: { 201: WebhookDelivery } },
+    },
+    (request, reply) => written(request, reply, 201, (tx) => webhooks.resend(tx, merchantOf(request), request.params.id, request.body.endpoint)),
+  );
+}
+
+export const webhookRoutes: FastifyPluginAsync<Deps> = async (app, { webhooks, idempotent }) => {
+  /** A write as one atomic phase, so that an optional Idempotency-Key replays it instead of repeating it. */
+  const written: Written = (request, reply, status, write) =>
+    idempotent.send(request, reply, {
+      keyRequired: false,
+      phases: { started: { atomic: async (tx) => ({ response: { status, body: await write(tx) } }) } },
+    });
+  endpointRoutes(app, webhooks, written);
+  endpointActionRoutes(app, webhooks, written);
+  eventRoutes(app, webhooks, written);
+};

@@ -1,0 +1,182 @@
+// The HTTP server every route runs in: limits, request ids and logs, JSON bodies, authentication, the one error
+// format, and the OpenAPI description. The routes themselves are plugins that `app.ts` registers on it.
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import secureJson from 'secure-json-parse';
+import type { Config } from '../config.js';
+import { ApiError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { RateLimiter } from '../core/rate-limit.js';
+import type { ApiKeyCache } from '../modules/products/key-cache.js';
+import { authenticateAdmin, authenticateMerchant, routeNotFound, type RouteAuth } from './auth.js';
+import { clientError, frameworkError } from './client-errors.js';
+import { strictJsonText } from './json-body.js';
+import { loggerOptions } from './logging.js';
+import { checkRequestText, validatorCompiler } from './validation.js';
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+const CONNECTION_TIMEOUT_MS = 10_000;
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+const REQUEST_TIMEOUT_MS = 60_000;
+/** Failed operator authentications a minute, from every address together, before the operator API answers 429. */
+const OPERATOR_AUTH_FAILURES_PER_MINUTE = 100;
+
+// Connection-level database failures: the request may be retried once the database is back.
+const DATABASE_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
+
+function toApiError(error: FastifyError & { code?: string }): ApiError {
+  if (error instanceof ApiError) return error;
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('BODY_TOO_LARGE', `The body must be at most ${BODY_LIMIT_BYTES} bytes`);
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('VALIDATION_ERROR', 'Content-Length does not match the body');
+  }
+  if (DATABASE_UNAVAILABLE.has(error.code ?? '') || /Connection terminated|timeout exceeded when trying to connect/.test(error.message)) {
+    return new ApiError('SERVICE_UNAVAILABLE', 'The service is briefly unavailable; retry shortly', { headers: { 'Retry-After': '1' } });
+  }
+  const status = error.statusCode ?? 500;
+  if (status === 404) return new ApiError('NOT_FOUND', error.message);
+  if (status >= 400 && status < 500) return new ApiError('VALIDATION_ERROR', error.message);
+  return new ApiError('INTERNAL_ERROR', 'Internal error; nothing about it is your fault. Retry with the same Idempotency-Key.');
+}
+
+function sendError(error: ApiError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  for (const [name, value] of Object.entries(error.extra.headers ?? {})) reply.header(name, value);
+  return reply.code(error.statusCode).type('application/json; charset=utf-8').send(JSON.stringify(error.body(request.id)));
+}
+
+/** Every route states how it is authorized; one that does not is a programming error caught at start. */
+function declareAuth(app: FastifyInstance, config: Config): void {
+  app.addHook('onRoute', (route) => {
+    const auth = route.config?.auth;
+    if (!auth) throw new Error(`route ${route.method} ${route.url} declares no auth`);
+    // The description names each route's credential; the operator API is left out of it when it is off (it answers 404).
+    const security = auth.kind === 'admin' ? [{ operatorToken: [] }] : auth.kind === 'public' ? [] : undefined;
+    const hide = auth.kind === 'admin' && config.adminToken === null;
+    if (security || hide) route.schema = { ...route.schema, ...(security ? { security } : {}), ...(hide ? { hide: true } : {}) };
+  });
+
+}
+
+/** JSON bodies: an empty body is no body (POST …/cancel with a JSON content type); prototype poisoning is refused. */
+function parseJsonBodies(app: FastifyInstance): void {
+  // JSON is the only body type; Fastify's own text/plain parser goes too.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text: string, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      return done(new ApiError('UNSUPPORTED_MEDIA_TYPE', 'JSON bodies are UTF-8: send Content-Type: application/json (charset=utf-8 or none)'), undefined);
+    }
+    if (text.trim() === '') return done(null, undefined);
+    let body: unknown;
+    try {
+      body = JSON.parse(strictJsonText(text));
+    } catch (error) {
+      if (error instanceof ApiError) return done(error, undefined);
+      return done(new ApiError('VALIDATION_ERROR', 'The body is not valid JSON', { param: 'body' }), undefined);
+    }
+    try {
+      if (body !== null && typeof body === 'object') secureJson.scan(body, { protoAction: 'error', constructorAction: 'error' });
+    } catch {
+      return done(new ApiError('VALIDATION_ERROR', 'The body must not use the keys __proto__ or constructor.prototype', { param: 'body' }), undefined);
+    }
+    done(null, body);
+  });
+
+}
+
+/** Authenticates each request as its route declares, throttling guesses and each key's rate. */
+function authenticateRequests(app: FastifyInstance, config: Config, keys: ApiKeyCache): void {
+  // Per API key, in this process: a runaway integration slows itself down, not every merchant.
+  const perKey = new RateLimiter(config.keyRequestsPerMinute, 60_000);
+  // Failed authentications per client address, and of the operator API as a whole: guessing is throttled.
+  const failuresPerAddress = new RateLimiter(config.authFailuresPerMinute, 60_000);
+  const operatorFailures = new RateLimiter(OPERATOR_AUTH_FAILURES_PER_MINUTE, 60_000);
+  const authenticate = async (request: FastifyRequest, auth: RouteAuth): Promise<void> => {
+    if (auth.kind === 'merchant') {
+      request.merchant = await authenticateMerchant(keys, request, auth.scope, () => failuresPerAddress.check(request.ip));
+      perKey.hit(request.merchant.keyId);
+    } else if (auth.kind === 'admin') {
+      if (config.adminToken !== null) {
+        failuresPerAddress.check(request.ip);
+        operatorFailures.check('operator');
+      }
+      authenticateAdmin(config.adminToken, request);
+    }
+  };
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Request-Id', request.id);
+    const auth = request.routeOptions.config.auth;
+    if (!auth) return;
+    try {
+      await authenticate(request, auth);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') {
+        failuresPerAddress.count(request.ip);
+        if (auth.kind === 'admin') operatorFailures.count('operator');
+      }
+      throw error;
+    }
+  });
+
+}
+
+/** The OpenAPI description of every route registered after it, and the two public utility routes. */
+async function describeApi(app: FastifyInstance, config: Config): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tolov API',
+        version: '1',
+        description: 'Payments in UZS: orders paid on a hosted page, charges to saved cards, refunds, balance and webhooks.',
+      },
+      servers: [{ url: config.checkoutUrl }],
+      components: {
+        securitySchemes: {
+          secretKey: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' },
+          ...(config.adminToken === null ? {} : { operatorToken: { type: 'http', scheme: 'bearer', description: 'TOLOV_ADMIN_TOKEN' } }),
+        },
+      },
+      security: [{ secretKey: [] }],
+    },
+  });
+
+  app.get('/healthz', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/openapi.json', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => app.swagger());
+}
+
+/** A server with everything but the capabilities' routes; nothing listens until the caller says so. */
+export async function createServer(config: Config, keys: ApiKeyCache): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel),
+    genReqId: () => newId('req'),
+    requestIdHeader: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 128 },
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.decorateRequest('merchant', null);
+  declareAuth(app, config);
+  parseJsonBodies(app);
+  authenticateRequests(app, config, keys);
+  app.addHook('preValidation', async (request) => checkRequestText(request));
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(apiError, request, reply);
+  });
+  app.setNotFoundHandler((request, reply) => sendError(routeNotFound(request), request, reply));
+
+  await describeApi(app, config);
+  return app;
+}
