@@ -16,7 +16,7 @@ import { ApiError } from './errors.js';
  */
 export const IDEMPOTENCY_LOCK_TIMEOUT_MS = 10_000;
 const IDEMPOTENCY_LOCK_RENEW_MS = 3_000;
-export const IDEMPOTENCY_RETENTION_HOURS = 24;
+const IDEMPOTENCY_RETENTION_HOURS = 24;
 const START = 'started';
 const FINISHED = 'finished';
 
@@ -511,4 +511,16 @@ async function storeRefusal(db: Db, merchant: Merchant, key: string, request: Id
  */
 export async function releaseAllLocks(db: Queryable): Promise<void> {
   await db.query('UPDATE idempotency_keys SET locked_at = NULL WHERE locked_at IS NOT NULL');
+}
+
+/** Deletes at most `batchMax` keys past their retention, oldest first; returns how many. */
+export async function deleteExpiredKeys(db: Queryable, batchMax: number): Promise<number> {
+  const rows = await db.query(
+    `DELETE FROM idempotency_keys WHERE id IN (
+       SELECT id FROM idempotency_keys WHERE created_at < now() - $1 * interval '1 hour'
+        ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING id`,
+    [IDEMPOTENCY_RETENTION_HOURS, batchMax],
+  );
+  return rows.length;
 }

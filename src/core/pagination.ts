@@ -24,8 +24,14 @@ export interface List<T> {
   has_more: boolean;
 }
 
-/** Tables listed through this helper: each has id, product_id, livemode and a `seq` that orders it strictly. */
-export type ListedTable = 'orders' | 'cards' | 'payment_intents' | 'refunds' | 'webhook_endpoints' | 'events';
+/**
+ * A table listed through this helper, with the columns its rows are read with: each such table has id, product_id,
+ * livemode and a `seq` that orders it strictly. Its store names it.
+ */
+export interface Listed {
+  table: 'orders' | 'cards' | 'payment_intents' | 'refunds' | 'webhook_endpoints' | 'events';
+  columns: string;
+}
 
 /** A condition on one column, beyond product and mode; the column and operator come from code, the value is bound. */
 export interface ListFilter {
@@ -40,7 +46,7 @@ export interface ListFilter {
  */
 export async function listPage<Row, Item>(
   db: Queryable,
-  table: ListedTable,
+  { table, columns }: Listed,
   merchant: Merchant,
   query: ListQuery,
   present: (row: Row) => Item,
@@ -61,7 +67,7 @@ export async function listPage<Row, Item>(
     before = cursor.seq;
   }
   const rows = await db.query<Row>(
-    `SELECT * FROM ${table} WHERE product_id = $1 AND livemode = $2 AND seq < $3${filtered(5)} ORDER BY seq DESC LIMIT $4`,
+    `SELECT ${columns} FROM ${table} WHERE product_id = $1 AND livemode = $2 AND seq < $3${filtered(5)} ORDER BY seq DESC LIMIT $4`,
     [merchant.productId, merchant.livemode, before, query.limit + 1, ...filterParams],
   );
   return { object: 'list', data: rows.slice(0, query.limit).map(present), has_more: rows.length > query.limit };

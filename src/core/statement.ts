@@ -23,6 +23,16 @@ export class Items extends Expression {
 }
 
 /** That the item numbered in `column` is one of `items`; without a guard (null), every item is. */
+/**
+ * A store's column list (stores name their columns, never `*`, so that a column a later migration adds changes no
+ * statement's answer), each prefixed with a table's alias.
+ */
+export const qualified = (columns: string, alias: string): string =>
+  columns
+    .split(', ')
+    .map((column) => `${alias}.${column}`)
+    .join(', ');
+
 export const guarded = (items: Items | null, column: string): string => (items === null ? 'true' : items.has(column));
 
 export class Statement {

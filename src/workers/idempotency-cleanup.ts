@@ -1,5 +1,5 @@
 import type { Db } from '../db/types.js';
-import { IDEMPOTENCY_RETENTION_HOURS } from '../core/idempotency.js';
+import { deleteExpiredKeys } from '../core/idempotency.js';
 import type { Worker } from './loop.js';
 
 const BATCH_MAX = 1_000;
@@ -11,15 +11,6 @@ export function idempotencyCleanup(db: Db): Worker {
     name: 'idempotency-cleanup',
     intervalMs: INTERVAL_MS,
     batchMax: BATCH_MAX,
-    async runOnce() {
-      const rows = await db.query(
-        `DELETE FROM idempotency_keys WHERE id IN (
-           SELECT id FROM idempotency_keys WHERE created_at < now() - $1 * interval '1 hour'
-            ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-         RETURNING id`,
-        [IDEMPOTENCY_RETENTION_HOURS, BATCH_MAX],
-      );
-      return rows.length;
-    },
+    runOnce: () => deleteExpiredKeys(db, BATCH_MAX),
   };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post, type LedgerTransaction } from '../../src/modules/ledger/service.js';
+import { post, type LedgerTransaction } from '../../src/modules/ledger/store.js';
 import { startService, type Merchant, type TestService } from '../support/harness.js';
 
 let service: TestService;

@@ -1,6 +1,8 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
+import { qualified, Statement } from '../../core/statement.js';
 import type { SessionStatus } from '../checkout-sessions/state.js';
+import { addOpenSessions } from '../checkout-sessions/store.js';
 
 export interface BindingRow {
   id: string;
@@ -18,6 +20,8 @@ export interface BindingRow {
   expired: boolean;
 }
 
+const BINDING_COLUMNS = 'id, product_id, livemode, checkout_token, customer_ref, return_url, card_id, created_at';
+
 export interface NewBinding {
   id: string;
   customerRef: string | null;
@@ -28,23 +32,22 @@ export interface NewBinding {
 
 /** Inserts the binding and its PENDING session in one statement. */
 export async function insertBinding(tx: Transaction, merchant: Merchant, binding: NewBinding): Promise<BindingRow> {
-  const [row] = await tx.query<BindingRow>(
-    `WITH b AS (
-       INSERT INTO card_bindings (id, product_id, livemode, checkout_token, customer_ref, return_url)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING *),
-     s AS (
-       INSERT INTO checkout_sessions (token, kind, product_id, livemode, binding_id, status, expires_at)
-       SELECT checkout_token, 'card_binding', product_id, livemode, id, 'PENDING', now() + $7 * interval '1 second' FROM b
-       RETURNING status, failure_code, expires_at)
-     SELECT b.*, s.status, s.failure_code, s.expires_at, false AS expired FROM b, s`,
-    [binding.id, merchant.productId, merchant.livemode, binding.checkoutToken, binding.customerRef, binding.returnUrl, binding.ttlSeconds],
+  const st = new Statement();
+  const inserted = st.with(
+    'binding_new',
+    `INSERT INTO card_bindings (id, product_id, livemode, checkout_token, customer_ref, return_url)
+     VALUES (${st.param(binding.id)}, ${st.param(merchant.productId)}, ${st.param(merchant.livemode, 'boolean')}, ${st.param(binding.checkoutToken)},
+             ${st.param(binding.customerRef)}, ${st.param(binding.returnUrl)})
+     RETURNING ${BINDING_COLUMNS}, now() + ${st.param(binding.ttlSeconds, 'integer')} * interval '1 second' AS expires_at`,
   );
+  const session = addOpenSessions(st, 'card_binding', inserted);
+  const [row] = await st.run<BindingRow>(tx, `SELECT b.*, s.status, s.failure_code, false AS expired FROM ${inserted} b, ${session} s`);
   return row!;
 }
 
 export async function findBinding(db: Queryable, merchant: Merchant, id: string): Promise<BindingRow | undefined> {
   const [row] = await db.query<BindingRow>(
-    `SELECT b.*, s.status, s.failure_code, s.expires_at, s.expires_at <= now() AS expired
+    `SELECT ${qualified(BINDING_COLUMNS, 'b')}, s.status, s.failure_code, s.expires_at, s.expires_at <= now() AS expired
        FROM card_bindings b JOIN checkout_sessions s ON s.token = b.checkout_token
       WHERE b.id = $1 AND b.product_id = $2 AND b.livemode = $3`,
     [id, merchant.productId, merchant.livemode],

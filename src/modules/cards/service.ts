@@ -30,7 +30,7 @@ export class CardsService {
   }
 
   list(merchant: Merchant, query: ListQuery): Promise<List<Card>> {
-    return listPage(this.db, 'cards', merchant, query, presentCard);
+    return listPage(this.db, store.CARD_LIST, merchant, query, presentCard);
   }
 
   async delete(merchant: Merchant, id: string): Promise<Card> {

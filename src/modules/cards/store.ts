@@ -1,5 +1,11 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
+import type { Listed } from '../../core/pagination.js';
+import { guarded, type Items, type Statement } from '../../core/statement.js';
+
+const CARD_COLUMNS = 'id, product_id, livemode, status, rail, rail_token, masked_pan, expiry, customer_ref, created_at';
+/** What a merchant's list of them reads. */
+export const CARD_LIST: Listed = { table: 'cards', columns: CARD_COLUMNS };
 
 export type CardStatus = 'ACTIVE' | 'BLOCKED' | 'DELETED';
 
@@ -19,14 +25,14 @@ export interface CardRow {
 export async function insertCard(tx: Transaction, card: Omit<CardRow, 'status' | 'created_at'>): Promise<CardRow> {
   const [row] = await tx.query<CardRow>(
     `INSERT INTO cards (id, product_id, livemode, status, rail, rail_token, masked_pan, expiry, customer_ref)
-     VALUES ($1, $2, $3, 'ACTIVE', $4, $5, $6, $7, $8) RETURNING *`,
+     VALUES ($1, $2, $3, 'ACTIVE', $4, $5, $6, $7, $8) RETURNING ${CARD_COLUMNS}`,
     [card.id, card.product_id, card.livemode, card.rail, card.rail_token, card.masked_pan, card.expiry, card.customer_ref],
   );
   return row!;
 }
 
 export async function findCard(db: Queryable, merchant: Merchant, id: string): Promise<CardRow | undefined> {
-  const [row] = await db.query<CardRow>('SELECT * FROM cards WHERE id = $1 AND product_id = $2 AND livemode = $3', [
+  const [row] = await db.query<CardRow>(`SELECT ${CARD_COLUMNS} FROM cards WHERE id = $1 AND product_id = $2 AND livemode = $3`, [
     id,
     merchant.productId,
     merchant.livemode,
@@ -37,8 +43,19 @@ export async function findCard(db: Queryable, merchant: Merchant, id: string): P
 /** Deleting is final and repeatable: a deleted card stays deleted. */
 export async function deleteCard(db: Queryable, merchant: Merchant, id: string): Promise<CardRow | undefined> {
   const [row] = await db.query<CardRow>(
-    `UPDATE cards SET status = 'DELETED' WHERE id = $1 AND product_id = $2 AND livemode = $3 RETURNING *`,
+    `UPDATE cards SET status = 'DELETED' WHERE id = $1 AND product_id = $2 AND livemode = $3 RETURNING ${CARD_COLUMNS}`,
     [id, merchant.productId, merchant.livemode],
   );
   return row;
+}
+
+/** Adds to `st` the blocking of `cardIds[i - 1]` for item i (null: none), for the items `guard` holds (null: every item). */
+export function addBlockCards(st: Statement, cardIds: (string | null)[], guard: Items | null): void {
+  st.with(
+    'card_blocked',
+    `UPDATE cards SET status = 'BLOCKED'
+      WHERE status = 'ACTIVE'
+        AND id IN (SELECT v.card_id FROM unnest(${st.param(cardIds, 'text[]')}) WITH ORDINALITY AS v (card_id, i)
+                    WHERE v.card_id IS NOT NULL AND ${guarded(guard, 'v.i')})`,
+  );
 }

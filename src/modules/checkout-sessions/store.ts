@@ -1,4 +1,5 @@
 import type { Queryable, Transaction } from '../../db/types.js';
+import { qualified, type Expression, type Statement } from '../../core/statement.js';
 import { moveOf, type SessionEvent, type SessionKind, type SessionStatus } from './state.js';
 
 export interface SessionRow {
@@ -34,8 +35,26 @@ export interface SessionRow {
   expired: boolean;
 }
 
+/**
+ * Adds to `st` a PENDING session for each row of `subjects` (an order's or a binding's insert, returning its id,
+ * checkout_token, product_id, livemode and expires_at): the session shares its subject's token and expiry.
+ */
+export function addOpenSessions(st: Statement, kind: SessionKind, subjects: Expression): Expression {
+  const subject = kind === 'order' ? 'order_id' : 'binding_id';
+  return st.with(
+    'session_opened',
+    `INSERT INTO checkout_sessions (token, kind, product_id, livemode, ${subject}, status, expires_at)
+     SELECT checkout_token, '${kind}', product_id, livemode, id, 'PENDING', expires_at FROM ${subjects}
+     RETURNING token, status, failure_code`,
+  );
+}
+
+const SESSION_COLUMNS =
+  'token, kind, product_id, livemode, order_id, binding_id, status, expires_at, card_attempts, code_attempts, code_sends, code_sent_at, ' +
+  'rail_token, network, masked_pan, card_expiry, completed_at, save_card, failure_code';
+
 const SELECT_SESSION = `
-  SELECT s.*, p.name AS product_name, p.fee_bps,
+  SELECT ${qualified(SESSION_COLUMNS, 's')}, p.name AS product_name, p.fee_bps,
          coalesce(b.return_url, o.return_url) AS return_url, coalesce(b.customer_ref, o.customer_ref) AS customer_ref,
          o.amount AS order_amount, o.description AS order_description, o.status AS order_status,
          s.expires_at <= now() AS expired

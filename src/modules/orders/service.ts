@@ -9,7 +9,7 @@ import { newId } from '../../core/ids.js';
 import { randomBase62 } from '../../lib/random.js';
 import { insertCard } from '../cards/store.js';
 import { capturedCardOfOrder, closeOrderSession } from '../checkout-sessions/store.js';
-import { recordEvent } from '../events/store.js';
+import { recordEvent } from '../webhooks/events.js';
 import type { CreateOrderBody, Order } from './schema.js';
 import * as store from './store.js';
 import type { OrderRow } from './store.js';
@@ -134,7 +134,7 @@ export class OrdersService {
   }
 
   async list(merchant: Merchant, query: ListQuery): Promise<List<Order>> {
-    const page = await listPage(this.db, 'orders', merchant, query, (row: OrderRow) => row);
+    const page = await listPage(this.db, store.ORDER_LIST, merchant, query, (row: OrderRow) => row);
     const rows = await Promise.all(page.data.map((row) => this.fresh(row)));
     return { ...page, data: rows.map((row) => this.present(row)) };
   }

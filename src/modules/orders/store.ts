@@ -1,7 +1,13 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import { Statement, type Items } from '../../core/statement.js';
 import type { Merchant } from '../../core/merchant.js';
+import type { Listed } from '../../core/pagination.js';
+import { addOpenSessions } from '../checkout-sessions/store.js';
 import type { ORDER_STATUSES } from './schema.js';
+
+const ORDER_COLUMNS = 'id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token, save_card, payment_intent_id, saved_card_id, paid_at, failure_code, expires_at, created_at';
+/** What a merchant's list of them reads. */
+export const ORDER_LIST: Listed = { table: 'orders', columns: ORDER_COLUMNS };
 
 export interface OrderRow {
   id: string;
@@ -46,16 +52,12 @@ export async function insertOrder(
        FROM ${guard}
      RETURNING id, checkout_token, product_id, livemode, expires_at`,
   );
-  st.with(
-    's',
-    `INSERT INTO checkout_sessions (token, kind, product_id, livemode, order_id, status, expires_at)
-     SELECT checkout_token, 'order', product_id, livemode, id, 'PENDING', expires_at FROM ${order}`,
-  );
+  addOpenSessions(st, 'order', order);
   return (await st.run(db, `SELECT id FROM ${order}`)).length === 1;
 }
 
 export async function findOrder(db: Queryable, merchant: Merchant, id: string): Promise<OrderRow | undefined> {
-  const [row] = await db.query<OrderRow>('SELECT * FROM orders WHERE id = $1 AND product_id = $2 AND livemode = $3', [
+  const [row] = await db.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1 AND product_id = $2 AND livemode = $3`, [
     id,
     merchant.productId,
     merchant.livemode,
@@ -65,7 +67,7 @@ export async function findOrder(db: Queryable, merchant: Merchant, id: string): 
 
 export async function lockOrder(tx: Transaction, merchant: Merchant, id: string): Promise<(OrderRow & { due: boolean }) | undefined> {
   const [row] = await tx.query<OrderRow & { due: boolean }>(
-    'SELECT *, expires_at <= now() AS due FROM orders WHERE id = $1 AND product_id = $2 AND livemode = $3 FOR UPDATE',
+    `SELECT ${ORDER_COLUMNS}, expires_at <= now() AS due FROM orders WHERE id = $1 AND product_id = $2 AND livemode = $3 FOR UPDATE`,
     [id, merchant.productId, merchant.livemode],
   );
   return row;
@@ -73,13 +75,13 @@ export async function lockOrder(tx: Transaction, merchant: Merchant, id: string)
 
 /** Locks an order by id alone, for a session that already belongs to it. */
 export async function lockOrderById(tx: Transaction, id: string): Promise<OrderRow> {
-  const [row] = await tx.query<OrderRow>('SELECT * FROM orders WHERE id = $1 FOR UPDATE', [id]);
+  const [row] = await tx.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1 FOR UPDATE`, [id]);
   if (!row) throw new Error(`order ${id} vanished`);
   return row;
 }
 
 export async function orderById(db: Queryable, id: string): Promise<OrderRow> {
-  const [row] = await db.query<OrderRow>('SELECT * FROM orders WHERE id = $1', [id]);
+  const [row] = await db.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1`, [id]);
   if (!row) throw new Error(`order ${id} vanished`);
   return row;
 }
@@ -97,7 +99,7 @@ export async function debitInProgress(tx: Transaction, orderId: string): Promise
 export async function markPaid(tx: Transaction, id: string, paymentIntentId: string, savedCardId: string | null): Promise<OrderRow | undefined> {
   const [row] = await tx.query<OrderRow>(
     `UPDATE orders SET status = 'PAID', paid_at = now(), payment_intent_id = $2, saved_card_id = $3, save_card = $3::text IS NOT NULL
-      WHERE id = $1 AND status IN ('PENDING', 'EXPIRED') RETURNING *`,
+      WHERE id = $1 AND status IN ('PENDING', 'EXPIRED') RETURNING ${ORDER_COLUMNS}`,
     [id, paymentIntentId, savedCardId],
   );
   return row;
@@ -106,14 +108,14 @@ export async function markPaid(tx: Transaction, id: string, paymentIntentId: str
 /** PENDING → FAILED once, with why, keeping the refused payment (none when the buyer used up the attempts). */
 export async function markFailed(tx: Transaction, id: string, paymentIntentId: string | null, failureCode: string): Promise<OrderRow | undefined> {
   const [row] = await tx.query<OrderRow>(
-    `UPDATE orders SET status = 'FAILED', payment_intent_id = $2, failure_code = $3 WHERE id = $1 AND status = 'PENDING' RETURNING *`,
+    `UPDATE orders SET status = 'FAILED', payment_intent_id = $2, failure_code = $3 WHERE id = $1 AND status = 'PENDING' RETURNING ${ORDER_COLUMNS}`,
     [id, paymentIntentId, failureCode],
   );
   return row;
 }
 
 export async function markCanceled(tx: Transaction, id: string): Promise<OrderRow | undefined> {
-  const [row] = await tx.query<OrderRow>(`UPDATE orders SET status = 'CANCELED' WHERE id = $1 AND status = 'PENDING' RETURNING *`, [id]);
+  const [row] = await tx.query<OrderRow>(`UPDATE orders SET status = 'CANCELED' WHERE id = $1 AND status = 'PENDING' RETURNING ${ORDER_COLUMNS}`, [id]);
   return row;
 }
 
@@ -123,7 +125,7 @@ export async function markExpired(tx: Transaction, id: string): Promise<OrderRow
     `UPDATE orders SET status = 'EXPIRED'
       WHERE id = $1 AND status = 'PENDING' AND expires_at <= now()
         AND NOT EXISTS (SELECT 1 FROM payment_intents WHERE order_id = orders.id AND status = 'PROCESSING')
-      RETURNING *`,
+      RETURNING ${ORDER_COLUMNS}`,
     [id],
   );
   return row;

@@ -13,9 +13,9 @@ import { newId } from '../../core/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { reconcileBatch } from '../../rails/reconciliation.js';
-import { findCard } from '../cards/store.js';
-import { addEvents } from '../events/store.js';
-import { addPostings, post, type Entry } from '../ledger/service.js';
+import { addBlockCards, findCard } from '../cards/store.js';
+import { addEvents } from '../webhooks/events.js';
+import { addPostings, post, type Entry } from '../ledger/store.js';
 import type { OrdersService } from '../orders/service.js';
 import type { CreateChargeBody, PaymentIntent } from './schema.js';
 import * as store from './store.js';
@@ -74,7 +74,7 @@ function addDebitConsequences(st: Statement, rows: IntentRow[], guard: Items | n
     guard,
   );
   const blocked = rows.map((row) => (row.failure_code === 'CARD_BLOCKED' ? row.card_id : null));
-  if (blocked.some((cardId) => cardId !== null)) store.addBlockCards(st, blocked, guard);
+  if (blocked.some((cardId) => cardId !== null)) addBlockCards(st, blocked, guard);
   addEvents(
     st,
     rows.map((row) => {
@@ -317,7 +317,7 @@ export class PaymentsService {
   }
 
   list(merchant: Merchant, query: ListQuery): Promise<List<PaymentIntent>> {
-    return listPage(this.db, 'payment_intents', merchant, query, presentIntent);
+    return listPage(this.db, store.INTENT_LIST, merchant, query, presentIntent);
   }
 
   /** One reconciliation batch: asks the rail about leased PROCESSING debits and applies what it knows. */

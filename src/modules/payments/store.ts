@@ -1,7 +1,12 @@
 import type { Queryable, Transaction } from '../../db/types.js';
-import { guarded, Statement, type Expression, type Items } from '../../core/statement.js';
+import { guarded, qualified, Statement, type Expression, type Items } from '../../core/statement.js';
 import type { Merchant } from '../../core/merchant.js';
+import type { Listed } from '../../core/pagination.js';
 import type { Metadata, IntentStatus } from './schema.js';
+
+const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, description, metadata, amount_refunded, reconcile_count, succeeded_at, created_at';
+/** What a merchant's list of them reads. */
+export const INTENT_LIST: Listed = { table: 'payment_intents', columns: INTENT_COLUMNS };
 
 export interface IntentRow {
   id: string;
@@ -45,7 +50,7 @@ export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'pr
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, order_id, rail_token, rail,
                                   description, metadata, reconcile_after)
      VALUES ($1, $2, $3, $4, $5, 'UZS', $6, $7, $12, $13, $8, $9, $10, now() + $11 * interval '1 millisecond')
-     RETURNING *`,
+     RETURNING ${INTENT_COLUMNS}`,
     [
       intent.id,
       merchant.productId,
@@ -110,7 +115,7 @@ export async function insertIntentsOnActiveCards(
        FROM ${values} v JOIN ${usable} c USING (i)
       WHERE ${guarded(guard, 'v.i')}
       ORDER BY v.i
-     RETURNING *`,
+     RETURNING ${INTENT_COLUMNS}`,
   );
   const byId = new Map(rows.map((row) => [row.id, row]));
   return charges.map((charge) => byId.get(charge.intent.id));
@@ -118,7 +123,7 @@ export async function insertIntentsOnActiveCards(
 
 export async function findIntent(db: Queryable, merchant: Merchant, id: string, lock = false): Promise<IntentRow | undefined> {
   const [row] = await db.query<IntentRow>(
-    `SELECT * FROM payment_intents WHERE id = $1 AND product_id = $2 AND livemode = $3${lock ? ' FOR UPDATE' : ''}`,
+    `SELECT ${INTENT_COLUMNS} FROM payment_intents WHERE id = $1 AND product_id = $2 AND livemode = $3${lock ? ' FOR UPDATE' : ''}`,
     [id, merchant.productId, merchant.livemode],
   );
   return row;
@@ -126,7 +131,7 @@ export async function findIntent(db: Queryable, merchant: Merchant, id: string, 
 
 /** By id alone: for phases and workers that already hold an id made by a scoped call. */
 export async function intentById(db: Queryable, id: string): Promise<IntentRow> {
-  const [row] = await db.query<IntentRow>('SELECT * FROM payment_intents WHERE id = $1', [id]);
+  const [row] = await db.query<IntentRow>(`SELECT ${INTENT_COLUMNS} FROM payment_intents WHERE id = $1`, [id]);
   if (!row) throw new Error(`payment intent ${id} vanished`);
   return row;
 }
@@ -134,7 +139,7 @@ export async function intentById(db: Queryable, id: string): Promise<IntentRow> 
 export async function startDebit(tx: Transaction, id: string, inFlightMs: number): Promise<IntentRow> {
   const [row] = await tx.query<IntentRow>(
     `UPDATE payment_intents SET status = 'PROCESSING', reconcile_after = now() + $2 * interval '1 millisecond'
-      WHERE id = $1 AND status = 'REQUIRES_PAYMENT' RETURNING *`,
+      WHERE id = $1 AND status = 'REQUIRES_PAYMENT' RETURNING ${INTENT_COLUMNS}`,
     [id, inFlightMs],
   );
   if (!row) throw new Error(`payment intent ${id} left REQUIRES_PAYMENT under its lock`);
@@ -167,7 +172,7 @@ export function addFinishDebits(
             succeeded_at = CASE WHEN v.status = 'SUCCEEDED' THEN now() END
        FROM ${values} v
       WHERE p.id = ANY(${ids}) AND p.id = v.id AND p.status = 'PROCESSING'
-     RETURNING p.*`,
+     RETURNING ${qualified(INTENT_COLUMNS, 'p')}`,
   );
   const finishedItems = st.items('finished_items', `SELECT v.i FROM ${values} v WHERE v.id IN (SELECT id FROM ${finished})`);
   return { finished, finishedItems };
@@ -175,7 +180,7 @@ export function addFinishDebits(
 
 /** The intent, locked for this transaction, if it is PROCESSING: whoever holds it may finish the debit. */
 export async function lockProcessingIntent(tx: Transaction, id: string): Promise<IntentRow | undefined> {
-  const [row] = await tx.query<IntentRow>(`SELECT * FROM payment_intents WHERE id = $1 AND status = 'PROCESSING' FOR UPDATE`, [id]);
+  const [row] = await tx.query<IntentRow>(`SELECT ${INTENT_COLUMNS} FROM payment_intents WHERE id = $1 AND status = 'PROCESSING' FOR UPDATE`, [id]);
   return row;
 }
 
@@ -189,7 +194,7 @@ export async function deferDebit(tx: Transaction, id: string, delayMs: number): 
 
 export async function cancelIntent(tx: Transaction, id: string): Promise<IntentRow | undefined> {
   const [row] = await tx.query<IntentRow>(
-    `UPDATE payment_intents SET status = 'CANCELED' WHERE id = $1 AND status = 'REQUIRES_PAYMENT' RETURNING *`,
+    `UPDATE payment_intents SET status = 'CANCELED' WHERE id = $1 AND status = 'REQUIRES_PAYMENT' RETURNING ${INTENT_COLUMNS}`,
     [id],
   );
   return row;
@@ -205,7 +210,7 @@ export async function leaseDebitsToReconcile(db: Queryable, batchMax: number, le
       WHERE id IN (
         SELECT id FROM payment_intents WHERE status = 'PROCESSING' AND reconcile_after <= now()
          ORDER BY reconcile_after LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING *`,
+      RETURNING ${INTENT_COLUMNS}`,
     [batchMax, leaseMs],
   );
 }
@@ -213,7 +218,7 @@ export async function leaseDebitsToReconcile(db: Queryable, batchMax: number, le
 /** Succeeded payments whose settlement delay has passed, locked for this transaction. */
 export async function lockDueForSettlement(tx: Transaction, delaySeconds: number, batchMax: number): Promise<IntentRow[]> {
   return tx.query<IntentRow>(
-    `SELECT * FROM payment_intents
+    `SELECT ${INTENT_COLUMNS} FROM payment_intents
       WHERE status = 'SUCCEEDED' AND settled_at IS NULL AND succeeded_at <= now() - $1 * interval '1 second'
       ORDER BY succeeded_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
     [delaySeconds, batchMax],
@@ -224,17 +229,24 @@ export async function markSettled(tx: Transaction, ids: string[]): Promise<void>
   await tx.query('UPDATE payment_intents SET settled_at = now() WHERE id = ANY($1)', [ids]);
 }
 
-/** Adds to `st` the blocking of `cardIds[i - 1]` for item i (null: none), for the items `guard` holds (null: every item). */
-export function addBlockCards(st: Statement, cardIds: (string | null)[], guard: Items | null): void {
-  st.with(
-    'card_blocked',
-    `UPDATE cards SET status = 'BLOCKED'
-      WHERE status = 'ACTIVE'
-        AND id IN (SELECT v.card_id FROM unnest(${st.param(cardIds, 'text[]')}) WITH ORDINALITY AS v (card_id, i)
-                    WHERE v.card_id IS NOT NULL AND ${guarded(guard, 'v.i')})`,
-  );
-}
-
 export async function recordRefunded(tx: Transaction, id: string, amount: number): Promise<void> {
   await tx.query('UPDATE payment_intents SET amount_refunded = $2 WHERE id = $1', [id, amount]);
+}
+
+/** An operation that asked the bank to move money, as reconciliation compares it with the bank's record. */
+export interface RecordedMoney {
+  operation_id: string;
+  amount: number;
+  status: string;
+  created_at: Date;
+}
+
+/** The debits created in [from, to) that went to the bank (not those still awaiting or canceled before), oldest first. */
+export function debitOperationsBetween(db: Queryable, livemode: boolean, from: Date, to: Date, max: number): Promise<RecordedMoney[]> {
+  return db.query<RecordedMoney>(
+    `SELECT id AS operation_id, amount, status, created_at FROM payment_intents
+      WHERE livemode = $1 AND created_at >= $2 AND created_at < $3 AND status <> 'REQUIRES_PAYMENT' AND status <> 'CANCELED'
+      ORDER BY created_at LIMIT $4`,
+    [livemode, from, to, max],
+  );
 }

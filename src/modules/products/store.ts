@@ -1,6 +1,8 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Scope } from '../../core/merchant.js';
 
+const PRODUCT_COLUMNS = 'id, name, scopes, fee_bps, created_at';
+
 export interface ProductRow {
   id: string;
   name: string;
@@ -30,14 +32,14 @@ export interface AuthenticatedKeyRow extends KeyRow {
 
 export async function insertProduct(tx: Transaction, product: Omit<ProductRow, 'created_at'>): Promise<ProductRow> {
   const [row] = await tx.query<ProductRow>(
-    'INSERT INTO products (id, name, scopes, fee_bps) VALUES ($1, $2, $3, $4) RETURNING *',
+    `INSERT INTO products (id, name, scopes, fee_bps) VALUES ($1, $2, $3, $4) RETURNING ${PRODUCT_COLUMNS}`,
     [product.id, product.name, product.scopes, product.fee_bps],
   );
   return row!;
 }
 
 export async function findProduct(db: Queryable, id: string): Promise<ProductRow | undefined> {
-  const [row] = await db.query<ProductRow>('SELECT * FROM products WHERE id = $1', [id]);
+  const [row] = await db.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = $1`, [id]);
   return row;
 }
 

@@ -2,6 +2,8 @@
 import type { Db } from '../../db/types.js';
 import type { Rails } from '../../rails/index.js';
 import type { RecordedOperation } from '../../rails/rail.js';
+import { debitOperationsBetween, type RecordedMoney } from '../payments/store.js';
+import { refundOperationsBetween } from '../refunds/store.js';
 
 /** The days a report can be asked for: real calendar days whose next day is still a date. */
 const FIRST_DAY = '1970-01-01';
@@ -41,11 +43,8 @@ export interface ReconciliationReport {
   mismatches: Mismatch[];
 }
 
-interface TolovOperation {
-  operation_id: string;
+interface TolovOperation extends RecordedMoney {
   type: 'debit' | 'refund';
-  amount: number;
-  status: string;
 }
 
 export class ReconciliationService {
@@ -61,14 +60,17 @@ export class ReconciliationService {
   async report(date: string, livemode: boolean): Promise<ReconciliationReport> {
     const from = new Date(`${date}T00:00:00.000Z`);
     const to = new Date(from.getTime() + 86_400_000);
-    const tolov = await this.db.query<TolovOperation>(
-      `(SELECT id AS operation_id, 'debit' AS type, amount, status, created_at FROM payment_intents
-         WHERE livemode = $1 AND created_at >= $2 AND created_at < $3 AND status <> 'REQUIRES_PAYMENT' AND status <> 'CANCELED')
-       UNION ALL
-       (SELECT id, 'refund', amount, status, created_at FROM refunds WHERE livemode = $1 AND created_at >= $2 AND created_at < $3)
-       ORDER BY created_at LIMIT $4`,
-      [livemode, from, to, REPORT_OPERATIONS_MAX],
-    );
+    // Each side's first operations of the day, merged: the day's first REPORT_OPERATIONS_MAX of both.
+    const [debits, refunds] = await Promise.all([
+      debitOperationsBetween(this.db, livemode, from, to, REPORT_OPERATIONS_MAX),
+      refundOperationsBetween(this.db, livemode, from, to, REPORT_OPERATIONS_MAX),
+    ]);
+    const tolov: TolovOperation[] = [
+      ...debits.map((operation) => ({ ...operation, type: 'debit' as const })),
+      ...refunds.map((operation) => ({ ...operation, type: 'refund' as const })),
+    ]
+      .sort((a, b) => a.created_at.getTime() - b.created_at.getTime())
+      .slice(0, REPORT_OPERATIONS_MAX);
     const bank = await this.rails.forMode(livemode).operations(from, to, REPORT_OPERATIONS_MAX);
     const bankById = new Map<string, RecordedOperation>(bank.map((operation) => [operation.operationId, operation]));
     const tolovById = new Map(tolov.map((operation) => [operation.operation_id, operation]));

@@ -11,7 +11,7 @@ import { newId } from '../../core/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { reconcileBatch } from '../../rails/reconciliation.js';
-import { post } from '../ledger/service.js';
+import { post } from '../ledger/store.js';
 import { findIntent, recordRefunded } from '../payments/store.js';
 import type { CreateRefundBody, Refund } from './schema.js';
 import * as store from './store.js';
@@ -127,7 +127,7 @@ export class RefundsService {
   }
 
   list(merchant: Merchant, query: ListQuery): Promise<List<Refund>> {
-    return listPage(this.db, 'refunds', merchant, query, presentRefund);
+    return listPage(this.db, store.REFUND_LIST, merchant, query, presentRefund);
   }
 
   /** One reconciliation batch for PENDING refunds. */

@@ -1,5 +1,11 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
+import type { Listed } from '../../core/pagination.js';
+import type { RecordedMoney } from '../payments/store.js';
+
+const REFUND_COLUMNS = 'id, product_id, livemode, payment_intent_id, amount, currency, status, failure_code, reason, reconcile_count, created_at';
+/** What a merchant's list of them reads. */
+export const REFUND_LIST: Listed = { table: 'refunds', columns: REFUND_COLUMNS };
 
 export interface RefundRow {
   id: string;
@@ -22,14 +28,14 @@ export async function insertRefund(
 ): Promise<RefundRow> {
   const [row] = await tx.query<RefundRow>(
     `INSERT INTO refunds (id, product_id, livemode, payment_intent_id, amount, currency, status, reason, reconcile_after)
-     VALUES ($1, $2, $3, $4, $5, 'UZS', 'PENDING', $6, now() + $7 * interval '1 millisecond') RETURNING *`,
+     VALUES ($1, $2, $3, $4, $5, 'UZS', 'PENDING', $6, now() + $7 * interval '1 millisecond') RETURNING ${REFUND_COLUMNS}`,
     [refund.id, merchant.productId, merchant.livemode, refund.paymentIntentId, refund.amount, refund.reason, refund.inFlightMs],
   );
   return row!;
 }
 
 export async function findRefund(db: Queryable, merchant: Merchant, id: string): Promise<RefundRow | undefined> {
-  const [row] = await db.query<RefundRow>('SELECT * FROM refunds WHERE id = $1 AND product_id = $2 AND livemode = $3', [
+  const [row] = await db.query<RefundRow>(`SELECT ${REFUND_COLUMNS} FROM refunds WHERE id = $1 AND product_id = $2 AND livemode = $3`, [
     id,
     merchant.productId,
     merchant.livemode,
@@ -38,13 +44,13 @@ export async function findRefund(db: Queryable, merchant: Merchant, id: string):
 }
 
 export async function refundById(db: Queryable, id: string): Promise<RefundRow> {
-  const [row] = await db.query<RefundRow>('SELECT * FROM refunds WHERE id = $1', [id]);
+  const [row] = await db.query<RefundRow>(`SELECT ${REFUND_COLUMNS} FROM refunds WHERE id = $1`, [id]);
   if (!row) throw new Error(`refund ${id} vanished`);
   return row;
 }
 
 export async function activeRefundOf(tx: Transaction, paymentIntentId: string): Promise<RefundRow | undefined> {
-  const [row] = await tx.query<RefundRow>(`SELECT * FROM refunds WHERE payment_intent_id = $1 AND status <> 'FAILED'`, [paymentIntentId]);
+  const [row] = await tx.query<RefundRow>(`SELECT ${REFUND_COLUMNS} FROM refunds WHERE payment_intent_id = $1 AND status <> 'FAILED'`, [paymentIntentId]);
   return row;
 }
 
@@ -67,7 +73,7 @@ export async function finishRefund(
   outcome: { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string },
 ): Promise<RefundRow | undefined> {
   const [row] = await tx.query<RefundRow>(
-    `UPDATE refunds SET status = $2, failure_code = $3, reconcile_after = NULL WHERE id = $1 AND status = 'PENDING' RETURNING *`,
+    `UPDATE refunds SET status = $2, failure_code = $3, reconcile_after = NULL WHERE id = $1 AND status = 'PENDING' RETURNING ${REFUND_COLUMNS}`,
     [id, outcome.status, outcome.status === 'FAILED' ? outcome.failureCode : null],
   );
   return row;
@@ -87,7 +93,16 @@ export async function leaseRefundsToReconcile(db: Queryable, batchMax: number, l
       WHERE id IN (
         SELECT id FROM refunds WHERE status = 'PENDING' AND reconcile_after <= now()
          ORDER BY reconcile_after LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING *`,
+      RETURNING ${REFUND_COLUMNS}`,
     [batchMax, leaseMs],
+  );
+}
+
+/** The refunds created in [from, to), oldest first, as reconciliation compares them with the bank's record. */
+export function refundOperationsBetween(db: Queryable, livemode: boolean, from: Date, to: Date, max: number): Promise<RecordedMoney[]> {
+  return db.query<RecordedMoney>(
+    `SELECT id AS operation_id, amount, status, created_at FROM refunds
+      WHERE livemode = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at LIMIT $4`,
+    [livemode, from, to, max],
   );
 }

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Description, Timestamp } from '../../core/schemas.js';
-import { SUBSCRIBABLE_EVENT_TYPES } from '../events/store.js';
+import { SUBSCRIBABLE_EVENT_TYPES } from './events.js';
 
 const EventTypeName = Type.Union(SUBSCRIBABLE_EVENT_TYPES.map((type) => Type.Literal(type)));
 const EnabledEvents = Type.Array(EventTypeName, {

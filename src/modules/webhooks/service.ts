@@ -10,6 +10,7 @@ import { Dispatch, SENDS_PER_ENDPOINT_MAX } from './dispatch.js';
 import type { CreateEndpointBody, Event, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
 import { newWebhookSecret, standardSignature, tolovSignature } from './signing.js';
 import type { Sender } from './sender.js';
+import { EVENT_LIST, findEvent, type EventRow } from './events.js';
 import * as store from './store.js';
 import type { DeliveryRow, DueDelivery, EndpointRow } from './store.js';
 
@@ -68,7 +69,7 @@ function presentDelivery(row: DeliveryRow): WebhookDelivery {
   };
 }
 
-export function presentEvent(row: { id: string; type: string; livemode: boolean; created_at: Date; data: unknown }): Event {
+export function presentEvent(row: EventRow): Event {
   return {
     id: row.id,
     object: 'event',
@@ -129,7 +130,7 @@ export class WebhooksService {
   }
 
   list(merchant: Merchant, query: ListQuery): Promise<List<WebhookEndpoint>> {
-    return listPage(this.db, 'webhook_endpoints', merchant, query, (row: EndpointRow) => presentEndpoint(row), {
+    return listPage(this.db, store.ENDPOINT_LIST, merchant, query, (row: EndpointRow) => presentEndpoint(row), {
       column: 'status',
       op: '<>',
       value: 'deleted',
@@ -171,11 +172,7 @@ export class WebhooksService {
 
   /** Delivers an event again to one endpoint of the same product and mode, as a new delivery due now. */
   async resend(tx: Transaction, merchant: Merchant, eventId: string, endpointId: string): Promise<WebhookDelivery> {
-    const [event] = await tx.query<{ id: string; type: string }>('SELECT id, type FROM events WHERE id = $1 AND product_id = $2 AND livemode = $3', [
-      eventId,
-      merchant.productId,
-      merchant.livemode,
-    ]);
+    const event = await findEvent(tx, merchant, eventId);
     if (!event) throw notFound('event');
     const endpoint = await this.endpointOf(merchant, endpointId, tx);
     if (endpoint.status !== 'enabled') throw new ApiError('INVALID_STATE', 'The endpoint is disabled: enable it first');
@@ -263,17 +260,14 @@ export class WebhooksService {
   }
 
   async event(merchant: Merchant, id: string): Promise<Event> {
-    const [row] = await this.db.query<{ id: string; type: string; livemode: boolean; created_at: Date; data: unknown }>(
-      'SELECT id, type, livemode, created_at, data FROM events WHERE id = $1 AND product_id = $2 AND livemode = $3',
-      [id, merchant.productId, merchant.livemode],
-    );
+    const row = await findEvent(this.db, merchant, id);
     if (!row) throw notFound('event');
     return presentEvent(row);
   }
 
   events(merchant: Merchant, query: ListQuery & { type?: string }): Promise<List<Event>> {
     const filter = query.type === undefined ? undefined : { column: 'type' as const, op: '=' as const, value: query.type };
-    return listPage(this.db, 'events', merchant, query, presentEvent, filter);
+    return listPage(this.db, EVENT_LIST, merchant, query, presentEvent, filter);
   }
 
   deleteOldEvents(batchMax: number): Promise<number> {

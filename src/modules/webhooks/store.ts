@@ -1,5 +1,10 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
+import type { Listed } from '../../core/pagination.js';
+
+const ENDPOINT_COLUMNS = 'id, product_id, livemode, url, enabled_events, description, status, secret, created_at';
+/** What a merchant's list of them reads. */
+export const ENDPOINT_LIST: Listed = { table: 'webhook_endpoints', columns: ENDPOINT_COLUMNS };
 
 export interface EndpointRow {
   id: string;
@@ -20,7 +25,7 @@ export async function insertEndpoint(
 ): Promise<EndpointRow> {
   const [row] = await tx.query<EndpointRow>(
     `INSERT INTO webhook_endpoints (id, product_id, livemode, url, enabled_events, description, status, secret)
-     VALUES ($1, $2, $3, $4, $5, $6, 'enabled', $7) RETURNING *`,
+     VALUES ($1, $2, $3, $4, $5, $6, 'enabled', $7) RETURNING ${ENDPOINT_COLUMNS}`,
     [endpoint.id, merchant.productId, merchant.livemode, endpoint.url, endpoint.enabledEvents, endpoint.description, endpoint.secret],
   );
   return row!;
@@ -50,7 +55,7 @@ export async function deliveriesOfEvent(tx: Transaction, eventId: string, endpoi
 
 export async function findEndpoint(db: Queryable, merchant: Merchant, id: string): Promise<EndpointRow | undefined> {
   const [row] = await db.query<EndpointRow>(
-    `SELECT * FROM webhook_endpoints WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status <> 'deleted'`,
+    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status <> 'deleted'`,
     [id, merchant.productId, merchant.livemode],
   );
   return row;
@@ -67,7 +72,7 @@ export async function updateEndpoint(
         SET url = coalesce($4, url), enabled_events = coalesce($5, enabled_events),
             description = coalesce($6, description), status = coalesce($7, status)
       WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status <> 'deleted'
-      RETURNING *`,
+      RETURNING ${ENDPOINT_COLUMNS}`,
     [id, merchant.productId, merchant.livemode, change.url ?? null, change.enabledEvents ?? null, change.description ?? null, change.status ?? null],
   );
   return row;
@@ -88,7 +93,7 @@ export async function rollSecret(db: Queryable, merchant: Merchant, id: string, 
     `UPDATE webhook_endpoints
         SET previous_secret = secret, previous_secret_until = now() + $5 * interval '1 second', secret = $4
       WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status <> 'deleted'
-      RETURNING *`,
+      RETURNING ${ENDPOINT_COLUMNS}`,
     [id, merchant.productId, merchant.livemode, secret, overlapSeconds],
   );
   return row;

@@ -1,6 +1,31 @@
-import type { Transaction } from '../../db/types.js';
+// The event outbox: an event is written in the same statement or transaction as the change it reports, with a pending
+// delivery for each endpoint that wants it; the delivery worker sends them after the commit.
+import type { Queryable, Transaction } from '../../db/types.js';
+import type { Merchant } from '../../core/merchant.js';
 import { guarded, Statement, type Items } from '../../core/statement.js';
 import { newId } from '../../core/ids.js';
+import type { Listed } from '../../core/pagination.js';
+
+export interface EventRow {
+  id: string;
+  type: string;
+  livemode: boolean;
+  created_at: Date;
+  data: unknown;
+}
+
+const EVENT_COLUMNS = 'id, type, livemode, created_at, data';
+/** What a merchant's list of events reads. */
+export const EVENT_LIST: Listed = { table: 'events', columns: EVENT_COLUMNS };
+
+export async function findEvent(db: Queryable, merchant: Merchant, id: string): Promise<EventRow | undefined> {
+  const [row] = await db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND product_id = $2 AND livemode = $3`, [
+    id,
+    merchant.productId,
+    merchant.livemode,
+  ]);
+  return row;
+}
 
 /** The types Tolov sends. */
 export const SENT_EVENT_TYPES = ['order.paid', 'order.failed', 'order.expired', 'payment_intent.succeeded', 'payment_intent.failed'] as const;
