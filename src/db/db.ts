@@ -77,6 +77,30 @@ const exec = async (client: Client, script: string) => {
   await client.query(script);
 };
 
+/**
+ * Runs one statement on a client of the pool. The pool's own `query` discards the connection after any error, so one
+ * caller's refused statement (a constraint, bad text) would cost a new connection and every statement prepared on it
+ * again, and a merchant sending such requests would slow every other; here a statement the server refused keeps its
+ * connection, and only a failure of the connection itself discards it.
+ */
+async function queryOnPool<Row>(pool: pg.Pool, run: Run, sql: string, params: readonly unknown[] | undefined): Promise<Row[]> {
+  const client = await pool.connect();
+  let broken = false;
+  const onError = () => {
+    broken = true;
+  };
+  client.on('error', onError);
+  try {
+    return await run<Row>(client, sql, params);
+  } catch (error) {
+    if (!(error instanceof pg.DatabaseError)) broken = true;
+    throw error;
+  } finally {
+    client.off('error', onError);
+    client.release(broken);
+  }
+}
+
 /** Runs `work` in a transaction on a client of the pool, again (up to a limit) when the failure is safe to retry. */
 async function transactionOnPool<T>(pool: pg.Pool, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -130,11 +154,11 @@ export async function openPostgres(connectionString: string): Promise<Db> {
     engine: 'postgres',
     query: async (sql, params) => {
       try {
-        return await run(pool, sql, params);
+        return await queryOnPool(pool, run, sql, params);
       } catch (error) {
         // Refused before it ran: nothing happened, and the new generation prepares it afresh.
         if (!isStalePlan(error)) throw error;
-        return run(pool, sql, params);
+        return queryOnPool(pool, run, sql, params);
       }
     },
     exec: (script) => exec(pool, script),

@@ -102,6 +102,26 @@ describe.runIf(engine === 'pglite')('named statements on the embedded engine', (
   });
 });
 
+describe.runIf(engine === 'postgres')('pooled connections on PostgreSQL', () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await openTestDb();
+  });
+  afterAll(() => db.close());
+
+  const backend = async () => (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!.pid;
+
+  it('keep their connection after a statement the server refused, so one caller\'s errors cost the others nothing', async () => {
+    // One caller at a time reuses the connection released last; a discarded one would show as a new backend.
+    const before = await backend();
+    for (const refused of ['SELECT 1 / 0 AS n', "SELECT 'x'::integer AS n", 'SELECT $1::text AS t']) {
+      const params = refused.includes('$1') ? ['nul \u0000 in text'] : [];
+      await expect(db.query(refused, params)).rejects.toMatchObject({ code: expect.stringMatching(/^22/) });
+      expect(await backend()).toBe(before);
+    }
+  });
+});
+
 describe.runIf(engine === 'postgres')('statements prepared before another process changes the schema', () => {
   let db: Db;
   beforeAll(async () => {

@@ -93,7 +93,7 @@ function addDebitConsequences(st: Statement, rows: IntentRow[], guard: Items | n
 /**
  * The charge's two writes are written in groups: the phases of concurrent charges go to the database together, one
  * statement and one commit for all, each charge's writes still all or nothing. One group in flight at a time: with two,
- * the groups were smaller and the database did more work per charge (docs/performance.md).
+ * the groups were smaller and the database did more work per charge, for a lower rate.
  */
 const CHARGE_WRITES = { batchMax: 64, waitingMax: 4_096 };
 
