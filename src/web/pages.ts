@@ -35,7 +35,11 @@ function securityHeaders(reply: FastifyReply): FastifyReply {
     .header('Cache-Control', 'no-store');
 }
 
-function shell(script: string): string {
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+
+/** The page's HTML; `returnUrl` (the shop's address, if it gave one) is handed to the script in an attribute. */
+function shell(script: string, returnUrl: string | null): string {
   return `<!doctype html>
 <html lang="uz">
 <head>
@@ -49,13 +53,14 @@ function shell(script: string): string {
 <script type="module" src="/assets/${script}"></script>
 </head>
 <body>
-<main class="sheet">
+<main class="sheet"${returnUrl === null ? '' : ` data-return-url="${escapeHtml(returnUrl)}"`}>
   <header class="top">
     <span class="brand">Tolov</span>
     <nav class="languages" id="languages" aria-label="Til · Язык · Language"></nav>
   </header>
   <p class="merchant" id="merchant"></p>
   <p class="badge-test" id="test-mode" hidden></p>
+  <div id="symbol" class="symbol" aria-hidden="true" hidden></div>
   <h1 id="title"></h1>
   <section id="view" aria-live="polite"></section>
   <p class="secure" id="secure"></p>
@@ -68,15 +73,15 @@ function shell(script: string): string {
 
 export const pageRoutes: FastifyPluginAsync<{ checkout: CheckoutService }> = async (app, { checkout }) => {
   const config = { auth: { kind: 'public' } } as const;
-  const checkoutPage = shell('checkout.js');
   // One page for both kinds of session: its script learns from the session state whether it binds a card or pays.
   const servePage = (kind: 'card_binding' | 'order') => async (request: FastifyRequest<{ Params: TokenParams }>, reply: FastifyReply) => {
-    const sessionKind = await checkout.kindOf(request.params.token);
+    const session = await checkout.pageOf(request.params.token);
+    const found = session?.kind === kind;
     // An unknown link still gets the page, which explains itself, but with the status a crawler or a test can see.
     return securityHeaders(reply)
-      .code(sessionKind === kind ? 200 : 404)
+      .code(found ? 200 : 404)
       .type('text/html; charset=utf-8')
-      .send(checkoutPage);
+      .send(shell('checkout.js', found ? session.returnUrl : null));
   };
   app.get('/bind/:token', { config, schema: { hide: true, params: TokenParams } }, servePage('card_binding'));
   app.get('/pay/:token', { config, schema: { hide: true, params: TokenParams } }, servePage('order'));

@@ -40,7 +40,7 @@ describe('paying an order through its session', () => {
       kind: 'order',
       status: 'PENDING',
       productName: 'Chorsu Market',
-      order: { amount: 1_500_000, currency: 'UZS', description: 'Two kilos of apricots', status: 'PENDING' },
+      order: { amount: 1_500_000, currency: 'UZS', description: 'Two kilos of apricots', status: 'PENDING', paidAt: null, payment: null },
       canSaveCard: false,
       returnUrl: null,
       expiresAt: order.expiresAt,
@@ -56,6 +56,8 @@ describe('paying an order through its session', () => {
 
     const read = await readOrder(order.id, shop.test);
     expect(read).toMatchObject({ status: 'PAID', saveCard: false, savedCard: null, paymentIntent: expect.stringMatching(/^pi_/) });
+    // The buyer's receipt names the payment as the merchant sees it.
+    expect(paid.body.order).toMatchObject({ paidAt: read.paidAt, payment: read.paymentIntent });
     expect(Date.parse(read.paidAt)).toBeGreaterThan(Date.parse(read.created));
     const intent = (await service.call({ method: 'GET', url: `/subscribe/v1/charges/${read.paymentIntent}`, key: shop.test })).body;
     expect(intent).toMatchObject({ status: 'SUCCEEDED', amount: 1_500_000, fee: 15_000, order: order.id, card: null, description: 'Two kilos of apricots' });

@@ -54,6 +54,10 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     expect(await page.locator('.description').textContent()).toBe('Two kilos of apricots');
     expect(await page.locator('.time-left').textContent()).toMatch(/^To‘lash uchun (29|30):\d\d qoldi$/);
     expect(await page.locator('#save-card').count()).toBe(0);
+    // Nothing has gone wrong yet: the attempts left are not worth the buyer's attention.
+    expect(await page.getByText(/marta karta kiritish/).count()).toBe(0);
+    // An order that cannot save the card asks no consent.
+    expect(await page.locator('.consent').count()).toBe(0);
     await shot(page, '1-card-uz');
 
     await enterCard(page, '8600000000000007');
@@ -62,11 +66,20 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await page.getByLabel('SMS-kod').fill('111111');
     await shot(page, '2-code-uz');
     await page.getByRole('button', { name: `15${NBSP}000,00 so‘m to‘lash` }).click();
-    await expect.poll(() => page.locator('h2').textContent()).toBe('To‘lov qabul qilindi');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('To‘lov qabul qilindi');
+    const paid = await readOrder(order.id);
+    const receipt = await page.getByRole('region', { name: 'Chek' }).locator('dt, dd').allTextContents();
+    expect(receipt).toEqual([
+      'Do‘kon', 'Chorsu Market',
+      'Summa', `15${NBSP}000,00 so‘m`,
+      'Karta', 'Uzcard •••• 0007',
+      'Sana', expect.stringMatching(/^\d{1,2}-(yanvar|fevral|mart|aprel|may|iyun|iyul|avgust|sentabr|oktabr|noyabr|dekabr) \d{4}, \d\d:\d\d$/),
+      'To‘lov raqami', paid.paymentIntent,
+    ]);
     await shot(page, '3-paid-uz');
-    await page.clock.fastForward(2_000);
+    await page.clock.fastForward(4_500);
     await page.waitForURL(`${base}/healthz?from=payment`);
-    expect((await readOrder(order.id)).status).toBe('PAID');
+    expect(paid.status).toBe('PAID');
     expect(problems).toEqual([]);
   });
 
@@ -77,12 +90,13 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await page.getByRole('button', { name: 'Davom etish' }).click();
     await page.getByLabel('SMS-kod').fill('111111');
     await page.getByRole('button', { name: /to‘lash$/ }).click();
-    await expect.poll(() => page.locator('h2').textContent()).toBe('To‘lov rad etildi');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('To‘lov rad etildi');
     expect(await page.locator('.outcome p').first().textContent()).toBe('Kartada mablag‘ yetarli emas.');
     await page.getByRole('button', { name: 'English' }).click();
-    await expect.poll(() => page.locator('h2').textContent()).toBe('Payment refused');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Payment refused');
     expect(await page.locator('.outcome p').first().textContent()).toBe('There is not enough money on the card.');
     expect(await page.locator('#amount').textContent()).toBe('UZS 15,000.00');
+    expect(await page.getByRole('link', { name: 'Back to the shop' }).getAttribute('href')).toBe(`${base}/healthz?from=payment`);
     await shot(page, '4-refused-en');
     expect((await readOrder(order.id)).status).toBe('FAILED');
     expect(problems).toEqual([]);
@@ -94,14 +108,16 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await enterCard(page, '8600000000000007', { pan: 'Card number', expiry: 'Expiry date', phone: "Phone number linked to the card" });
     await page.getByRole('button', { name: 'Continue' }).click();
     await expect.poll(() => page.locator('h1').textContent()).toBe('Enter the SMS code');
+    expect(await page.getByText(/left\.$/).count()).toBe(0);
     for (let i = 0; i < 5; i++) {
       await page.getByLabel('SMS code').fill('000000');
       await page.getByRole('button', { name: /^Pay/ }).click();
       if (i < 4) await expect.poll(() => page.locator('.hint').last().textContent()).toBe(`${4 - i} ${i === 3 ? 'attempt' : 'attempts'} left.`);
     }
-    await expect.poll(() => page.locator('h2').textContent()).toBe('No attempts left');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('No attempts left');
     await page.reload();
-    await expect.poll(() => page.locator('h2').textContent()).toBe('No attempts left');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('No attempts left');
+    expect(await page.getByRole('link', { name: 'Back to the shop' }).getAttribute('href')).toBe(`${base}/healthz?from=payment`);
     await shot(page, '5-attempts-used-up-en');
     expect(await readOrder(order.id)).toMatchObject({ status: 'FAILED', failureCode: 'TOO_MANY_ATTEMPTS' });
     expect(problems).toEqual([]);
@@ -114,11 +130,16 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     expect(await page.locator('#amount').textContent()).toBe(`999${NBSP}900,50 сум`);
     await enterCard(page, '8600000000000007', { pan: 'Номер карты', expiry: 'Срок действия', phone: 'Телефон, привязанный к карте' });
     await page.getByLabel('Сохранить карту для следующих покупок').check();
+    // Consent names who may charge the card later; the page says what is kept, which is not the card number.
+    expect(await page.locator('.consent').textContent()).toContain('разрешаете магазину «Chorsu Market» списывать с неё оплату');
+    expect(await page.locator('#secure').textContent()).toBe(
+      'Данные карты передаются напрямую в банк. Мы храним только токен банка и маскированный номер: полный номер карты и SMS-код не сохраняются.',
+    );
     await shot(page, '5-save-card-ru');
     await page.getByRole('button', { name: 'Продолжить' }).click();
     await page.getByLabel('Код из SMS').fill('111111');
     await page.getByRole('button', { name: `Оплатить 999${NBSP}900,50 сум` }).click();
-    await expect.poll(() => page.locator('h2').textContent()).toBe('Оплата прошла');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Оплата прошла');
     expect(await page.locator('.outcome').textContent()).toContain('Карта 860000******0007 сохранена для следующих покупок.');
     await shot(page, '6-paid-saved-ru');
     const read = await readOrder(order.id);
@@ -146,7 +167,7 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('code');
     await page.keyboard.type('111111');
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.locator('h2').textContent()).toBe('To‘lov qabul qilindi');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('To‘lov qabul qilindi');
     expect(await readOrder(order.id)).toMatchObject({ status: 'PAID', saveCard: true });
   });
 
@@ -157,11 +178,11 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByLabel('SMS code').fill('111111');
     await page.getByRole('button', { name: /^Pay / }).click();
-    await expect.poll(() => page.locator('h2').textContent()).toBe('Your bank is confirming the payment');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Your bank is confirming the payment');
     await shot(page, '7-processing-en');
     await reconcileNow(service);
     await page.clock.fastForward(3_500);
-    await expect.poll(() => page.locator('h2').textContent()).toBe('Payment received');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Payment received');
     expect(await page.locator('.outcome .hint').textContent()).toBe('You can close this page now.');
     expect((await readOrder(order.id)).status).toBe('PAID');
   });
@@ -181,7 +202,8 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     const canceled = await openOrder();
     await service.call({ method: 'POST', url: `/merchant/v1/orders/${canceled.order.id}/cancel`, key: merchant.test });
     await canceled.page.reload();
-    await expect.poll(() => canceled.page.locator('h2').textContent()).toBe('Buyurtma bekor qilingan');
+    await expect.poll(() => canceled.page.locator('h1').textContent()).toBe('Buyurtma bekor qilingan');
+    expect(await canceled.page.getByRole('link', { name: 'Do‘konga qaytish' }).getAttribute('href')).toBe(`${base}/healthz?from=payment`);
     await shot(canceled.page, '8-canceled-uz');
 
     const expiring = await openOrder();
@@ -189,7 +211,9 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await service.db.query("UPDATE orders SET expires_at = now() WHERE id = $1", [expiring.order.id]);
     await service.db.query("UPDATE checkout_sessions SET expires_at = now() WHERE order_id = $1", [expiring.order.id]);
     await expiring.page.clock.fastForward(31 * 60 * 1000);
-    await expect.poll(() => expiring.page.locator('h2').textContent()).toBe('Havolaning muddati tugagan');
+    await expect.poll(() => expiring.page.locator('h1').textContent()).toBe('Havolaning muddati tugagan');
+    expect(await expiring.page.getByRole('link', { name: 'Do‘konga qaytish' }).getAttribute('href')).toBe(`${base}/healthz?from=payment`);
+    await shot(expiring.page, '9-expired-uz');
     expect((await readOrder(expiring.order.id)).status).toBe('EXPIRED');
   });
 });
@@ -210,6 +234,25 @@ describe('the payment page over HTTP', () => {
       expect((await local.call({ method: 'GET', url: `/pay/${binding.clientToken}` })).status).toBe(404);
       expect((await local.call({ method: 'GET', url: `/bind/${token}` })).status).toBe(404);
       expect((await local.call({ method: 'GET', url: '/pay/cs_unknown' })).status).toBe(404);
+    } finally {
+      await local.stop();
+    }
+  });
+
+  it('gives the page the shop\'s address, escaped, only for the session the link names', async () => {
+    const local = await startService();
+    try {
+      const shop = await local.createMerchant();
+      const returnUrl = "https://shop.uz/back?a=1&b='x'";
+      const body = { amount: 100, returnUrl };
+      const order = (await local.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: idem(), body })).body;
+      const token = order.paymentUrl.split('/pay/')[1];
+      const page = await local.call({ method: 'GET', url: `/pay/${token}` });
+      expect(page.text).toContain('<main class="sheet" data-return-url="https://shop.uz/back?a=1&amp;b=&#39;x&#39;">');
+      // A link of the other kind learns nothing of the session.
+      const wrongKind = await local.call({ method: 'GET', url: `/bind/${token}` });
+      expect(wrongKind.status).toBe(404);
+      expect(wrongKind.text).toContain('<main class="sheet">');
     } finally {
       await local.stop();
     }

@@ -31,6 +31,9 @@ export interface SessionRow {
   order_amount: number | null;
   order_description: string | null;
   order_status: string | null;
+  /** The order's payment once it was made (a refused one included), and when the order was paid. */
+  order_payment: string | null;
+  order_paid_at: Date | null;
   /** Computed by the database clock, the one clock every process shares. */
   expired: boolean;
 }
@@ -57,6 +60,7 @@ const SELECT_SESSION = `
   SELECT ${qualified(SESSION_COLUMNS, 's')}, p.name AS product_name, p.fee_bps,
          coalesce(b.return_url, o.return_url) AS return_url, coalesce(b.customer_ref, o.customer_ref) AS customer_ref,
          o.amount AS order_amount, o.description AS order_description, o.status AS order_status,
+         o.payment_intent_id AS order_payment, o.paid_at AS order_paid_at,
          s.expires_at <= now() AS expired
     FROM checkout_sessions s
     JOIN products p ON p.id = s.product_id

@@ -46,6 +46,10 @@ export const SessionState = Type.Object({
         currency: Type.Literal('UZS'),
         description: Type.Union([Type.String(), Type.Null()]),
         status: Type.String({ description: 'PENDING, PAID, FAILED, EXPIRED or CANCELED' }),
+        paidAt: Type.Union([Timestamp, Type.Null()], { description: 'When the order was paid; null until PAID' }),
+        payment: Type.Union([Type.String(), Type.Null()], {
+          description: 'The payment reference (the payment intent), once PAID: the buyer can quote it to the shop',
+        }),
       }),
       Type.Null(),
     ],

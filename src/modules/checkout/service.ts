@@ -57,7 +57,14 @@ export function presentSession(row: SessionRow): SessionState {
     resendAvailableAt: row.code_sends < CODE_SENDS_MAX ? (resendAt?.toISOString() ?? null) : null,
     order:
       row.kind === 'order'
-        ? { amount: row.order_amount!, currency: 'UZS', description: row.order_description, status: row.order_status! }
+        ? {
+            amount: row.order_amount!,
+            currency: 'UZS',
+            description: row.order_description,
+            status: row.order_status!,
+            paidAt: row.order_paid_at?.toISOString() ?? null,
+            payment: row.order_status === 'PAID' ? row.order_payment : null,
+          }
         : null,
     canSaveCard: row.kind === 'order' && row.customer_ref !== null,
   };
@@ -101,8 +108,13 @@ export class CheckoutService {
   }
 
   /** Whether `token` names an order's session or a card binding's; null when it names none. */
-  async kindOf(token: string): Promise<SessionRow['kind'] | null> {
-    return (await store.findSession(this.db, token, false))?.kind ?? null;
+  /**
+   * What the hosted page needs before its script runs: the session's kind, and the shop's address, which the page offers
+   * on every final screen (the session state gives it only once completed, to navigate there).
+   */
+  async pageOf(token: string): Promise<{ kind: SessionRow['kind']; returnUrl: string | null } | null> {
+    const session = await store.findSession(this.db, token, false);
+    return session ? { kind: session.kind, returnUrl: session.return_url } : null;
   }
 
   async state(token: string): Promise<SessionState> {

@@ -14,17 +14,23 @@ import {
   sessionApi,
   textsFor,
 } from './capture.js';
-import { formatAmount } from './i18n.js';
+import { formatAmount, formatDateTime } from './i18n.js';
 
-const RETURN_DELAY_MS = 1500;
+/** A paid page stays this long before returning to the shop: time to glance at the receipt (the button goes at once). */
+const RETURN_DELAY_MS = 4000;
 /** While the bank confirms a payment, the page asks again this often, for at most this long. */
 const POLL_INTERVAL_MS = 3000;
 const POLLS_MAX = 200;
 const NETWORK_NAMES = { uzcard: 'Uzcard', humo: 'Humo' };
+/** A session's attempts (the service's CARD_ATTEMPTS_MAX and CODE_ATTEMPTS_MAX): what is left is told after a mistake. */
+const CARD_ATTEMPTS = 3;
+const CODE_ATTEMPTS = 5;
 
 const token = decodeURIComponent(location.pathname.split('/').pop() ?? '');
 const api = sessionApi(token);
 const view = document.getElementById('view');
+/** The shop's address, given with the page when the order or binding has one. */
+const SHOP_URL = view.closest('main').dataset.returnUrl ?? null;
 
 const page = {
   language: initialLanguage(),
@@ -199,7 +205,9 @@ function cardForm(session) {
       oninput: (event) => (page.form.phone = event.target.value),
     }),
     saveCard,
-    el('p', { class: 'hint' }, text.cardAttempts(session.cardAttemptsLeft)),
+    // Saving a card, asked for here or by a binding, lets the merchant charge it later: the buyer is told so, by name.
+    !isOrder() || session.canSaveCard ? el('p', { class: 'hint consent' }, text.consent(session.productName)) : null,
+    session.cardAttemptsLeft < CARD_ATTEMPTS ? el('p', { class: 'hint' }, text.cardAttempts(session.cardAttemptsLeft)) : null,
     el('button', { type: 'submit', class: 'primary', disabled: page.busy || session.cardAttemptsLeft === 0 }, text.continue),
   );
 }
@@ -243,7 +251,7 @@ function codeForm(session) {
       value: page.form.code,
       oninput: (event) => (page.form.code = event.target.value),
     }),
-    el('p', { class: 'hint' }, text.codeAttempts(session.codeAttemptsLeft)),
+    session.codeAttemptsLeft < CODE_ATTEMPTS ? el('p', { class: 'hint' }, text.codeAttempts(session.codeAttemptsLeft)) : null,
     el(
       'button',
       { type: 'submit', class: 'primary', disabled: page.busy || session.codeAttemptsLeft === 0 },
@@ -253,22 +261,56 @@ function codeForm(session) {
   );
 }
 
-function outcome(kind, title, ...lines) {
-  return el('div', { class: `outcome ${kind}` }, el('div', { class: 'symbol', 'aria-hidden': 'true' }), el('h2', {}, title), ...lines);
+/**
+ * A screen the buyer cannot act on here: its title is the page's heading, and when the shop gave a way back, a final
+ * screen offers it (`final`), so that no outcome is a dead end.
+ */
+function outcome(kind, title, { final = true } = {}, ...lines) {
+  const back = final && SHOP_URL ? el('a', { class: 'button', href: SHOP_URL }, t().backToShop) : null;
+  return { title, symbol: kind, body: el('div', { class: 'outcome' }, ...lines, back) };
+}
+
+/** The card as a buyer knows it: its network and last four digits. */
+function cardName(maskedPan) {
+  return `${NETWORK_NAMES[networkOf(maskedPan)] ?? ''} •••• ${maskedPan.slice(-4)}`.trim();
+}
+
+/** What a paid order's buyer may keep or quote to the shop: who was paid, how much, with which card, when, and its reference. */
+function receipt(session) {
+  const text = t();
+  const rows = [
+    [text.receipt.merchant, session.productName],
+    [text.receipt.amount, amount()],
+    [text.receipt.card, session.maskedPan && cardName(session.maskedPan)],
+    [text.receipt.date, session.order.paidAt && formatDateTime(new Date(session.order.paidAt), page.language)],
+  ].filter(([, value]) => value);
+  const reference = session.order.payment;
+  return el(
+    'section',
+    { class: 'receipt', 'aria-labelledby': 'receipt-title' },
+    el('h2', { id: 'receipt-title' }, text.receipt.title),
+    el(
+      'dl',
+      {},
+      ...rows.flatMap(([name, value]) => [el('dt', {}, name), el('dd', {}, value)]),
+      // The reference is long and copied as it is: on a line of its own, never broken inside a phone's width.
+      ...(reference ? [el('dt', { class: 'wide' }, text.receipt.reference), el('dd', { class: 'wide reference' }, reference)] : []),
+    ),
+  );
 }
 
 function completed(session) {
   const text = t();
   if (session.returnUrl) setTimeout(() => location.assign(session.returnUrl), RETURN_DELAY_MS);
   const lines = isOrder()
-    ? [el('p', {}, text.paidText(amount())), page.form.saveCard && session.canSaveCard ? el('p', {}, text.cardSaved(session.maskedPan)) : null]
+    ? [receipt(session), page.form.saveCard && session.canSaveCard ? el('p', {}, text.cardSaved(session.maskedPan)) : null]
     : [el('p', {}, text.doneText(session.maskedPan))];
   return outcome(
     'success',
     isOrder() ? text.paidTitle : text.doneTitle,
+    {},
     ...lines,
     el('p', { class: 'hint' }, session.returnUrl ? text.returning : text.closeHint),
-    session.returnUrl ? el('a', { class: 'button', href: session.returnUrl }, text.backToShop) : null,
   );
 }
 
@@ -282,26 +324,28 @@ function poll() {
   }, POLL_INTERVAL_MS);
 }
 
+/** What the buyer sees now: the heading, a symbol for an outcome (or null), and the body below the summary. */
 function screen() {
   const text = t();
   const session = page.session;
-  if (page.gone === 'expired') return outcome('warning', text.expiredTitle, el('p', {}, text.expiredText));
-  if (page.gone === 'notFound') return outcome('warning', text.notFoundTitle, el('p', {}, text.notFoundText));
-  if (!session) return el('p', { class: 'loading', 'aria-busy': 'true' }, '…');
+  if (page.gone === 'expired') return outcome('warning', text.expiredTitle, {}, el('p', {}, text.expiredText));
+  if (page.gone === 'notFound') return outcome('warning', text.notFoundTitle, {}, el('p', {}, text.notFoundText));
+  if (!session) return { title: '', symbol: null, body: el('p', { class: 'loading', 'aria-busy': 'true' }, '…') };
   if (session.status === 'COMPLETED') return completed(session);
   if (session.status === 'PROCESSING') {
     poll();
-    return outcome('pending', text.processingTitle, el('p', {}, text.processingText));
+    return outcome('pending', text.processingTitle, { final: false }, el('p', {}, text.processingText));
   }
   // A session closed for used-up attempts says so; an order's FAILED session otherwise means the bank refused.
   if (isOrder() && session.status === 'FAILED' && session.failureCode !== 'TOO_MANY_ATTEMPTS') {
     const reason = text.reasons[page.failureCode];
-    return outcome('warning', text.refusedTitle, reason ? el('p', {}, reason) : null, el('p', {}, text.refusedText));
+    return outcome('warning', text.refusedTitle, {}, reason ? el('p', {}, reason) : null, el('p', {}, text.refusedText));
   }
-  if (isOrder() && session.order.status === 'CANCELED') return outcome('warning', text.canceledTitle, el('p', {}, text.canceledText));
-  if (session.status === 'EXPIRED') return outcome('warning', text.expiredTitle, el('p', {}, text.expiredText));
-  if (session.status === 'FAILED') return outcome('warning', text.failedTitle, el('p', {}, text.failedText));
-  return session.status === 'AWAITING_CODE' ? codeForm(session) : cardForm(session);
+  if (isOrder() && session.order.status === 'CANCELED') return outcome('warning', text.canceledTitle, {}, el('p', {}, text.canceledText));
+  if (session.status === 'EXPIRED') return outcome('warning', text.expiredTitle, {}, el('p', {}, text.expiredText));
+  if (session.status === 'FAILED') return outcome('warning', text.failedTitle, {}, el('p', {}, text.failedText));
+  if (session.status === 'AWAITING_CODE') return { title: text.codeTitle, symbol: null, body: codeForm(session) };
+  return { title: isOrder() ? text.payTitle : text.bindTitle, symbol: null, body: cardForm(session) };
 }
 
 /** What is being paid, and the time left to pay it: shown above every step of an order. */
@@ -337,10 +381,13 @@ function render() {
   const text = t();
   const session = page.session;
   document.documentElement.lang = page.language;
-  const title = !session ? '' : session.status === 'AWAITING_CODE' ? text.codeTitle : isOrder() ? text.payTitle : text.bindTitle;
+  const { title, symbol, body } = screen();
   document.title = title ? `${title} · Tolov` : 'Tolov';
   languageSwitcher(document.getElementById('languages'), page.language, setLanguage);
   document.getElementById('title').textContent = title;
+  const mark = document.getElementById('symbol');
+  mark.hidden = symbol === null;
+  mark.className = `symbol ${symbol ?? ''}`;
   document.getElementById('merchant').textContent = session ? text.forMerchant(session.productName) : '';
   document.getElementById('test-mode').hidden = !session || session.livemode;
   document.getElementById('test-mode').textContent = text.testMode;
@@ -348,9 +395,10 @@ function render() {
   const notice = page.notice
     ? el('p', { class: `notice ${page.notice.kind}`, role: page.notice.kind === 'error' ? 'alert' : 'status' }, page.notice.text ?? errorText(page.notice.code))
     : null;
-  const summary = session && isOrder() && !page.gone ? orderSummary(session) : null;
+  // A paid order's receipt says what was paid; every other step shows it above.
+  const summary = session && isOrder() && !page.gone && session.status !== 'COMPLETED' ? orderSummary(session) : null;
   const focused = document.activeElement?.id;
-  view.replaceChildren(...[summary, notice, screen()].filter(Boolean));
+  view.replaceChildren(...[summary, notice, body].filter(Boolean));
   // Keep the buyer where they were typing; otherwise put them on the first field with an error, or the first field.
   const errorField = Object.keys(page.errors)[0];
   const target =

@@ -16,6 +16,18 @@ export function formatAmount(tiyin, language) {
   return textsFor(language).currency(`${whole}${decimal}${digits.slice(-2)}`);
 }
 
+/** Uzbek month names: browsers' own Uzbek dates are often missing or half-translated ("2026 M11 24"). */
+const UZBEK_MONTHS = ['yanvar', 'fevral', 'mart', 'aprel', 'may', 'iyun', 'iyul', 'avgust', 'sentabr', 'oktabr', 'noyabr', 'dekabr'];
+
+/** A moment as the buyer's language writes it, in the buyer's time zone: `24-noyabr 2026, 11:16`, `24 ноября 2026 г. в 11:16`. */
+export function formatDateTime(date, language) {
+  if (language === 'uz') {
+    const time = `${String(date.getHours()).padStart(2, '0')}:${String(date.getMinutes()).padStart(2, '0')}`;
+    return `${date.getDate()}-${UZBEK_MONTHS[date.getMonth()]} ${date.getFullYear()}, ${time}`;
+  }
+  return new Intl.DateTimeFormat(language === 'ru' ? 'ru-RU' : 'en-GB', { dateStyle: 'long', timeStyle: 'short' }).format(date);
+}
+
 /** Russian counts agree with their noun: 1 раз, 2–4 раза, 5–20 раз, 21 раз, 22 раза… */
 function russianPlural(n, one, few, many) {
   const ten = n % 10;
@@ -32,9 +44,10 @@ const TEXTS = {
     currency: (digits) => `${digits} so‘m`,
     timeLeft: (left) => `To‘lash uchun ${left} qoldi`,
     saveCard: 'Kartani keyingi xaridlar uchun saqlash',
+    consent: (name) => `Kartani saqlab, siz «${name}» do‘koniga keyingi xaridlaringiz uchun undan pul yechishga ruxsat berasiz. Kartani o‘chirishni istalgan vaqtda do‘kondan so‘rashingiz mumkin.`,
     payButton: (amount) => `${amount} to‘lash`,
     paidTitle: 'To‘lov qabul qilindi',
-    paidText: (amount) => `${amount} muvaffaqiyatli to‘landi.`,
+    receipt: { title: 'Chek', merchant: 'Do‘kon', amount: 'Summa', card: 'Karta', date: 'Sana', reference: 'To‘lov raqami' },
     cardSaved: (masked) => `${masked} kartasi keyingi xaridlar uchun saqlandi.`,
     refusedTitle: 'To‘lov rad etildi',
     refusedText: 'Pul yechilmadi. Do‘konga qaytib, boshqa karta bilan qayta buyurtma bering.',
@@ -77,7 +90,7 @@ const TEXTS = {
     notFoundText: 'Havolani tekshiring yoki do‘konga qaytadan murojaat qiling.',
     failedTitle: 'Urinishlar tugadi',
     failedText: 'Xavfsizlik uchun bu havola yopildi. Do‘konga qaytib, qaytadan boshlang.',
-    secure: 'Karta ma’lumotlari to‘g‘ridan-to‘g‘ri bankka yuboriladi va saqlanmaydi.',
+    secure: 'Karta ma’lumotlari to‘g‘ridan-to‘g‘ri bankka yuboriladi. Biz faqat bank tokeni va yashirilgan raqamni saqlaymiz: to‘liq karta raqami va SMS-kod saqlanmaydi.',
     errors: {
       panLength: 'Karta raqami 16 ta raqamdan iborat bo‘lishi kerak',
       panLuhn: 'Karta raqamida xato bor',
@@ -101,9 +114,10 @@ const TEXTS = {
     currency: (digits) => `${digits} сум`,
     timeLeft: (left) => `На оплату осталось ${left}`,
     saveCard: 'Сохранить карту для следующих покупок',
+    consent: (name) => `Сохраняя карту, вы разрешаете магазину «${name}» списывать с неё оплату ваших следующих покупок. Удалить карту можно в любой момент, попросив об этом магазин.`,
     payButton: (amount) => `Оплатить ${amount}`,
     paidTitle: 'Оплата прошла',
-    paidText: (amount) => `${amount} успешно оплачено.`,
+    receipt: { title: 'Чек', merchant: 'Магазин', amount: 'Сумма', card: 'Карта', date: 'Дата', reference: 'Номер платежа' },
     cardSaved: (masked) => `Карта ${masked} сохранена для следующих покупок.`,
     refusedTitle: 'Банк отклонил оплату',
     refusedText: 'Деньги не списаны. Вернитесь в магазин и оформите заказ с другой картой.',
@@ -146,7 +160,7 @@ const TEXTS = {
     notFoundText: 'Проверьте ссылку или обратитесь в магазин ещё раз.',
     failedTitle: 'Попытки закончились',
     failedText: 'Ради безопасности эта ссылка закрыта. Вернитесь в магазин и начните заново.',
-    secure: 'Данные карты передаются напрямую в банк и не сохраняются.',
+    secure: 'Данные карты передаются напрямую в банк. Мы храним только токен банка и маскированный номер: полный номер карты и SMS-код не сохраняются.',
     errors: {
       panLength: 'Номер карты должен состоять из 16 цифр',
       panLuhn: 'В номере карты ошибка',
@@ -170,9 +184,10 @@ const TEXTS = {
     currency: (digits) => `UZS ${digits}`,
     timeLeft: (left) => `${left} left to pay`,
     saveCard: 'Save this card for my next purchases',
+    consent: (name) => `By saving the card you allow ${name} to charge it for your future purchases. You can ask the shop to remove it at any time.`,
     payButton: (amount) => `Pay ${amount}`,
     paidTitle: 'Payment received',
-    paidText: (amount) => `${amount} paid.`,
+    receipt: { title: 'Receipt', merchant: 'Paid to', amount: 'Amount', card: 'Card', date: 'Date', reference: 'Payment reference' },
     cardSaved: (masked) => `Card ${masked} is saved for your next purchases.`,
     refusedTitle: 'Payment refused',
     refusedText: 'No money was taken. Go back to the shop and order again with another card.',
@@ -215,7 +230,7 @@ const TEXTS = {
     notFoundText: 'Check the link, or ask the shop for a new one.',
     failedTitle: 'No attempts left',
     failedText: 'For your safety this link is closed. Go back to the shop and start again.',
-    secure: 'Card details go straight to the bank and are never stored.',
+    secure: 'Card details go straight to the bank. We keep only the bank’s token and the masked number, never the full card number or the SMS code.',
     errors: {
       panLength: 'The card number has 16 digits',
       panLuhn: 'The card number has a typo',
