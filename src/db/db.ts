@@ -78,58 +78,62 @@ const exec = async (client: Client, script: string) => {
 };
 
 /**
+ * Runs `work` on a client of the pool, which is discarded afterwards if its connection failed or `work` said so
+ * (`broke`). A server restart under a statement emits 'error' on the client we hold (the pool only listens to idle
+ * ones); unheard, it would end the process. The statement in flight fails on its own.
+ */
+async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient, broke: () => void) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  const broke = () => {
+    broken = true;
+  };
+  client.on('error', broke);
+  try {
+    return await work(client, broke);
+  } finally {
+    client.off('error', broke);
+    client.release(broken);
+  }
+}
+
+/**
  * Runs one statement on a client of the pool. The pool's own `query` discards the connection after any error, so one
  * caller's refused statement (a constraint, bad text) would cost a new connection and every statement prepared on it
  * again, and a merchant sending such requests would slow every other; here a statement the server refused keeps its
  * connection, and only a failure of the connection itself discards it.
  */
-async function queryOnPool<Row>(pool: pg.Pool, run: Run, sql: string, params: readonly unknown[] | undefined): Promise<Row[]> {
-  const client = await pool.connect();
-  let broken = false;
-  const onError = () => {
-    broken = true;
-  };
-  client.on('error', onError);
-  try {
-    return await run<Row>(client, sql, params);
-  } catch (error) {
-    if (!(error instanceof pg.DatabaseError)) broken = true;
-    throw error;
-  } finally {
-    client.off('error', onError);
-    client.release(broken);
-  }
+function queryOnPool<Row>(pool: pg.Pool, run: Run, sql: string, params: readonly unknown[] | undefined): Promise<Row[]> {
+  return withClient(pool, async (client, broke) => {
+    try {
+      return await run<Row>(client, sql, params);
+    } catch (error) {
+      if (!(error instanceof pg.DatabaseError)) broke();
+      throw error;
+    }
+  });
 }
 
 /** Runs `work` in a transaction on a client of the pool, again (up to a limit) when the failure is safe to retry. */
 async function transactionOnPool<T>(pool: pg.Pool, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    const client = await pool.connect();
-    let broken = false;
-    // A server restart under a transaction emits 'error' on the client we hold (the pool only listens to idle
-    // ones); unheard, it would end the process. The statement in flight fails on its own; the client is discarded.
-    const onError = () => {
-      broken = true;
-    };
-    client.on('error', onError);
     try {
-      await client.query('BEGIN');
-      const result = await work(transactionOn({ query: (sql, params) => run(client, sql, params), exec: (script) => exec(client, script) }));
-      // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
-      if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new TransactionAbortedError();
-      return result;
+      return await withClient(pool, async (client, broke) => {
+        try {
+          await client.query('BEGIN');
+          const result = await work(transactionOn({ query: (sql, params) => run(client, sql, params), exec: (script) => exec(client, script) }));
+          // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
+          if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new TransactionAbortedError();
+          return result;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(broke);
+          throw error;
+        }
+      });
     } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch {
-        broken = true;
-      }
       const retryable = RETRYABLE_CODES.has((error as { code?: string }).code ?? '') || isStalePlan(error);
       if (attempt < TRANSACTION_ATTEMPTS_MAX && retryable) continue;
       throw error;
-    } finally {
-      client.off('error', onError);
-      client.release(broken);
     }
   }
 }
