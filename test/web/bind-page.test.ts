@@ -58,7 +58,7 @@ describe.runIf(browserAvailable())('the hosted binding page, in Chromium', () =>
 
     // The code step.
     await expect.poll(() => page.locator('h1').textContent()).toBe('Enter the SMS code');
-    expect(await page.locator('.lead').textContent()).toContain('860000******0007');
+    expect(await page.locator('.lead').textContent()).toContain('Uzcard •••• 0007');
     expect(await page.getAttribute('#code', 'autocomplete')).toBe('one-time-code');
     expect(await page.getByRole('button', { name: /new code in \d+ s/ }).isDisabled()).toBe(true);
 

@@ -140,7 +140,7 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await page.getByLabel('Код из SMS').fill('111111');
     await page.getByRole('button', { name: `Оплатить 999${NBSP}900,50 сум` }).click();
     await expect.poll(() => page.locator('h1').textContent()).toBe('Оплата прошла');
-    expect(await page.locator('.outcome').textContent()).toContain('Карта 860000******0007 сохранена для следующих покупок.');
+    expect(await page.locator('.outcome').textContent()).toContain('Карта Uzcard •••• 0007 сохранена для следующих покупок.');
     await shot(page, '6-paid-saved-ru');
     const read = await readOrder(order.id);
     expect(read).toMatchObject({ status: 'PAID', saveCard: true, savedCard: expect.stringMatching(/^card_/) });

@@ -240,7 +240,7 @@ function codeForm(session) {
   return el(
     'form',
     { novalidate: true, onsubmit: onCode },
-    el('p', { class: 'lead' }, text.codeSent(session.maskedPan)),
+    el('p', { class: 'lead' }, text.codeSent(cardName(session.maskedPan))),
     field({
       id: 'code',
       label: text.code,
@@ -303,8 +303,8 @@ function completed(session) {
   const text = t();
   if (session.returnUrl) setTimeout(() => location.assign(session.returnUrl), RETURN_DELAY_MS);
   const lines = isOrder()
-    ? [receipt(session), page.form.saveCard && session.canSaveCard ? el('p', {}, text.cardSaved(session.maskedPan)) : null]
-    : [el('p', {}, text.doneText(session.maskedPan))];
+    ? [receipt(session), page.form.saveCard && session.canSaveCard ? el('p', {}, text.cardSaved(cardName(session.maskedPan))) : null]
+    : [el('p', {}, text.doneText(cardName(session.maskedPan)))];
   return outcome(
     'success',
     isOrder() ? text.paidTitle : text.doneTitle,
