@@ -2,6 +2,7 @@
 // bare Node HTTP server answering JSON in the same run, so every figure is also given as a ratio to that ceiling.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -16,6 +17,7 @@ import { createPglite } from '../src/db/pglite/engine.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Merchant } from '../src/core/merchant.js';
 import { runIdempotent } from '../src/core/idempotency.js';
+import { Sealer } from '../src/lib/sealing.js';
 import { createSender } from '../src/modules/webhooks/sender.js';
 import { WebhooksService } from '../src/modules/webhooks/service.js';
 import { createService } from '../src/service.js';
@@ -25,6 +27,7 @@ const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const POSTGRES_URL = process.env.TOLOV_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 const STARTUP_TIMEOUT_MS = 60_000;
 const SEED_ORDERS = 1_000;
 const SEED_SLICE = 50_000;
@@ -142,7 +145,7 @@ async function bareNode(): Promise<Result> {
 async function startService(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['dist/main.js'], {
     // The benchmark is one merchant on purpose; its per-key limit is lifted so that the service, not the limit, is measured.
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_RATE_LIMIT_KEY_PER_MINUTE: '10000000', ...env },
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, TOLOV_RATE_LIMIT_KEY_PER_MINUTE: '10000000', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
@@ -383,7 +386,9 @@ async function benchDeliveries(engine: string, db: Db): Promise<Result> {
     INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at)
       SELECT 'wd_bench_' || n, 'we_bench', 'evt_bench_' || n, 'pending', now() FROM generate_series(1, ${DELIVERIES}) AS n;`);
   const sender = createSender({ timeoutMs: 10_000, allowPrivate: true });
-  const webhooks = new WebhooksService(db, { webhookRetryScheduleSeconds: [0, 60], webhookTimeoutMs: 10_000, webhookAllowPrivate: true, webhookEndpointsMax: 16 }, sender);
+  const settings = { webhookRetryScheduleSeconds: [0, 60], webhookTimeoutMs: 10_000, webhookAllowPrivate: true, webhookEndpointsMax: 16 };
+  const webhooks = new WebhooksService(db, settings, sender, new Sealer(randomBytes(32)));
+  await webhooks.sealStoredSecrets();
   const started = performance.now();
   const loop = async () => {
     while ((await webhooks.deliverDue(256)) > 0);
@@ -514,7 +519,7 @@ async function chargeRowsWriter(db: Db): Promise<(n: number) => Promise<void>> {
  * of HTTP (Node's server, Fastify, the load's client on the same two cores).
  */
 async function benchChargeWithoutHttp(engine: string, db: Db): Promise<Result> {
-  const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn' }), { db });
+  const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'warn' }), { db });
   try {
     return await directRate(engine, WITHOUT_HTTP, await inProcessCharger(service, db));
   } finally {
@@ -557,7 +562,7 @@ const BESIDE_POISON = `charge without HTTP, beside another product's ${POISONED_
  * failing charges join the same group writes, and what they cost the other product is the ratio of the two rates.
  */
 async function benchPoisonedGroups(engine: string, db: Db): Promise<Result[]> {
-  const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent' }), { db });
+  const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent' }), { db });
   try {
     const charge = await inProcessCharger(service, db);
     const poisoned = await inProcessCharger(service, db, 'refused by the database \u0000');

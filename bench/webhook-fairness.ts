@@ -8,6 +8,7 @@ import { startWorkers } from '../src/workers/loop.js';
 import { webhookDelivery } from '../src/workers/webhook-delivery.js';
 
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 /** Charges a second per product, each an event; the noisy product's go to all its 16 endpoints. */
 const EVENTS_PER_SECOND = 20;
 const ENDPOINTS_BLACK_HOLED = 16;
@@ -35,7 +36,7 @@ export async function benchWebhookFairness(db: Db, seconds: number): Promise<{ q
   });
   const blackHole = createServer(() => {});
   const [receiverUrl, blackHoleUrl] = [await listen(receiver), await listen(blackHole)];
-  const config = loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true' });
+  const config = loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent', TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true' });
   const service = await createService(config, { db });
   const workers = startWorkers([webhookDelivery(service.webhooks, service.app.log)], service.app.log);
   try {

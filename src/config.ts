@@ -1,5 +1,6 @@
 // Every setting of CONTRACT §1, parsed and validated once at start. A bad value stops the start with a
 // message naming the variable and the form it accepts.
+import { parseSealingKey } from './lib/sealing.js';
 
 export interface Config {
   port: number;
@@ -32,6 +33,13 @@ export interface Config {
   keyRequestsPerMinute: number;
   authFailuresPerMinute: number;
   webhookEndpointsMax: number;
+  /**
+   * Seals the secrets the service reads back (AES-256-GCM). Null on the embedded engine without TOLOV_SECRETS_KEY: a
+   * key is then made in a file beside the data folder.
+   */
+  secretsKey: Buffer | null;
+  /** Keys that sealed values before a rotation: they still open, and those values are sealed again at start. */
+  previousSecretsKeys: Buffer[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -75,6 +83,20 @@ function checkAdminToken(token: string): void {
     throw new ConfigError('TOLOV_ADMIN_TOKEN', `a token too random to guess (${ADMIN_TOKEN_BITS_MIN} bits or more); ${MAKE_A_TOKEN}`, '(hidden)');
   }
 }
+export const SECRETS_KEY_EXPECTED = 'a base64 key of 32 bytes; make one with: openssl rand -base64 32';
+
+/** The sealing keys (the service requires one with a PostgreSQL server, whose processes must all share it). */
+function secretsKeys({ read }: EnvReader): Pick<Config, 'secretsKey' | 'previousSecretsKeys'> {
+  const expected = SECRETS_KEY_EXPECTED;
+  const raw = read('TOLOV_SECRETS_KEY');
+  const secretsKey = raw === undefined ? null : parseSealingKey(raw);
+  if (raw !== undefined && secretsKey === null) throw new ConfigError('TOLOV_SECRETS_KEY', expected, '(hidden)');
+  const previous = (read('TOLOV_SECRETS_KEY_PREVIOUS') ?? '').split(',').filter((part) => part.trim() !== '');
+  const previousSecretsKeys = previous.map((part) => parseSealingKey(part));
+  if (previousSecretsKeys.some((key) => key === null)) throw new ConfigError('TOLOV_SECRETS_KEY_PREVIOUS', `comma-separated keys, each ${expected}`, '(hidden)');
+  return { secretsKey, previousSecretsKeys: previousSecretsKeys as Buffer[] };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Reads variables of `env`, each checked against what it must be; an empty value counts as unset. */
@@ -174,6 +196,7 @@ export function loadConfig(env: Env = process.env): Config {
     expiryIntervalMs: integer('TOLOV_EXPIRY_INTERVAL_MS', 5_000, 10, DAY_SECONDS * 1000),
     ...liveRail(reader),
     ...limits(reader),
+    ...secretsKeys(reader),
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
   };
 }

@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Config } from './config.js';
+import { ConfigError, SECRETS_KEY_EXPECTED, type Config } from './config.js';
 import { openDb } from './db/db.js';
 import type { Db } from './db/types.js';
 import { migrate } from './db/migrate.js';
@@ -19,6 +20,9 @@ import { ReconciliationService } from './modules/reconciliation/service.js';
 import { RefundsService } from './modules/refunds/service.js';
 import { createSender, type Lookup, type Sender } from './modules/webhooks/sender.js';
 import { WebhooksService } from './modules/webhooks/service.js';
+import { AccountsService } from './modules/accounts/service.js';
+import { keyFromFile, Sealer } from './lib/sealing.js';
+import { sessionCleanup } from './workers/session-cleanup.js';
 import { maintenanceNeeded, tableMaintenance } from './workers/table-maintenance.js';
 import { eventRetention } from './workers/event-retention.js';
 import { webhookDelivery } from './workers/webhook-delivery.js';
@@ -43,12 +47,14 @@ export interface Service {
 }
 
 /** Every capability's service, each given what it depends on. */
-function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiKeyCache; sender: Sender; log: FastifyBaseLogger }): Services {
-  const { config, db, rails, keys, sender, log } = parts;
+function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiKeyCache; sender: Sender; sealer: Sealer; log: FastifyBaseLogger }): Services {
+  const { config, db, rails, keys, sender, sealer, log } = parts;
   const orders = new OrdersService(db, config);
   const payments = new PaymentsService(db, rails, orders, log);
+  const products = new ProductsService(db, keys, config.defaultFeeBps);
   return {
-    products: new ProductsService(db, keys, config.defaultFeeBps),
+    accounts: new AccountsService(db, products),
+    products,
     orders,
     payments,
     refunds: new RefundsService(db, rails, log),
@@ -56,9 +62,22 @@ function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiK
     bindings: new CardBindingsService(db, rails, config),
     checkout: new CheckoutService(db, rails, payments, orders),
     ledger: new LedgerService(db),
-    webhooks: new WebhooksService(db, config, sender),
+    webhooks: new WebhooksService(db, config, sender, sealer),
     reconciliation: new ReconciliationService(db, rails),
   };
+}
+
+/**
+ * The sealer of stored secrets: TOLOV_SECRETS_KEY, or on the embedded engine a key kept in a file beside the data
+ * folder (made at the first start, readable by its user alone); an in-memory database gets a key of its own.
+ */
+async function openSealer(config: Config): Promise<Sealer> {
+  if (config.secretsKey !== null) return new Sealer(config.secretsKey, config.previousSecretsKeys);
+  if (config.databaseUrl !== null) {
+    throw new ConfigError('TOLOV_SECRETS_KEY', `${SECRETS_KEY_EXPECTED}, the same in every process, whenever DATABASE_URL is set`, '');
+  }
+  const key = config.dataDir === 'memory://' ? randomBytes(32) : await keyFromFile(`${config.dataDir.replace(/\/+$/, '')}.secrets-key`);
+  return new Sealer(key, config.previousSecretsKeys);
 }
 
 /** Opens the database (or takes one), migrates it and builds the app; nothing listens or runs until `listen`. */
@@ -74,10 +93,13 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   app.addHook('onClose', () => stopFollowingKeys());
   const sender = createSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...(options.lookup ? { lookup: options.lookup } : {}) });
   app.addHook('onClose', () => sender.close());
-  const services = buildServices({ config, db, rails, keys, sender, log: app.log });
-  const idempotent = new IdempotentReplies(db, options.hooks);
-  await registerApi(app, { services, idempotent, checkoutLimits: config });
-  const { orders, payments, refunds, webhooks } = services;
+  const sealer = await openSealer(config);
+  const services = buildServices({ config, db, rails, keys, sender, sealer, log: app.log });
+  const sealed = await services.webhooks.sealStoredSecrets();
+  if (sealed > 0) app.log.info(`sealed the signing secrets of ${sealed} webhook endpoints under the current TOLOV_SECRETS_KEY`);
+  const idempotent = new IdempotentReplies(db, sealer, options.hooks);
+  await registerApi(app, { services, idempotent, checkoutLimits: config, db, publicUrl: config.checkoutUrl });
+  const { orders, payments, refunds, webhooks, accounts } = services;
   let workers: RunningWorkers | null = null;
   return {
     app,
@@ -98,6 +120,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
           settlement(payments, config.settlementDelaySeconds),
           webhookDelivery(webhooks, app.log),
           eventRetention(webhooks),
+          sessionCleanup(accounts),
           ...(maintained ? [tableMaintenance(db)] : []),
         ],
         app.log,

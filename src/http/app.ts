@@ -10,6 +10,9 @@ import type { ProductsService } from '../modules/products/service.js';
 import type { ReconciliationService } from '../modules/reconciliation/service.js';
 import type { RefundsService } from '../modules/refunds/service.js';
 import type { WebhooksService } from '../modules/webhooks/service.js';
+import type { Db } from '../db/types.js';
+import type { AccountsService } from '../modules/accounts/service.js';
+import { dashboardRoutes } from '../web/dashboard/plugin.js';
 import { pageRoutes } from '../web/pages.js';
 import type { IdempotentReplies } from './idempotency.js';
 import { cardBindingRoutes } from './routes/card-bindings.js';
@@ -25,6 +28,7 @@ import { webhookRoutes } from './routes/webhooks.js';
 
 /** The capabilities' services, made once by the composition root and shared by the routes and the workers. */
 export interface Services {
+  accounts: AccountsService;
   products: ProductsService;
   orders: OrdersService;
   payments: PaymentsService;
@@ -39,9 +43,9 @@ export interface Services {
 
 export async function registerApi(
   app: FastifyInstance,
-  { services, idempotent, checkoutLimits }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits },
+  { services, idempotent, checkoutLimits, db, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; db: Db; publicUrl: string },
 ): Promise<void> {
-  const { products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, reconciliation } = services;
+  const { accounts, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, reconciliation } = services;
   await app.register(productRoutes, { products });
   await app.register(reconciliationRoutes, { reconciliation });
   await app.register(orderRoutes, { orders, idempotent });
@@ -53,4 +57,5 @@ export async function registerApi(
   await app.register(checkoutRoutes, { checkout, limits: checkoutLimits });
   await app.register(webhookRoutes, { webhooks, idempotent });
   await app.register(pageRoutes, { checkout });
+  await app.register(dashboardRoutes, { prefix: '/dashboard', db, accounts, products, webhooks, payments, orders, publicUrl });
 }

@@ -61,6 +61,7 @@ export async function authenticateMerchant(
   if (!keys.knows(hash)) throttle();
   const row = await keys.find(hash);
   if (!row || row.revoked_at !== null) throw unauthenticated('Invalid API key: unknown or revoked');
+  if (row.expires_at !== null && row.expires_at.getTime() <= Date.now()) throw unauthenticated('Expired API key: it was rolled; use its replacement');
   if (scope !== undefined && !row.scopes.includes(scope)) {
     throw new ApiError('SCOPE_REQUIRED', `This API key lacks the scope ${scope}`);
   }

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
 import { runIdempotent, type Phase, type PhaseHooks } from '../core/idempotency.js';
 import type { Db } from '../db/types.js';
+import type { Sealer } from '../lib/sealing.js';
 import { merchantOf } from './auth.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -31,11 +32,21 @@ export function idempotencyKeyOf(request: FastifyRequest, required: boolean): st
 export class IdempotentReplies {
   constructor(
     private readonly db: Db,
+    /** Seals the stored answers that carry a secret. */
+    private readonly sealer: Sealer,
     /** Fault injection between atomic phases, for tests. */
     private readonly hooks: PhaseHooks = {},
   ) {}
 
-  async send(request: FastifyRequest, reply: FastifyReply, options: { keyRequired: boolean; phases: Record<string, Phase> }): Promise<FastifyReply> {
+  /**
+   * `secret`: the answer carries a secret (a webhook signing secret): it is stored sealed, as the secret itself is, so
+   * that the table of stored answers does not give it away.
+   */
+  async send(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    options: { keyRequired: boolean; phases: Record<string, Phase>; secret?: boolean },
+  ): Promise<FastifyReply> {
     const key = idempotencyKeyOf(request, options.keyRequired);
     const path = request.url.split('?')[0]!;
     const sent = await runIdempotent(
@@ -43,10 +54,28 @@ export class IdempotentReplies {
       merchantOf(request),
       key,
       { id: request.id, method: request.method, path, body: request.body },
-      options.phases,
+      options.secret ? this.sealAnswers(options.phases) : options.phases,
       this.hooks,
     );
     if (sent.replayed) reply.header('Idempotent-Replayed', 'true');
-    return reply.code(sent.status).type('application/json; charset=utf-8').send(sent.body);
+    const body = options.secret && sent.status < 400 ? this.sealer.open((JSON.parse(sent.body) as { sealed: string }).sealed) : sent.body;
+    return reply.code(sent.status).type('application/json; charset=utf-8').send(body);
+  }
+
+  /** Plain phases whose successful answers are `{"sealed": …}`, the answer's JSON sealed. */
+  private sealAnswers(phases: Record<string, Phase>): Record<string, Phase> {
+    return Object.fromEntries(
+      Object.entries(phases).map(([name, phase]) => {
+        if (!('atomic' in phase)) throw new Error(`phase ${name}: only plain phases are sealed`);
+        const sealedPhase: Phase = {
+          atomic: async (tx, resourceId) => {
+            const result = await phase.atomic(tx, resourceId);
+            if (!('response' in result) || result.response.status >= 400) return result;
+            return { ...result, response: { ...result.response, body: { sealed: this.sealer.seal(JSON.stringify(result.response.body)) } } };
+          },
+        };
+        return [name, sealedPhase];
+      }),
+    );
   }
 }

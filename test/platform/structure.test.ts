@@ -13,7 +13,8 @@ const FUNCTION_LINES_MAX = 70;
  * root (`service.ts`) builds everything; `main.ts` and the CLI start it.
  */
 const LAYERS: string[][] = [
-  ['lib', 'config.ts', 'client'],
+  ['lib', 'client'],
+  ['config.ts'],
   ['db'],
   ['core'],
   ['rails'],

@@ -15,6 +15,8 @@ import { randomBase62 } from '../../src/lib/random.js';
 import { createService } from '../../src/service.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+/** The key that seals stored webhook secrets in tests (any 32 bytes, in base64). */
+export const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 export const engine = process.env.TOLOV_TEST_ENGINE === 'postgres' ? 'postgres' : 'pglite';
 
 const TEMPLATE_ATTEMPTS_MAX = 10;
@@ -128,7 +130,7 @@ export async function startService(
   env: Record<string, string> = {},
   options: { hooks?: PhaseHooks; lookup?: Lookup } = {},
 ): Promise<TestService> {
-  const config = loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent', ...env });
   const db = await openTestDb();
   const service = await createService(config, { db, ...options });
   await service.app.ready();

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ADMIN_TOKEN, createPostgresDatabase, engine } from './harness.js';
+import { ADMIN_TOKEN, createPostgresDatabase, engine, SECRETS_KEY } from './harness.js';
 
 const STARTUP_TIMEOUT_MS = 30_000;
 const running = new Set<ChildProcess>();
@@ -32,7 +32,7 @@ export interface Started {
  */
 export function startMain(env: Record<string, string>): Promise<Started> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);

@@ -82,7 +82,7 @@ describe('webhook deliveries', () => {
         eventType: 'payment_intent.succeeded',
         status: 'succeeded',
         nextAttemptAt: null,
-        attempts: [{ number: 1, attemptedAt: expect.any(String), statusCode: 200, durationMs: expect.any(Number), error: null }],
+        attempts: [{ number: 1, attemptedAt: expect.any(String), statusCode: 200, durationMs: expect.any(Number), error: null, responseExcerpt: 'ok' }],
         created: expect.any(String),
       },
     ]);

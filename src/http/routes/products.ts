@@ -28,6 +28,14 @@ const Product = Type.Object({
   created: Type.String({ format: 'date-time' }),
 });
 
+const ProductStatus = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('product'),
+  name: Type.String(),
+  liveEnabled: Type.Boolean(),
+  account: Type.Union([Type.String(), Type.Null()], { description: 'The dashboard account that owns it (null: made by the operator API)' }),
+});
+
 const CreateKeyBody = Type.Object({ mode: Mode, scopes: Type.Optional(ScopeList) }, { additionalProperties: false });
 type CreateKeyBody = Static<typeof CreateKeyBody>;
 
@@ -100,6 +108,23 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
     async (request) => {
       const { rows, hasMore } = await products.listKeys(request.params.id);
       return { object: 'list', data: rows.map(presentKey), has_more: hasMore };
+    },
+  );
+
+  app.post<{ Params: IdParams }>(
+    '/admin/v1/products/:id/live',
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Enable live mode for a product signed up in the dashboard, once the merchant's business is verified",
+        params: IdParams,
+        response: { 200: ProductStatus },
+      },
+    },
+    async (request) => {
+      const product = await products.enableLive(request.params.id);
+      return { id: product.id, object: 'product' as const, name: product.name, liveEnabled: product.live_enabled, account: product.account_id };
     },
   );
 

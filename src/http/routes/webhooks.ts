@@ -18,7 +18,14 @@ import {
 import type { WebhooksService } from '../../modules/webhooks/service.js';
 
 type Deps = { webhooks: WebhooksService; idempotent: IdempotentReplies };
-type Written = (request: FastifyRequest, reply: FastifyReply, status: number, write: (tx: Transaction) => Promise<unknown>) => Promise<FastifyReply>;
+/** A write as one atomic phase; `secret`: its answer carries a signing secret. */
+type Written = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  write: (tx: Transaction) => Promise<unknown>,
+  secret?: boolean,
+) => Promise<FastifyReply>;
 
 const config = { auth: { kind: 'merchant' } } as const;
 const Deleted = Type.Object({ id: Type.String(), object: Type.Literal('webhook_endpoint'), deleted: Type.Literal(true) });
@@ -37,7 +44,7 @@ function endpointRoutes(app: FastifyInstance, webhooks: WebhooksService, written
         response: { 201: WebhookEndpoint },
       },
     },
-    (request, reply) => written(request, reply, 201, (tx) => webhooks.create(tx, merchantOf(request), request.body)),
+    (request, reply) => written(request, reply, 201, (tx) => webhooks.create(tx, merchantOf(request), request.body), true),
   );
 
   app.get<{ Querystring: ListQuery }>(
@@ -84,7 +91,7 @@ function endpointActionRoutes(app: FastifyInstance, webhooks: WebhooksService, w
       },
     },
     (request, reply) =>
-      written(request, reply, 200, (tx) => webhooks.rollSecret(tx, merchantOf(request), request.params.id, request.body?.overlapSeconds)),
+      written(request, reply, 200, (tx) => webhooks.rollSecret(tx, merchantOf(request), request.params.id, request.body?.overlapSeconds), true),
   );
 
   app.get<{ Params: IdParams; Querystring: ListQuery }>(
@@ -133,9 +140,10 @@ function eventRoutes(app: FastifyInstance, webhooks: WebhooksService, written: W
 
 export const webhookRoutes: FastifyPluginAsync<Deps> = async (app, { webhooks, idempotent }) => {
   /** A write as one atomic phase, so that an optional Idempotency-Key replays it instead of repeating it. */
-  const written: Written = (request, reply, status, write) =>
+  const written: Written = (request, reply, status, write, secret = false) =>
     idempotent.send(request, reply, {
       keyRequired: false,
+      secret,
       phases: { started: { atomic: async (tx) => ({ response: { status, body: await write(tx) } }) } },
     });
   endpointRoutes(app, webhooks, written);

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../db/types.js';
+import type { Db, Queryable, Transaction } from '../../db/types.js';
 import { API_KEYS_CHANNEL, type ApiKeyCache } from './key-cache.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -45,16 +45,42 @@ export class ProductsService {
   async create(input: { name: string; scopes?: Scope[]; feeBps?: number }) {
     const scopes = input.scopes ?? [...SCOPES];
     return this.db.transaction(async (tx) => {
-      const product = await store.insertProduct(tx, { id: newId('prod'), name: input.name, scopes, fee_bps: input.feeBps ?? this.defaultFeeBps });
+      const product = await store.insertProduct(tx, {
+        id: newId('prod'),
+        name: input.name,
+        scopes,
+        fee_bps: input.feeBps ?? this.defaultFeeBps,
+        account_id: null,
+        live_enabled: true,
+      });
       const test = await createKey(tx, product.id, 'test', scopes);
       const live = await createKey(tx, product.id, 'live', scopes);
       return { product, keys: { test: test.secret, live: live.secret }, keyIds: { test: test.row.id, live: live.row.id } };
     });
   }
 
+  /** A signed-up account's first product: every scope, no key yet, live mode off until the operator enables it. */
+  createForAccount(tx: Transaction, accountId: string, name: string): Promise<store.ProductRow> {
+    return store.insertProduct(tx, { id: newId('prod'), name, scopes: [...SCOPES], fee_bps: this.defaultFeeBps, account_id: accountId, live_enabled: false });
+  }
+
+  ofAccount(accountId: string): Promise<store.ProductRow | undefined> {
+    return store.productOfAccount(this.db, accountId);
+  }
+
+  /** The operator's go-ahead for live mode (after checking who the merchant is). */
+  async enableLive(productId: string): Promise<store.ProductRow> {
+    const row = await store.enableLive(this.db, productId);
+    if (!row) throw notFound('product');
+    return row;
+  }
+
   async addKey(productId: string, input: { mode: Mode; scopes?: Scope[] }) {
     const product = await store.findProduct(this.db, productId);
     if (!product) throw notFound('product');
+    if (input.mode === 'live' && !product.live_enabled) {
+      throw new ApiError('INVALID_STATE', 'Live mode is not enabled for this product yet: Tolov enables it once it has verified the business');
+    }
     const scopes = input.scopes ?? product.scopes;
     const foreign = scopes.find((scope) => !product.scopes.includes(scope));
     if (foreign !== undefined) {
@@ -67,6 +93,35 @@ export class ProductsService {
     if (!(await store.findProduct(this.db, productId))) throw notFound('product');
     const rows = await store.listKeys(this.db, productId, KEYS_LISTED_MAX + 1);
     return { rows: rows.slice(0, KEYS_LISTED_MAX), hasMore: rows.length > KEYS_LISTED_MAX };
+  }
+
+  /** One mode's keys of a product, newest first. */
+  keysOf(productId: string, livemode: boolean): Promise<store.KeyRow[]> {
+    return store.listKeys(this.db, productId, KEYS_LISTED_MAX, livemode);
+  }
+
+  /**
+   * A new key in place of `keyId` (same mode and scopes); the old one keeps working for `overlapSeconds`, then stops.
+   */
+  async rollKey(productId: string, keyId: string, overlapSeconds: number) {
+    const old = await store.findKey(this.db, productId, keyId);
+    if (!old || old.revoked_at !== null) throw notFound('key');
+    if (old.expires_at !== null && old.expires_at.getTime() <= Date.now()) throw new ApiError('INVALID_STATE', 'This key has expired already');
+    const rolled = await this.db.transaction(async (tx) => {
+      const created = await createKey(tx, productId, modeOf(old.livemode), old.scopes);
+      const expired = await store.expireKey(tx, keyId, overlapSeconds, API_KEYS_CHANNEL);
+      if (!expired) throw notFound('key');
+      return { created, expired };
+    });
+    // This process reads the old key's expiry at once; the others when they hear the notification.
+    this.keys.clear();
+    return rolled;
+  }
+
+  /** Revokes a key of `productId` (another product's key is not found). */
+  async revokeKeyOf(productId: string, keyId: string) {
+    if (!(await store.findKey(this.db, productId, keyId))) throw notFound('key');
+    return this.revokeKey(keyId);
   }
 
   async revokeKey(keyId: string) {

@@ -1,13 +1,16 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Scope } from '../../core/merchant.js';
 
-const PRODUCT_COLUMNS = 'id, name, scopes, fee_bps, created_at';
+const PRODUCT_COLUMNS = 'id, name, scopes, fee_bps, account_id, live_enabled, created_at';
 
 export interface ProductRow {
   id: string;
   name: string;
   scopes: Scope[];
   fee_bps: number;
+  /** The dashboard account that owns it; null for products made by the operator API. */
+  account_id: string | null;
+  live_enabled: boolean;
   created_at: Date;
 }
 
@@ -17,13 +20,15 @@ export interface KeyRow {
   livemode: boolean;
   scopes: Scope[];
   revoked_at: Date | null;
+  /** A rolled key works until then; null: until revoked. */
+  expires_at: Date | null;
   /** Null for keys made before it was kept. */
   secret_last4: string | null;
   created_at: Date;
   last_used_at: Date | null;
 }
 
-const KEY_COLUMNS = 'id, product_id, livemode, scopes, revoked_at, secret_last4, created_at, last_used_at';
+const KEY_COLUMNS = 'id, product_id, livemode, scopes, revoked_at, expires_at, secret_last4, created_at, last_used_at';
 
 export interface AuthenticatedKeyRow extends KeyRow {
   product_name: string;
@@ -32,10 +37,24 @@ export interface AuthenticatedKeyRow extends KeyRow {
 
 export async function insertProduct(tx: Transaction, product: Omit<ProductRow, 'created_at'>): Promise<ProductRow> {
   const [row] = await tx.query<ProductRow>(
-    `INSERT INTO products (id, name, scopes, fee_bps) VALUES ($1, $2, $3, $4) RETURNING ${PRODUCT_COLUMNS}`,
-    [product.id, product.name, product.scopes, product.fee_bps],
+    `INSERT INTO products (id, name, scopes, fee_bps, account_id, live_enabled) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${PRODUCT_COLUMNS}`,
+    [product.id, product.name, product.scopes, product.fee_bps, product.account_id, product.live_enabled],
   );
   return row!;
+}
+
+/** An account's first product, the one its dashboard shows. */
+export async function productOfAccount(db: Queryable, accountId: string): Promise<ProductRow | undefined> {
+  const [row] = await db.query<ProductRow>(
+    `SELECT ${PRODUCT_COLUMNS} FROM products WHERE account_id = $1 ORDER BY created_at, id LIMIT 1`,
+    [accountId],
+  );
+  return row;
+}
+
+export async function enableLive(db: Queryable, id: string): Promise<ProductRow | undefined> {
+  const [row] = await db.query<ProductRow>(`UPDATE products SET live_enabled = true WHERE id = $1 RETURNING ${PRODUCT_COLUMNS}`, [id]);
+  return row;
 }
 
 export async function findProduct(db: Queryable, id: string): Promise<ProductRow | undefined> {
@@ -55,9 +74,32 @@ export async function insertKey(
   return row!;
 }
 
-/** A product's keys, newest first (a product has a handful: bounded by `limit`). */
-export async function listKeys(db: Queryable, productId: string, limit: number): Promise<KeyRow[]> {
-  return db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE product_id = $1 ORDER BY created_at DESC, id LIMIT $2`, [productId, limit]);
+/** A product's keys (of one mode, or both), newest first (a product has a handful: bounded by `limit`). */
+export async function listKeys(db: Queryable, productId: string, limit: number, livemode: boolean | null = null): Promise<KeyRow[]> {
+  return db.query<KeyRow>(
+    `SELECT ${KEY_COLUMNS} FROM api_keys WHERE product_id = $1 AND ($3::boolean IS NULL OR livemode = $3)
+      ORDER BY created_at DESC, id LIMIT $2`,
+    [productId, limit, livemode],
+  );
+}
+
+export async function findKey(db: Queryable, productId: string, id: string): Promise<KeyRow | undefined> {
+  const [row] = await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1 AND product_id = $2`, [id, productId]);
+  return row;
+}
+
+/**
+ * Makes a key stop working `inSeconds` from now (sooner than an earlier expiry only), notifying `channel` so that
+ * every process reads the key again.
+ */
+export async function expireKey(db: Queryable, id: string, inSeconds: number, channel: string): Promise<KeyRow | undefined> {
+  const [row] = await db.query<KeyRow>(
+    `WITH r AS (UPDATE api_keys SET expires_at = least(coalesce(expires_at, 'infinity'), now() + $2 * interval '1 second')
+                 WHERE id = $1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS})
+     SELECT r.* FROM r, LATERAL (SELECT pg_notify($3, r.id)) AS notified`,
+    [id, inSeconds, channel],
+  );
+  return row;
 }
 
 /** Records when keys were last used; a later time only, so that processes reporting out of order never go back. */
@@ -71,7 +113,7 @@ export async function markKeysUsed(db: Queryable, used: { id: string; at: Date }
 
 export async function findKeyBySecretHash(db: Queryable, secretHash: Buffer): Promise<AuthenticatedKeyRow | undefined> {
   const [row] = await db.query<AuthenticatedKeyRow>(
-    `SELECT k.id, k.product_id, k.livemode, k.scopes, k.revoked_at, k.secret_last4, k.created_at, k.last_used_at,
+    `SELECT k.id, k.product_id, k.livemode, k.scopes, k.revoked_at, k.expires_at, k.secret_last4, k.created_at, k.last_used_at,
             p.name AS product_name, p.fee_bps
        FROM api_keys k JOIN products p ON p.id = k.product_id
       WHERE k.secret_hash = $1`,

@@ -71,6 +71,7 @@ export const WebhookDelivery = Type.Object({
       statusCode: Type.Union([Type.Integer(), Type.Null()]),
       durationMs: Type.Integer(),
       error: Type.Union([Type.String(), Type.Null()]),
+      responseExcerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first 1,000 characters the endpoint answered' }),
     }),
   ),
   created: Timestamp,

@@ -7,6 +7,7 @@ import { isPrivateAddress } from './addresses.js';
 
 const CONNECT_TIMEOUT_MS = 5_000;
 const RESPONSE_BODY_MAX_BYTES = 64 * 1024;
+export const RESPONSE_EXCERPT_MAX_CHARS = 1_000;
 const CONNECTIONS_PER_ORIGIN = 32;
 
 export type Lookup = typeof dnsLookup;
@@ -16,6 +17,8 @@ export interface Attempt {
   statusCode: number | null;
   durationMs: number;
   error: string | null;
+  /** The first characters of the answer's body, as text. */
+  responseExcerpt: string | null;
 }
 
 export interface Sender {
@@ -56,7 +59,7 @@ export function createSender(options: { timeoutMs: number; allowPrivate: boolean
       const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
       // An address written in the URL is not looked up, so it is checked here.
       if (!options.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) {
-        return { ok: false, statusCode: null, durationMs: 0, error: new RefusedAddress().message };
+        return { ok: false, statusCode: null, durationMs: 0, error: new RefusedAddress().message, responseExcerpt: null };
       }
       try {
         const response = await request(url, {
@@ -66,15 +69,38 @@ export function createSender(options: { timeoutMs: number; allowPrivate: boolean
           body,
           signal: AbortSignal.timeout(options.timeoutMs),
         });
-        await response.body.dump({ limit: RESPONSE_BODY_MAX_BYTES });
+        const responseExcerpt = await excerpt(response.body);
         const ok = response.statusCode >= 200 && response.statusCode < 300;
-        return { ok, statusCode: response.statusCode, durationMs: elapsed(), error: ok ? null : `answered ${response.statusCode}` };
+        return { ok, statusCode: response.statusCode, durationMs: elapsed(), error: ok ? null : `answered ${response.statusCode}`, responseExcerpt };
       } catch (error) {
-        return { ok: false, statusCode: null, durationMs: elapsed(), error: describe(error, options.timeoutMs) };
+        return { ok: false, statusCode: null, durationMs: elapsed(), error: describe(error, options.timeoutMs), responseExcerpt: null };
       }
     },
     close: () => agent.close(),
   };
+}
+
+/**
+ * The first characters of an answer's body, as text the database can store (no U+0000), reading at most
+ * RESPONSE_BODY_MAX_BYTES: a longer body is cut off with its connection.
+ */
+async function excerpt(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string | null> {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let readBytes = 0;
+  for await (const chunk of body) {
+    readBytes += chunk.length;
+    if (keptBytes < RESPONSE_EXCERPT_MAX_CHARS * 4) {
+      kept.push(chunk);
+      keptBytes += chunk.length;
+    }
+    if (readBytes > RESPONSE_BODY_MAX_BYTES) {
+      body.destroy();
+      break;
+    }
+  }
+  const text = Buffer.concat(kept).toString('utf8').replaceAll('\u0000', '');
+  return text === '' ? null : Array.from(text).slice(0, RESPONSE_EXCERPT_MAX_CHARS).join('');
 }
 
 /** Socket and DNS error codes, as the reasons a merchant reads in the delivery log. */

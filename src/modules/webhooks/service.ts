@@ -10,6 +10,7 @@ import { Dispatch, SENDS_PER_ENDPOINT_MAX } from './dispatch.js';
 import type { CreateEndpointBody, Event, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
 import { newWebhookSecret, standardSignature, tolovSignature } from './signing.js';
 import type { Sender } from './sender.js';
+import type { Sealer } from '../../lib/sealing.js';
 import { EVENT_LIST, findEvent, type EventRow } from './events.js';
 import * as store from './store.js';
 import type { DeliveryRow, DueDelivery, EndpointRow } from './store.js';
@@ -21,6 +22,8 @@ const DEFAULT_OVERLAP_SECONDS = 86_400;
  */
 const LEASE_MARGIN_MS = 5_000;
 export const EVENT_RETENTION_DAYS = 30;
+/** The type of the event the dashboard's "Send test event" sends. */
+export const TEST_EVENT_TYPE = 'webhook_endpoint.test';
 
 /** Deliveries of one event to one endpoint, the first included: a resend loop cannot make an event a flood. */
 export const DELIVERIES_PER_EVENT_MAX = 10;
@@ -64,6 +67,7 @@ function presentDelivery(row: DeliveryRow): WebhookDelivery {
       statusCode: attempt.status_code,
       durationMs: attempt.duration_ms,
       error: attempt.error,
+      responseExcerpt: attempt.response_excerpt,
     })),
     created: row.created_at.toISOString(),
   };
@@ -88,6 +92,7 @@ export class WebhooksService {
     private readonly db: Db,
     private readonly settings: WebhookSettings,
     private readonly sender: Sender,
+    private readonly sealer: Sealer,
   ) {}
 
   private checkUrl(url: string): void {
@@ -120,7 +125,7 @@ export class WebhooksService {
       url: body.url,
       enabledEvents: body.enabledEvents ?? [],
       description: body.description ?? null,
-      secret,
+      secretSealed: this.sealer.seal(secret),
     });
     return presentEndpoint(row, secret);
   }
@@ -151,9 +156,34 @@ export class WebhooksService {
 
   async rollSecret(tx: Transaction, merchant: Merchant, id: string, overlapSeconds = DEFAULT_OVERLAP_SECONDS): Promise<WebhookEndpoint> {
     const secret = newWebhookSecret();
-    const row = await store.rollSecret(tx, merchant, id, secret, overlapSeconds);
+    const row = await store.rollSecret(tx, merchant, id, this.sealer.seal(secret), overlapSeconds);
     if (!row) throw notFound('webhook endpoint');
     return presentEndpoint(row, secret);
+  }
+
+  /** The secret an endpoint signs with now, opened: for the dashboard's reveal, after the user proved who they are. */
+  async revealSecret(merchant: Merchant, id: string): Promise<string> {
+    const sealed = await store.endpointSecret(this.db, merchant, id);
+    if (sealed === undefined) throw notFound('webhook endpoint');
+    return this.sealer.open(sealed);
+  }
+
+  /**
+   * Seals secrets still stored in plain text, and those sealed under a previous key, under the current key: run at
+   * start, a bounded batch at a time. Returns how many endpoints it sealed.
+   */
+  async sealStoredSecrets(batchMax = 500): Promise<number> {
+    let sealed = 0;
+    for (;;) {
+      const rows = await store.secretsToSeal(this.db, this.sealer.currentKeyId, batchMax);
+      for (const row of rows) {
+        const plain = row.secret ?? this.sealer.open(row.secret_sealed!);
+        const previous = row.previous_secret ?? (row.previous_secret_sealed === null ? null : this.sealer.open(row.previous_secret_sealed));
+        await store.storeSealedSecrets(this.db, row.id, { secret: this.sealer.seal(plain), previous: previous === null ? null : this.sealer.seal(previous) });
+      }
+      sealed += rows.length;
+      if (rows.length < batchMax) return sealed;
+    }
   }
 
   async deliveries(merchant: Merchant, id: string, query: ListQuery): Promise<List<WebhookDelivery>> {
@@ -168,6 +198,36 @@ export class WebhooksService {
     }
     const rows = await store.listDeliveries(this.db, id, before, query.limit + 1);
     return { object: 'list', data: rows.slice(0, query.limit).map(presentDelivery), has_more: rows.length > query.limit };
+  }
+
+  /** A `webhook_endpoint.test` event, sent to this endpoint alone: receivers skip types they do not know. */
+  async sendTestEvent(tx: Transaction, merchant: Merchant, endpointId: string): Promise<WebhookDelivery> {
+    const endpoint = await this.endpointOf(merchant, endpointId, tx);
+    if (endpoint.status !== 'enabled') throw new ApiError('INVALID_STATE', 'The endpoint is disabled: enable it first');
+    const data = { ...presentEndpoint(endpoint), note: 'A test event sent from the dashboard; nothing happened to any payment.' };
+    const deliveryId = await store.insertEventFor(tx, merchant, endpoint.id, { id: newId('evt'), type: TEST_EVENT_TYPE, data });
+    return presentDelivery(await store.findDelivery(tx, deliveryId));
+  }
+
+  /**
+   * "Retry now": a pending delivery is made due at once; a failed one is delivered again as a new delivery (counted
+   * against DELIVERIES_PER_EVENT_MAX, like a resend).
+   */
+  async retryNow(tx: Transaction, merchant: Merchant, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
+    const delivery = await store.findDeliveryOf(tx, merchant, endpointId, deliveryId);
+    if (!delivery) throw notFound('delivery');
+    if (delivery.status === 'succeeded') throw new ApiError('INVALID_STATE', 'This delivery succeeded already');
+    if (delivery.status === 'pending') {
+      if (!(await store.dueNow(tx, delivery.id))) throw new ApiError('INVALID_STATE', 'This delivery is being attempted right now');
+      return presentDelivery(await store.findDelivery(tx, delivery.id));
+    }
+    return this.resend(tx, merchant, delivery.event_id, endpointId);
+  }
+
+  /** Since when the endpoint has been failing, and how many deliveries wait; undefined if it is not failing. */
+  async failing(merchant: Merchant, endpointId: string): Promise<{ since: Date; pending: number } | undefined> {
+    await this.endpointOf(merchant, endpointId);
+    return store.failingSince(this.db, endpointId);
   }
 
   /** Delivers an event again to one endpoint of the same product and mode, as a new delivery due now. */
@@ -227,7 +287,7 @@ export class WebhooksService {
     const result =
       delivery.endpoint_status === 'enabled'
         ? await this.sender.send(delivery.url, this.headers(delivery, attemptedAt, body), body)
-        : { ok: false, statusCode: null, durationMs: 0, error: `the endpoint is ${delivery.endpoint_status}` };
+        : { ok: false, statusCode: null, durationMs: 0, error: `the endpoint is ${delivery.endpoint_status}`, responseExcerpt: null };
     const schedule = this.settings.webhookRetryScheduleSeconds;
     const exhausted = delivery.attempts >= schedule.length || delivery.endpoint_status !== 'enabled';
     await store.recordAttempt(this.db, {
@@ -237,6 +297,7 @@ export class WebhooksService {
       statusCode: result.statusCode,
       durationMs: result.durationMs,
       error: result.error,
+      responseExcerpt: result.responseExcerpt,
       // The schedule gives the delay before each attempt; attempt n + 1 waits schedule[n] after attempt n.
       next: result.ok ? { status: 'succeeded' } : exhausted ? { status: 'failed' } : { status: 'pending', delaySeconds: schedule[delivery.attempts]! },
     });
@@ -246,16 +307,17 @@ export class WebhooksService {
   /** The headers of one attempt, signing exactly `body`, the bytes sent. */
   private headers(delivery: DueDelivery, at: Date, body: string): Record<string, string> {
     const timestamp = Math.floor(at.getTime() / 1000);
+    const secrets = delivery.secrets.map((sealed) => this.sealer.open(sealed));
     return {
       'content-type': 'application/json',
       'user-agent': 'Tolov-Webhooks/1',
-      'tolov-signature': tolovSignature(delivery.secrets, timestamp, body),
+      'tolov-signature': tolovSignature(secrets, timestamp, body),
       'tolov-event-id': delivery.event_id,
       'tolov-event-type': delivery.type,
       'tolov-delivery-id': delivery.id,
       'webhook-id': delivery.event_id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': standardSignature(delivery.secrets, delivery.event_id, timestamp, body),
+      'webhook-signature': standardSignature(secrets, delivery.event_id, timestamp, body),
     };
   }
 

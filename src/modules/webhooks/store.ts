@@ -2,7 +2,7 @@ import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
 
-const ENDPOINT_COLUMNS = 'id, product_id, livemode, url, enabled_events, description, status, secret, created_at';
+const ENDPOINT_COLUMNS = 'id, product_id, livemode, url, enabled_events, description, status, created_at';
 /** What a merchant's list of them reads. */
 export const ENDPOINT_LIST: Listed = { table: 'webhook_endpoints', columns: ENDPOINT_COLUMNS };
 
@@ -14,19 +14,18 @@ export interface EndpointRow {
   enabled_events: string[];
   description: string | null;
   status: 'enabled' | 'disabled' | 'deleted';
-  secret: string;
   created_at: Date;
 }
 
 export async function insertEndpoint(
   tx: Transaction,
   merchant: Merchant,
-  endpoint: { id: string; url: string; enabledEvents: string[]; description: string | null; secret: string },
+  endpoint: { id: string; url: string; enabledEvents: string[]; description: string | null; secretSealed: string },
 ): Promise<EndpointRow> {
   const [row] = await tx.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, product_id, livemode, url, enabled_events, description, status, secret)
+    `INSERT INTO webhook_endpoints (id, product_id, livemode, url, enabled_events, description, status, secret_sealed)
      VALUES ($1, $2, $3, $4, $5, $6, 'enabled', $7) RETURNING ${ENDPOINT_COLUMNS}`,
-    [endpoint.id, merchant.productId, merchant.livemode, endpoint.url, endpoint.enabledEvents, endpoint.description, endpoint.secret],
+    [endpoint.id, merchant.productId, merchant.livemode, endpoint.url, endpoint.enabledEvents, endpoint.description, endpoint.secretSealed],
   );
   return row!;
 }
@@ -87,16 +86,53 @@ export async function deleteEndpoint(db: Queryable, merchant: Merchant, id: stri
   return rows.length === 1;
 }
 
-/** A new secret; the current one keeps signing alongside it until the overlap ends. */
-export async function rollSecret(db: Queryable, merchant: Merchant, id: string, secret: string, overlapSeconds: number) {
+/** A new (sealed) secret; the current one keeps signing alongside it until the overlap ends. */
+export async function rollSecret(db: Queryable, merchant: Merchant, id: string, secretSealed: string, overlapSeconds: number) {
   const [row] = await db.query<EndpointRow>(
     `UPDATE webhook_endpoints
-        SET previous_secret = secret, previous_secret_until = now() + $5 * interval '1 second', secret = $4
+        SET previous_secret_sealed = secret_sealed, previous_secret_until = now() + $5 * interval '1 second', secret_sealed = $4
       WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status <> 'deleted'
       RETURNING ${ENDPOINT_COLUMNS}`,
-    [id, merchant.productId, merchant.livemode, secret, overlapSeconds],
+    [id, merchant.productId, merchant.livemode, secretSealed, overlapSeconds],
   );
   return row;
+}
+
+/** The sealed secret an endpoint signs with now. */
+export async function endpointSecret(db: Queryable, merchant: Merchant, id: string): Promise<string | undefined> {
+  const [row] = await db.query<{ secret_sealed: string }>(
+    `SELECT secret_sealed FROM webhook_endpoints WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status <> 'deleted'`,
+    [id, merchant.productId, merchant.livemode],
+  );
+  return row?.secret_sealed;
+}
+
+export interface StoredSecrets {
+  id: string;
+  secret: string | null;
+  previous_secret: string | null;
+  secret_sealed: string | null;
+  previous_secret_sealed: string | null;
+}
+
+/** Endpoints whose secrets are still in plain text, or sealed under a key other than `currentKeyId`: a batch. */
+export async function secretsToSeal(db: Queryable, currentKeyId: string, batchMax: number): Promise<StoredSecrets[]> {
+  const current = `v1.${currentKeyId}.%`;
+  return db.query<StoredSecrets>(
+    `SELECT id, secret, previous_secret, secret_sealed, previous_secret_sealed FROM webhook_endpoints
+      WHERE secret IS NOT NULL OR previous_secret IS NOT NULL
+         OR secret_sealed NOT LIKE $1 OR previous_secret_sealed NOT LIKE $1
+      ORDER BY seq LIMIT $2`,
+    [current, batchMax],
+  );
+}
+
+/** Stores an endpoint's secrets sealed, and its plain ones no more. */
+export async function storeSealedSecrets(db: Queryable, id: string, sealed: { secret: string; previous: string | null }): Promise<void> {
+  await db.query(
+    `UPDATE webhook_endpoints SET secret_sealed = $2, previous_secret_sealed = $3, secret = NULL, previous_secret = NULL WHERE id = $1`,
+    [id, sealed.secret, sealed.previous],
+  );
 }
 
 export interface DueDelivery {
@@ -105,6 +141,7 @@ export interface DueDelivery {
   endpoint_id: string;
   url: string;
   endpoint_status: EndpointRow['status'];
+  /** Sealed: the current secret, and the previous one during a roll's overlap. */
   secrets: string[];
   event_id: string;
   type: string;
@@ -170,7 +207,7 @@ export async function leaseDueDeliveries(
          FROM picked p WHERE d.id = p.id
         RETURNING d.id, d.attempts, d.endpoint_id, d.event_id, d.status)
      SELECT c.id, c.attempts, c.endpoint_id, w.url, w.status AS endpoint_status,
-            array_remove(ARRAY[w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END], NULL) AS secrets,
+            array_remove(ARRAY[w.secret_sealed, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret_sealed END], NULL) AS secrets,
             e.id AS event_id, e.type, e.livemode, e.created_at, e.data
        FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id
       WHERE c.status = 'pending'`,
@@ -200,13 +237,14 @@ export async function recordAttempt(
     statusCode: number | null;
     durationMs: number;
     error: string | null;
+    responseExcerpt: string | null;
     next: { status: 'succeeded' | 'failed' } | { status: 'pending'; delaySeconds: number };
   },
 ): Promise<void> {
   await db.query(
     `WITH a AS (
-       INSERT INTO webhook_attempts (delivery_id, number, attempted_at, status_code, duration_ms, error)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id, number) DO NOTHING RETURNING delivery_id)
+       INSERT INTO webhook_attempts (delivery_id, number, attempted_at, status_code, duration_ms, error, response_excerpt)
+       VALUES ($1, $2, $3, $4, $5, $6, $9) ON CONFLICT (delivery_id, number) DO NOTHING RETURNING delivery_id)
      UPDATE webhook_deliveries d
         SET status = $7, locked_until = NULL,
             next_attempt_at = CASE WHEN $7 = 'pending' THEN now() + $8 * interval '1 second' END
@@ -220,6 +258,7 @@ export async function recordAttempt(
       attempt.error?.slice(0, 500) ?? null,
       attempt.next.status,
       attempt.next.status === 'pending' ? attempt.next.delaySeconds : 0,
+      attempt.responseExcerpt,
     ],
   );
 }
@@ -233,13 +272,21 @@ export interface DeliveryRow {
   next_attempt_at: Date | null;
   created_at: Date;
   seq: number;
-  attempts: Array<{ number: number; attempted_at: string; status_code: number | null; duration_ms: number; error: string | null }>;
+  attempts: Array<{
+    number: number;
+    attempted_at: string;
+    status_code: number | null;
+    duration_ms: number;
+    error: string | null;
+    response_excerpt: string | null;
+  }>;
 }
 
 const SELECT_DELIVERY = `
   SELECT d.id, d.endpoint_id, d.event_id, e.type, d.status, d.next_attempt_at, d.created_at, d.seq,
          coalesce((SELECT json_agg(json_build_object('number', a.number, 'attempted_at', a.attempted_at, 'status_code', a.status_code,
-                                                    'duration_ms', a.duration_ms, 'error', a.error) ORDER BY a.number)
+                                                    'duration_ms', a.duration_ms, 'error', a.error,
+                                                    'response_excerpt', a.response_excerpt) ORDER BY a.number)
                      FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempts
     FROM webhook_deliveries d JOIN events e ON e.id = d.event_id`;
 
@@ -277,4 +324,53 @@ export async function deleteOldEvents(db: Queryable, retentionDays: number, batc
     [retentionDays, batchMax],
   );
   return rows.length;
+}
+
+/** A delivery of one of `merchant`'s endpoints, with its status: undefined for another product's or mode's. */
+export async function findDeliveryOf(db: Queryable, merchant: Merchant, endpointId: string, id: string): Promise<{ id: string; event_id: string; status: DeliveryRow['status'] } | undefined> {
+  const [row] = await db.query<{ id: string; event_id: string; status: DeliveryRow['status'] }>(
+    `SELECT d.id, d.event_id, d.status FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+      WHERE d.id = $1 AND d.endpoint_id = $2 AND w.product_id = $3 AND w.livemode = $4 AND w.status <> 'deleted'`,
+    [id, endpointId, merchant.productId, merchant.livemode],
+  );
+  return row;
+}
+
+/** Makes a pending delivery due now (its attempts keep their count); false if it is no longer pending. */
+export async function dueNow(db: Queryable, id: string): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = $1 AND status = 'pending' AND (locked_until IS NULL OR locked_until <= now()) RETURNING id`,
+    [id],
+  );
+  return rows.length === 1;
+}
+
+/** Writes an event sent to one endpoint alone (a test event), with its delivery, in one statement. */
+export async function insertEventFor(tx: Transaction, merchant: Merchant, endpointId: string, event: { id: string; type: string; data: unknown }): Promise<string> {
+  const [row] = await tx.query<{ id: string }>(
+    `WITH e AS (INSERT INTO events (id, product_id, livemode, type, object_id, data) VALUES ($1, $2, $3, $4, $5, $6::json) RETURNING id)
+     INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at)
+     SELECT 'wd_' || replace(gen_random_uuid()::text, '-', ''), $5, e.id, 'pending', now() FROM e RETURNING id`,
+    [event.id, merchant.productId, merchant.livemode, event.type, endpointId, JSON.stringify(event.data)],
+  );
+  return row!.id;
+}
+
+/**
+ * Since when an endpoint has been failing: the first attempt of its oldest delivery still pending after a failed
+ * attempt, provided nothing reached it since; null when it is not failing.
+ */
+export async function failingSince(db: Queryable, endpointId: string): Promise<{ since: Date; pending: number } | undefined> {
+  const [row] = await db.query<{ since: Date | null; pending: number }>(
+    `WITH last_success AS (
+       SELECT max(a.attempted_at) AS at FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        WHERE d.endpoint_id = $1 AND a.status_code BETWEEN 200 AND 299),
+     failing AS (
+       SELECT d.id FROM webhook_deliveries d WHERE d.endpoint_id = $1 AND d.status = 'pending' AND d.attempts > 0)
+     SELECT (SELECT min(a.attempted_at) FROM webhook_attempts a JOIN failing f ON f.id = a.delivery_id
+              WHERE a.attempted_at > coalesce((SELECT at FROM last_success), '-infinity')) AS since,
+            (SELECT count(*)::int FROM failing) AS pending`,
+    [endpointId],
+  );
+  return row && row.since !== null ? { since: row.since, pending: row.pending } : undefined;
 }

@@ -1,0 +1,267 @@
+// Accounts, their users and roles, dashboard sessions, invitations and the audit log.
+import type { Queryable, Transaction } from '../../db/types.js';
+
+export type Role = 'owner' | 'developer' | 'viewer';
+export const ROLES: readonly Role[] = ['owner', 'developer', 'viewer'];
+
+export interface UserRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  login_failures: number;
+  login_window_start: Date | null;
+}
+
+const USER_COLUMNS = 'id, email, password_hash, login_failures, login_window_start';
+
+export async function insertAccount(tx: Transaction, account: { id: string; name: string }): Promise<void> {
+  await tx.query('INSERT INTO accounts (id, name) VALUES ($1, $2)', [account.id, account.name]);
+}
+
+/** Inserts a user unless one has the email already; undefined then. */
+export async function insertUser(tx: Transaction, user: { id: string; email: string; passwordHash: string }): Promise<UserRow | undefined> {
+  const [row] = await tx.query<UserRow>(
+    `INSERT INTO users (id, email, password_hash) VALUES ($1, $2, $3) ON CONFLICT (email) DO NOTHING RETURNING ${USER_COLUMNS}`,
+    [user.id, user.email, user.passwordHash],
+  );
+  return row;
+}
+
+export async function findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
+  const [row] = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE email = $1`, [email]);
+  return row;
+}
+
+export async function findUser(db: Queryable, id: string): Promise<UserRow | undefined> {
+  const [row] = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id]);
+  return row;
+}
+
+/**
+ * Counts a failed log-in in the user's window (a new window once the last is `windowSeconds` old); returns the window
+ * as it now stands.
+ */
+export async function countLoginFailure(db: Queryable, userId: string, windowSeconds: number): Promise<{ failures: number; windowStart: Date }> {
+  const [row] = await db.query<{ login_failures: number; login_window_start: Date }>(
+    `UPDATE users
+        SET login_failures = CASE WHEN login_window_start > now() - $2 * interval '1 second' THEN login_failures + 1 ELSE 1 END,
+            login_window_start = CASE WHEN login_window_start > now() - $2 * interval '1 second' THEN login_window_start ELSE now() END
+      WHERE id = $1 RETURNING login_failures, login_window_start`,
+    [userId, windowSeconds],
+  );
+  return { failures: row!.login_failures, windowStart: row!.login_window_start };
+}
+
+export async function clearLoginFailures(db: Queryable, userId: string): Promise<void> {
+  await db.query('UPDATE users SET login_failures = 0, login_window_start = NULL WHERE id = $1 AND login_failures > 0', [userId]);
+}
+
+export async function insertMembership(tx: Transaction, membership: { accountId: string; userId: string; role: Role }): Promise<boolean> {
+  const rows = await tx.query(
+    'INSERT INTO memberships (account_id, user_id, role) VALUES ($1, $2, $3) ON CONFLICT (account_id, user_id) DO NOTHING RETURNING user_id',
+    [membership.accountId, membership.userId, membership.role],
+  );
+  return rows.length === 1;
+}
+
+/** The account a user signs in to: the first one they joined. */
+export async function firstAccountOf(db: Queryable, userId: string): Promise<string | undefined> {
+  const [row] = await db.query<{ account_id: string }>(
+    'SELECT account_id FROM memberships WHERE user_id = $1 ORDER BY created_at, account_id LIMIT 1',
+    [userId],
+  );
+  return row?.account_id;
+}
+
+export interface MemberRow {
+  user_id: string;
+  email: string;
+  role: Role;
+  created_at: Date;
+}
+
+export const MEMBERS_MAX = 100;
+
+export async function listMembers(db: Queryable, accountId: string): Promise<MemberRow[]> {
+  return db.query<MemberRow>(
+    `SELECT m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.account_id = $1 ORDER BY m.created_at, m.user_id LIMIT $2`,
+    [accountId, MEMBERS_MAX],
+  );
+}
+
+/** Locks the account's memberships (its row) so that changes which must leave an owner behind serialise. */
+export async function lockAccount(tx: Transaction, accountId: string): Promise<void> {
+  await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+}
+
+export async function countOwners(tx: Transaction, accountId: string): Promise<number> {
+  const [row] = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE account_id = $1 AND role = 'owner'`, [accountId]);
+  return row!.n;
+}
+
+export async function findMember(db: Queryable, accountId: string, userId: string): Promise<MemberRow | undefined> {
+  const [row] = await db.query<MemberRow>(
+    `SELECT m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.account_id = $1 AND m.user_id = $2`,
+    [accountId, userId],
+  );
+  return row;
+}
+
+export async function updateRole(tx: Transaction, accountId: string, userId: string, role: Role): Promise<void> {
+  await tx.query('UPDATE memberships SET role = $3 WHERE account_id = $1 AND user_id = $2', [accountId, userId, role]);
+}
+
+export async function deleteMembership(tx: Transaction, accountId: string, userId: string): Promise<void> {
+  await tx.query('DELETE FROM memberships WHERE account_id = $1 AND user_id = $2', [accountId, userId]);
+  await tx.query('UPDATE dashboard_sessions SET revoked_at = now() WHERE account_id = $1 AND user_id = $2 AND revoked_at IS NULL', [accountId, userId]);
+}
+
+export interface SessionRow {
+  user_id: string;
+  email: string;
+  account_id: string;
+  account_name: string;
+  role: Role;
+  csrf_token: string;
+  livemode: boolean;
+  expires_at: Date;
+}
+
+export async function insertSession(
+  db: Queryable,
+  session: { tokenHash: Buffer; userId: string; accountId: string; csrfToken: string; ttlSeconds: number },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO dashboard_sessions (token_hash, user_id, account_id, csrf_token, expires_at)
+     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second')`,
+    [session.tokenHash, session.userId, session.accountId, session.csrfToken, session.ttlSeconds],
+  );
+}
+
+/** A session still valid, with its user's current role: one whose membership ended is no session. */
+export async function findSession(db: Queryable, tokenHash: Buffer): Promise<SessionRow | undefined> {
+  const [row] = await db.query<SessionRow>(
+    `SELECT s.user_id, u.email, s.account_id, a.name AS account_name, m.role, s.csrf_token, s.livemode, s.expires_at
+       FROM dashboard_sessions s
+       JOIN users u ON u.id = s.user_id
+       JOIN accounts a ON a.id = s.account_id
+       JOIN memberships m ON m.account_id = s.account_id AND m.user_id = s.user_id
+      WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
+    [tokenHash],
+  );
+  return row;
+}
+
+export async function revokeSession(db: Queryable, tokenHash: Buffer): Promise<void> {
+  await db.query('UPDATE dashboard_sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL', [tokenHash]);
+}
+
+export async function setSessionMode(db: Queryable, tokenHash: Buffer, livemode: boolean): Promise<void> {
+  await db.query('UPDATE dashboard_sessions SET livemode = $2 WHERE token_hash = $1', [tokenHash, livemode]);
+}
+
+/** Removes sessions that ended a day ago or more, a bounded batch. */
+export async function deleteEndedSessions(db: Queryable, batchMax: number): Promise<number> {
+  const rows = await db.query(
+    `DELETE FROM dashboard_sessions WHERE token_hash IN (
+       SELECT token_hash FROM dashboard_sessions WHERE expires_at < now() - interval '1 day' LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING 1`,
+    [batchMax],
+  );
+  return rows.length;
+}
+
+export interface InvitationRow {
+  id: string;
+  account_id: string;
+  account_name: string;
+  email: string;
+  role: Role;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export async function insertInvitation(
+  tx: Transaction,
+  invitation: { tokenHash: Buffer; id: string; accountId: string; email: string; role: Role; invitedBy: string; ttlSeconds: number },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO invitations (token_hash, id, account_id, email, role, invited_by, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, now() + $7 * interval '1 second')`,
+    [invitation.tokenHash, invitation.id, invitation.accountId, invitation.email, invitation.role, invitation.invitedBy, invitation.ttlSeconds],
+  );
+}
+
+const OPEN_INVITATION = 'i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()';
+
+export async function findOpenInvitation(db: Queryable, tokenHash: Buffer): Promise<InvitationRow | undefined> {
+  const [row] = await db.query<InvitationRow>(
+    `SELECT i.id, i.account_id, a.name AS account_name, i.email, i.role, i.created_at, i.expires_at
+       FROM invitations i JOIN accounts a ON a.id = i.account_id WHERE i.token_hash = $1 AND ${OPEN_INVITATION}`,
+    [tokenHash],
+  );
+  return row;
+}
+
+/** Takes an open invitation once: of two acceptances at once, one gets it. */
+export async function acceptInvitation(tx: Transaction, tokenHash: Buffer): Promise<InvitationRow | undefined> {
+  const [row] = await tx.query<InvitationRow>(
+    `WITH taken AS (UPDATE invitations i SET accepted_at = now() WHERE token_hash = $1 AND ${OPEN_INVITATION}
+                    RETURNING i.id, i.account_id, i.email, i.role, i.created_at, i.expires_at)
+     SELECT t.*, a.name AS account_name FROM taken t JOIN accounts a ON a.id = t.account_id`,
+    [tokenHash],
+  );
+  return row;
+}
+
+export const INVITATIONS_LISTED_MAX = 50;
+
+export async function listOpenInvitations(db: Queryable, accountId: string): Promise<InvitationRow[]> {
+  return db.query<InvitationRow>(
+    `SELECT i.id, i.account_id, a.name AS account_name, i.email, i.role, i.created_at, i.expires_at
+       FROM invitations i JOIN accounts a ON a.id = i.account_id
+      WHERE i.account_id = $1 AND ${OPEN_INVITATION} ORDER BY i.created_at DESC LIMIT $2`,
+    [accountId, INVITATIONS_LISTED_MAX],
+  );
+}
+
+export async function revokeInvitation(tx: Transaction, accountId: string, id: string): Promise<boolean> {
+  const rows = await tx.query(
+    `UPDATE invitations i SET revoked_at = now() WHERE id = $1 AND account_id = $2 AND ${OPEN_INVITATION} RETURNING id`,
+    [id, accountId],
+  );
+  return rows.length === 1;
+}
+
+export interface AuditRow {
+  seq: number;
+  email: string | null;
+  action: string;
+  target: string | null;
+  livemode: boolean | null;
+  created_at: Date;
+}
+
+export async function insertAudit(
+  db: Queryable,
+  entry: { accountId: string; userId: string | null; action: string; target: string | null; livemode: boolean | null },
+): Promise<void> {
+  await db.query('INSERT INTO audit_log (account_id, user_id, action, target, livemode) VALUES ($1, $2, $3, $4, $5)', [
+    entry.accountId,
+    entry.userId,
+    entry.action,
+    entry.target?.slice(0, 300) ?? null,
+    entry.livemode,
+  ]);
+}
+
+export async function listAudit(db: Queryable, accountId: string, before: number, limit: number): Promise<AuditRow[]> {
+  return db.query<AuditRow>(
+    `SELECT l.seq, u.email, l.action, l.target, l.livemode, l.created_at
+       FROM audit_log l LEFT JOIN users u ON u.id = l.user_id
+      WHERE l.account_id = $1 AND l.seq < $2 ORDER BY l.seq DESC LIMIT $3`,
+    [accountId, before, limit],
+  );
+}

@@ -1,0 +1,25 @@
+// Progressive enhancement of the dashboard: copy buttons and confirmations. Every page works without it.
+
+for (const button of document.querySelectorAll('button.copy')) {
+  button.addEventListener('click', async () => {
+    const text = document.getElementById(button.dataset.copy)?.textContent ?? '';
+    const label = button.textContent;
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = '✓';
+    } catch {
+      // No clipboard (an insecure origin): select the text so that the user can copy it.
+      const range = document.createRange();
+      range.selectNodeContents(document.getElementById(button.dataset.copy));
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+    }
+    setTimeout(() => (button.textContent = label), 1500);
+  });
+}
+
+for (const form of document.querySelectorAll('form[data-confirm]')) {
+  form.addEventListener('submit', (event) => {
+    if (!confirm(form.dataset.confirm)) event.preventDefault();
+  });
+}

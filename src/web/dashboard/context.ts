@@ -1,0 +1,153 @@
+// What each dashboard request carries: its language, its signed-in user (if any), the product it shows, and the
+// token its forms must send back. Cookies, CSRF and the checks of who may do what live here.
+import { timingSafeEqual, randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Merchant } from '../../core/merchant.js';
+import type { Role, SessionRow } from '../../modules/accounts/store.js';
+import type { ProductRow } from '../../modules/products/store.js';
+import { languageOf, translator, type Lang, type Translate } from './i18n.js';
+
+export const SESSION_COOKIE = 'tolov_session';
+const FORM_COOKIE = 'tolov_form';
+const LANG_COOKIE = 'tolov_lang';
+const COOKIE_PATH = '/dashboard';
+const LANG_COOKIE_MAX_AGE_SECONDS = 365 * 86_400;
+
+export interface Signed {
+  token: string;
+  session: SessionRow;
+  product: ProductRow;
+}
+
+export interface Dash {
+  lang: Lang;
+  t: Translate;
+  signed: Signed | null;
+  /** The token a form must send back as `_csrf`: the session's, or the anonymous form cookie's. */
+  csrf: string;
+  secure: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    dash: Dash | null;
+  }
+}
+
+/** A refusal the dashboard shows as a page of its own. */
+export class DashboardError extends Error {
+  constructor(
+    readonly statusCode: 403 | 404 | 400 | 429,
+    readonly messageKey: 'notFound' | 'forbidden' | 'badForm' | 'tooManyRequests',
+  ) {
+    super(messageKey);
+  }
+}
+
+export function cookiesOf(request: FastifyRequest): Map<string, string> {
+  const cookies = new Map<string, string>();
+  for (const part of String(request.headers.cookie ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0) cookies.set(part.slice(0, at).trim(), part.slice(at + 1).trim());
+  }
+  return cookies;
+}
+
+function cookie(name: string, value: string, options: { secure: boolean; maxAgeSeconds?: number; httpOnly?: boolean }): string {
+  const parts = [`${name}=${value}`, `Path=${COOKIE_PATH}`, 'SameSite=Lax'];
+  if (options.httpOnly !== false) parts.push('HttpOnly');
+  if (options.secure) parts.push('Secure');
+  if (options.maxAgeSeconds !== undefined) parts.push(`Max-Age=${options.maxAgeSeconds}`);
+  return parts.join('; ');
+}
+
+export function setSessionCookie(reply: FastifyReply, dash: Dash, token: string, maxAgeSeconds: number): void {
+  reply.header('Set-Cookie', cookie(SESSION_COOKIE, token, { secure: dash.secure, maxAgeSeconds }));
+}
+
+export function clearSessionCookie(reply: FastifyReply, dash: Dash): void {
+  reply.header('Set-Cookie', cookie(SESSION_COOKIE, '', { secure: dash.secure, maxAgeSeconds: 0 }));
+}
+
+export function setLanguageCookie(reply: FastifyReply, dash: Dash, lang: Lang): void {
+  reply.header('Set-Cookie', cookie(LANG_COOKIE, lang, { secure: dash.secure, maxAgeSeconds: LANG_COOKIE_MAX_AGE_SECONDS }));
+}
+
+/**
+ * The request's language, and the anonymous form token: taken from its cookie, or made and set (for the forms shown
+ * before log-in, whose POSTs must send it back).
+ */
+export function startDash(request: FastifyRequest, reply: FastifyReply, secure: boolean): Dash {
+  const cookies = cookiesOf(request);
+  const lang = languageOf(cookies.get(LANG_COOKIE), request.headers['accept-language']);
+  let formToken = cookies.get(FORM_COOKIE);
+  if (formToken === undefined || !/^[A-Za-z0-9_-]{43}$/.test(formToken)) {
+    formToken = randomBytes(32).toString('base64url');
+    reply.header('Set-Cookie', cookie(FORM_COOKIE, formToken, { secure }));
+  }
+  return { lang, t: translator(lang), signed: null, csrf: formToken, secure };
+}
+
+export function tokensEqual(given: unknown, expected: string): boolean {
+  if (typeof given !== 'string') return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function dashOf(request: FastifyRequest): Dash {
+  if (request.dash === null) throw new Error('dashboard request without its context');
+  return request.dash;
+}
+
+/** No session: a page view goes to the log-in page, anything else is refused. */
+export class SignInRequired extends Error {}
+
+/** The signed-in user; without one, SignInRequired. */
+export function signedIn(request: FastifyRequest): Signed {
+  const signed = dashOf(request).signed;
+  if (signed === null) throw new SignInRequired('sign in first');
+  return signed;
+}
+
+/** Refuses unless the user's role is one of `roles`. */
+export function requireRole(signed: Signed, roles: readonly Role[]): void {
+  if (!roles.includes(signed.session.role)) throw new DashboardError(403, 'forbidden');
+}
+
+export const SEES_SECRETS: readonly Role[] = ['owner', 'developer'];
+export const CHANGES: readonly Role[] = ['owner', 'developer'];
+export const MANAGES_TEAM: readonly Role[] = ['owner'];
+
+/** The services' view of the dashboard user: the account's product in the selected mode. */
+export function merchantOfSigned(signed: Signed): Merchant {
+  return {
+    keyId: `dashboard:${signed.session.user_id}`,
+    productId: signed.product.id,
+    productName: signed.product.name,
+    livemode: signed.session.livemode,
+    scopes: signed.product.scopes,
+    feeBps: signed.product.fee_bps,
+  };
+}
+
+export function actorOf(signed: Signed) {
+  return { userId: signed.session.user_id, accountId: signed.session.account_id, livemode: signed.session.livemode };
+}
+
+/** Dashboard routes: no API credential (the session is checked here) and no place in the API's description. */
+export const ROUTE = { config: { auth: { kind: 'public' } }, schema: { hide: true } } as const;
+
+/** A text field of a posted form, trimmed; '' when absent or given twice. */
+export function field(form: Record<string, string | string[]> | undefined, name: string): string {
+  const value = form?.[name];
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** Every value of a field that may repeat (checkboxes). */
+export function fields(form: Record<string, string | string[]> | undefined, name: string): string[] {
+  const value = form?.[name];
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

@@ -1,0 +1,22 @@
+// What the dashboard's pages are given: the services they call, and where the service is reached from outside.
+import type { Db } from '../../db/types.js';
+import type { AccountsService } from '../../modules/accounts/service.js';
+import type { OrdersService } from '../../modules/orders/service.js';
+import type { PaymentsService } from '../../modules/payments/service.js';
+import type { ProductsService } from '../../modules/products/service.js';
+import type { WebhooksService } from '../../modules/webhooks/service.js';
+
+export interface DashboardDeps {
+  /** Opens the transactions that audit a change together with it. */
+  db: Db;
+  accounts: AccountsService;
+  products: ProductsService;
+  webhooks: WebhooksService;
+  payments: PaymentsService;
+  orders: OrdersService;
+  /** The public address of the service (TOLOV_CHECKOUT_URL): invitation links start with it. */
+  publicUrl: string;
+}
+
+/** A posted form: repeated names (checkboxes) become lists. */
+export type Form = Record<string, string | string[]>;

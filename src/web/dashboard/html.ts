@@ -1,0 +1,34 @@
+// HTML built from template literals that escape every value unless it is already Html: a page cannot be handed
+// unescaped text by accident, only by wrapping it in `raw` (for markup written here).
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export class Html {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+export type Value = Html | string | number | null | undefined | false | readonly Value[];
+
+export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+
+function render(value: Value): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof Html) return value.text;
+  if (Array.isArray(value)) return value.map(render).join('');
+  return escapeHtml(String(value));
+}
+
+/** `html\`<p>${text}</p>\``: text is escaped, Html is kept, arrays are joined, null/undefined/false render nothing. */
+export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
+  let out = strings[0]!;
+  values.forEach((value, index) => {
+    out += render(value) + strings[index + 1]!;
+  });
+  return new Html(out);
+}
+
+/** Markup written in this code base, trusted as is. */
+export const raw = (text: string) => new Html(text);

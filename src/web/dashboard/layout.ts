@@ -1,0 +1,123 @@
+// The frame of every dashboard page: the head, the account bar with the test/live switch, the navigation, languages.
+import type { FastifyReply } from 'fastify';
+import type { Dash, Signed } from './context.js';
+import { html, type Html, type Value } from './html.js';
+import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
+
+/** Only this origin's scripts, styles and images; forms post only here; never framed. */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+export type Section = 'payments' | 'orders' | 'webhooks' | 'keys' | 'team' | 'account';
+
+const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
+  { section: 'payments', href: '/dashboard/payments', label: 'navPayments' },
+  { section: 'orders', href: '/dashboard/orders', label: 'navOrders' },
+  { section: 'webhooks', href: '/dashboard/webhooks', label: 'navWebhooks' },
+  { section: 'keys', href: '/dashboard/api-keys', label: 'navApiKeys' },
+  { section: 'team', href: '/dashboard/team', label: 'navTeam' },
+];
+
+/** A hidden field with the request's form token: every form that posts carries it. */
+export const csrfField = (dash: Dash) => html`<input type="hidden" name="_csrf" value="${dash.csrf}">`;
+
+function languages(dash: Dash, path: string): Html {
+  const links = LANGS.map((lang) =>
+    lang === dash.lang
+      ? html`<span aria-current="true" lang="${lang}">${LANGUAGE_NAMES[lang]}</span>`
+      : html`<a href="${path}${path.includes('?') ? '&' : '?'}lang=${lang}" lang="${lang}" hreflang="${lang}">${LANGUAGE_NAMES[lang]}</a>`,
+  );
+  return html`<nav class="languages" aria-label="Til · Язык · Language">${links}</nav>`;
+}
+
+function modeSwitch(dash: Dash, signed: Signed): Html {
+  const { t } = dash;
+  const live = signed.session.livemode;
+  if (!live && !signed.product.live_enabled) {
+    return html`<div class="mode"><span class="mode-badge test">${t('testMode')}</span>
+      <button type="button" disabled aria-describedby="live-off">${t('switchToLive')}</button>
+      <p class="hint" id="live-off">${t('liveOffExplained')}</p></div>`;
+  }
+  return html`<form class="mode" method="post" action="/dashboard/mode">${csrfField(dash)}
+    <span class="mode-badge ${live ? 'live' : 'test'}">${live ? t('liveMode') : t('testMode')}</span>
+    <input type="hidden" name="mode" value="${live ? 'test' : 'live'}">
+    <button type="submit">${live ? t('switchToTest') : t('switchToLive')}</button></form>`;
+}
+
+function accountBar(dash: Dash, signed: Signed, current: Section): Html {
+  const { t } = dash;
+  const nav = NAV.filter((item) => item.section !== 'keys' || signed.session.role !== 'viewer').map(
+    (item) => html`<a href="${item.href}"${item.section === current ? html` aria-current="page"` : ''}>${t(item.label)}</a>`,
+  );
+  return html`<header class="bar">
+  <div class="who"><strong>${signed.session.account_name}</strong><span>${signed.session.email} · ${t(`role_${signed.session.role}`)}</span></div>
+  ${modeSwitch(dash, signed)}
+  <form method="post" action="/dashboard/logout">${csrfField(dash)}<button type="submit" class="quiet">${t('logOut')}</button></form>
+</header>
+${signed.session.livemode ? '' : html`<p class="test-banner">${t('testBanner')}</p>`}
+<nav class="sections" aria-label="${t('sections')}">${nav}</nav>`;
+}
+
+/** A whole page; `signed` null for the pages before log-in. */
+export function page(dash: Dash, options: { title: string; path: string; section?: Section; body: Value }): Html {
+  const { signed } = dash;
+  return html`<!doctype html>
+<html lang="${dash.lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<title>${options.title} · Tolov</title>
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/dashboard.css">
+<script type="module" src="/assets/dashboard.js"></script>
+</head>
+<body>
+<div class="top"><a class="brand" href="/dashboard">Tolov</a>${languages(dash, options.path)}</div>
+${signed ? accountBar(dash, signed, options.section ?? 'account') : ''}
+<main id="main">
+<h1>${options.title}</h1>
+${options.body}
+</main>
+</body>
+</html>
+`;
+}
+
+/** Sends a page with the dashboard's headers. */
+export function sendPage(reply: FastifyReply, body: Html, status = 200): FastifyReply {
+  return reply
+    .code(status)
+    .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
+    .header('X-Content-Type-Options', 'nosniff')
+    .header('X-Frame-Options', 'DENY')
+    .header('Referrer-Policy', 'no-referrer')
+    .header('Cache-Control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(body.text);
+}
+
+/** A notice above a page's content: what just happened, or what went wrong. */
+export const notice = (kind: 'ok' | 'error', text: string | null | undefined) =>
+  text ? html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>` : '';
+
+/** A time as the user reads it: UTC, to the second. */
+export const when = (date: Date | string | null) => (date === null ? '—' : new Date(date).toISOString().replace('T', ' ').slice(0, 19) + ' UTC');
+
+/** A secret shown once, with a copy button (the script enables it). */
+export function shownOnce(dash: Dash, label: string, secret: string, id: string): Html {
+  return html`<div class="secret" role="group" aria-labelledby="${id}-label">
+  <p id="${id}-label"><strong>${label}</strong></p>
+  <p class="hint">${dash.t('shownOnce')}</p>
+  <div class="copy-row"><code id="${id}">${secret}</code><button type="button" class="copy" data-copy="${id}">${dash.t('copy')}</button></div>
+</div>`;
+}

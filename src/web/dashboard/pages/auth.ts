@@ -1,0 +1,174 @@
+// Sign-up, log-in, log-out, the test/live switch and joining a team by invitation.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from '../../../modules/accounts/passwords.js';
+import { SESSION_TTL_SECONDS, type LogIn } from '../../../modules/accounts/service.js';
+import {
+  actorOf,
+  clearSessionCookie,
+  dashOf,
+  EMAIL_PATTERN,
+  field,
+  ROUTE,
+  setSessionCookie,
+  signedIn,
+  type Dash,
+} from '../context.js';
+import { html, type Html } from '../html.js';
+import type { MessageKey } from '../i18n.js';
+import { csrfField, notice, page, sendPage } from '../layout.js';
+import type { DashboardDeps, Form } from '../deps.js';
+
+interface Credentials {
+  email: string;
+  password: string;
+}
+
+/** The email and password of a form, or what is wrong with them. */
+function credentials(form: Form | undefined): Credentials | { error: MessageKey } {
+  const email = field(form, 'email').toLowerCase();
+  const password = typeof form?.password === 'string' ? form.password : '';
+  if (email.length > 254 || !EMAIL_PATTERN.test(email)) return { error: 'emailInvalid' };
+  if (password.length < PASSWORD_LENGTH_MIN || password.length > PASSWORD_LENGTH_MAX) return { error: 'passwordLength' };
+  return { email, password };
+}
+
+const emailInput = (dash: Dash, value: string, readonly = false) =>
+  html`<label for="email">${dash.t('email')}</label>
+  <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${value}"${readonly ? html` readonly` : ''}>`;
+
+const passwordInput = (dash: Dash, autocomplete: 'current-password' | 'new-password') =>
+  html`<label for="password">${dash.t('password')}</label>
+  <input id="password" name="password" type="password" autocomplete="${autocomplete}" required minlength="${autocomplete === 'new-password' ? PASSWORD_LENGTH_MIN : 1}" maxlength="${PASSWORD_LENGTH_MAX}"${autocomplete === 'new-password' ? html` aria-describedby="password-hint"` : ''}>
+  ${autocomplete === 'new-password' ? html`<p class="hint" id="password-hint">${dash.t('passwordHint', { min: PASSWORD_LENGTH_MIN })}</p>` : ''}`;
+
+function signupPage(dash: Dash, values: { email?: string; businessName?: string }, error?: string): Html {
+  const { t } = dash;
+  const body = html`${notice('error', error)}
+<form class="card narrow" method="post" action="/dashboard/signup">${csrfField(dash)}
+  ${emailInput(dash, values.email ?? '')}
+  ${passwordInput(dash, 'new-password')}
+  <label for="business">${t('businessName')}</label>
+  <input id="business" name="businessName" required maxlength="200" autocomplete="organization" value="${values.businessName ?? ''}">
+  <button type="submit" class="primary">${t('createAccount')}</button>
+  <p class="hint">${t('signupTestOnly')}</p>
+</form>
+<p class="aside">${t('haveAccount')} <a href="/dashboard/login">${t('logIn')}</a></p>`;
+  return page(dash, { title: t('signupTitle'), path: '/dashboard/signup', body });
+}
+
+function loginPage(dash: Dash, email: string, error?: string): Html {
+  const { t } = dash;
+  const body = html`${notice('error', error)}
+<form class="card narrow" method="post" action="/dashboard/login">${csrfField(dash)}
+  ${emailInput(dash, email)}
+  ${passwordInput(dash, 'current-password')}
+  <button type="submit" class="primary">${t('logIn')}</button>
+</form>
+<p class="aside">${t('noAccount')} <a href="/dashboard/signup">${t('createAccount')}</a></p>`;
+  return page(dash, { title: t('loginTitle'), path: '/dashboard/login', body });
+}
+
+function refusal(dash: Dash, result: Exclude<LogIn, { ok: true }>): string {
+  const minutes = Math.max(1, Math.ceil((result.retryAfterSeconds ?? 60) / 60));
+  if (result.reason === 'account_throttled') return dash.t('accountThrottled', { minutes });
+  if (result.reason === 'address_throttled') return dash.t('addressThrottled', { seconds: result.retryAfterSeconds ?? 60 });
+  return dash.t('wrongPassword');
+}
+
+function signedInto(reply: FastifyReply, dash: Dash, token: string): FastifyReply {
+  setSessionCookie(reply, dash, token, SESSION_TTL_SECONDS);
+  return reply.redirect('/dashboard', 303);
+}
+
+function accountRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void {
+  app.get('/signup', ROUTE, async (request, reply) => sendPage(reply, signupPage(dashOf(request), {})));
+  app.post<{ Body: Form }>('/signup', ROUTE, async (request, reply) => {
+    const dash = dashOf(request);
+    const businessName = field(request.body, 'businessName');
+    const given = credentials(request.body);
+    const values = { email: field(request.body, 'email'), businessName };
+    if ('error' in given) return sendPage(reply, signupPage(dash, values, dash.t(given.error)), 400);
+    if (businessName.length < 1 || businessName.length > 200) return sendPage(reply, signupPage(dash, values, dash.t('businessNameInvalid')), 400);
+    const result = await accounts.signUp({ ...given, businessName });
+    if (!result.ok) return sendPage(reply, signupPage(dash, values, dash.t('emailTaken')), 409);
+    return signedInto(reply, dash, result.token);
+  });
+
+  app.get('/login', ROUTE, async (request, reply) => {
+    const dash = dashOf(request);
+    if (dash.signed) return reply.redirect('/dashboard', 303);
+    return sendPage(reply, loginPage(dash, ''));
+  });
+  app.post<{ Body: Form }>('/login', ROUTE, async (request, reply) => {
+    const dash = dashOf(request);
+    const given = credentials(request.body);
+    const email = field(request.body, 'email');
+    // A password of the wrong length is no one's: the same answer as a wrong one, counted the same way.
+    const result = await accounts.logIn({ email: email.toLowerCase(), password: 'error' in given ? '' : given.password, address: request.ip });
+    if (!result.ok) return sendPage(reply, loginPage(dash, email, refusal(dash, result)), result.reason === 'wrong_password' ? 401 : 429);
+    return signedInto(reply, dash, result.token);
+  });
+
+  app.post('/logout', ROUTE, async (request, reply) => {
+    const dash = dashOf(request);
+    const signed = signedIn(request);
+    await accounts.logOut(signed.token, actorOf(signed));
+    clearSessionCookie(reply, dash);
+    return reply.redirect('/dashboard/login', 303);
+  });
+
+  app.post<{ Body: Form }>('/mode', ROUTE, async (request, reply) => {
+    const signed = signedIn(request);
+    const live = field(request.body, 'mode') === 'live';
+    if (!live || signed.product.live_enabled) await accounts.setMode(signed.token, live);
+    const back = new URL(String(request.headers.referer ?? '/dashboard'), 'http://dashboard').pathname;
+    return reply.redirect(back.startsWith('/dashboard') ? back : '/dashboard', 303);
+  });
+
+  app.get('/', ROUTE, async (request, reply) => reply.redirect(dashOf(request).signed ? '/dashboard/payments' : '/dashboard/login', 303));
+}
+
+function invitationPage(dash: Dash, invitation: { email: string; account_name: string; role: string }, token: string, error?: string): Html {
+  const { t } = dash;
+  const body = html`${notice('error', error)}
+<p>${t('invitedTo', { account: invitation.account_name, role: t(`role_${invitation.role as 'owner'}`) })}</p>
+<form class="card narrow" method="post" action="/dashboard/invite/${token}">${csrfField(dash)}
+  ${emailInput(dash, invitation.email, true)}
+  ${passwordInput(dash, 'new-password')}
+  <p class="hint">${t('inviteExistingUser')}</p>
+  <button type="submit" class="primary">${t('joinTeam')}</button>
+</form>`;
+  return page(dash, { title: t('inviteTitle'), path: `/dashboard/invite/${token}`, body });
+}
+
+function invitationRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void {
+  type Invite = FastifyRequest<{ Params: { token: string }; Body: Form }>;
+  const invitationOf = async (request: Invite) => {
+    const token = request.params.token;
+    return /^[A-Za-z0-9_-]{43}$/.test(token) ? accounts.invitation(token) : undefined;
+  };
+  app.get('/invite/:token', ROUTE, async (request: Invite, reply) => {
+    const dash = dashOf(request);
+    const invitation = await invitationOf(request);
+    if (!invitation) return sendPage(reply, page(dash, { title: dash.t('inviteGone'), path: '/dashboard', body: html`<p>${dash.t('inviteGoneExplained')}</p>` }), 404);
+    return sendPage(reply, invitationPage(dash, invitation, request.params.token));
+  });
+  app.post('/invite/:token', ROUTE, async (request: Invite, reply) => {
+    const dash = dashOf(request);
+    const invitation = await invitationOf(request);
+    if (!invitation) return sendPage(reply, page(dash, { title: dash.t('inviteGone'), path: '/dashboard', body: html`<p>${dash.t('inviteGoneExplained')}</p>` }), 404);
+    const given = credentials({ ...request.body, email: invitation.email });
+    if ('error' in given) return sendPage(reply, invitationPage(dash, invitation, request.params.token, dash.t(given.error)), 400);
+    const result = await accounts.acceptInvitation(request.params.token, given.password);
+    if (!result.ok) {
+      const error = result.reason === 'wrong_password' ? dash.t('inviteWrongPassword') : dash.t('inviteGoneExplained');
+      return sendPage(reply, invitationPage(dash, invitation, request.params.token, error), result.reason === 'wrong_password' ? 401 : 404);
+    }
+    return signedInto(reply, dash, result.token);
+  });
+}
+
+export function authPages(app: FastifyInstance, deps: DashboardDeps): void {
+  accountRoutes(app, deps);
+  invitationRoutes(app, deps);
+}

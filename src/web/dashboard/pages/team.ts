@@ -1,0 +1,130 @@
+// The team: members and their roles, invitations by one-time link, and the audit log (owners only manage and read it).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ROLES, type Role } from '../../../modules/accounts/store.js';
+import { actorOf, dashOf, EMAIL_PATTERN, field, MANAGES_TEAM, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
+import { html, type Html } from '../html.js';
+import type { MessageKey } from '../i18n.js';
+import { csrfField, notice, page, sendPage, shownOnce, when } from '../layout.js';
+import type { DashboardDeps, Form } from '../deps.js';
+
+type Members = Awaited<ReturnType<DashboardDeps['accounts']['members']>>;
+type Invitations = Awaited<ReturnType<DashboardDeps['accounts']['invitations']>>;
+
+const DONE: Record<string, MessageKey> = { role: 'roleChanged', removed: 'memberRemoved', revoked: 'invitationRevoked' };
+const REFUSED: Record<string, MessageKey> = { last_owner: 'lastOwner', already_member: 'alreadyMember', not_found: 'notFoundExplained' };
+
+const roleOptions = (dash: Dash, selected: Role) =>
+  ROLES.map((role) => html`<option value="${role}"${role === selected ? html` selected` : ''}>${dash.t(`role_${role}`)}</option>`);
+
+function memberRow(dash: Dash, signed: Signed, member: Members[number]): Html {
+  const { t } = dash;
+  const manage = MANAGES_TEAM.includes(signed.session.role);
+  const controls = manage
+    ? html`<form class="inline" method="post" action="/dashboard/team/members/${member.user_id}/role">${csrfField(dash)}
+        <label class="visually-hidden" for="role-${member.user_id}">${t('roleOf', { email: member.email })}</label>
+        <select id="role-${member.user_id}" name="role">${roleOptions(dash, member.role)}</select><button type="submit">${t('changeRole')}</button></form>
+      <form class="inline" method="post" action="/dashboard/team/members/${member.user_id}/remove" data-confirm="${t('removeConfirm')}">${csrfField(dash)}
+        <button type="submit" class="danger">${t('removeMember')}</button></form>`
+    : '';
+  return html`<tr><td>${member.email}</td><td>${t(`role_${member.role}`)}</td><td>${when(member.created_at)}</td><td class="actions">${controls}</td></tr>`;
+}
+
+function invitationsSection(dash: Dash, invitations: Invitations, link?: string): Html {
+  const { t } = dash;
+  const rows = invitations.map(
+    (i) => html`<tr><td>${i.email}</td><td>${t(`role_${i.role}`)}</td><td>${when(i.expires_at)}</td>
+      <td><form class="inline" method="post" action="/dashboard/team/invitations/${i.id}/revoke">${csrfField(dash)}<button type="submit" class="danger">${t('revokeInvitation')}</button></form></td></tr>`,
+  );
+  return html`<section class="card" aria-labelledby="invite-title"><h2 id="invite-title">${t('inviteMember')}</h2>
+  ${link ? shownOnce(dash, t('inviteLink'), link, 'invite-link') : ''}
+  <form method="post" action="/dashboard/team/invite">${csrfField(dash)}
+    <label for="invite-email">${t('email')}</label><input id="invite-email" name="email" type="email" required maxlength="254">
+    <label for="invite-role">${t('role')}</label><select id="invite-role" name="role">${roleOptions(dash, 'developer')}</select>
+    <button type="submit" class="primary">${t('createInvitation')}</button></form>
+  ${invitations.length === 0 ? '' : html`<div class="table-wrap"><table><caption>${t('openInvitations')}</caption>
+    <thead><tr><th scope="col">${t('email')}</th><th scope="col">${t('role')}</th><th scope="col">${t('expires')}</th><th scope="col">${t('actions')}</th></tr></thead>
+    <tbody>${rows}</tbody></table></div>`}
+</section>`;
+}
+
+function teamPage(dash: Dash, signed: Signed, data: { members: Members; invitations: Invitations; link?: string; error?: string; done?: string }): Html {
+  const { t } = dash;
+  const owner = MANAGES_TEAM.includes(signed.session.role);
+  const body = html`${notice('error', data.error)}${notice('ok', data.done)}
+<p>${t('rolesExplained')}</p>
+<div class="table-wrap"><table><caption>${t('membersCaption')}</caption>
+<thead><tr><th scope="col">${t('email')}</th><th scope="col">${t('role')}</th><th scope="col">${t('joined')}</th><th scope="col">${t('actions')}</th></tr></thead>
+<tbody>${data.members.map((m) => memberRow(dash, signed, m))}</tbody></table></div>
+${owner ? invitationsSection(dash, data.invitations, data.link) : ''}
+${owner ? html`<p><a href="/dashboard/team/audit">${t('auditLog')}</a></p>` : ''}`;
+  return page(dash, { title: t('navTeam'), path: '/dashboard/team', section: 'team', body });
+}
+
+export function teamPages(app: FastifyInstance, { accounts, publicUrl }: DashboardDeps): void {
+  type Member = FastifyRequest<{ Params: { id: string }; Body: Form }>;
+  const show = async (request: FastifyRequest, extra: { link?: string; error?: string; done?: string } = {}) => {
+    const signed = signedIn(request);
+    const owner = MANAGES_TEAM.includes(signed.session.role);
+    const [members, invitations] = await Promise.all([accounts.members(signed.session.account_id), owner ? accounts.invitations(signed.session.account_id) : []]);
+    return teamPage(dashOf(request), signed, { members, invitations, ...extra });
+  };
+  const owner = (request: FastifyRequest) => {
+    const signed = signedIn(request);
+    requireRole(signed, MANAGES_TEAM);
+    return signed;
+  };
+  const outcome = (request: FastifyRequest, result: { ok: true } | { ok: false; reason: string }, done: string) =>
+    result.ok ? `/dashboard/team?done=${done}` : `/dashboard/team?refused=${result.reason}`;
+
+  app.get<{ Querystring: { done?: string; refused?: string } }>('/team', ROUTE, async (request, reply) => {
+    const { t } = dashOf(request);
+    const done = DONE[String(request.query.done)];
+    const refused = REFUSED[String(request.query.refused)];
+    return sendPage(reply, await show(request, { ...(done ? { done: t(done) } : {}), ...(refused ? { error: t(refused) } : {}) }));
+  });
+
+  app.post<{ Body: Form }>('/team/invite', ROUTE, async (request, reply) => {
+    const signed = owner(request);
+    const { t } = dashOf(request);
+    const email = field(request.body, 'email').toLowerCase();
+    const role = field(request.body, 'role') as Role;
+    if (!EMAIL_PATTERN.test(email) || email.length > 254) return sendPage(reply, await show(request, { error: t('emailInvalid') }), 400);
+    if (!ROLES.includes(role)) return sendPage(reply, await show(request, { error: t('badFormExplained') }), 400);
+    const result = await accounts.invite(actorOf(signed), email, role);
+    if (!result.ok) return sendPage(reply, await show(request, { error: t('alreadyMember') }), 409);
+    return sendPage(reply, await show(request, { link: `${publicUrl}/dashboard/invite/${result.token}` }), 201);
+  });
+
+  app.post('/team/members/:id/role', ROUTE, async (request: Member, reply) => {
+    const signed = owner(request);
+    const role = field(request.body, 'role') as Role;
+    if (!ROLES.includes(role)) return reply.redirect('/dashboard/team?refused=not_found', 303);
+    return reply.redirect(outcome(request, await accounts.changeRole(actorOf(signed), request.params.id, role), 'role'), 303);
+  });
+
+  app.post('/team/members/:id/remove', ROUTE, async (request: Member, reply) => {
+    const signed = owner(request);
+    return reply.redirect(outcome(request, await accounts.removeMember(actorOf(signed), request.params.id), 'removed'), 303);
+  });
+
+  app.post('/team/invitations/:id/revoke', ROUTE, async (request: Member, reply) => {
+    const signed = owner(request);
+    return reply.redirect(outcome(request, await accounts.revokeInvitation(actorOf(signed), request.params.id), 'revoked'), 303);
+  });
+
+  app.get<{ Querystring: { before?: string } }>('/team/audit', ROUTE, async (request, reply) => {
+    const signed = owner(request);
+    const dash = dashOf(request);
+    const before = /^\d{1,15}$/.test(String(request.query.before)) ? Number(request.query.before) : undefined;
+    const { rows, hasMore } = await accounts.auditLog(signed.session.account_id, before);
+    const items = rows.map(
+      (r) => html`<tr><td>${when(r.created_at)}</td><td>${r.email ?? '—'}</td><td><code>${r.action}</code></td><td>${r.target ?? ''}</td>
+        <td>${r.livemode === null ? '' : r.livemode ? dash.t('liveMode') : dash.t('testMode')}</td></tr>`,
+    );
+    const body = html`<div class="table-wrap"><table><caption>${dash.t('auditCaption')}</caption>
+<thead><tr><th scope="col">${dash.t('when')}</th><th scope="col">${dash.t('who')}</th><th scope="col">${dash.t('what')}</th><th scope="col">${dash.t('target')}</th><th scope="col">${dash.t('mode')}</th></tr></thead>
+<tbody>${items}</tbody></table></div>
+${hasMore ? html`<p><a href="/dashboard/team/audit?before=${rows.at(-1)!.seq}">${dash.t('olderItems')}</a></p>` : ''}`;
+    return sendPage(reply, page(dash, { title: dash.t('auditLog'), path: '/dashboard/team/audit', section: 'team', body }));
+  });
+}

@@ -1,0 +1,243 @@
+// Webhook endpoints of the selected mode: add, reveal and roll the secret, disable/enable, delete, send a test event,
+// and the delivery log with each attempt and "Retry now".
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../../core/errors.js';
+import type { Merchant } from '../../../core/merchant.js';
+import { SUBSCRIBABLE_EVENT_TYPES } from '../../../modules/webhooks/events.js';
+import type { WebhookDelivery, WebhookEndpoint } from '../../../modules/webhooks/schema.js';
+import { actorOf, CHANGES, dashOf, field, fields, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
+import { html, type Html } from '../html.js';
+import type { MessageKey } from '../i18n.js';
+import { csrfField, notice, page, sendPage, shownOnce, when } from '../layout.js';
+import type { DashboardDeps, Form } from '../deps.js';
+
+const DELIVERIES_SHOWN = 25;
+/** An endpoint failing this long is flagged, well before its deliveries are given up (about three days). */
+const FLAG_AFTER_MS = 24 * 3600 * 1000;
+
+const DONE: Record<string, MessageKey> = {
+  disabled: 'endpointDisabled',
+  enabled: 'endpointEnabled',
+  test: 'testEventQueued',
+  retried: 'retryQueued',
+  deleted: 'endpointDeleted',
+};
+
+type EndpointRequest = FastifyRequest<{ Params: { id: string }; Body: Form; Querystring: { done?: string } }>;
+
+const events = (dash: Dash, endpoint: WebhookEndpoint) => (endpoint.enabledEvents.length === 0 ? dash.t('allEvents') : endpoint.enabledEvents.join(', '));
+
+function addForm(dash: Dash, values: { url?: string; description?: string; events?: string[] } = {}): Html {
+  const { t } = dash;
+  const boxes = SUBSCRIBABLE_EVENT_TYPES.map(
+    (type) => html`<label class="check"><input type="checkbox" name="events" value="${type}"${values.events?.includes(type) ? html` checked` : ''}> <code>${type}</code></label>`,
+  );
+  return html`<form class="card" method="post" action="/dashboard/webhooks">${csrfField(dash)}
+  <h2>${t('addEndpointTitle')}</h2>
+  <label for="url">${t('endpointUrl')}</label>
+  <input id="url" name="url" type="url" required maxlength="2048" placeholder="https://shop.example.uz/tolov/webhooks" value="${values.url ?? ''}" aria-describedby="url-hint">
+  <p class="hint" id="url-hint">${t('endpointUrlHint')}</p>
+  <label for="description">${t('description')}</label>
+  <input id="description" name="description" maxlength="500" value="${values.description ?? ''}">
+  <fieldset><legend>${t('eventsToSend')}</legend><p class="hint">${t('noneMeansAll')}</p>${boxes}</fieldset>
+  <button type="submit" class="primary">${t('addEndpoint')}</button>
+</form>`;
+}
+
+function listPage(dash: Dash, signed: Signed, endpoints: WebhookEndpoint[], extra: { error?: string; values?: Parameters<typeof addForm>[1]; done?: string } = {}): Html {
+  const { t } = dash;
+  const rows = endpoints.map(
+    (e) => html`<tr><td><a href="/dashboard/webhooks/${e.id}">${e.url}</a>${e.description ? html`<br><span class="hint">${e.description}</span>` : ''}</td>
+      <td>${events(dash, e)}</td><td><span class="status s-${e.status}">${t(e.status === 'enabled' ? 'enabled' : 'disabled')}</span></td><td>${when(e.created)}</td></tr>`,
+  );
+  const body = html`${notice('error', extra.error)}${notice('ok', extra.done)}
+<p>${t('webhooksIntro')}</p>
+${endpoints.length === 0 ? html`<p class="empty">${t('noEndpoints')}</p>` : html`<div class="table-wrap"><table><caption>${t('endpointsCaption')}</caption>
+<thead><tr><th scope="col">${t('endpointUrl')}</th><th scope="col">${t('eventsToSend')}</th><th scope="col">${t('status')}</th><th scope="col">${t('created')}</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`}
+${CHANGES.includes(signed.session.role) ? addForm(dash, extra.values) : ''}`;
+  return page(dash, { title: t('navWebhooks'), path: '/dashboard/webhooks', section: 'webhooks', body });
+}
+
+function attemptRows(dash: Dash, delivery: WebhookDelivery): Html[] {
+  return delivery.attempts.map(
+    (a) => html`<li><span>${when(a.attemptedAt)}</span> · <strong>${a.statusCode === null ? a.error ?? '' : `HTTP ${a.statusCode}`}</strong> · ${dash.t('durationMs', { ms: a.durationMs })}
+      ${a.responseExcerpt ? html`<pre class="excerpt" aria-label="${dash.t('responseBody')}">${a.responseExcerpt}</pre>` : ''}</li>`,
+  );
+}
+
+function deliveryLog(dash: Dash, signed: Signed, endpoint: WebhookEndpoint, deliveries: WebhookDelivery[]): Html {
+  const { t } = dash;
+  if (deliveries.length === 0) return html`<p class="empty">${t('noDeliveries')}</p>`;
+  const items = deliveries.map((d) => {
+    const retry =
+      d.status !== 'succeeded' && CHANGES.includes(signed.session.role)
+        ? html`<form class="inline" method="post" action="/dashboard/webhooks/${endpoint.id}/deliveries/${d.id}/retry">${csrfField(dash)}<button type="submit">${t('retryNow')}</button></form>`
+        : '';
+    return html`<li class="delivery" data-delivery="${d.id}">
+  <div class="delivery-head"><code>${d.eventType}</code> <span class="status s-${d.status}">${t(`delivery_${d.status}`)}</span>
+    <span class="hint">${d.id} · ${when(d.created)}${d.nextAttemptAt ? html` · ${t('nextAttempt')} ${when(d.nextAttemptAt)}` : ''}</span> ${retry}</div>
+  <ol class="attempts">${attemptRows(dash, d)}</ol>
+</li>`;
+  });
+  return html`<ul class="deliveries">${items}</ul>`;
+}
+
+function secretSection(dash: Dash, endpoint: WebhookEndpoint, revealed?: string, error?: string): Html {
+  const { t } = dash;
+  return html`<section class="card" aria-labelledby="secret-title"><h2 id="secret-title">${t('signingSecret')}</h2>
+  ${revealed ? shownOnce(dash, t('signingSecret'), revealed, 'secret') : ''}${notice('error', error)}
+  <form method="post" action="/dashboard/webhooks/${endpoint.id}/reveal">${csrfField(dash)}
+    <label for="reveal-password">${t('passwordToReveal')}</label>
+    <input id="reveal-password" name="password" type="password" autocomplete="current-password" required maxlength="200">
+    <button type="submit">${t('revealSecret')}</button></form>
+  <form method="post" action="/dashboard/webhooks/${endpoint.id}/roll">${csrfField(dash)}
+    <label for="roll-overlap">${t('oldSecretSigns')}</label>
+    <select id="roll-overlap" name="overlapSeconds"><option value="0">${t('overlapNow')}</option><option value="3600">${t('overlapHour')}</option><option value="86400" selected>${t('overlapDay')}</option></select>
+    <button type="submit">${t('rollSecret')}</button></form>
+</section>`;
+}
+
+function actions(dash: Dash, endpoint: WebhookEndpoint): Html {
+  const { t } = dash;
+  const toggle = endpoint.status === 'enabled' ? 'disable' : 'enable';
+  return html`<div class="actions-row">
+  <form method="post" action="/dashboard/webhooks/${endpoint.id}/test">${csrfField(dash)}<button type="submit">${t('sendTestEvent')}</button></form>
+  <form method="post" action="/dashboard/webhooks/${endpoint.id}/${toggle}">${csrfField(dash)}<button type="submit">${t(toggle)}</button></form>
+  <form method="post" action="/dashboard/webhooks/${endpoint.id}/delete" data-confirm="${t('deleteEndpointConfirm')}">${csrfField(dash)}<button type="submit" class="danger">${t('deleteEndpoint')}</button></form>
+</div>`;
+}
+
+interface Detail {
+  endpoint: WebhookEndpoint;
+  deliveries: WebhookDelivery[];
+  failing: { since: Date; pending: number } | undefined;
+  created?: string;
+  revealed?: string;
+  error?: string;
+  done?: string;
+}
+
+function detailPage(dash: Dash, signed: Signed, d: Detail): Html {
+  const { t } = dash;
+  const { endpoint } = d;
+  const flagged = d.failing && Date.now() - d.failing.since.getTime() >= FLAG_AFTER_MS;
+  const body = html`${notice('ok', d.done)}${d.created ? shownOnce(dash, t('signingSecret'), d.created, 'secret') : ''}
+${flagged ? html`<p class="notice error" role="alert">${t('endpointFailing', { since: when(d.failing!.since), pending: d.failing!.pending })}</p>` : ''}
+<dl class="facts"><dt>${t('endpointUrl')}</dt><dd>${endpoint.url}</dd><dt>${t('description')}</dt><dd>${endpoint.description ?? '—'}</dd>
+<dt>${t('eventsToSend')}</dt><dd>${events(dash, endpoint)}</dd><dt>${t('status')}</dt><dd>${t(endpoint.status === 'enabled' ? 'enabled' : 'disabled')}</dd>
+<dt>${t('id')}</dt><dd><code>${endpoint.id}</code></dd><dt>${t('created')}</dt><dd>${when(endpoint.created)}</dd></dl>
+${CHANGES.includes(signed.session.role) ? actions(dash, endpoint) : ''}
+${SEES_SECRETS.includes(signed.session.role) ? secretSection(dash, endpoint, d.revealed, d.error) : ''}
+<h2>${t('deliveryLog')}</h2>
+${deliveryLog(dash, signed, endpoint, d.deliveries)}`;
+  return page(dash, { title: t('endpointTitle'), path: `/dashboard/webhooks/${endpoint.id}`, section: 'webhooks', body });
+}
+
+export function webhookPages(app: FastifyInstance, deps: DashboardDeps): void {
+  const { webhooks, db } = deps;
+  const detail = async (request: EndpointRequest, extra: Partial<Detail> = {}) => {
+    const signed = signedIn(request);
+    const merchant = merchantOfSigned(signed);
+    const endpoint = await webhooks.get(merchant, request.params.id);
+    const [deliveries, failing] = await Promise.all([webhooks.deliveries(merchant, endpoint.id, { limit: DELIVERIES_SHOWN }), webhooks.failing(merchant, endpoint.id)]);
+    return detailPage(dashOf(request), signed, { endpoint, deliveries: deliveries.data, failing, ...extra });
+  };
+  const list = async (request: FastifyRequest, extra: Parameters<typeof listPage>[3] = {}) => {
+    const signed = signedIn(request);
+    const endpoints = await webhooks.list(merchantOfSigned(signed), { limit: 100 });
+    return listPage(dashOf(request), signed, endpoints.data, extra);
+  };
+
+  app.get<{ Querystring: { done?: string } }>('/webhooks', ROUTE, async (request, reply) => {
+    const done = DONE[String(request.query.done)];
+    return sendPage(reply, await list(request, done ? { done: dashOf(request).t(done) } : {}));
+  });
+
+  app.post<{ Body: Form }>('/webhooks', ROUTE, async (request, reply) => {
+    const signed = signedIn(request);
+    requireRole(signed, CHANGES);
+    const values = { url: field(request.body, 'url'), description: field(request.body, 'description'), events: fields(request.body, 'events') };
+    const known = values.events.filter((e) => (SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(e)) as WebhookEndpoint['enabledEvents'];
+    try {
+      const endpoint = await db.transaction(async (tx) => {
+        const created = await webhooks.create(tx, merchantOfSigned(signed), {
+          url: values.url,
+          enabledEvents: known as never,
+          ...(values.description === '' ? {} : { description: values.description.slice(0, 500) }),
+        });
+        await deps.accounts.audit(actorOf(signed), 'webhook_endpoint.created', `${created.id} ${created.url}`, tx);
+        return created;
+      });
+      const page = await detail(Object.assign(request, { params: { id: endpoint.id } }) as EndpointRequest, { created: endpoint.secret! });
+      return sendPage(reply, page, 201);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
+      return sendPage(reply, await list(request, { error: refusalText(dashOf(request), error), values }), error.statusCode);
+    }
+  });
+
+  app.get('/webhooks/:id', ROUTE, async (request: EndpointRequest, reply) => {
+    const done = DONE[String(request.query.done)];
+    return sendPage(reply, await detail(request, done ? { done: dashOf(request).t(done) } : {}));
+  });
+
+  endpointActions(app, deps, detail);
+}
+
+/** An API refusal as the dashboard says it: the address rules in the user's language, anything else as the API put it. */
+function refusalText(dash: Dash, error: ApiError): string {
+  if (error.extra.param === 'url') return dash.t('endpointUrlRefused', { reason: error.message });
+  return error.message;
+}
+
+type DetailOf = (request: EndpointRequest, extra?: Partial<Detail>) => Promise<Html>;
+
+function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: DetailOf): void {
+  const { webhooks, accounts, db } = deps;
+  /** A change by an owner or developer, audited in its transaction, then back to the endpoint's page. */
+  const change = (action: string, done: string, run: (merchant: Merchant, id: string, request: EndpointRequest) => Promise<unknown>) =>
+    async (request: EndpointRequest, reply: FastifyReply) => {
+      const signed = signedIn(request);
+      requireRole(signed, CHANGES);
+      await run(merchantOfSigned(signed), request.params.id, request);
+      await accounts.audit(actorOf(signed), action, request.params.id);
+      return reply.redirect(done === 'deleted' ? '/dashboard/webhooks?done=deleted' : `/dashboard/webhooks/${request.params.id}?done=${done}`, 303);
+    };
+  app.post('/webhooks/:id/disable', ROUTE, change('webhook_endpoint.disabled', 'disabled', (m, id) => db.transaction((tx) => webhooks.update(tx, m, id, { status: 'disabled' }))));
+  app.post('/webhooks/:id/enable', ROUTE, change('webhook_endpoint.enabled', 'enabled', (m, id) => db.transaction((tx) => webhooks.update(tx, m, id, { status: 'enabled' }))));
+  app.post('/webhooks/:id/delete', ROUTE, change('webhook_endpoint.deleted', 'deleted', (m, id) => webhooks.delete(m, id)));
+  app.post('/webhooks/:id/test', ROUTE, change('webhook_endpoint.test_sent', 'test', (m, id) => db.transaction((tx) => webhooks.sendTestEvent(tx, m, id))));
+  app.post<{ Params: { id: string; delivery: string }; Body: Form }>('/webhooks/:id/deliveries/:delivery/retry', ROUTE, async (request, reply) => {
+    const signed = signedIn(request);
+    requireRole(signed, CHANGES);
+    await db.transaction((tx) => webhooks.retryNow(tx, merchantOfSigned(signed), request.params.id, request.params.delivery));
+    await accounts.audit(actorOf(signed), 'webhook_delivery.retried', request.params.delivery);
+    return reply.redirect(`/dashboard/webhooks/${request.params.id}?done=retried`, 303);
+  });
+
+  app.post('/webhooks/:id/reveal', ROUTE, async (request: EndpointRequest, reply) => {
+    const signed = signedIn(request);
+    requireRole(signed, SEES_SECRETS);
+    const merchant = merchantOfSigned(signed);
+    await webhooks.get(merchant, request.params.id);
+    if (!(await accounts.confirmPassword(signed.session.user_id, typeof request.body?.password === 'string' ? request.body.password : ''))) {
+      return sendPage(reply, await detail(request, { error: dashOf(request).t('wrongPasswordReveal') }), 401);
+    }
+    const revealed = await webhooks.revealSecret(merchant, request.params.id);
+    await accounts.audit(actorOf(signed), 'webhook_endpoint.secret_revealed', request.params.id);
+    return sendPage(reply, await detail(request, { revealed }));
+  });
+
+  app.post('/webhooks/:id/roll', ROUTE, async (request: EndpointRequest, reply) => {
+    const signed = signedIn(request);
+    requireRole(signed, SEES_SECRETS);
+    const overlap = [0, 3600, 86_400].find((s) => s === Number(field(request.body, 'overlapSeconds'))) ?? 86_400;
+    const rolled = await db.transaction(async (tx) => {
+      const endpoint = await webhooks.rollSecret(tx, merchantOfSigned(signed), request.params.id, overlap);
+      await accounts.audit(actorOf(signed), 'webhook_endpoint.secret_rolled', request.params.id, tx);
+      return endpoint;
+    });
+    return sendPage(reply, await detail(request, { created: rolled.secret! }));
+  });
+}

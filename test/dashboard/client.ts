@@ -1,0 +1,83 @@
+// A browser-like client of the dashboard over `inject`: it keeps cookies and sends each form's token back.
+import type { TestService } from '../support/harness.js';
+
+export interface Page {
+  status: number;
+  html: string;
+  location: string | undefined;
+  headers: Record<string, unknown>;
+}
+
+export class DashboardClient {
+  readonly cookies = new Map<string, string>();
+  lang = 'en';
+  /** Each client comes from an address of its own, as people do; the per-address throttle tests choose theirs. */
+  address = `10.${(++clients >> 16) & 255}.${(clients >> 8) & 255}.${clients & 255}`;
+
+  constructor(private readonly service: TestService) {}
+
+  private remember(setCookie: unknown): void {
+    for (const line of ([] as string[]).concat((setCookie as string[] | string | undefined) ?? [])) {
+      const [pair] = line.split(';');
+      const at = pair!.indexOf('=');
+      const name = pair!.slice(0, at);
+      const value = pair!.slice(at + 1);
+      if (/Max-Age=0/.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  async get(url: string): Promise<Page> {
+    const response = await this.service.app.inject({
+      method: 'GET',
+      url,
+      remoteAddress: this.address,
+      headers: { cookie: this.cookieHeader(), 'accept-language': this.lang },
+    });
+    this.remember(response.headers['set-cookie']);
+    return { status: response.statusCode, html: response.body, location: response.headers.location as string | undefined, headers: response.headers };
+  }
+
+  /** Posts `fields` as a browser would, with the form token of the last page (or `csrf` when given). */
+  async post(url: string, fields: Record<string, string | string[]>, options: { csrf?: string | null; origin?: string } = {}): Promise<Page> {
+    const body = new URLSearchParams();
+    for (const [name, value] of Object.entries(fields)) for (const one of ([] as string[]).concat(value)) body.append(name, one);
+    const csrf = options.csrf === undefined ? await this.csrf() : options.csrf;
+    if (csrf !== null) body.append('_csrf', csrf);
+    const response = await this.service.app.inject({
+      method: 'POST',
+      url,
+      remoteAddress: this.address,
+      headers: {
+        cookie: this.cookieHeader(),
+        'content-type': 'application/x-www-form-urlencoded',
+        'accept-language': this.lang,
+        ...(options.origin ? { origin: options.origin } : {}),
+      },
+      payload: body.toString(),
+    });
+    this.remember(response.headers['set-cookie']);
+    return { status: response.statusCode, html: response.body, location: response.headers.location as string | undefined, headers: response.headers };
+  }
+
+  /** The form token the dashboard's pages carry for this client now. */
+  async csrf(): Promise<string> {
+    let page = await this.get('/dashboard/team');
+    if (page.status !== 200) page = await this.get('/dashboard/login');
+    const match = /name="_csrf" value="([^"]+)"/.exec(page.html);
+    if (!match) throw new Error(`no form token on the page (${page.status}): ${page.html.slice(0, 300)}`);
+    return match[1]!;
+  }
+
+  async signUp(email: string, password = 'correct horse battery', businessName = 'Chorsu Market'): Promise<Page> {
+    return this.post('/dashboard/signup', { email, password, businessName });
+  }
+}
+
+let clients = 0;
+let counter = 0;
+export const uniqueEmail = (name = 'owner') => `${name}-${process.pid}-${Date.now()}-${++counter}@example.uz`;
