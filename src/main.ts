@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { FolderInUseError } from './db/folder-lock.js';
+import { SealingError } from './lib/sealing.js';
 import { createService, type Service } from './service.js';
 
 function describeStorage(config: Config): string {
@@ -15,7 +16,7 @@ async function main(): Promise<void> {
     service = await createService(config);
   } catch (error) {
     // What the operator can fix is said in one line; anything else is a defect and keeps its stack.
-    if (error instanceof ConfigError || error instanceof FolderInUseError) {
+    if (error instanceof ConfigError || error instanceof FolderInUseError || error instanceof SealingError) {
       process.stderr.write(`tolov: ${error.message}\n`);
       process.exit(1);
     }
