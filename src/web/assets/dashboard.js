@@ -1,5 +1,10 @@
 // Progressive enhancement of the dashboard: copy buttons and confirmations. Every page works without it.
 
+// A page answering a form (a new key, a revealed secret) takes the address of the page it shows, so that reloading it
+// reads that page instead of posting the form again.
+const path = document.body.dataset.path;
+if (path && location.pathname !== path) history.replaceState(null, '', path);
+
 for (const button of document.querySelectorAll('button.copy')) {
   button.addEventListener('click', async () => {
     const text = document.getElementById(button.dataset.copy)?.textContent ?? '';

@@ -74,14 +74,14 @@ export function page(dash: Dash, options: { title: string; path: string; section
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <meta name="robots" content="noindex">
 <title>${options.title} · Tolov</title>
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/dashboard.css">
 <script type="module" src="/assets/dashboard.js"></script>
 </head>
-<body>
+<body data-path="${options.path}">
 <div class="top"><a class="brand" href="/dashboard">Tolov</a>${languages(dash, options.path)}</div>
 ${signed ? accountBar(dash, signed, options.section ?? 'account') : ''}
 <main id="main">
@@ -100,7 +100,8 @@ export function sendPage(reply: FastifyReply, body: Html, status = 200): Fastify
     .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
     .header('X-Content-Type-Options', 'nosniff')
     .header('X-Frame-Options', 'DENY')
-    .header('Referrer-Policy', 'no-referrer')
+    // Same-origin: links out carry no address (an invitation link holds a token), and form posts keep their Origin.
+    .header('Referrer-Policy', 'same-origin')
     .header('Cache-Control', 'no-store')
     .type('text/html; charset=utf-8')
     .send(body.text);

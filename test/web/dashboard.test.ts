@@ -1,0 +1,149 @@
+// The merchant dashboard in Chromium, as a merchant uses it: sign up, make a key, add an endpoint, watch a charge's
+// delivery fail and retry it, in three languages, on a laptop and on a phone, by keyboard.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bindCard } from '../support/binding.js';
+import { ARTIFACTS_DIR, browserAvailable, launchBrowser } from '../support/browser.js';
+import { engine, startService, type TestService } from '../support/harness.js';
+import { charge } from '../support/payments.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+
+let service: TestService;
+let receiver: Receiver;
+let browser: Browser;
+let base: string;
+
+const PASSWORD = 'correct horse battery staple';
+
+describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => {
+  beforeAll(async () => {
+    service = await startService({ TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true' });
+    base = await service.app.listen({ port: 0, host: '127.0.0.1' });
+    receiver = await startReceiver();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await service?.stop();
+  });
+
+  const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/dashboard-${engine}-${name}.png`, fullPage: true });
+
+  /** A browser context that records the page's problems and every request that leaves for another host. */
+  async function open(options: { width: number; locale: string }): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+    const context = await browser.newContext({ viewport: { width: options.width, height: 900 }, locale: options.locale, deviceScaleFactor: 1 });
+    context.setDefaultTimeout(5_000);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('request', (request) => {
+      if (!request.url().startsWith(base)) problems.push(`request to another host: ${request.url()}`);
+    });
+    return { context, page, problems };
+  }
+
+  async function deliver(): Promise<void> {
+    for (let round = 0; round < 5; round++) if ((await service.webhooks.deliverDue(10)) === 0) return;
+  }
+
+  it('signs up, creates a key, adds an endpoint, and retries a failed delivery until it is delivered', async () => {
+    const { context, page, problems } = await open({ width: 1280, locale: 'en-US' });
+    await page.goto(`${base}/dashboard/signup`);
+    await shot(page, 'signup');
+    await page.getByLabel('Email').fill(`merchant-${Date.now()}@example.uz`);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByLabel('Business name').fill('Chorsu Market');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await expect.poll(() => page.url()).toBe(`${base}/dashboard/payments`);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Payments');
+    expect(await page.getByText('You are viewing test data').isVisible()).toBe(true);
+
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.locator('#new-key').textContent())!;
+    expect(key).toMatch(/^sk_test_[0-9A-Za-z]{32}$/);
+    expect(await page.getByRole('button', { name: 'Roll key' }).isVisible()).toBe(true);
+    await shot(page, 'key-created');
+
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('Endpoint URL').fill(`${receiver.url}/shop`);
+    await page.getByLabel('Description').fill('Order fulfilment');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = (await page.locator('#secret').textContent())!;
+    expect(secret).toMatch(/^whsec_/);
+    await shot(page, 'endpoint-added');
+
+    // A charge made with the key over the API; the receiver fails it.
+    receiver.behaviour = 'fail';
+    const card = await bindCard(service, key, '8600000000000007');
+    const intent = (await charge(service, key, { amount: 1_500_000, card })).body;
+    await deliver();
+    await page.reload();
+    const delivery = page.locator('li.delivery').first();
+    expect(await delivery.locator('code').first().textContent()).toBe('payment_intent.succeeded');
+    expect(await delivery.getByText('HTTP 500').isVisible()).toBe(true);
+    expect(await delivery.locator('pre.excerpt').textContent()).toBe('no');
+    expect(await delivery.getByText('Pending').isVisible()).toBe(true);
+    await shot(page, 'delivery-failed');
+
+    receiver.behaviour = 'ok';
+    await delivery.getByRole('button', { name: 'Retry now' }).click();
+    expect(await page.getByText('The delivery will be attempted again within seconds.').isVisible()).toBe(true);
+    await deliver();
+    await page.reload();
+    const retried = page.locator('li.delivery').first();
+    expect(await retried.getByText('Delivered').isVisible()).toBe(true);
+    expect(await retried.locator('ol.attempts li').count()).toBe(2);
+    expect(await retried.getByRole('button', { name: 'Retry now' }).count()).toBe(0);
+    const received = receiver.received.filter((request) => request.path === '/shop');
+    expect(received.map((request) => JSON.parse(request.body).data.id)).toEqual([intent.id, intent.id]);
+    await shot(page, 'delivery-retried');
+
+    // "Send test event" reaches the endpoint too.
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await deliver();
+    expect(receiver.received.at(-1)!.headers['tolov-event-type']).toBe('webhook_endpoint.test');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('reads in Uzbek and Russian, on a 390 px phone, and logs in by keyboard', async () => {
+    const { context, page, problems } = await open({ width: 390, locale: 'uz-UZ' });
+    const email = `phone-${Date.now()}@example.uz`;
+    await page.goto(`${base}/dashboard/signup`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Tolov akkauntini yarating');
+    await page.getByLabel('Elektron pochta').fill(email);
+    await page.getByLabel('Parol').fill(PASSWORD);
+    await page.getByLabel('Biznes nomi').fill("Samarqand Non");
+    await page.getByRole('button', { name: 'Akkaunt yaratish' }).click();
+    await page.getByRole('link', { name: 'Vebhuklar' }).click();
+    await shot(page, 'phone-uz-webhooks');
+    // Nothing wider than the phone.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
+    await page.getByRole('link', { name: 'Русский' }).click();
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Вебхуки');
+    await shot(page, 'phone-ru-webhooks');
+    await page.getByRole('button', { name: 'Выйти' }).click();
+    await expect.poll(() => page.url()).toBe(`${base}/dashboard/login`);
+    // The choice is remembered.
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Вход в Tolov');
+
+    // By keyboard alone: the email field, then the password, then the button.
+    await page.getByLabel('Эл. почта').focus();
+    await page.keyboard.type(email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Войти');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.url()).toBe(`${base}/dashboard/payments`);
+    await shot(page, 'phone-ru-payments');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
