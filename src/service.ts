@@ -53,7 +53,7 @@ function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiK
   const payments = new PaymentsService(db, rails, orders, log);
   const products = new ProductsService(db, keys, config.defaultFeeBps);
   return {
-    accounts: new AccountsService(db, products),
+    accounts: new AccountsService(db, products, sealer),
     products,
     orders,
     payments,
@@ -95,8 +95,8 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   app.addHook('onClose', () => sender.close());
   const sealer = await openSealer(config);
   const services = buildServices({ config, db, rails, keys, sender, sealer, log: app.log });
-  const sealed = await services.webhooks.sealStoredSecrets();
-  if (sealed > 0) app.log.info(`sealed the signing secrets of ${sealed} webhook endpoints under the current TOLOV_SECRETS_KEY`);
+  const sealed = (await services.webhooks.sealStoredSecrets()) + (await services.accounts.sealStoredSeeds());
+  if (sealed > 0) app.log.info(`sealed ${sealed} stored secrets (webhook signing secrets, TOTP seeds) under the current TOLOV_SECRETS_KEY`);
   const idempotent = new IdempotentReplies(db, sealer, options.hooks);
   await registerApi(app, { services, idempotent, checkoutLimits: config, db, publicUrl: config.checkoutUrl });
   const { orders, payments, refunds, webhooks, accounts } = services;

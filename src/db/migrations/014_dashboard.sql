@@ -22,8 +22,11 @@ CREATE TABLE users (
   -- Failed log-ins in the current window; past the limit the account refuses log-ins until the window ends.
   login_failures      integer NOT NULL DEFAULT 0,
   login_window_start  timestamptz,
-  -- The TOTP seed, sealed like webhook secrets; null without a second factor.
+  -- The TOTP seed, sealed like webhook secrets; null without a second factor. The last time step accepted, so that
+  -- a code is never taken twice; recovery codes as SHA-256 hex, each removed when used.
   totp_sealed         text,
+  totp_last_step      bigint,
+  recovery_codes      text[] NOT NULL DEFAULT '{}',
   created_at          timestamptz NOT NULL DEFAULT now()
 );
 
@@ -43,6 +46,8 @@ CREATE TABLE dashboard_sessions (
   account_id    text NOT NULL REFERENCES accounts (id),
   csrf_token    text NOT NULL,
   livemode      boolean NOT NULL DEFAULT false,
+  -- A password was right and the second factor is still to come: this session opens nothing else meanwhile.
+  second_factor_pending boolean NOT NULL DEFAULT false,
   created_at    timestamptz NOT NULL DEFAULT now(),
   expires_at    timestamptz NOT NULL,
   revoked_at    timestamptz

@@ -6,11 +6,15 @@ import { newId } from '../../core/ids.js';
 import { RateLimiter } from '../../core/rate-limit.js';
 import { sha256 } from '../../lib/secrets.js';
 import type { ProductsService } from '../products/service.js';
+import type { Sealer } from '../../lib/sealing.js';
 import { hashPassword, UNKNOWN_USER_HASH, verifyPassword } from './passwords.js';
+import { looksLikeRecoveryCode, newRecoveryCodes, newSeed, recoveryHash, stepOf } from './second-factor.js';
 import * as store from './store.js';
 import type { Role, SessionRow } from './store.js';
 
 export const SESSION_TTL_SECONDS = 12 * 3600;
+/** How long a right password waits for its second factor. */
+const SECOND_FACTOR_TTL_SECONDS = 5 * 60;
 const INVITATION_TTL_SECONDS = 7 * 86_400;
 /** Failed log-ins an account takes in a window before it refuses log-ins until the window ends. */
 export const LOGIN_FAILURES_PER_ACCOUNT = 10;
@@ -22,8 +26,12 @@ const AUDIT_PAGE_MAX = 100;
 const newToken = () => randomBytes(32).toString('base64url');
 
 export type LogIn =
-  | { ok: true; token: string }
+  | { ok: true; token: string; secondFactor: boolean }
   | { ok: false; reason: 'wrong_password' | 'account_throttled' | 'address_throttled'; retryAfterSeconds?: number };
+
+export type SecondFactor =
+  | { ok: true; token: string }
+  | { ok: false; reason: 'wrong_code' | 'expired' | 'account_throttled'; retryAfterSeconds?: number };
 
 export type TeamChange = { ok: true } | { ok: false; reason: 'last_owner' | 'not_found' | 'already_member' };
 
@@ -40,6 +48,7 @@ export class AccountsService {
   constructor(
     private readonly db: Db,
     private readonly products: ProductsService,
+    private readonly sealer: Sealer,
   ) {}
 
   /** An account, its owner and its first product, test mode only; then a session for the owner. */
@@ -67,8 +76,8 @@ export class AccountsService {
     const addressRefusal = this.addressThrottled(input.address);
     if (addressRefusal) return addressRefusal;
     const user = await store.findUserByEmail(this.db, input.email);
-    const throttled = user ? accountThrottled(user) : null;
-    if (throttled) return throttled;
+    const waitSeconds = user ? accountThrottled(user) : null;
+    if (waitSeconds !== null) return { ok: false, reason: 'account_throttled', retryAfterSeconds: waitSeconds };
     const valid = await verifyPassword(input.password, user?.password_hash ?? UNKNOWN_USER_HASH);
     const accountId = user && valid ? await store.firstAccountOf(this.db, user.id) : undefined;
     if (!user || !valid || accountId === undefined) {
@@ -77,8 +86,89 @@ export class AccountsService {
       return { ok: false, reason: 'wrong_password' };
     }
     await store.clearLoginFailures(this.db, user.id);
+    // With a second factor, the password opens only the page that asks for it, for a few minutes.
+    if (user.totp_sealed !== null) return { ok: true, token: await this.startSession(user.id, accountId, true), secondFactor: true };
     await store.insertAudit(this.db, { accountId, userId: user.id, action: 'user.logged_in', target: null, livemode: null });
-    return { ok: true, token: await this.startSession(user.id, accountId) };
+    return { ok: true, token: await this.startSession(user.id, accountId), secondFactor: false };
+  }
+
+  /** The session of a right password that waits for its second factor. */
+  pendingSession(token: string) {
+    return store.findPendingSession(this.db, sha256(token));
+  }
+
+  /**
+   * Completes a log-in with a code of the authenticator (each time step once) or a recovery code (each once), throttled
+   * with the password's failures; the waiting session ends and a new one begins.
+   */
+  async completeSecondFactor(token: string, code: string): Promise<SecondFactor> {
+    const pending = await store.findPendingSession(this.db, sha256(token));
+    const user = pending ? await store.findUser(this.db, pending.user_id) : undefined;
+    if (!pending || !user || user.totp_sealed === null) return { ok: false, reason: 'expired' };
+    const waitSeconds = accountThrottled(user);
+    if (waitSeconds !== null) return { ok: false, reason: 'account_throttled', retryAfterSeconds: waitSeconds };
+    const step = stepOf(this.sealer.open(user.totp_sealed), code.trim());
+    const valid =
+      step !== null ? await store.takeTotpStep(this.db, user.id, step) : looksLikeRecoveryCode(code) && (await store.takeRecoveryCode(this.db, user.id, recoveryHash(code)));
+    if (!valid) {
+      await store.countLoginFailure(this.db, user.id, LOGIN_WINDOW_SECONDS);
+      return { ok: false, reason: 'wrong_code' };
+    }
+    if (!(await store.takePendingSession(this.db, sha256(token)))) return { ok: false, reason: 'expired' };
+    await store.clearLoginFailures(this.db, user.id);
+    const how = step !== null ? 'authenticator' : 'recovery code';
+    await store.insertAudit(this.db, { accountId: pending.account_id, userId: user.id, action: 'user.logged_in', target: `second factor: ${how}`, livemode: null });
+    return { ok: true, token: await this.startSession(user.id, pending.account_id) };
+  }
+
+  /** A seed to set up an authenticator with; sealed for the confirming form, since nothing is stored until then. */
+  async beginSecondFactor(email: string) {
+    const seed = await newSeed(email);
+    return { ...seed, sealed: this.sealer.seal(seed.base32) };
+  }
+
+  /** Turns the second factor on once a code of the new seed proves the app has it; returns the recovery codes. */
+  async enableSecondFactor(actor: Actor, sealedSeed: string, code: string): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false }> {
+    let seed: string;
+    try {
+      seed = this.sealer.open(sealedSeed);
+    } catch {
+      return { ok: false };
+    }
+    const step = stepOf(seed, code.trim());
+    if (step === null) return { ok: false };
+    const { codes, hashes } = newRecoveryCodes();
+    await this.db.transaction(async (tx) => {
+      await store.setSecondFactor(tx, actor.userId, { totpSealed: this.sealer.seal(seed), recoveryHashes: hashes });
+      await store.takeTotpStep(tx, actor.userId, step);
+      await this.audit(actor, 'user.second_factor_enabled', null, tx);
+    });
+    return { ok: true, recoveryCodes: codes };
+  }
+
+  /** Turns the second factor off, after the password. */
+  async disableSecondFactor(actor: Actor, password: string): Promise<boolean> {
+    if (!(await this.confirmPassword(actor.userId, password))) return false;
+    await this.db.transaction(async (tx) => {
+      await store.setSecondFactor(tx, actor.userId, null);
+      await this.audit(actor, 'user.second_factor_disabled', null, tx);
+    });
+    return true;
+  }
+
+  /** Seals TOTP seeds sealed under a previous key under the current one, a batch at a time (run at start). */
+  async sealStoredSeeds(batchMax = 500): Promise<number> {
+    let sealed = 0;
+    for (;;) {
+      const rows = await store.seedsToSeal(this.db, this.sealer.currentKeyId, batchMax);
+      for (const row of rows) await store.storeSeed(this.db, row.id, this.sealer.seal(this.sealer.open(row.totp_sealed)));
+      sealed += rows.length;
+      if (rows.length < batchMax) return sealed;
+    }
+  }
+
+  recoveryCodesLeft(userId: string): Promise<number> {
+    return store.recoveryCodesLeft(this.db, userId);
   }
 
   private addressThrottled(address: string): LogIn | null {
@@ -97,16 +187,23 @@ export class AccountsService {
    */
   async confirmPassword(userId: string, password: string): Promise<boolean> {
     const user = await store.findUser(this.db, userId);
-    if (!user || accountThrottled(user)) return false;
+    if (!user || accountThrottled(user) !== null) return false;
     if (await verifyPassword(password, user.password_hash)) return true;
     await store.countLoginFailure(this.db, user.id, LOGIN_WINDOW_SECONDS);
     return false;
   }
 
   /** A new session: always a new token, so that a token planted before log-in never becomes a session. */
-  private async startSession(userId: string, accountId: string): Promise<string> {
+  private async startSession(userId: string, accountId: string, secondFactorPending = false): Promise<string> {
     const token = newToken();
-    await store.insertSession(this.db, { tokenHash: sha256(token), userId, accountId, csrfToken: newToken(), ttlSeconds: SESSION_TTL_SECONDS });
+    await store.insertSession(this.db, {
+      tokenHash: sha256(token),
+      userId,
+      accountId,
+      csrfToken: newToken(),
+      ttlSeconds: secondFactorPending ? SECOND_FACTOR_TTL_SECONDS : SESSION_TTL_SECONDS,
+      secondFactorPending,
+    });
     return token;
   }
 
@@ -225,9 +322,9 @@ export class AccountsService {
   }
 }
 
-function accountThrottled(user: store.UserRow): LogIn | null {
+/** Seconds until the account takes log-ins again, when its failures filled the window; null when it takes them. */
+function accountThrottled(user: store.UserRow): number | null {
   if (user.login_failures < LOGIN_FAILURES_PER_ACCOUNT || user.login_window_start === null) return null;
   const endsMs = user.login_window_start.getTime() + LOGIN_WINDOW_SECONDS * 1000;
-  if (endsMs <= Date.now()) return null;
-  return { ok: false, reason: 'account_throttled', retryAfterSeconds: Math.ceil((endsMs - Date.now()) / 1000) };
+  return endsMs <= Date.now() ? null : Math.ceil((endsMs - Date.now()) / 1000);
 }

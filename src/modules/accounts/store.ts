@@ -10,9 +10,10 @@ export interface UserRow {
   password_hash: string;
   login_failures: number;
   login_window_start: Date | null;
+  totp_sealed: string | null;
 }
 
-const USER_COLUMNS = 'id, email, password_hash, login_failures, login_window_start';
+const USER_COLUMNS = 'id, email, password_hash, login_failures, login_window_start, totp_sealed';
 
 export async function insertAccount(tx: Transaction, account: { id: string; name: string }): Promise<void> {
   await tx.query('INSERT INTO accounts (id, name) VALUES ($1, $2)', [account.id, account.name]);
@@ -121,6 +122,7 @@ export async function deleteMembership(tx: Transaction, accountId: string, userI
 export interface SessionRow {
   user_id: string;
   email: string;
+  totp_enabled: boolean;
   account_id: string;
   account_name: string;
   role: Role;
@@ -131,24 +133,90 @@ export interface SessionRow {
 
 export async function insertSession(
   db: Queryable,
-  session: { tokenHash: Buffer; userId: string; accountId: string; csrfToken: string; ttlSeconds: number },
+  session: { tokenHash: Buffer; userId: string; accountId: string; csrfToken: string; ttlSeconds: number; secondFactorPending: boolean },
 ): Promise<void> {
   await db.query(
-    `INSERT INTO dashboard_sessions (token_hash, user_id, account_id, csrf_token, expires_at)
-     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second')`,
-    [session.tokenHash, session.userId, session.accountId, session.csrfToken, session.ttlSeconds],
+    `INSERT INTO dashboard_sessions (token_hash, user_id, account_id, csrf_token, expires_at, second_factor_pending)
+     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second', $6)`,
+    [session.tokenHash, session.userId, session.accountId, session.csrfToken, session.ttlSeconds, session.secondFactorPending],
   );
+}
+
+export interface PendingRow {
+  user_id: string;
+  account_id: string;
+  email: string;
+  csrf_token: string;
+}
+
+/** A session waiting for its second factor, still valid. */
+export async function findPendingSession(db: Queryable, tokenHash: Buffer): Promise<PendingRow | undefined> {
+  const [row] = await db.query<PendingRow>(
+    `SELECT s.user_id, s.account_id, u.email, s.csrf_token FROM dashboard_sessions s JOIN users u ON u.id = s.user_id
+      WHERE s.token_hash = $1 AND s.second_factor_pending AND s.revoked_at IS NULL AND s.expires_at > now()`,
+    [tokenHash],
+  );
+  return row;
+}
+
+/** Ends a session waiting for its second factor, once: of two completions at once, one gets it. */
+export async function takePendingSession(db: Queryable, tokenHash: Buffer): Promise<PendingRow | undefined> {
+  const [row] = await db.query<PendingRow>(
+    `UPDATE dashboard_sessions s SET revoked_at = now() FROM users u
+      WHERE s.token_hash = $1 AND s.second_factor_pending AND s.revoked_at IS NULL AND s.expires_at > now() AND u.id = s.user_id
+      RETURNING s.user_id, s.account_id, u.email, s.csrf_token`,
+    [tokenHash],
+  );
+  return row;
+}
+
+/** Takes a TOTP time step for the user if no later or equal one was taken: a code works once. */
+export async function takeTotpStep(db: Queryable, userId: string, step: number): Promise<boolean> {
+  const rows = await db.query('UPDATE users SET totp_last_step = $2 WHERE id = $1 AND (totp_last_step IS NULL OR totp_last_step < $2) RETURNING id', [userId, step]);
+  return rows.length === 1;
+}
+
+/** Uses a recovery code (by its hash) once. */
+export async function takeRecoveryCode(db: Queryable, userId: string, hash: string): Promise<boolean> {
+  const rows = await db.query(
+    'UPDATE users SET recovery_codes = array_remove(recovery_codes, $2) WHERE id = $1 AND $2 = ANY (recovery_codes) RETURNING id',
+    [userId, hash],
+  );
+  return rows.length === 1;
+}
+
+export async function setSecondFactor(db: Queryable, userId: string, factor: { totpSealed: string; recoveryHashes: string[] } | null): Promise<void> {
+  await db.query('UPDATE users SET totp_sealed = $2, recovery_codes = $3, totp_last_step = NULL WHERE id = $1', [
+    userId,
+    factor?.totpSealed ?? null,
+    factor?.recoveryHashes ?? [],
+  ]);
+}
+
+/** Users whose TOTP seed is sealed under a key other than `currentKeyId`: a batch. */
+export async function seedsToSeal(db: Queryable, currentKeyId: string, batchMax: number): Promise<Array<{ id: string; totp_sealed: string }>> {
+  return db.query('SELECT id, totp_sealed FROM users WHERE totp_sealed NOT LIKE $1 ORDER BY id LIMIT $2', [`v1.${currentKeyId}.%`, batchMax]);
+}
+
+export async function storeSeed(db: Queryable, userId: string, sealed: string): Promise<void> {
+  await db.query('UPDATE users SET totp_sealed = $2 WHERE id = $1', [userId, sealed]);
+}
+
+export async function recoveryCodesLeft(db: Queryable, userId: string): Promise<number> {
+  const [row] = await db.query<{ n: number }>('SELECT cardinality(recovery_codes) AS n FROM users WHERE id = $1', [userId]);
+  return row?.n ?? 0;
 }
 
 /** A session still valid, with its user's current role: one whose membership ended is no session. */
 export async function findSession(db: Queryable, tokenHash: Buffer): Promise<SessionRow | undefined> {
   const [row] = await db.query<SessionRow>(
-    `SELECT s.user_id, u.email, s.account_id, a.name AS account_name, m.role, s.csrf_token, s.livemode, s.expires_at
+    `SELECT s.user_id, u.email, u.totp_sealed IS NOT NULL AS totp_enabled, s.account_id, a.name AS account_name, m.role, s.csrf_token,
+            s.livemode, s.expires_at
        FROM dashboard_sessions s
        JOIN users u ON u.id = s.user_id
        JOIN accounts a ON a.id = s.account_id
        JOIN memberships m ON m.account_id = s.account_id AND m.user_id = s.user_id
-      WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
+      WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now() AND NOT s.second_factor_pending`,
     [tokenHash],
   );
   return row;

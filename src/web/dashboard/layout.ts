@@ -58,7 +58,7 @@ function accountBar(dash: Dash, signed: Signed, current: Section): Html {
     (item) => html`<a href="${item.href}"${item.section === current ? html` aria-current="page"` : ''}>${t(item.label)}</a>`,
   );
   return html`<header class="bar">
-  <div class="who"><strong>${signed.session.account_name}</strong><span>${signed.session.email} · ${t(`role_${signed.session.role}`)}</span></div>
+  <div class="who"><strong>${signed.session.account_name}</strong><span><a href="/dashboard/account" aria-label="${t('accountSecurity')}: ${signed.session.email}">${signed.session.email}</a> · ${t(`role_${signed.session.role}`)}</span></div>
   ${modeSwitch(dash, signed)}
   <form method="post" action="/dashboard/logout">${csrfField(dash)}<button type="submit" class="quiet">${t('logOut')}</button></form>
 </header>

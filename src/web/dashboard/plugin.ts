@@ -7,6 +7,7 @@ import type { DashboardDeps, Form } from './deps.js';
 import { authPages } from './pages/auth.js';
 import { keyPages } from './pages/keys.js';
 import { moneyPages } from './pages/money.js';
+import { securityPages } from './pages/security.js';
 import { teamPages } from './pages/team.js';
 import { webhookPages } from './pages/webhooks.js';
 import { cookiesOf, DashboardError, dashOf, SESSION_COOKIE, SignInRequired, setLanguageCookie, startDash, tokensEqual } from './context.js';
@@ -98,4 +99,5 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
   keyPages(app, deps);
   webhookPages(app, deps);
   teamPages(app, deps);
+  securityPages(app, deps);
 };

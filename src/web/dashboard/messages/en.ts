@@ -156,6 +156,27 @@ export const en = {
   what: 'What',
   target: 'On',
   mode: 'Mode',
+  // Account security
+  accountSecurity: 'Account security',
+  secondFactorTitle: 'Two-factor authentication',
+  secondFactorOff: 'Off. With it on, logging in also asks for a code from an authenticator app on your phone, so a stolen password is not enough.',
+  secondFactorOn: 'On: logging in asks for a code from your authenticator app. Recovery codes left: {left}.',
+  setUpSecondFactor: 'Set up two-factor authentication',
+  scanQr: 'Scan this code with an authenticator app (Google Authenticator, 1Password, Aegis…), then enter the 6-digit code it shows.',
+  qrLabel: 'QR code for your authenticator app',
+  typeSeed: 'Cannot scan? Type this key into the app:',
+  authenticationCode: 'Authentication code',
+  authenticationCodeHint: 'The 6-digit code of your authenticator app, or one of your recovery codes.',
+  turnOnSecondFactor: 'Turn on',
+  turnOffSecondFactor: 'Turn off two-factor authentication',
+  wrongSetupCode: 'That code does not match: check the time on your phone and enter the newest code.',
+  secondFactorEnabled: 'Two-factor authentication is on.',
+  secondFactorDisabled: 'Two-factor authentication is off.',
+  recoveryCodes: 'Recovery codes',
+  recoveryCodesExplained: 'Each works once, instead of a code, if you lose your phone. Keep them somewhere safe: they are shown only this once.',
+  verify: 'Verify',
+  wrongAuthenticationCode: 'That code is not right, or was used already.',
+  wrongPasswordGeneric: 'That password is not yours.',
 };
 
 export type Messages = typeof en;

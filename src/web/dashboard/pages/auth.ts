@@ -5,10 +5,12 @@ import { SESSION_TTL_SECONDS, type LogIn } from '../../../modules/accounts/servi
 import {
   actorOf,
   clearSessionCookie,
+  cookiesOf,
   dashOf,
   EMAIL_PATTERN,
   field,
   ROUTE,
+  SESSION_COOKIE,
   setSessionCookie,
   signedIn,
   type Dash,
@@ -106,8 +108,13 @@ function accountRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void 
     // A password of the wrong length is no one's: the same answer as a wrong one, counted the same way.
     const result = await accounts.logIn({ email: email.toLowerCase(), password: 'error' in given ? '' : given.password, address: request.ip });
     if (!result.ok) return sendPage(reply, loginPage(dash, email, refusal(dash, result)), result.reason === 'wrong_password' ? 401 : 429);
+    if (result.secondFactor) {
+      setSessionCookie(reply, dash, result.token, SESSION_TTL_SECONDS);
+      return reply.redirect('/dashboard/login/verify', 303);
+    }
     return signedInto(reply, dash, result.token);
   });
+  secondFactorRoutes(app, accounts);
 
   app.post('/logout', ROUTE, async (request, reply) => {
     const dash = dashOf(request);
@@ -126,6 +133,41 @@ function accountRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void 
   });
 
   app.get('/', ROUTE, async (request, reply) => reply.redirect(dashOf(request).signed ? '/dashboard/payments' : '/dashboard/login', 303));
+}
+
+function verifyPage(dash: Dash, error?: string): Html {
+  const { t } = dash;
+  const body = html`${notice('error', error)}
+<form class="card narrow" method="post" action="/dashboard/login/verify">${csrfField(dash)}
+  <label for="code">${t('authenticationCode')}</label>
+  <input id="code" name="code" required maxlength="20" autocomplete="one-time-code" inputmode="text" autocapitalize="none" spellcheck="false" aria-describedby="code-hint">
+  <p class="hint" id="code-hint">${t('authenticationCodeHint')}</p>
+  <button type="submit" class="primary">${t('verify')}</button>
+</form>`;
+  return page(dash, { title: t('secondFactorTitle'), path: '/dashboard/login/verify', body });
+}
+
+/** The second step of a log-in with a second factor, on the session the password opened for it. */
+function secondFactorRoutes(app: FastifyInstance, accounts: DashboardDeps['accounts']): void {
+  const pendingToken = async (request: FastifyRequest) => {
+    const token = cookiesOf(request).get(SESSION_COOKIE);
+    return token !== undefined && (await accounts.pendingSession(token)) ? token : null;
+  };
+  app.get('/login/verify', ROUTE, async (request, reply) => {
+    if ((await pendingToken(request)) === null) return reply.redirect('/dashboard/login', 303);
+    return sendPage(reply, verifyPage(dashOf(request)));
+  });
+  app.post<{ Body: Form }>('/login/verify', ROUTE, async (request, reply) => {
+    const dash = dashOf(request);
+    const token = await pendingToken(request);
+    if (token === null) return reply.redirect('/dashboard/login', 303);
+    const result = await accounts.completeSecondFactor(token, field(request.body, 'code'));
+    if (result.ok) return signedInto(reply, dash, result.token);
+    if (result.reason === 'expired') return reply.redirect('/dashboard/login', 303);
+    const minutes = Math.max(1, Math.ceil((result.retryAfterSeconds ?? 60) / 60));
+    const error = result.reason === 'account_throttled' ? dash.t('accountThrottled', { minutes }) : dash.t('wrongAuthenticationCode');
+    return sendPage(reply, verifyPage(dash, error), result.reason === 'account_throttled' ? 429 : 401);
+  });
 }
 
 function invitationPage(dash: Dash, invitation: { email: string; account_name: string; role: string }, token: string, error?: string): Html {

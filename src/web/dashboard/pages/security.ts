@@ -1,0 +1,74 @@
+// The user's own security: the optional second factor (an authenticator app, with recovery codes).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { actorOf, dashOf, field, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
+import { html, raw, type Html, type Value } from '../html.js';
+import { csrfField, notice, page, sendPage } from '../layout.js';
+import type { DashboardDeps, Form } from '../deps.js';
+
+const PATH = '/dashboard/account';
+
+function securityPage(dash: Dash, signed: Signed, content: { left: number; error?: string; done?: string; setup?: Value; codes?: string[] }): Html {
+  const { t } = dash;
+  const enabled = signed.session.totp_enabled;
+  const codes = content.codes
+    ? html`<div class="secret" role="group" aria-labelledby="codes-label"><p id="codes-label"><strong>${t('recoveryCodes')}</strong></p>
+        <p class="hint">${t('recoveryCodesExplained')}</p><ul class="codes" id="recovery-codes">${content.codes.map((code) => html`<li><code>${code}</code></li>`)}</ul>
+        <button type="button" class="copy" data-copy="recovery-codes">${t('copy')}</button></div>`
+    : '';
+  const state = enabled
+    ? html`<p>${t('secondFactorOn', { left: content.left })}</p>
+      <form method="post" action="${PATH}/second-factor/disable">${csrfField(dash)}
+        <label for="disable-password">${t('password')}</label>
+        <input id="disable-password" name="password" type="password" autocomplete="current-password" required maxlength="200">
+        <button type="submit" class="danger">${t('turnOffSecondFactor')}</button></form>`
+    : html`<p>${t('secondFactorOff')}</p>
+      <form method="post" action="${PATH}/second-factor/begin">${csrfField(dash)}<button type="submit" class="primary">${t('setUpSecondFactor')}</button></form>`;
+  const body = html`${notice('error', content.error)}${notice('ok', content.done)}${codes}
+<section class="card" aria-labelledby="factor-title"><h2 id="factor-title">${t('secondFactorTitle')}</h2>${content.setup ?? state}</section>`;
+  return page(dash, { title: t('accountSecurity'), path: PATH, body });
+}
+
+function setupForm(dash: Dash, seed: { base32: string; qrSvg: string; sealed: string }): Html {
+  const { t } = dash;
+  return html`<p>${t('scanQr')}</p>
+<figure class="qr" aria-label="${t('qrLabel')}">${raw(seed.qrSvg)}</figure>
+<p class="hint">${t('typeSeed')} <code id="seed">${seed.base32}</code></p>
+<form method="post" action="${PATH}/second-factor/enable">${csrfField(dash)}
+  <input type="hidden" name="seed" value="${seed.sealed}">
+  <label for="setup-code">${t('authenticationCode')}</label>
+  <input id="setup-code" name="code" required maxlength="6" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}">
+  <button type="submit" class="primary">${t('turnOnSecondFactor')}</button>
+</form>`;
+}
+
+export function securityPages(app: FastifyInstance, { accounts }: DashboardDeps): void {
+  const show = async (request: FastifyRequest, content: { error?: string; done?: string; setup?: Value; codes?: string[] } = {}) => {
+    const signed = signedIn(request);
+    // The session was read before this request's change: what it says of the second factor is read again.
+    const fresh = (await accounts.session(signed.token)) ?? signed.session;
+    return securityPage(dashOf(request), { ...signed, session: fresh }, { left: await accounts.recoveryCodesLeft(signed.session.user_id), ...content });
+  };
+  app.get('/account', ROUTE, async (request, reply) => sendPage(reply, await show(request)));
+
+  app.post('/account/second-factor/begin', ROUTE, async (request, reply) => {
+    const signed = signedIn(request);
+    const seed = await accounts.beginSecondFactor(signed.session.email);
+    return sendPage(reply, await show(request, { setup: setupForm(dashOf(request), seed) }));
+  });
+
+  app.post<{ Body: Form }>('/account/second-factor/enable', ROUTE, async (request, reply) => {
+    const signed = signedIn(request);
+    const dash = dashOf(request);
+    const result = await accounts.enableSecondFactor(actorOf(signed), field(request.body, 'seed'), field(request.body, 'code'));
+    if (!result.ok) return sendPage(reply, await show(request, { error: dash.t('wrongSetupCode') }), 400);
+    return sendPage(reply, await show(request, { codes: result.recoveryCodes, done: dash.t('secondFactorEnabled') }));
+  });
+
+  app.post<{ Body: Form }>('/account/second-factor/disable', ROUTE, async (request, reply) => {
+    const signed = signedIn(request);
+    const dash = dashOf(request);
+    const password = typeof request.body?.password === 'string' ? request.body.password : '';
+    if (!(await accounts.disableSecondFactor(actorOf(signed), password))) return sendPage(reply, await show(request, { error: dash.t('wrongPasswordGeneric') }), 401);
+    return sendPage(reply, await show(request, { done: dash.t('secondFactorDisabled') }));
+  });
+}
