@@ -2,7 +2,7 @@ import type { FastifyServerOptions } from 'fastify';
 
 // Paths that carry a bearer token (however many slashes precede it), and anything shaped like one of Tolov's tokens or
 // secrets wherever it sits in the URL: each is replaced before the URL reaches a log line.
-const TOKEN_IN_PATH = /\/(pay|bind|sessions)\/+[^/?#]+/g;
+const TOKEN_IN_PATH = /\/(pay|bind|sessions|invite)\/+[^/?#]+/g;
 const TOKEN_ANYWHERE = /(cbs|cs|sk_test|sk_live|whsec)_[0-9A-Za-z]{8,}/g;
 
 export function redactUrl(url: string): string {

@@ -42,3 +42,28 @@ describe('requests with a token in an unusual path, and requests refused before 
     }
   });
 });
+
+describe('the dashboard', () => {
+  it('logs no password, session cookie or invitation token', async () => {
+    const started = await startMain({ ...(await processStorage()), LOG_LEVEL: 'trace' });
+    const form = await fetch(`${started.url}/dashboard/signup`);
+    const formCookie = form.headers.getSetCookie()[0]!.split(';')[0]!;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+    const password = 'a very particular passphrase';
+    const signed = await fetch(`${started.url}/dashboard/signup`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: formCookie, 'content-type': 'application/x-www-form-urlencoded', origin: started.url },
+      body: new URLSearchParams({ email: 'logs@example.uz', password, businessName: 'Logs', _csrf: csrf }).toString(),
+    });
+    expect(signed.status).toBe(303);
+    const session = signed.headers.getSetCookie().find((cookie) => cookie.startsWith('tolov_session='))!.split(';')[0]!.split('=')[1]!;
+    await fetch(`${started.url}/dashboard/payments`, { headers: { cookie: `tolov_session=${session}` } });
+    const invitation = 'I'.repeat(43);
+    await fetch(`${started.url}/dashboard/invite/${invitation}`);
+    started.child.kill('SIGTERM');
+    await started.exited;
+    expect(started.output()).toContain('/dashboard/invite/[token]');
+    for (const secret of [password, session, csrf, invitation]) expect(started.output()).not.toContain(secret);
+  });
+});
