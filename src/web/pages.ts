@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { CheckoutService } from '../modules/checkout/service.js';
 import { TokenParams } from '../modules/checkout/schema.js';
+import { pageHeaders } from './headers.js';
 
 const ASSETS_DIR = new URL('./assets/', import.meta.url);
 const ASSET_TYPES: Record<string, string> = {
@@ -12,28 +13,6 @@ const ASSET_TYPES: Record<string, string> = {
 };
 const ASSET_NAME = /^[a-z0-9-]+\.(js|css|svg)$/;
 const ASSET_MAX_AGE_SECONDS = 3600;
-
-/** Nothing but this origin's own scripts, styles and images; no framing, no inline code, no forms posting elsewhere. */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
-
-function securityHeaders(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
-    .header('X-Content-Type-Options', 'nosniff')
-    .header('X-Frame-Options', 'DENY')
-    // The token is in the URL: never send it to another site as a referrer.
-    .header('Referrer-Policy', 'no-referrer')
-    .header('Cache-Control', 'no-store');
-}
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
@@ -49,6 +28,7 @@ function shell(script: string, returnUrl: string | null): string {
 <meta name="robots" content="noindex">
 <title>Tolov</title>
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/theme.css">
 <link rel="stylesheet" href="/assets/checkout.css">
 <script type="module" src="/assets/${script}"></script>
 </head>
@@ -78,7 +58,8 @@ export const pageRoutes: FastifyPluginAsync<{ checkout: CheckoutService }> = asy
     const session = await checkout.pageOf(request.params.token);
     const found = session?.kind === kind;
     // An unknown link still gets the page, which explains itself, but with the status a crawler or a test can see.
-    return securityHeaders(reply)
+    // The token is in the URL: never send it to another site as a referrer.
+    return pageHeaders(reply, { formAction: "'none'", referrer: 'no-referrer' })
       .code(found ? 200 : 404)
       .type('text/html; charset=utf-8')
       .send(shell('checkout.js', found ? session.returnUrl : null));

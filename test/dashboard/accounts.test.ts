@@ -206,3 +206,16 @@ describe('live mode', () => {
     expect(created.html).toMatch(/sk_live_[0-9A-Za-z]{32}/);
   });
 });
+
+describe('over https', () => {
+  it('marks the session cookie Secure', async () => {
+    const secure = await startService({ TOLOV_CHECKOUT_URL: 'https://pay.example.uz' });
+    try {
+      const signed = await new DashboardClient(secure).signUp(uniqueEmail());
+      expect(signed.status).toBe(303);
+      expect(String(signed.headers['set-cookie'])).toMatch(/tolov_session=[A-Za-z0-9_-]{43}; Path=\/dashboard; SameSite=Lax; HttpOnly; Secure/);
+    } finally {
+      await secure.stop();
+    }
+  });
+});

@@ -146,4 +146,47 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     expect(problems).toEqual([]);
     await context.close();
   });
+
+  it('lets an owner invite a viewer, who sees the webhooks but no secret and no button that changes them', async () => {
+    const owner = await open({ width: 1280, locale: 'en-US' });
+    await owner.page.goto(`${base}/dashboard/signup`);
+    await owner.page.getByLabel('Email').fill(`owner-${Date.now()}@example.uz`);
+    await owner.page.getByLabel('Password').fill(PASSWORD);
+    await owner.page.getByLabel('Business name').fill('Tashkent Books');
+    await owner.page.getByRole('button', { name: 'Create account' }).click();
+    await owner.page.getByRole('link', { name: 'Webhooks' }).click();
+    await owner.page.getByLabel('Endpoint URL').fill(`${receiver.url}/books`);
+    await owner.page.getByRole('button', { name: 'Add endpoint' }).click();
+    await owner.page.getByRole('link', { name: 'Team' }).click();
+    await owner.page.getByLabel('Email').fill(`viewer-${Date.now()}@example.uz`);
+    await owner.page.getByLabel('Role', { exact: true }).selectOption('viewer');
+    await owner.page.getByRole('button', { name: 'Create invitation link' }).click();
+    const link = (await owner.page.locator('#invite-link').textContent())!.replace(service.config.checkoutUrl, base);
+    await shot(owner.page, 'team-invited');
+
+    const viewer = await open({ width: 1280, locale: 'en-US' });
+    await viewer.page.goto(link);
+    await viewer.page.getByLabel('Password').fill(PASSWORD);
+    await viewer.page.getByRole('button', { name: 'Join the team' }).click();
+    await viewer.page.getByRole('link', { name: 'Webhooks' }).click();
+    await viewer.page.getByRole('link', { name: `${receiver.url}/books` }).click();
+    expect(await viewer.page.getByRole('heading', { name: 'Delivery log' }).isVisible()).toBe(true);
+    for (const name of ['Send test event', 'Disable', 'Delete endpoint', 'Reveal secret', 'Roll secret']) {
+      expect(await viewer.page.getByRole('button', { name }).count(), name).toBe(0);
+    }
+    expect(await viewer.page.getByRole('link', { name: 'API keys' }).count()).toBe(0);
+    expect(await viewer.page.content()).not.toContain('whsec_');
+    await shot(viewer.page, 'viewer-endpoint');
+
+    await owner.page.getByRole('link', { name: 'Audit log' }).click();
+    expect(await owner.page.getByText('team.joined').isVisible()).toBe(true);
+    await shot(owner.page, 'audit-log');
+    await owner.page.getByRole('link', { name: 'Account security' }).click();
+    await owner.page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
+    expect(await owner.page.locator('figure.qr svg').isVisible()).toBe(true);
+    await shot(owner.page, 'second-factor-setup');
+    expect([...owner.problems, ...viewer.problems]).toEqual([]);
+    await owner.context.close();
+    await viewer.context.close();
+  });
 });

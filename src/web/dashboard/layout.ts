@@ -1,20 +1,9 @@
 // The frame of every dashboard page: the head, the account bar with the test/live switch, the navigation, languages.
 import type { FastifyReply } from 'fastify';
+import { pageHeaders } from '../headers.js';
 import type { Dash, Signed } from './context.js';
 import { html, type Html, type Value } from './html.js';
 import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
-
-/** Only this origin's scripts, styles and images; forms post only here; never framed. */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
 
 export type Section = 'payments' | 'orders' | 'webhooks' | 'keys' | 'team' | 'account';
 
@@ -78,6 +67,7 @@ export function page(dash: Dash, options: { title: string; path: string; section
 <meta name="robots" content="noindex">
 <title>${options.title} · Tolov</title>
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/theme.css">
 <link rel="stylesheet" href="/assets/dashboard.css">
 <script type="module" src="/assets/dashboard.js"></script>
 </head>
@@ -95,14 +85,8 @@ ${options.body}
 
 /** Sends a page with the dashboard's headers. */
 export function sendPage(reply: FastifyReply, body: Html, status = 200): FastifyReply {
-  return reply
-    .code(status)
-    .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
-    .header('X-Content-Type-Options', 'nosniff')
-    .header('X-Frame-Options', 'DENY')
-    // Same-origin: links out carry no address (an invitation link holds a token), and form posts keep their Origin.
-    .header('Referrer-Policy', 'same-origin')
-    .header('Cache-Control', 'no-store')
+  // Same-origin referrers: links out carry no address (an invitation link holds a token), and form posts keep their Origin.
+  return pageHeaders(reply.code(status), { formAction: "'self'", referrer: 'same-origin' })
     .type('text/html; charset=utf-8')
     .send(body.text);
 }

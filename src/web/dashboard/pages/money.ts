@@ -1,5 +1,7 @@
 // The latest payments and orders of the selected mode, a page at a time.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Merchant } from '../../../core/merchant.js';
+import type { List, ListQuery } from '../../../core/pagination.js';
 import { dashOf, ROUTE, signedIn, merchantOfSigned, type Dash } from '../context.js';
 import { html, type Html } from '../html.js';
 import { page, sendPage, when } from '../layout.js';
@@ -37,24 +39,19 @@ ${next ? html`<p><a href="${path}?starting_after=${next}">${t('olderItems')}</a>
 
 export function moneyPages(app: FastifyInstance, { payments, orders }: DashboardDeps): void {
   type Listed = FastifyRequest<{ Querystring: { starting_after?: string } }>;
-  const cursorOf = (request: Listed) => {
-    const cursor = request.query.starting_after;
-    return typeof cursor === 'string' && CURSOR.test(cursor) ? { starting_after: cursor } : {};
+  const listPage = (section: 'payments' | 'orders', list: (merchant: Merchant, query: ListQuery) => Promise<List<Row>>) => {
+    const path = `/dashboard/${section}`;
+    const [title, caption] = section === 'payments' ? (['navPayments', 'paymentsCaption'] as const) : (['navOrders', 'ordersCaption'] as const);
+    app.get(`/${section}`, ROUTE, async (request: Listed, reply) => {
+      const dash = dashOf(request);
+      const cursor = request.query.starting_after;
+      const query = typeof cursor === 'string' && CURSOR.test(cursor) ? { limit: PAGE_SIZE, starting_after: cursor } : { limit: PAGE_SIZE };
+      const found = await list(merchantOfSigned(signedIn(request)), query);
+      const next = found.has_more ? found.data.at(-1)!.id : null;
+      const body = table(dash, dash.t(caption), found.data, next, path);
+      return sendPage(reply, page(dash, { title: dash.t(title), path, section, body }));
+    });
   };
-
-  app.get('/payments', ROUTE, async (request: Listed, reply) => {
-    const dash = dashOf(request);
-    const list = await payments.list(merchantOfSigned(signedIn(request)), { limit: PAGE_SIZE, ...cursorOf(request) });
-    const next = list.has_more ? list.data.at(-1)!.id : null;
-    const body = table(dash, dash.t('paymentsCaption'), list.data, next, '/dashboard/payments');
-    return sendPage(reply, page(dash, { title: dash.t('navPayments'), path: '/dashboard/payments', section: 'payments', body }));
-  });
-
-  app.get('/orders', ROUTE, async (request: Listed, reply) => {
-    const dash = dashOf(request);
-    const list = await orders.list(merchantOfSigned(signedIn(request)), { limit: PAGE_SIZE, ...cursorOf(request) });
-    const next = list.has_more ? list.data.at(-1)!.id : null;
-    const body = table(dash, dash.t('ordersCaption'), list.data, next, '/dashboard/orders');
-    return sendPage(reply, page(dash, { title: dash.t('navOrders'), path: '/dashboard/orders', section: 'orders', body }));
-  });
+  listPage('payments', (merchant, query) => payments.list(merchant, query));
+  listPage('orders', (merchant, query) => orders.list(merchant, query));
 }
