@@ -15,8 +15,9 @@ export const ListQuery = Type.Object(
 );
 export type ListQuery = Static<typeof ListQuery>;
 
+/** A list of `item`s, named after it (`OrderList` for `Order`) in the API's description. */
 export const listEnvelope = <T extends ReturnType<typeof Type.Object>>(item: T) =>
-  Type.Object({ object: Type.Literal('list'), data: Type.Array(item), has_more: Type.Boolean() });
+  Type.Object({ object: Type.Literal('list'), data: Type.Array(item), has_more: Type.Boolean() }, { title: `${item.title ?? 'Item'}List` });
 
 export interface List<T> {
   object: 'list';

@@ -12,6 +12,8 @@ export type RouteAuth = { kind: 'merchant'; scope?: Scope } | { kind: 'admin' } 
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: RouteAuth;
+    /** Whether the route takes an Idempotency-Key: required, or optional; absent, it takes none. */
+    idempotencyKey?: 'required' | 'optional';
   }
   interface FastifyRequest {
     merchant: Merchant | null;

@@ -28,7 +28,10 @@ export function idempotencyKeyOf(request: FastifyRequest, required: boolean): st
   return value;
 }
 
-/** Runs merchant POSTs with or without their Idempotency-Key and sends the (possibly replayed) responses. */
+/**
+ * Runs merchant POSTs with or without their Idempotency-Key, as the route's `idempotencyKey` declares, and sends the
+ * (possibly replayed) responses.
+ */
 export class IdempotentReplies {
   constructor(
     private readonly db: Db,
@@ -45,9 +48,11 @@ export class IdempotentReplies {
   async send(
     request: FastifyRequest,
     reply: FastifyReply,
-    options: { keyRequired: boolean; phases: Record<string, Phase>; secret?: boolean },
+    options: { phases: Record<string, Phase>; secret?: boolean },
   ): Promise<FastifyReply> {
-    const key = idempotencyKeyOf(request, options.keyRequired);
+    const declared = request.routeOptions.config.idempotencyKey;
+    if (declared === undefined) throw new Error(`route ${request.routeOptions.url} runs idempotently but declares no idempotencyKey`);
+    const key = idempotencyKeyOf(request, declared === 'required');
     const path = request.url.split('?')[0]!;
     const sent = await runIdempotent(
       this.db,

@@ -12,6 +12,7 @@ import { authenticateAdmin, authenticateMerchant, routeNotFound, type RouteAuth 
 import { clientError, frameworkError } from './client-errors.js';
 import { strictJsonText } from './json-body.js';
 import { loggerOptions } from './logging.js';
+import { describeDocument, describeRoute } from './openapi.js';
 import { checkRequestText, validatorCompiler } from './validation.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -143,6 +144,8 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
       },
       security: [{ secretKey: [] }],
     },
+    transform: describeRoute,
+    transformObject: (document) => describeDocument(document as unknown as { openapiObject: Record<string, unknown> }),
   });
 
   app.get('/healthz', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -13,7 +13,7 @@ const FUNCTION_LINES_MAX = 70;
  * root (`service.ts`) builds everything; `main.ts` and the CLI start it.
  */
 const LAYERS: string[][] = [
-  ['lib', 'client'],
+  ['lib'],
   ['config.ts'],
   ['db'],
   ['core'],

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import net from 'node:net';
 import type { LookupAddress } from 'node:dns';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { constructEvent } from '../../src/client/webhooks.js';
+import { constructEvent } from '../../packages/node/src/webhooks.js';
 import type { Lookup } from '../../src/modules/webhooks/sender.js';
 import { INTERRUPTED_ATTEMPT, leaseDueDeliveries } from '../../src/modules/webhooks/store.js';
 import { bindCard } from '../support/binding.js';

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { constructEvent } from '../../src/client/webhooks.js';
+import { constructEvent } from '../../packages/node/src/webhooks.js';
 import { loadConfig } from '../../src/config.js';
 import type { Db } from '../../src/db/types.js';
 import { createService, type Service } from '../../src/service.js';

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { constructEvent, WebhookSignatureError } from '../../src/client/webhooks.js';
+import { constructEvent, WebhookSignatureError } from '../../packages/node/src/webhooks.js';
 
 const secret = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA==';
 const body = JSON.stringify({ id: 'evt_1', object: 'event', type: 'order.paid', livemode: false, created: '2026-11-22T00:00:00.000Z', data: { id: 'ord_1' } });

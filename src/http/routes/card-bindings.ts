@@ -12,9 +12,10 @@ export const cardBindingRoutes: FastifyPluginAsync<{ bindings: CardBindingsServi
   app.post<{ Body: CreateBindingBody }>(
     '/subscribe/v1/card_bindings',
     {
-      config,
+      config: { ...config, idempotencyKey: 'optional' },
       schema: {
         tags,
+        operationId: 'createCardBinding',
         summary: 'Start binding a card: send the buyer to url, or build your own page on the public session calls',
         body: CreateBindingBody,
         response: { 201: CardBinding },
@@ -22,14 +23,13 @@ export const cardBindingRoutes: FastifyPluginAsync<{ bindings: CardBindingsServi
     },
     (request, reply) =>
       idempotent.send(request, reply, {
-        keyRequired: false,
         phases: bindings.createPhases(merchantOf(request), request.body ?? {}),
       }),
   );
 
   app.get<{ Params: IdParams }>(
     '/subscribe/v1/card_bindings/:id',
-    { config, schema: { tags, summary: 'Read a card binding', params: IdParams, response: { 200: CardBinding } } },
+    { config, schema: { tags, operationId: 'retrieveCardBinding', summary: 'Read a card binding', params: IdParams, response: { 200: CardBinding } } },
     (request) => bindings.get(merchantOf(request), request.params.id),
   );
 };

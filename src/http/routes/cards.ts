@@ -11,13 +11,13 @@ export const cardRoutes: FastifyPluginAsync<{ cards: CardsService }> = async (ap
 
   app.get<{ Params: IdParams }>(
     '/subscribe/v1/cards/:id',
-    { config, schema: { tags, summary: 'Read a saved card', params: IdParams, response: { 200: Card } } },
+    { config, schema: { tags, operationId: 'retrieveCard', summary: 'Read a saved card', params: IdParams, response: { 200: Card } } },
     (request) => cards.get(merchantOf(request), request.params.id),
   );
 
   app.get<{ Querystring: ListQuery }>(
     '/subscribe/v1/cards',
-    { config, schema: { tags, summary: 'List saved cards, newest first', querystring: ListQuery, response: { 200: listEnvelope(Card) } } },
+    { config, schema: { tags, operationId: 'listCards', summary: 'List saved cards, newest first', querystring: ListQuery, response: { 200: listEnvelope(Card) } } },
     (request) => cards.list(merchantOf(request), request.query),
   );
 
@@ -25,7 +25,7 @@ export const cardRoutes: FastifyPluginAsync<{ cards: CardsService }> = async (ap
     '/subscribe/v1/cards/:id',
     {
       config,
-      schema: { tags, summary: 'Delete a saved card; charges to it then answer CARD_INACTIVE', params: IdParams, response: { 200: Card } },
+      schema: { tags, operationId: 'deleteCard', summary: 'Delete a saved card; charges to it then answer CARD_INACTIVE', params: IdParams, response: { 200: Card } },
     },
     (request) => cards.delete(merchantOf(request), request.params.id),
   );

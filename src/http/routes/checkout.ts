@@ -50,7 +50,7 @@ export const checkoutRoutes: FastifyPluginAsync<{ checkout: CheckoutService; lim
     {
       config,
       onRequest: guard,
-      schema: { tags, security, summary: 'The session state; nothing sensitive', params: TokenParams, response: { 200: SessionState } },
+      schema: { tags, security, operationId: 'retrieveCheckoutSession', summary: 'The session state; nothing sensitive', params: TokenParams, response: { 200: SessionState } },
     },
     (request) => checkout.state(request.params.token),
   );
@@ -63,6 +63,7 @@ export const checkoutRoutes: FastifyPluginAsync<{ checkout: CheckoutService; lim
       schema: {
         tags,
         security,
+        operationId: 'submitCheckoutCard',
         summary: 'Submit the card; the bank sends a code by SMS (at most 3 cards per session)',
         params: TokenParams,
         body: CardSubmission,
@@ -80,6 +81,7 @@ export const checkoutRoutes: FastifyPluginAsync<{ checkout: CheckoutService; lim
       schema: {
         tags,
         security,
+        operationId: 'submitCheckoutCode',
         summary: 'Confirm with the SMS code (at most 5 codes per session)',
         params: TokenParams,
         body: CodeSubmission,
@@ -94,7 +96,7 @@ export const checkoutRoutes: FastifyPluginAsync<{ checkout: CheckoutService; lim
     {
       config,
       onRequest: guard,
-      schema: { tags, security, summary: 'Send the code again', params: TokenParams, response: { 200: SessionState } },
+      schema: { tags, security, operationId: 'resendCheckoutCode', summary: 'Send the code again', params: TokenParams, response: { 200: SessionState } },
     },
     (request) => checkout.resendCode(request.params.token),
   );

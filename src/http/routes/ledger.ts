@@ -10,7 +10,7 @@ const Balance = Type.Object(
     pending: Type.Integer({ description: 'Succeeded payments net of fees, not yet settled, in tiyin' }),
     currency: Type.Literal('UZS'),
     livemode: Type.Boolean(),
-  },
+  }, { title: 'Balance' },
 );
 
 export const ledgerRoutes: FastifyPluginAsync<{ ledger: LedgerService }> = async (app, { ledger }) => {
@@ -18,7 +18,7 @@ export const ledgerRoutes: FastifyPluginAsync<{ ledger: LedgerService }> = async
     '/v1/balance',
     {
       config: { auth: { kind: 'merchant' } },
-      schema: { tags: ['balance'], summary: 'The balance, summed from the ledger', response: { 200: Balance } },
+      schema: { tags: ['balance'], operationId: 'retrieveBalance', summary: 'The balance, summed from the ledger', response: { 200: Balance } },
     },
     (request) => ledger.balance(merchantOf(request)),
   );

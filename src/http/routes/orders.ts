@@ -13,9 +13,10 @@ export const orderRoutes: FastifyPluginAsync<{ orders: OrdersService; idempotent
   app.post<{ Body: CreateOrderBody }>(
     '/merchant/v1/orders',
     {
-      config: { auth },
+      config: { auth, idempotencyKey: 'required' },
       schema: {
         tags,
+        operationId: 'createOrder',
         summary: 'Create an order and its payment link',
         description: 'Needs an Idempotency-Key. The buyer pays at paymentUrl.',
         body: CreateOrderBody,
@@ -24,23 +25,23 @@ export const orderRoutes: FastifyPluginAsync<{ orders: OrdersService; idempotent
     },
     (request, reply) =>
       idempotent.send(request, reply, {
-        keyRequired: true,
         phases: orders.createPhases(merchantOf(request), request.body),
       }),
   );
 
   app.get<{ Params: IdParams }>(
     '/merchant/v1/orders/:id',
-    { config: { auth }, schema: { tags, summary: 'Read an order', params: IdParams, response: { 200: Order } } },
+    { config: { auth }, schema: { tags, operationId: 'retrieveOrder', summary: 'Read an order', params: IdParams, response: { 200: Order } } },
     (request) => orders.get(merchantOf(request), request.params.id),
   );
 
   app.post<{ Params: IdParams }>(
     '/merchant/v1/orders/:id/cancel',
     {
-      config: { auth },
+      config: { auth, idempotencyKey: 'optional' },
       schema: {
         tags,
+        operationId: 'cancelOrder',
         summary: 'Cancel an unpaid order',
         description: '409 ORDER_DEBIT_IN_PROGRESS while the buyer is paying; 409 ORDER_NOT_CANCELABLE unless PENDING.',
         params: IdParams,
@@ -49,7 +50,6 @@ export const orderRoutes: FastifyPluginAsync<{ orders: OrdersService; idempotent
     },
     (request, reply) =>
       idempotent.send(request, reply, {
-        keyRequired: false,
         phases: orders.cancelPhases(merchantOf(request), request.params.id),
       }),
   );
@@ -58,7 +58,7 @@ export const orderRoutes: FastifyPluginAsync<{ orders: OrdersService; idempotent
     '/merchant/v1/orders',
     {
       config: { auth },
-      schema: { tags, summary: 'List orders, newest first', querystring: ListQuery, response: { 200: listEnvelope(Order) } },
+      schema: { tags, operationId: 'listOrders', summary: 'List orders, newest first', querystring: ListQuery, response: { 200: listEnvelope(Order) } },
     },
     (request) => orders.list(merchantOf(request), request.query),
   );

@@ -9,7 +9,7 @@ import type { PaymentsService } from '../../modules/payments/service.js';
 
 const CreateIntentBody = Type.Object(
   { amount: Amount, card: CardId, description: Type.Optional(Description), metadata: Type.Optional(Metadata) },
-  { additionalProperties: false },
+  { title: 'CreateIntentBody', additionalProperties: false },
 );
 type CreateIntentBody = Static<typeof CreateIntentBody> & { metadata?: Record<string, string> };
 
@@ -23,9 +23,10 @@ function chargeRoutes(app: FastifyInstance, { payments, idempotent }: Deps): voi
   app.post<{ Body: CreateChargeBody }>(
     '/subscribe/v1/charges',
     {
-      config,
+      config: { ...config, idempotencyKey: 'required' },
       schema: {
         tags: ['charges'],
+        operationId: 'createCharge',
         summary: 'Charge a saved card: create and debit in one call',
         description:
           'Needs an Idempotency-Key. Answers the payment intent: SUCCEEDED, FAILED with failureCode, or PROCESSING when the bank ' +
@@ -36,14 +37,13 @@ function chargeRoutes(app: FastifyInstance, { payments, idempotent }: Deps): voi
     },
     (request, reply) =>
       idempotent.send(request, reply, {
-        keyRequired: true,
         phases: payments.chargePhases(merchantOf(request), request.body),
       }),
   );
 
   app.get<{ Params: IdParams }>(
     '/subscribe/v1/charges/:id',
-    { config, schema: { tags: ['charges'], summary: 'Read a payment intent', params: IdParams, response: { 200: PaymentIntent } } },
+    { config, schema: { tags: ['charges'], operationId: 'retrieveCharge', summary: 'Read a payment intent', params: IdParams, response: { 200: PaymentIntent } } },
     (request) => payments.get(merchantOf(request), request.params.id),
   );
 
@@ -51,7 +51,7 @@ function chargeRoutes(app: FastifyInstance, { payments, idempotent }: Deps): voi
     '/subscribe/v1/charges',
     {
       config,
-      schema: { tags: ['charges'], summary: 'List payment intents, newest first', querystring: ListQuery, response: { 200: listEnvelope(PaymentIntent) } },
+      schema: { tags: ['charges'], operationId: 'listCharges', summary: 'List payment intents, newest first', querystring: ListQuery, response: { 200: listEnvelope(PaymentIntent) } },
     },
     (request) => payments.list(merchantOf(request), request.query),
   );
@@ -62,12 +62,11 @@ function legacyIntentRoutes(app: FastifyInstance, { payments, idempotent }: Deps
   app.post<{ Body: CreateIntentBody }>(
     '/v1/payment_intents',
     {
-      config,
-      schema: { tags: legacy, summary: 'Create a payment intent to confirm later (REQUIRES_PAYMENT)', body: CreateIntentBody, response: { 201: PaymentIntent } },
+      config: { ...config, idempotencyKey: 'optional' },
+      schema: { tags: legacy, operationId: 'createPaymentIntent', summary: 'Create a payment intent to confirm later (REQUIRES_PAYMENT)', body: CreateIntentBody, response: { 201: PaymentIntent } },
     },
     (request, reply) =>
       idempotent.send(request, reply, {
-        keyRequired: false,
         phases: payments.createPhases(merchantOf(request), request.body),
       }),
   );
@@ -75,29 +74,27 @@ function legacyIntentRoutes(app: FastifyInstance, { payments, idempotent }: Deps
   app.post<{ Params: IdParams }>(
     '/v1/payment_intents/:id/confirm',
     {
-      config,
-      schema: { tags: legacy, summary: 'Confirm: debit the card, as the charge call does', params: IdParams, response: { 200: PaymentIntent } },
+      config: { ...config, idempotencyKey: 'required' },
+      schema: { tags: legacy, operationId: 'confirmPaymentIntent', summary: 'Confirm: debit the card, as the charge call does', params: IdParams, response: { 200: PaymentIntent } },
     },
     (request, reply) =>
       idempotent.send(request, reply, {
-        keyRequired: true,
         phases: payments.confirmPhases(merchantOf(request), request.params.id),
       }),
   );
 
   app.post<{ Params: IdParams }>(
     '/v1/payment_intents/:id/cancel',
-    { config, schema: { tags: legacy, summary: 'Cancel an intent not yet confirmed', params: IdParams, response: { 200: PaymentIntent } } },
+    { config: { ...config, idempotencyKey: 'optional' }, schema: { tags: legacy, operationId: 'cancelPaymentIntent', summary: 'Cancel an intent not yet confirmed', params: IdParams, response: { 200: PaymentIntent } } },
     (request, reply) =>
       idempotent.send(request, reply, {
-        keyRequired: false,
         phases: payments.cancelPhases(merchantOf(request), request.params.id),
       }),
   );
 
   app.get<{ Params: IdParams }>(
     '/v1/payment_intents/:id',
-    { config, schema: { tags: legacy, summary: 'Read a payment intent', params: IdParams, response: { 200: PaymentIntent } } },
+    { config, schema: { tags: legacy, operationId: 'retrievePaymentIntent', summary: 'Read a payment intent', params: IdParams, response: { 200: PaymentIntent } } },
     (request) => payments.get(merchantOf(request), request.params.id),
   );
 }

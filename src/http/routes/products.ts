@@ -13,7 +13,7 @@ const CreateProductBody = Type.Object(
     scopes: Type.Optional(ScopeList),
     feeBps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, description: 'Fee in basis points of the amount' })),
   },
-  { additionalProperties: false },
+  { title: 'CreateProductBody', additionalProperties: false },
 );
 type CreateProductBody = Static<typeof CreateProductBody>;
 
@@ -26,7 +26,7 @@ const Product = Type.Object({
   keys: Type.Object({ test: Type.String(), live: Type.String() }, { description: 'Secret keys, shown only here' }),
   keyIds: Type.Object({ test: Type.String(), live: Type.String() }, { description: 'The ids of those keys, to list or revoke them' }),
   created: Type.String({ format: 'date-time' }),
-});
+}, { title: 'Product' });
 
 const ProductStatus = Type.Object({
   id: Type.String(),
@@ -34,9 +34,9 @@ const ProductStatus = Type.Object({
   name: Type.String(),
   liveEnabled: Type.Boolean(),
   account: Type.Union([Type.String(), Type.Null()], { description: 'The dashboard account that owns it (null: made by the operator API)' }),
-});
+}, { title: 'ProductStatus' });
 
-const CreateKeyBody = Type.Object({ mode: Mode, scopes: Type.Optional(ScopeList) }, { additionalProperties: false });
+const CreateKeyBody = Type.Object({ mode: Mode, scopes: Type.Optional(ScopeList) }, { title: 'CreateKeyBody', additionalProperties: false });
 type CreateKeyBody = Static<typeof CreateKeyBody>;
 
 const ApiKey = Type.Object({
@@ -51,9 +51,9 @@ const ApiKey = Type.Object({
   lastUsed: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'To the minute; null if never used' }),
   revoked: Type.Boolean(),
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
+}, { title: 'ApiKey' });
 
-const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ApiKey), has_more: Type.Boolean() });
+const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ApiKey), has_more: Type.Boolean() }, { title: 'ApiKeyList' });
 
 /** A key as the operator sees it: never its secret, which only its creation shows. */
 function presentKey(row: KeyRow) {
@@ -77,7 +77,7 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
 
   app.post<{ Body: CreateProductBody }>(
     '/admin/v1/products',
-    { config, schema: { tags, summary: 'Create a product with a test and a live key', body: CreateProductBody, response: { 201: Product } } },
+    { config, schema: { tags, operationId: 'createProduct', summary: 'Create a product with a test and a live key', body: CreateProductBody, response: { 201: Product } } },
     async (request, reply) => {
       const { product, keys, keyIds } = await products.create(request.body);
       return reply.code(201).send({
@@ -95,7 +95,7 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
 
   app.post<{ Params: IdParams; Body: CreateKeyBody }>(
     '/admin/v1/products/:id/keys',
-    { config, schema: { tags, summary: 'Issue another secret key', params: IdParams, body: CreateKeyBody, response: { 201: ApiKey } } },
+    { config, schema: { tags, operationId: 'createApiKey', summary: 'Issue another secret key', params: IdParams, body: CreateKeyBody, response: { 201: ApiKey } } },
     async (request, reply) => {
       const { row, secret } = await products.addKey(request.params.id, request.body);
       return reply.code(201).send({ ...presentKey(row), secret });
@@ -104,7 +104,7 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
 
   app.get<{ Params: IdParams }>(
     '/admin/v1/products/:id/keys',
-    { config, schema: { tags, summary: "A product's keys, newest first, without their secrets", params: IdParams, response: { 200: ApiKeyList } } },
+    { config, schema: { tags, operationId: 'listApiKeys', summary: "A product's keys, newest first, without their secrets", params: IdParams, response: { 200: ApiKeyList } } },
     async (request) => {
       const { rows, hasMore } = await products.listKeys(request.params.id);
       return { object: 'list', data: rows.map(presentKey), has_more: hasMore };
@@ -117,6 +117,7 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
       config,
       schema: {
         tags,
+        operationId: 'enableLiveMode',
         summary: "Enable live mode for a product signed up in the dashboard, once the merchant's business is verified",
         params: IdParams,
         response: { 200: ProductStatus },
@@ -130,7 +131,7 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
 
   app.post<{ Params: IdParams }>(
     '/admin/v1/keys/:id/revoke',
-    { config, schema: { tags, summary: 'Revoke a key; it answers 401 from then on', params: IdParams, response: { 200: ApiKey } } },
+    { config, schema: { tags, operationId: 'revokeApiKey', summary: 'Revoke a key; it answers 401 from then on', params: IdParams, response: { 200: ApiKey } } },
     async (request) => {
       return presentKey(await products.revokeKey(request.params.id));
     },

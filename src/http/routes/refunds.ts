@@ -13,9 +13,10 @@ export const refundRoutes: FastifyPluginAsync<{ refunds: RefundsService; idempot
   app.post<{ Body: CreateRefundBody }>(
     '/v1/refunds',
     {
-      config,
+      config: { ...config, idempotencyKey: 'required' },
       schema: {
         tags,
+        operationId: 'createRefund',
         summary: "Refund a payment's full amount",
         description: 'PENDING when the bank answer was unclear; reconciliation settles it.',
         body: CreateRefundBody,
@@ -24,20 +25,19 @@ export const refundRoutes: FastifyPluginAsync<{ refunds: RefundsService; idempot
     },
     (request, reply) =>
       idempotent.send(request, reply, {
-        keyRequired: true,
         phases: refunds.createPhases(merchantOf(request), request.body),
       }),
   );
 
   app.get<{ Params: IdParams }>(
     '/v1/refunds/:id',
-    { config, schema: { tags, summary: 'Read a refund', params: IdParams, response: { 200: Refund } } },
+    { config, schema: { tags, operationId: 'retrieveRefund', summary: 'Read a refund', params: IdParams, response: { 200: Refund } } },
     (request) => refunds.get(merchantOf(request), request.params.id),
   );
 
   app.get<{ Querystring: ListQuery }>(
     '/v1/refunds',
-    { config, schema: { tags, summary: 'List refunds, newest first', querystring: ListQuery, response: { 200: listEnvelope(Refund) } } },
+    { config, schema: { tags, operationId: 'listRefunds', summary: 'List refunds, newest first', querystring: ListQuery, response: { 200: listEnvelope(Refund) } } },
     (request) => refunds.list(merchantOf(request), request.query),
   );
 };

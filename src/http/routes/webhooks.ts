@@ -28,7 +28,9 @@ type Written = (
 ) => Promise<FastifyReply>;
 
 const config = { auth: { kind: 'merchant' } } as const;
-const Deleted = Type.Object({ id: Type.String(), object: Type.Literal('webhook_endpoint'), deleted: Type.Literal(true) });
+/** The writes: an optional Idempotency-Key replays them. */
+const writeConfig = { ...config, idempotencyKey: 'optional' } as const;
+const Deleted = Type.Object({ id: Type.String(), object: Type.Literal('webhook_endpoint'), deleted: Type.Literal(true) }, { title: 'DeletedWebhookEndpoint' });
 
 /** Adding, reading and changing endpoints. */
 function endpointRoutes(app: FastifyInstance, webhooks: WebhooksService, written: Written): void {
@@ -36,9 +38,10 @@ function endpointRoutes(app: FastifyInstance, webhooks: WebhooksService, written
   app.post<{ Body: CreateEndpointBody }>(
     '/v1/webhook_endpoints',
     {
-      config,
+      config: writeConfig,
       schema: {
         tags,
+        operationId: 'createWebhookEndpoint',
         summary: 'Add an endpoint; its signing secret is in this answer only',
         body: CreateEndpointBody,
         response: { 201: WebhookEndpoint },
@@ -49,21 +52,21 @@ function endpointRoutes(app: FastifyInstance, webhooks: WebhooksService, written
 
   app.get<{ Querystring: ListQuery }>(
     '/v1/webhook_endpoints',
-    { config, schema: { tags, summary: 'List endpoints, newest first', querystring: ListQuery, response: { 200: listEnvelope(WebhookEndpoint) } } },
+    { config, schema: { tags, operationId: 'listWebhookEndpoints', summary: 'List endpoints, newest first', querystring: ListQuery, response: { 200: listEnvelope(WebhookEndpoint) } } },
     (request) => webhooks.list(merchantOf(request), request.query),
   );
 
   app.get<{ Params: IdParams }>(
     '/v1/webhook_endpoints/:id',
-    { config, schema: { tags, summary: 'Read an endpoint', params: IdParams, response: { 200: WebhookEndpoint } } },
+    { config, schema: { tags, operationId: 'retrieveWebhookEndpoint', summary: 'Read an endpoint', params: IdParams, response: { 200: WebhookEndpoint } } },
     (request) => webhooks.get(merchantOf(request), request.params.id),
   );
 
   app.post<{ Params: IdParams; Body: UpdateEndpointBody }>(
     '/v1/webhook_endpoints/:id',
     {
-      config,
-      schema: { tags, summary: 'Change the URL, the events, the description, or enable/disable', params: IdParams, body: UpdateEndpointBody, response: { 200: WebhookEndpoint } },
+      config: writeConfig,
+      schema: { tags, operationId: 'updateWebhookEndpoint', summary: 'Change the URL, the events, the description, or enable/disable', params: IdParams, body: UpdateEndpointBody, response: { 200: WebhookEndpoint } },
     },
     (request, reply) => written(request, reply, 200, (tx) => webhooks.update(tx, merchantOf(request), request.params.id, request.body)),
   );
@@ -74,16 +77,17 @@ function endpointActionRoutes(app: FastifyInstance, webhooks: WebhooksService, w
   const tags = ['webhooks'];
   app.delete<{ Params: IdParams }>(
     '/v1/webhook_endpoints/:id',
-    { config, schema: { tags, summary: 'Delete an endpoint', params: IdParams, response: { 200: Deleted } } },
+    { config, schema: { tags, operationId: 'deleteWebhookEndpoint', summary: 'Delete an endpoint', params: IdParams, response: { 200: Deleted } } },
     (request) => webhooks.delete(merchantOf(request), request.params.id),
   );
 
   app.post<{ Params: IdParams; Body: RollSecretBody }>(
     '/v1/webhook_endpoints/:id/roll_secret',
     {
-      config,
+      config: writeConfig,
       schema: {
         tags,
+        operationId: 'rollWebhookEndpointSecret',
         summary: 'Make a new secret; deliveries carry signatures of both until the overlap ends',
         params: IdParams,
         body: RollSecretBody,
@@ -100,6 +104,7 @@ function endpointActionRoutes(app: FastifyInstance, webhooks: WebhooksService, w
       config,
       schema: {
         tags,
+        operationId: 'listWebhookDeliveries',
         summary: "An endpoint's deliveries, newest first, with every attempt",
         params: IdParams,
         querystring: ListQuery,
@@ -117,22 +122,22 @@ function eventRoutes(app: FastifyInstance, webhooks: WebhooksService, written: W
     '/v1/events',
     {
       config,
-      schema: { tags: tags, summary: 'Events of the last 30 days, newest first', querystring: EventsQuery, response: { 200: listEnvelope(Event) } },
+      schema: { tags: tags, operationId: 'listEvents', summary: 'Events of the last 30 days, newest first', querystring: EventsQuery, response: { 200: listEnvelope(Event) } },
     },
     (request) => webhooks.events(merchantOf(request), request.query),
   );
 
   app.get<{ Params: IdParams }>(
     '/v1/events/:id',
-    { config, schema: { tags: tags, summary: 'Read an event', params: IdParams, response: { 200: Event } } },
+    { config, schema: { tags: tags, operationId: 'retrieveEvent', summary: 'Read an event', params: IdParams, response: { 200: Event } } },
     (request) => webhooks.event(merchantOf(request), request.params.id),
   );
 
   app.post<{ Params: IdParams; Body: ResendBody }>(
     '/v1/events/:id/resend',
     {
-      config,
-      schema: { tags: tags, summary: 'Deliver an event again to an endpoint', params: IdParams, body: ResendBody, response: { 201: WebhookDelivery } },
+      config: writeConfig,
+      schema: { tags: tags, operationId: 'resendEvent', summary: 'Deliver an event again to an endpoint', params: IdParams, body: ResendBody, response: { 201: WebhookDelivery } },
     },
     (request, reply) => written(request, reply, 201, (tx) => webhooks.resend(tx, merchantOf(request), request.params.id, request.body.endpoint)),
   );
@@ -142,7 +147,6 @@ export const webhookRoutes: FastifyPluginAsync<Deps> = async (app, { webhooks, i
   /** A write as one atomic phase, so that an optional Idempotency-Key replays it instead of repeating it. */
   const written: Written = (request, reply, status, write, secret = false) =>
     idempotent.send(request, reply, {
-      keyRequired: false,
       secret,
       phases: { started: { atomic: async (tx) => ({ response: { status, body: await write(tx) } }) } },
     });

@@ -4,7 +4,7 @@ import { SESSION_STATUSES } from '../checkout-sessions/state.js';
 
 export const CreateBindingBody = Type.Object(
   { customerRef: Type.Optional(CustomerRef), returnUrl: Type.Optional(HttpUrl) },
-  { additionalProperties: false },
+  { title: 'CreateBindingBody', additionalProperties: false },
 );
 export type CreateBindingBody = Static<typeof CreateBindingBody>;
 
@@ -23,5 +23,5 @@ export const CardBinding = Type.Object({
   expiresAt: Timestamp,
   livemode: Type.Boolean(),
   created: Timestamp,
-});
+}, { title: 'CardBinding' });
 export type CardBinding = Static<typeof CardBinding>;

@@ -11,5 +11,5 @@ export const Card = Type.Object({
   customerRef: Type.Union([Type.String(), Type.Null()]),
   livemode: Type.Boolean(),
   created: Timestamp,
-});
+}, { title: 'Card' });
 export type Card = Static<typeof Card>;

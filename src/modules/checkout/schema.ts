@@ -14,13 +14,13 @@ export const CardSubmission = Type.Object(
       Type.Boolean({ description: "Order payments only: keep the card for the order's customerRef once the payment succeeds" }),
     ),
   },
-  { additionalProperties: false },
+  { title: 'CardSubmission', additionalProperties: false },
 );
 export type CardSubmission = Static<typeof CardSubmission>;
 
 export const CodeSubmission = Type.Object(
   { code: Type.String({ minLength: 1, maxLength: 12, description: 'The code sent by SMS' }) },
-  { additionalProperties: false },
+  { title: 'CodeSubmission', additionalProperties: false },
 );
 export type CodeSubmission = Static<typeof CodeSubmission>;
 
@@ -56,5 +56,5 @@ export const SessionState = Type.Object({
     { description: 'What is being paid, for an order session; null for a card binding' },
   ),
   canSaveCard: Type.Boolean({ description: 'Whether the buyer may ask to keep the card (orders with a customerRef)' }),
-});
+}, { title: 'SessionState' });
 export type SessionState = Static<typeof SessionState>;

@@ -10,7 +10,7 @@ export const CreateOrderBody = Type.Object(
     description: Type.Optional(Description),
     customerRef: Type.Optional(CustomerRef),
   },
-  { additionalProperties: false },
+  { title: 'CreateOrderBody', additionalProperties: false },
 );
 export type CreateOrderBody = Static<typeof CreateOrderBody>;
 
@@ -34,5 +34,5 @@ export const Order = Type.Object({
   expiresAt: Timestamp,
   livemode: Type.Boolean(),
   created: Timestamp,
-});
+}, { title: 'Order' });
 export type Order = Static<typeof Order>;

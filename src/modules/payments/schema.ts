@@ -6,7 +6,7 @@ export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
 export const Metadata = Type.Object(
   {},
-  {
+  { title: 'Metadata',
     additionalProperties: Type.String({ maxLength: 500 }),
     propertyNames: { minLength: 1, maxLength: 40 },
     maxProperties: 50,
@@ -19,7 +19,7 @@ export const CardId = Type.String({ minLength: 1, maxLength: 64, description: 'A
 
 export const CreateChargeBody = Type.Object(
   { amount: Amount, card: CardId, description: Type.Optional(Description), metadata: Type.Optional(Metadata) },
-  { additionalProperties: false },
+  { title: 'CreateChargeBody', additionalProperties: false },
 );
 export type CreateChargeBody = Static<typeof CreateChargeBody> & { metadata?: Metadata };
 
@@ -39,5 +39,5 @@ export const PaymentIntent = Type.Object({
   amountRefunded: Type.Integer(),
   livemode: Type.Boolean(),
   created: Timestamp,
-});
+}, { title: 'PaymentIntent' });
 export type PaymentIntent = Static<typeof PaymentIntent>;

@@ -7,7 +7,7 @@ export const CreateRefundBody = Type.Object(
     amount: Type.Optional(Type.Integer({ ...Amount, description: "If given, must equal the payment's amount: only full refunds" })),
     reason: Type.Optional(Description),
   },
-  { additionalProperties: false },
+  { title: 'CreateRefundBody', additionalProperties: false },
 );
 export type CreateRefundBody = Static<typeof CreateRefundBody>;
 
@@ -22,5 +22,5 @@ export const Refund = Type.Object({
   reason: Type.Union([Type.String(), Type.Null()]),
   livemode: Type.Boolean(),
   created: Timestamp,
-});
+}, { title: 'Refund' });
 export type Refund = Static<typeof Refund>;

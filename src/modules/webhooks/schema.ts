@@ -12,7 +12,7 @@ const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'ht
 
 export const CreateEndpointBody = Type.Object(
   { url: WebhookUrl, enabledEvents: Type.Optional(EnabledEvents), description: Type.Optional(Description) },
-  { additionalProperties: false },
+  { title: 'CreateEndpointBody', additionalProperties: false },
 );
 export type CreateEndpointBody = Static<typeof CreateEndpointBody>;
 
@@ -23,7 +23,7 @@ export const UpdateEndpointBody = Type.Object(
     description: Type.Optional(Description),
     status: Type.Optional(Type.Union([Type.Literal('enabled'), Type.Literal('disabled')])),
   },
-  { additionalProperties: false },
+  { title: 'UpdateEndpointBody', additionalProperties: false },
 );
 export type UpdateEndpointBody = Static<typeof UpdateEndpointBody>;
 
@@ -33,13 +33,13 @@ export const RollSecretBody = Type.Object(
       Type.Integer({ minimum: 0, maximum: 7 * 86_400, description: 'How long the old secret keeps signing too (default one day)' }),
     ),
   },
-  { additionalProperties: false },
+  { title: 'RollSecretBody', additionalProperties: false },
 );
 export type RollSecretBody = Static<typeof RollSecretBody>;
 
 export const ResendBody = Type.Object(
   { endpoint: Type.String({ minLength: 1, maxLength: 64, description: 'The endpoint to deliver to (we_…)' }) },
-  { additionalProperties: false },
+  { title: 'ResendBody', additionalProperties: false },
 );
 export type ResendBody = Static<typeof ResendBody>;
 
@@ -53,7 +53,7 @@ export const WebhookEndpoint = Type.Object({
   secret: Type.Optional(Type.String({ description: 'whsec_…, shown only when created or rolled' })),
   livemode: Type.Boolean(),
   created: Timestamp,
-});
+}, { title: 'WebhookEndpoint' });
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 
 export const WebhookDelivery = Type.Object({
@@ -75,7 +75,7 @@ export const WebhookDelivery = Type.Object({
     }),
   ),
   created: Timestamp,
-});
+}, { title: 'WebhookDelivery' });
 export type WebhookDelivery = Static<typeof WebhookDelivery>;
 
 export const Event = Type.Object({
@@ -85,7 +85,7 @@ export const Event = Type.Object({
   livemode: Type.Boolean(),
   created: Timestamp,
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'The object as the API returned it at the moment of the event' }),
-});
+}, { title: 'Event' });
 export type Event = Static<typeof Event>;
 
 export const EventsQuery = Type.Object(

@@ -1,0 +1,39 @@
+// Tolov's API from Node.js 20+: `const tolov = new Tolov(process.env.TOLOV_API_KEY)`.
+import { Transport, type ClientOptions } from './client.js';
+import * as resources from './resources.js';
+import { constructEvent } from './webhooks.js';
+
+export class Tolov {
+  readonly orders;
+  readonly charges;
+  readonly paymentIntents;
+  readonly refunds;
+  readonly cards;
+  readonly cardBindings;
+  readonly balance;
+  readonly events;
+  readonly webhookEndpoints;
+  /** Verifies a webhook delivery on its raw body: `tolov.webhooks.constructEvent(rawBody, headers, secret)`. */
+  readonly webhooks = { constructEvent };
+
+  constructor(apiKey: string, options: ClientOptions = {}) {
+    const transport = new Transport(apiKey, options);
+    this.orders = resources.orders(transport);
+    this.charges = resources.charges(transport);
+    this.paymentIntents = resources.paymentIntents(transport);
+    this.refunds = resources.refunds(transport);
+    this.cards = resources.cards(transport);
+    this.cardBindings = resources.cardBindings(transport);
+    this.balance = resources.balance(transport);
+    this.events = resources.events(transport);
+    this.webhookEndpoints = resources.webhookEndpoints(transport);
+  }
+}
+
+export default Tolov;
+export type { CallOptions, ClientOptions } from './client.js';
+export { TolovConnectionError, TolovError, type ErrorCode } from './errors.js';
+export type { Balance, Card, CardBinding, Event, List, ListParams, Order, PaymentIntent, Refund, WebhookDelivery, WebhookEndpoint } from './resources.js';
+export { ListPromise } from './resources.js';
+export { constructEvent, WebhookSignatureError, type TolovEvent } from './webhooks.js';
+export type { components, paths, webhooks as webhookPayloads } from './openapi.js';

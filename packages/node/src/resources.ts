@@ -1,0 +1,144 @@
+// The API's resources, each call typed by the schemas of the API's OpenAPI description (openapi.ts, generated).
+import type { CallOptions, Transport } from './client.js';
+import type { components } from './openapi.js';
+
+type Schemas = components['schemas'];
+export type Order = Schemas['Order'];
+export type PaymentIntent = Schemas['PaymentIntent'];
+export type Refund = Schemas['Refund'];
+export type Card = Schemas['Card'];
+export type CardBinding = Schemas['CardBinding'];
+export type Balance = Schemas['Balance'];
+export type Event = Schemas['Event'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+
+export interface List<T> {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+}
+
+export interface ListParams {
+  /** 1 to 100; default 10. */
+  limit?: number;
+  starting_after?: string;
+}
+
+/**
+ * A page of a list, as a promise, that is also an async iterable over every item of every page after it:
+ * `for await (const order of tolov.orders.list({ limit: 100 }))`.
+ */
+export class ListPromise<T extends { id: string }> implements PromiseLike<List<T>>, AsyncIterable<T> {
+  private first: Promise<List<T>> | null = null;
+
+  constructor(private readonly page: (startingAfter?: string) => Promise<List<T>>) {}
+
+  private firstPage(): Promise<List<T>> {
+    this.first ??= this.page();
+    return this.first;
+  }
+
+  then<A = List<T>, B = never>(onFulfilled?: ((list: List<T>) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
+    return this.firstPage().then(onFulfilled, onRejected);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    let list = await this.firstPage();
+    for (;;) {
+      yield* list.data;
+      const last = list.data.at(-1);
+      if (!list.has_more || last === undefined) return;
+      list = await this.page(last.id);
+    }
+  }
+}
+
+const query = (params: object): string => {
+  const entries = Object.entries(params).filter(([, value]) => value !== undefined).map(([name, value]) => [name, String(value)]);
+  return entries.length === 0 ? '' : `?${new URLSearchParams(entries)}`;
+};
+const id = (value: string) => encodeURIComponent(value);
+
+function lister<T extends { id: string }, P extends ListParams>(transport: Transport, path: string) {
+  return (params: P = {} as P, options?: CallOptions) =>
+    new ListPromise<T>((startingAfter) =>
+      transport.request<List<T>>('GET', `${path}${query({ ...params, ...(startingAfter ? { starting_after: startingAfter } : {}) })}`, undefined, options),
+    );
+}
+
+export function orders(transport: Transport) {
+  return {
+    create: (body: Schemas['CreateOrderBody'], options?: CallOptions) => transport.request<Order>('POST', '/merchant/v1/orders', body, options),
+    retrieve: (orderId: string, options?: CallOptions) => transport.request<Order>('GET', `/merchant/v1/orders/${id(orderId)}`, undefined, options),
+    cancel: (orderId: string, options?: CallOptions) => transport.request<Order>('POST', `/merchant/v1/orders/${id(orderId)}/cancel`, undefined, options),
+    list: lister<Order, ListParams>(transport, '/merchant/v1/orders'),
+  };
+}
+
+export function charges(transport: Transport) {
+  return {
+    create: (body: Schemas['CreateChargeBody'], options?: CallOptions) => transport.request<PaymentIntent>('POST', '/subscribe/v1/charges', body, options),
+    retrieve: (intentId: string, options?: CallOptions) => transport.request<PaymentIntent>('GET', `/subscribe/v1/charges/${id(intentId)}`, undefined, options),
+    list: lister<PaymentIntent, ListParams>(transport, '/subscribe/v1/charges'),
+  };
+}
+
+export function paymentIntents(transport: Transport) {
+  return {
+    create: (body: Schemas['CreateIntentBody'], options?: CallOptions) => transport.request<PaymentIntent>('POST', '/v1/payment_intents', body, options),
+    confirm: (intentId: string, options?: CallOptions) => transport.request<PaymentIntent>('POST', `/v1/payment_intents/${id(intentId)}/confirm`, undefined, options),
+    cancel: (intentId: string, options?: CallOptions) => transport.request<PaymentIntent>('POST', `/v1/payment_intents/${id(intentId)}/cancel`, undefined, options),
+    retrieve: (intentId: string, options?: CallOptions) => transport.request<PaymentIntent>('GET', `/v1/payment_intents/${id(intentId)}`, undefined, options),
+  };
+}
+
+export function refunds(transport: Transport) {
+  return {
+    create: (body: Schemas['CreateRefundBody'], options?: CallOptions) => transport.request<Refund>('POST', '/v1/refunds', body, options),
+    retrieve: (refundId: string, options?: CallOptions) => transport.request<Refund>('GET', `/v1/refunds/${id(refundId)}`, undefined, options),
+    list: lister<Refund, ListParams>(transport, '/v1/refunds'),
+  };
+}
+
+export function cards(transport: Transport) {
+  return {
+    retrieve: (cardId: string, options?: CallOptions) => transport.request<Card>('GET', `/subscribe/v1/cards/${id(cardId)}`, undefined, options),
+    list: lister<Card, ListParams>(transport, '/subscribe/v1/cards'),
+    delete: (cardId: string, options?: CallOptions) => transport.request<Card>('DELETE', `/subscribe/v1/cards/${id(cardId)}`, undefined, options),
+  };
+}
+
+export function cardBindings(transport: Transport) {
+  return {
+    create: (body: Schemas['CreateBindingBody'] = {}, options?: CallOptions) => transport.request<CardBinding>('POST', '/subscribe/v1/card_bindings', body, options),
+    retrieve: (bindingId: string, options?: CallOptions) => transport.request<CardBinding>('GET', `/subscribe/v1/card_bindings/${id(bindingId)}`, undefined, options),
+  };
+}
+
+export function balance(transport: Transport) {
+  return { retrieve: (options?: CallOptions) => transport.request<Balance>('GET', '/v1/balance', undefined, options) };
+}
+
+export function events(transport: Transport) {
+  return {
+    retrieve: (eventId: string, options?: CallOptions) => transport.request<Event>('GET', `/v1/events/${id(eventId)}`, undefined, options),
+    list: lister<Event, ListParams & { type?: string }>(transport, '/v1/events'),
+    resend: (eventId: string, body: Schemas['ResendBody'], options?: CallOptions) =>
+      transport.request<WebhookDelivery>('POST', `/v1/events/${id(eventId)}/resend`, body, options),
+  };
+}
+
+export function webhookEndpoints(transport: Transport) {
+  const path = (endpointId: string) => `/v1/webhook_endpoints/${id(endpointId)}`;
+  return {
+    create: (body: Schemas['CreateEndpointBody'], options?: CallOptions) => transport.request<WebhookEndpoint>('POST', '/v1/webhook_endpoints', body, options),
+    retrieve: (endpointId: string, options?: CallOptions) => transport.request<WebhookEndpoint>('GET', path(endpointId), undefined, options),
+    update: (endpointId: string, body: Schemas['UpdateEndpointBody'], options?: CallOptions) => transport.request<WebhookEndpoint>('POST', path(endpointId), body, options),
+    delete: (endpointId: string, options?: CallOptions) => transport.request<Schemas['DeletedWebhookEndpoint']>('DELETE', path(endpointId), undefined, options),
+    rollSecret: (endpointId: string, body: Schemas['RollSecretBody'] = {}, options?: CallOptions) =>
+      transport.request<WebhookEndpoint>('POST', `${path(endpointId)}/roll_secret`, body, options),
+    list: lister<WebhookEndpoint, ListParams>(transport, '/v1/webhook_endpoints'),
+    deliveries: (endpointId: string, params: ListParams = {}, options?: CallOptions) => lister<WebhookDelivery, ListParams>(transport, `${path(endpointId)}/deliveries`)(params, options),
+  };
+}
