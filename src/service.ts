@@ -21,6 +21,7 @@ import { RefundsService } from './modules/refunds/service.js';
 import { createSender, type Lookup, type Sender } from './modules/webhooks/sender.js';
 import { WebhooksService } from './modules/webhooks/service.js';
 import { AccountsService } from './modules/accounts/service.js';
+import { TestHelpersService } from './modules/test-helpers/service.js';
 import { keyFromFile, Sealer } from './lib/sealing.js';
 import { sessionCleanup } from './workers/session-cleanup.js';
 import { maintenanceNeeded, tableMaintenance } from './workers/table-maintenance.js';
@@ -52,6 +53,7 @@ function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiK
   const orders = new OrdersService(db, config);
   const payments = new PaymentsService(db, rails, orders, log);
   const products = new ProductsService(db, keys, config.defaultFeeBps);
+  const checkout = new CheckoutService(db, rails, payments, orders);
   return {
     accounts: new AccountsService(db, products, sealer),
     products,
@@ -60,7 +62,8 @@ function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiK
     refunds: new RefundsService(db, rails, log),
     cards: new CardsService(db),
     bindings: new CardBindingsService(db, rails, config),
-    checkout: new CheckoutService(db, rails, payments, orders),
+    checkout,
+    testHelpers: new TestHelpersService(orders, checkout),
     ledger: new LedgerService(db),
     webhooks: new WebhooksService(db, config, sender, sealer),
     reconciliation: new ReconciliationService(db, rails),

@@ -8,12 +8,13 @@ export const LIST_LIMIT_MAX = 100;
 
 export const ListQuery = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT, description: 'Page size, 1 to 100' }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT, description: 'Page size, 1 to 100; 10 if absent' })),
     starting_after: Type.Optional(Type.String({ maxLength: 64, description: 'Id of the last object of the previous page' })),
   },
   { additionalProperties: false },
 );
-export type ListQuery = Static<typeof ListQuery>;
+/** A list's query once validated: an absent `limit` has been given its default. */
+export type ListQuery = Static<typeof ListQuery> & { limit: number };
 
 /** A list of `item`s, named after it (`OrderList` for `Order`) in the API's description. */
 export const listEnvelope = <T extends ReturnType<typeof Type.Object>>(item: T) =>

@@ -10,6 +10,7 @@ import type { ProductsService } from '../modules/products/service.js';
 import type { ReconciliationService } from '../modules/reconciliation/service.js';
 import type { RefundsService } from '../modules/refunds/service.js';
 import type { WebhooksService } from '../modules/webhooks/service.js';
+import type { TestHelpersService } from '../modules/test-helpers/service.js';
 import type { Db } from '../db/types.js';
 import type { AccountsService } from '../modules/accounts/service.js';
 import { dashboardRoutes } from '../web/dashboard/plugin.js';
@@ -25,6 +26,7 @@ import { productRoutes } from './routes/products.js';
 import { reconciliationRoutes } from './routes/reconciliation.js';
 import { refundRoutes } from './routes/refunds.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { testHelperRoutes } from './routes/test-helpers.js';
 
 /** The capabilities' services, made once by the composition root and shared by the routes and the workers. */
 export interface Services {
@@ -39,13 +41,14 @@ export interface Services {
   ledger: LedgerService;
   webhooks: WebhooksService;
   reconciliation: ReconciliationService;
+  testHelpers: TestHelpersService;
 }
 
 export async function registerApi(
   app: FastifyInstance,
   { services, idempotent, checkoutLimits, db, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; db: Db; publicUrl: string },
 ): Promise<void> {
-  const { accounts, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, reconciliation } = services;
+  const { accounts, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, reconciliation, testHelpers } = services;
   await app.register(productRoutes, { products });
   await app.register(reconciliationRoutes, { reconciliation });
   await app.register(orderRoutes, { orders, idempotent });
@@ -56,6 +59,7 @@ export async function registerApi(
   await app.register(refundRoutes, { refunds, idempotent });
   await app.register(checkoutRoutes, { checkout, limits: checkoutLimits });
   await app.register(webhookRoutes, { webhooks, idempotent });
+  await app.register(testHelperRoutes, { helpers: testHelpers });
   await app.register(pageRoutes, { checkout });
   await app.register(dashboardRoutes, { prefix: '/dashboard', db, accounts, products, webhooks, payments, orders, publicUrl });
 }

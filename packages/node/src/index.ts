@@ -13,6 +13,8 @@ export class Tolov {
   readonly balance;
   readonly events;
   readonly webhookEndpoints;
+  /** Test mode only: produce what a buyer or time would, at once. */
+  readonly testHelpers;
   /** Verifies a webhook delivery on its raw body: `tolov.webhooks.constructEvent(rawBody, headers, secret)`. */
   readonly webhooks = { constructEvent };
 
@@ -27,6 +29,7 @@ export class Tolov {
     this.balance = resources.balance(transport);
     this.events = resources.events(transport);
     this.webhookEndpoints = resources.webhookEndpoints(transport);
+    this.testHelpers = resources.testHelpers(transport);
   }
 }
 

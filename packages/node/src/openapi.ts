@@ -482,6 +482,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/orders/{id}/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Test mode: expire a PENDING order now, as its time passing would (order.expired) */
+        post: operations["expireTestOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/orders/{id}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Test mode: pay a PENDING order as a buyer would, with a test card whose behaviour decides the outcome */
+        post: operations["payTestOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "order.paid": {
@@ -946,6 +980,10 @@ export interface components {
             /** @description The endpoint to deliver to (we_…) */
             endpoint: string;
         };
+        PayOrderBody: {
+            /** @description A test card number (docs/testing.md); default 8600000000000007 */
+            card?: string;
+        };
         PaymentIntentSnapshot: {
             id: string;
             /** @enum {string} */
@@ -1013,9 +1051,9 @@ export type $defs = Record<string, never>;
 export interface operations {
     listOrders: {
         parameters: {
-            query: {
-                /** @description Page size, 1 to 100 */
-                limit: number;
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
                 /** @description Id of the last object of the previous page */
                 starting_after?: string;
             };
@@ -1387,9 +1425,9 @@ export interface operations {
     };
     listCards: {
         parameters: {
-            query: {
-                /** @description Page size, 1 to 100 */
-                limit: number;
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
                 /** @description Id of the last object of the previous page */
                 starting_after?: string;
             };
@@ -1430,9 +1468,9 @@ export interface operations {
     };
     listCharges: {
         parameters: {
-            query: {
-                /** @description Page size, 1 to 100 */
-                limit: number;
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
                 /** @description Id of the last object of the previous page */
                 starting_after?: string;
             };
@@ -1729,9 +1767,9 @@ export interface operations {
     };
     listRefunds: {
         parameters: {
-            query: {
-                /** @description Page size, 1 to 100 */
-                limit: number;
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
                 /** @description Id of the last object of the previous page */
                 starting_after?: string;
             };
@@ -2025,9 +2063,9 @@ export interface operations {
     };
     listWebhookEndpoints: {
         parameters: {
-            query: {
-                /** @description Page size, 1 to 100 */
-                limit: number;
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
                 /** @description Id of the last object of the previous page */
                 starting_after?: string;
             };
@@ -2287,9 +2325,9 @@ export interface operations {
     };
     listWebhookDeliveries: {
         parameters: {
-            query: {
-                /** @description Page size, 1 to 100 */
-                limit: number;
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
                 /** @description Id of the last object of the previous page */
                 starting_after?: string;
             };
@@ -2332,8 +2370,9 @@ export interface operations {
     };
     listEvents: {
         parameters: {
-            query: {
-                limit: number;
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
                 starting_after?: string;
                 /** @description Only events of this type */
                 type?: string;
@@ -2438,6 +2477,90 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request was refused; `code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    expireTestOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description The request was refused; `code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    payTestOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayOrderBody"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
                 };
             };
             /** @description The request was refused; `code` says why */

@@ -142,3 +142,15 @@ export function webhookEndpoints(transport: Transport) {
     deliveries: (endpointId: string, params: ListParams = {}, options?: CallOptions) => lister<WebhookDelivery, ListParams>(transport, `${path(endpointId)}/deliveries`)(params, options),
   };
 }
+
+export function testHelpers(transport: Transport) {
+  return {
+    orders: {
+      /** Test mode: expire a PENDING order now (order.expired). */
+      expire: (orderId: string, options?: CallOptions) => transport.request<Order>('POST', `/v1/test_helpers/orders/${id(orderId)}/expire`, undefined, options),
+      /** Test mode: pay a PENDING order as a buyer would, with a test card (default 8600000000000007). */
+      pay: (orderId: string, body: Schemas['PayOrderBody'] = {}, options?: CallOptions) =>
+        transport.request<Order>('POST', `/v1/test_helpers/orders/${id(orderId)}/pay`, body, options),
+    },
+  };
+}

@@ -120,6 +120,30 @@ export class OrdersService {
     return true;
   }
 
+  /**
+   * Test mode's helper: expires a PENDING order now, as its time passing would (order.expired), unless the buyer is
+   * paying it. Another product's or mode's order is not found.
+   */
+  async expireNow(merchant: Merchant, id: string): Promise<Order> {
+    return this.db.transaction(async (tx) => {
+      const order = await store.lockOrder(tx, merchant, id);
+      if (!order) throw notFound('order');
+      if (order.status !== 'PENDING') throw new ApiError('INVALID_STATE', `Only a PENDING order expires; this one is ${order.status}`);
+      await store.endNow(tx, id);
+      if (!(await this.expire(tx, id))) throw new ApiError('ORDER_DEBIT_IN_PROGRESS', 'The buyer is paying this order right now');
+      return this.present(await store.orderById(tx, id));
+    });
+  }
+
+  /** The token of a PENDING order's payment page, which the buyer (or test mode's "pay" helper) pays through. */
+  async checkoutTokenOf(merchant: Merchant, id: string): Promise<string> {
+    const row = await store.findOrder(this.db, merchant, id);
+    if (!row) throw notFound('order');
+    const fresh = await this.fresh(row);
+    if (fresh.status !== 'PENDING') throw new ApiError('INVALID_STATE', `Only a PENDING order can be paid; this one is ${fresh.status}`);
+    return fresh.checkout_token;
+  }
+
   /** An order past its time never reads as PENDING: it is expired on the way, unless a debit is in progress. */
   private async fresh(row: OrderRow): Promise<OrderRow> {
     if (row.status !== 'PENDING' || row.expires_at.getTime() > Date.now()) return row;

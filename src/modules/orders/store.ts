@@ -119,6 +119,11 @@ export async function markCanceled(tx: Transaction, id: string): Promise<OrderRo
   return row;
 }
 
+/** Brings a PENDING order's end to now (test mode's "expire" helper); the expiry itself is `markExpired`'s. */
+export async function endNow(tx: Transaction, id: string): Promise<void> {
+  await tx.query(`UPDATE orders SET expires_at = least(expires_at, now()) WHERE id = $1 AND status = 'PENDING'`, [id]);
+}
+
 /** PENDING past its time → EXPIRED, but never under a debit in progress. */
 export async function markExpired(tx: Transaction, id: string): Promise<OrderRow | undefined> {
   const [row] = await tx.query<OrderRow>(

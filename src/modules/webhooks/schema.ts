@@ -90,10 +90,10 @@ export type Event = Static<typeof Event>;
 
 export const EventsQuery = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Page size, 1 to 100; 10 if absent' })),
     starting_after: Type.Optional(Type.String({ maxLength: 64 })),
     type: Type.Optional(Type.String({ maxLength: 64, description: 'Only events of this type' })),
   },
   { additionalProperties: false },
 );
-export type EventsQuery = Static<typeof EventsQuery>;
+export type EventsQuery = Static<typeof EventsQuery> & { limit: number };

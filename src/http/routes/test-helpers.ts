@@ -1,0 +1,54 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { IdParams } from '../../core/schemas.js';
+import { Order } from '../../modules/orders/schema.js';
+import type { TestHelpersService } from '../../modules/test-helpers/service.js';
+import { merchantOf, routeNotFound } from '../auth.js';
+
+const PayOrderBody = Type.Object(
+  { card: Type.Optional(Type.String({ pattern: '^[0-9]{16}$', description: 'A test card number (docs/testing.md); default 8600000000000007' })) },
+  { title: 'PayOrderBody', additionalProperties: false },
+);
+type PayOrderBody = Static<typeof PayOrderBody>;
+
+/** Test mode's helpers; with a live key they do not exist. */
+export const testHelperRoutes: FastifyPluginAsync<{ helpers: TestHelpersService }> = async (app, { helpers }) => {
+  const config = { auth: { kind: 'merchant' } } as const;
+  const tags = ['test helpers'];
+  const testMerchant = (request: FastifyRequest) => {
+    const merchant = merchantOf(request);
+    if (merchant.livemode) throw routeNotFound(request);
+    return merchant;
+  };
+
+  app.post<{ Params: IdParams }>(
+    '/v1/test_helpers/orders/:id/expire',
+    {
+      config,
+      schema: {
+        tags,
+        operationId: 'expireTestOrder',
+        summary: 'Test mode: expire a PENDING order now, as its time passing would (order.expired)',
+        params: IdParams,
+        response: { 200: Order },
+      },
+    },
+    (request) => helpers.expireOrder(testMerchant(request), request.params.id),
+  );
+
+  app.post<{ Params: IdParams; Body: PayOrderBody }>(
+    '/v1/test_helpers/orders/:id/pay',
+    {
+      config,
+      schema: {
+        tags,
+        operationId: 'payTestOrder',
+        summary: 'Test mode: pay a PENDING order as a buyer would, with a test card whose behaviour decides the outcome',
+        params: IdParams,
+        body: PayOrderBody,
+        response: { 200: Order },
+      },
+    },
+    (request) => helpers.payOrder(testMerchant(request), request.params.id, request.body?.card),
+  );
+};
