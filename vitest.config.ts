@@ -11,6 +11,8 @@ const engine = (name: 'pglite' | 'postgres') => ({
 });
 
 export default defineConfig({
+  // The packages' sources, as the repository's own code sees them (their dist/ is built only to pack them).
+  resolve: { alias: { '@tolov/node': new URL('./packages/node/src/index.ts', import.meta.url).pathname } },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,

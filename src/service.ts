@@ -54,6 +54,7 @@ function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiK
   const payments = new PaymentsService(db, rails, orders, log);
   const products = new ProductsService(db, keys, config.defaultFeeBps);
   const checkout = new CheckoutService(db, rails, payments, orders);
+  const bindings = new CardBindingsService(db, rails, config);
   return {
     accounts: new AccountsService(db, products, sealer),
     products,
@@ -61,9 +62,9 @@ function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiK
     payments,
     refunds: new RefundsService(db, rails, log),
     cards: new CardsService(db),
-    bindings: new CardBindingsService(db, rails, config),
+    bindings,
     checkout,
-    testHelpers: new TestHelpersService(orders, checkout),
+    testHelpers: new TestHelpersService(orders, bindings, checkout),
     ledger: new LedgerService(db),
     webhooks: new WebhooksService(db, config, sender, sealer),
     reconciliation: new ReconciliationService(db, rails),

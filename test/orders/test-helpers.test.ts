@@ -62,4 +62,15 @@ describe('test helpers', () => {
     expect((await helper(order.id, 'expire', undefined, other.test)).status).toBe(404);
     expect((await service.call({ method: 'GET', url: `/merchant/v1/orders/${order.id}`, key: merchant.test })).body.status).toBe('PENDING');
   });
+
+  it('complete a card binding as a buyer would, saving a test card that charges as its row says', async () => {
+    const binding = (await service.call({ method: 'POST', url: '/subscribe/v1/card_bindings', key: merchant.test, idempotencyKey: idem(), body: {} })).body;
+    const completed = await service.call({ method: 'POST', url: `/v1/test_helpers/card_bindings/${binding.id}/complete`, key: merchant.test, body: { card: '8600000000000015' } });
+    expect(completed.body).toMatchObject({ id: binding.id, status: 'COMPLETED', card: expect.stringMatching(/^card_/) });
+    const declined = await service.call({ method: 'POST', url: '/subscribe/v1/charges', key: merchant.test, idempotencyKey: idem(), body: { amount: 100, card: completed.body.card } });
+    expect(declined.body).toMatchObject({ status: 'FAILED', failureCode: 'INSUFFICIENT_FUNDS' });
+    const again = await service.call({ method: 'POST', url: `/v1/test_helpers/card_bindings/${binding.id}/complete`, key: merchant.test, body: {} });
+    expect(again.body).toMatchObject({ code: 'INVALID_STATE' });
+    expect((await service.call({ method: 'POST', url: `/v1/test_helpers/card_bindings/${binding.id}/complete`, key: merchant.live, body: {} })).status).toBe(404);
+  });
 });

@@ -1,5 +1,5 @@
-// @tolov/node as a merchant installs it: from its `npm pack` tarball (and from the repository's folder) into an empty
-// project, then a script of theirs against a running Tolov.
+// @tolov/node and @tolov/cli as a merchant installs them: from their `npm pack` tarballs (and the SDK from the
+// repository's folder) into an empty project, then a script of theirs and the tolov command against a running Tolov.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -66,6 +66,21 @@ describe('@tolov/node', () => {
     expect(JSON.parse(output)).toEqual({ status: 'PENDING', listed: true, error: 'NOT_FOUND', verify: 'function' });
     // No dependency came with it.
     expect((await readdir(join(work, 'from-tarball', 'node_modules'))).filter((name) => !name.startsWith('.'))).toEqual(['@tolov']);
+  }, 240_000);
+
+  it('installs the CLI from its tarball beside the SDK’s, and its tolov command triggers an event', async () => {
+    await npm(['run', 'build', '--workspace', '@tolov/node', '--workspace', '@tolov/cli'], ROOT);
+    const { stdout } = await npm(['pack', '--workspace', '@tolov/node', '--workspace', '@tolov/cli', '--pack-destination', work, '--json'], ROOT);
+    const packed = JSON.parse(stdout) as Array<{ name: string; filename: string; files: Array<{ path: string }> }>;
+    const cli = packed.find((pack) => pack.name === '@tolov/cli')!;
+    expect(cli.files.map((file) => file.path).sort()).toEqual(['README.md', 'dist/cli.js', 'package.json']);
+    const dir = join(work, 'with-cli');
+    await run('mkdir', ['-p', dir]);
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'with-cli', private: true }));
+    await npm(['install', ...packed.map((pack) => join(work, pack.filename))], dir);
+    const env = { PATH: process.env.PATH, TOLOV_API_KEY: key, TOLOV_API_BASE: started.url };
+    const triggered = await run(join(dir, 'node_modules/.bin/tolov'), ['trigger', 'order.paid', '--json'], { cwd: dir, env });
+    expect(JSON.parse(triggered.stdout)).toMatchObject({ type: 'order.paid', event: expect.stringMatching(/^evt_/) });
   }, 240_000);
 
   it('installs from the repository folder too', async () => {

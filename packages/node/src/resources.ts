@@ -149,8 +149,13 @@ export function testHelpers(transport: Transport) {
       /** Test mode: expire a PENDING order now (order.expired). */
       expire: (orderId: string, options?: CallOptions) => transport.request<Order>('POST', `/v1/test_helpers/orders/${id(orderId)}/expire`, undefined, options),
       /** Test mode: pay a PENDING order as a buyer would, with a test card (default 8600000000000007). */
-      pay: (orderId: string, body: Schemas['PayOrderBody'] = {}, options?: CallOptions) =>
+      pay: (orderId: string, body: Schemas['TestCardBody'] = {}, options?: CallOptions) =>
         transport.request<Order>('POST', `/v1/test_helpers/orders/${id(orderId)}/pay`, body, options),
+    },
+    cardBindings: {
+      /** Test mode: complete a PENDING card binding as a buyer would, saving a test card (default 8600000000000007). */
+      complete: (bindingId: string, body: Schemas['TestCardBody'] = {}, options?: CallOptions) =>
+        transport.request<CardBinding>('POST', `/v1/test_helpers/card_bindings/${id(bindingId)}/complete`, body, options),
     },
   };
 }

@@ -1,15 +1,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { IdParams } from '../../core/schemas.js';
+import { CardBinding } from '../../modules/card-bindings/schema.js';
 import { Order } from '../../modules/orders/schema.js';
 import type { TestHelpersService } from '../../modules/test-helpers/service.js';
 import { merchantOf, routeNotFound } from '../auth.js';
 
-const PayOrderBody = Type.Object(
+const TestCardBody = Type.Object(
   { card: Type.Optional(Type.String({ pattern: '^[0-9]{16}$', description: 'A test card number (docs/testing.md); default 8600000000000007' })) },
-  { title: 'PayOrderBody', additionalProperties: false },
+  { title: 'TestCardBody', additionalProperties: false },
 );
-type PayOrderBody = Static<typeof PayOrderBody>;
+type TestCardBody = Static<typeof TestCardBody>;
 
 /** Test mode's helpers; with a live key they do not exist. */
 export const testHelperRoutes: FastifyPluginAsync<{ helpers: TestHelpersService }> = async (app, { helpers }) => {
@@ -36,7 +37,7 @@ export const testHelperRoutes: FastifyPluginAsync<{ helpers: TestHelpersService 
     (request) => helpers.expireOrder(testMerchant(request), request.params.id),
   );
 
-  app.post<{ Params: IdParams; Body: PayOrderBody }>(
+  app.post<{ Params: IdParams; Body: TestCardBody }>(
     '/v1/test_helpers/orders/:id/pay',
     {
       config,
@@ -45,10 +46,26 @@ export const testHelperRoutes: FastifyPluginAsync<{ helpers: TestHelpersService 
         operationId: 'payTestOrder',
         summary: 'Test mode: pay a PENDING order as a buyer would, with a test card whose behaviour decides the outcome',
         params: IdParams,
-        body: PayOrderBody,
+        body: TestCardBody,
         response: { 200: Order },
       },
     },
     (request) => helpers.payOrder(testMerchant(request), request.params.id, request.body?.card),
+  );
+
+  app.post<{ Params: IdParams; Body: TestCardBody }>(
+    '/v1/test_helpers/card_bindings/:id/complete',
+    {
+      config,
+      schema: {
+        tags,
+        operationId: 'completeTestCardBinding',
+        summary: 'Test mode: complete a PENDING card binding as a buyer would, saving a test card',
+        params: IdParams,
+        body: TestCardBody,
+        response: { 200: CardBinding },
+      },
+    },
+    (request) => helpers.completeBinding(testMerchant(request), request.params.id, request.body?.card),
   );
 };

@@ -3,6 +3,8 @@
 import { ApiError } from '../../core/errors.js';
 import type { Merchant } from '../../core/merchant.js';
 import { TEST_SMS_CODE } from '../../rails/test-rail.js';
+import type { CardBinding } from '../card-bindings/schema.js';
+import type { CardBindingsService } from '../card-bindings/service.js';
 import type { CheckoutService } from '../checkout/service.js';
 import type { Order } from '../orders/schema.js';
 import type { OrdersService } from '../orders/service.js';
@@ -14,6 +16,7 @@ const DEFAULT_CARD = '8600000000000007';
 export class TestHelpersService {
   constructor(
     private readonly orders: OrdersService,
+    private readonly bindings: CardBindingsService,
     private readonly checkout: CheckoutService,
   ) {}
 
@@ -32,15 +35,28 @@ export class TestHelpersService {
    */
   async payOrder(merchant: Merchant, id: string, card = DEFAULT_CARD): Promise<Order> {
     TestHelpersService.testOnly(merchant);
-    const token = await this.orders.checkoutTokenOf(merchant, id);
+    await this.asBuyer(await this.orders.checkoutTokenOf(merchant, id), card);
+    return this.orders.get(merchant, id);
+  }
+
+  /** Completes a PENDING card binding as a buyer would on its page, saving `card` (a test card). */
+  async completeBinding(merchant: Merchant, id: string, card = DEFAULT_CARD): Promise<CardBinding> {
+    TestHelpersService.testOnly(merchant);
+    const binding = await this.bindings.get(merchant, id);
+    if (binding.status !== 'PENDING') throw new ApiError('INVALID_STATE', `Only a PENDING card binding can be completed; this one is ${binding.status}`);
+    await this.asBuyer(binding.clientToken, card);
+    return this.bindings.get(merchant, id);
+  }
+
+  /** The buyer's two steps on a hosted page: the card, then the test SMS code. */
+  private async asBuyer(token: string, card: string): Promise<void> {
     const nextYear = String((new Date().getUTCFullYear() + 1) % 100).padStart(2, '0');
     await this.checkout.submitCard(token, { pan: card, expiry: `12/${nextYear}`, ...BUYER });
     try {
       await this.checkout.submitCode(token, TEST_SMS_CODE);
     } catch (error) {
-      // The bank's refusal is an outcome of the payment, which the order now shows.
+      // The bank's refusal of an order's payment is an outcome, which the order then shows.
       if (!(error instanceof ApiError && error.code === 'PAYMENT_FAILED')) throw error;
     }
-    return this.orders.get(merchant, id);
   }
 }

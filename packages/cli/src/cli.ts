@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+// The `tolov` command: causes any event Tolov sends, in test mode, and lists and resends events. Configured by
+// TOLOV_API_KEY and TOLOV_API_BASE, or --api-key and --api-base; no browser log-in.
+import { parseArgs } from 'node:util';
+import Tolov, { TolovConnectionError, TolovError, type Event } from '@tolov/node';
+
+const USAGE = `Usage: tolov <command> [options]
+
+Commands:
+  trigger <event type>              cause the event in test mode: ${'order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed'}
+  events list [--type T] [--limit N] the latest events, newest first
+  events resend <evt_…> --endpoint <we_…>
+                                    deliver an event again to an endpoint
+
+Options:
+  --api-key KEY     a secret key (default: TOLOV_API_KEY)
+  --api-base URL    where Tolov is (default: TOLOV_API_BASE, else http://127.0.0.1:4000)
+  --json            print JSON, for scripts
+  -h, --help        this help
+  -v, --version     the version`;
+
+const VERSION = '0.1.0';
+const SUCCEEDS = '8600000000000007';
+const DECLINED = '8600000000000015';
+const ORDER_AMOUNT = 1_500_000;
+const CHARGE_AMOUNT = 990_000;
+
+type Options = { json: boolean; type?: string; limit?: string; endpoint?: string };
+
+/** What `trigger` does for each type: the objects it makes, and the one the event is about. */
+const TRIGGERS: Record<string, (tolov: Tolov) => Promise<string>> = {
+  'order.paid': async (tolov) => (await tolov.testHelpers.orders.pay((await newOrder(tolov)).id, { card: SUCCEEDS })).id,
+  'order.failed': async (tolov) => (await tolov.testHelpers.orders.pay((await newOrder(tolov)).id, { card: DECLINED })).id,
+  'order.expired': async (tolov) => (await tolov.testHelpers.orders.expire((await newOrder(tolov)).id)).id,
+  'payment_intent.succeeded': async (tolov) => (await charge(tolov, SUCCEEDS)).id,
+  'payment_intent.failed': async (tolov) => (await charge(tolov, DECLINED)).id,
+};
+
+const newOrder = (tolov: Tolov) => tolov.orders.create({ amount: ORDER_AMOUNT, description: 'Made by tolov trigger' });
+
+async function charge(tolov: Tolov, card: string) {
+  const binding = await tolov.cardBindings.create({ customerRef: 'tolov-trigger' });
+  const saved = await tolov.testHelpers.cardBindings.complete(binding.id, { card });
+  return tolov.charges.create({ amount: CHARGE_AMOUNT, card: saved.card!, description: 'Made by tolov trigger' });
+}
+
+/** The event of `type` about `objectId`, among the newest (it was written with the change that made it). */
+async function eventAbout(tolov: Tolov, type: string, objectId: string): Promise<Event | undefined> {
+  const events = await tolov.events.list({ type, limit: 100 });
+  return events.data.find((event) => (event.data as { id?: string }).id === objectId);
+}
+
+async function trigger(tolov: Tolov, type: string | undefined, options: Options, key: string): Promise<void> {
+  const make = type === undefined ? undefined : TRIGGERS[type];
+  if (make === undefined) throw new UsageError(`tolov trigger takes one of: ${Object.keys(TRIGGERS).join(', ')}`);
+  if (!key.startsWith('sk_test_')) throw new UsageError('tolov trigger works in test mode only: use a test key (sk_test_…)');
+  const objectId = await make(tolov);
+  const event = await eventAbout(tolov, type!, objectId);
+  if (!event) throw new Error(`${objectId} was made, but no ${type} event about it was found`);
+  print(options, { event: event.id, type: event.type, object: objectId }, `${event.type} ${event.id} (about ${objectId})`);
+}
+
+async function events(tolov: Tolov, [action, eventId]: string[], options: Options): Promise<void> {
+  if (action === 'list') {
+    const limit = options.limit === undefined ? 10 : Number(options.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError('--limit takes a whole number from 1 to 100');
+    const list = await tolov.events.list({ limit, ...(options.type ? { type: options.type } : {}) });
+    print(options, list.data, list.data.map((event) => `${event.created}  ${event.id}  ${event.type}`).join('\n') || 'no events');
+    return;
+  }
+  if (action === 'resend' && eventId !== undefined && options.endpoint !== undefined) {
+    const delivery = await tolov.events.resend(eventId, { endpoint: options.endpoint });
+    print(options, delivery, `${delivery.id}: ${delivery.eventType} ${delivery.event} to ${delivery.endpoint}, ${delivery.status}`);
+    return;
+  }
+  throw new UsageError('tolov events list [--type T] [--limit N] | tolov events resend <evt_…> --endpoint <we_…>');
+}
+
+function print(options: Options, value: unknown, text: string): void {
+  process.stdout.write(`${options.json ? JSON.stringify(value) : text}\n`);
+}
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      'api-key': { type: 'string' },
+      'api-base': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      type: { type: 'string' },
+      limit: { type: 'string' },
+      endpoint: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+      version: { type: 'boolean', short: 'v', default: false },
+    },
+  });
+  if (values.version) return (process.stdout.write(`${VERSION}\n`), 0);
+  if (values.help || positionals.length === 0) return (process.stdout.write(`${USAGE}\n`), values.help ? 0 : 2);
+  const key = values['api-key'] ?? process.env.TOLOV_API_KEY;
+  if (!key) throw new UsageError('no API key: set TOLOV_API_KEY or pass --api-key sk_test_…');
+  const tolov = new Tolov(key, { baseUrl: values['api-base'] ?? process.env.TOLOV_API_BASE ?? 'http://127.0.0.1:4000' });
+  const options: Options = { json: values.json, ...(values.type ? { type: values.type } : {}), ...(values.limit ? { limit: values.limit } : {}), ...(values.endpoint ? { endpoint: values.endpoint } : {}) };
+  const [command, ...rest] = positionals;
+  if (command === 'trigger') await trigger(tolov, rest[0], options, key);
+  else if (command === 'events') await events(tolov, rest, options);
+  else throw new UsageError(`unknown command ${command}\n\n${USAGE}`);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof UsageError || error instanceof TypeError) process.stderr.write(`tolov: ${error.message}\n`);
+    else if (error instanceof TolovError) process.stderr.write(`tolov: ${error.code}: ${error.message} (${error.requestId})\n`);
+    else if (error instanceof TolovConnectionError) process.stderr.write(`tolov: ${error.message}\n`);
+    else process.stderr.write(`tolov: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(error instanceof UsageError || error instanceof TypeError ? 2 : 1);
+  },
+);
