@@ -35,10 +35,20 @@ export class RateLimiter {
     this.refuseOver(key, this.limit, nowMs);
   }
 
+  /** Seconds until `key`'s full window ends, or null if it has room; counts nothing (a refusal given as a value). */
+  waitSeconds(key: string, nowMs = Date.now()): number | null {
+    return this.secondsOver(key, this.limit, nowMs);
+  }
+
   private refuseOver(key: string, count: number, nowMs: number): void {
-    const window = this.windows.get(key);
-    if (window === undefined || nowMs - window.startedMs >= this.windowMs || window.count < count) return;
-    const seconds = Math.max(1, Math.ceil((window.startedMs + this.windowMs - nowMs) / 1000));
+    const seconds = this.secondsOver(key, count, nowMs);
+    if (seconds === null) return;
     throw new ApiError('RATE_LIMITED', `Too many requests; retry in ${seconds} s`, { headers: { 'Retry-After': String(seconds) } });
+  }
+
+  private secondsOver(key: string, count: number, nowMs: number): number | null {
+    const window = this.windows.get(key);
+    if (window === undefined || nowMs - window.startedMs >= this.windowMs || window.count < count) return null;
+    return Math.max(1, Math.ceil((window.startedMs + this.windowMs - nowMs) / 1000));
   }
 }

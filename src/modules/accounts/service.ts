@@ -73,8 +73,8 @@ export class AccountsService {
    * process). An unknown email takes as long as a wrong password and says the same.
    */
   async logIn(input: { email: string; password: string; address: string }): Promise<LogIn> {
-    const addressRefusal = this.addressThrottled(input.address);
-    if (addressRefusal) return addressRefusal;
+    const addressWait = this.failuresPerAddress.waitSeconds(input.address);
+    if (addressWait !== null) return { ok: false, reason: 'address_throttled', retryAfterSeconds: addressWait };
     const user = await store.findUserByEmail(this.db, input.email);
     const waitSeconds = user ? accountThrottled(user) : null;
     if (waitSeconds !== null) return { ok: false, reason: 'account_throttled', retryAfterSeconds: waitSeconds };
@@ -169,16 +169,6 @@ export class AccountsService {
 
   recoveryCodesLeft(userId: string): Promise<number> {
     return store.recoveryCodesLeft(this.db, userId);
-  }
-
-  private addressThrottled(address: string): LogIn | null {
-    try {
-      this.failuresPerAddress.check(address);
-      return null;
-    } catch (error) {
-      const retryAfter = Number((error as { extra?: { headers?: Record<string, string> } }).extra?.headers?.['Retry-After'] ?? 60);
-      return { ok: false, reason: 'address_throttled', retryAfterSeconds: retryAfter };
-    }
   }
 
   /**
