@@ -297,21 +297,29 @@ async function benchAtScale(engine: string, env: Record<string, string>, product
   for (const target of SCALE_STEPS) {
     const db = env.DATABASE_URL ? await openPostgres(env.DATABASE_URL) : await openPglite(env.TOLOV_DATA_DIR!);
     try {
-      const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM payment_intents')) as [{ n: number }];
-      if (target > n) {
+      const [{ n, failed }] = (await db.query<{ n: number; failed: number }>(
+        "SELECT count(*)::int AS n, (count(*) FILTER (WHERE status = 'FAILED'))::int AS failed FROM payment_intents",
+      )) as [{ n: number; failed: number }];
+      // One payment in a hundred declined, what a filtered list (?status=FAILED) finds, at every step.
+      const failedToAdd = Math.max(0, Math.floor(target / 100) - failed);
+      const succeededToAdd = Math.max(0, target - n - failedToAdd);
+      if (failedToAdd + succeededToAdd > 0) {
         const started = performance.now();
         // In slices, each well within the database layer's statement timeout.
-        for (let from = n + 1; from <= target; from += SEED_SLICE) {
-          await db.query(
-            `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, metadata, succeeded_at)
-             SELECT 'pi_seed_' || lpad(g::text, 8, '0'), $1, false, 1500000, 15000, 'UZS', 'SUCCEEDED', $2, 'seeded', 'uzcard', '{}', now()
-               FROM generate_series($3::int, $4::int) AS g`,
-            [productId, card, from, Math.min(target, from + SEED_SLICE - 1)],
-          );
+        for (const [status, count] of [['FAILED', failedToAdd], ['SUCCEEDED', succeededToAdd]] as const) {
+          for (let from = 1; from <= count; from += SEED_SLICE) {
+            await db.query(
+              `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, rail, metadata, succeeded_at)
+               SELECT 'pi_seed_' || $5 || '_' || $6 || '_' || lpad(g::text, 8, '0'), $1, false, 1500000, 15000, 'UZS', $5,
+                      CASE WHEN $5 = 'FAILED' THEN 'INSUFFICIENT_FUNDS' END, $2, 'seeded', 'uzcard', '{}', CASE WHEN $5 = 'SUCCEEDED' THEN now() END
+                 FROM generate_series($3::int, $4::int) AS g`,
+              [productId, card, from, Math.min(count, from + SEED_SLICE - 1), status, target],
+            );
+          }
         }
         // As after any bulk load: without it, autovacuum would be working through the new rows during the measurement.
         await db.exec('VACUUM ANALYZE payment_intents');
-        process.stderr.write(`  seeded ${target - n} payments in ${Math.round(performance.now() - started)} ms\n`);
+        process.stderr.write(`  seeded ${failedToAdd + succeededToAdd} payments (${failedToAdd} declined) in ${Math.round(performance.now() - started)} ms\n`);
       }
     } finally {
       await db.close();
@@ -320,9 +328,11 @@ async function benchAtScale(engine: string, env: Record<string, string>, product
     try {
       const authorization = `Bearer ${key}`;
       const list = await load(`GET /subscribe/v1/charges at ${target}`, { url: `${url}/subscribe/v1/charges?limit=10`, headers: { authorization } });
+      const filtered = await load(`GET /subscribe/v1/charges?status=FAILED at ${target}`, { url: `${url}/subscribe/v1/charges?limit=10&status=FAILED`, headers: { authorization } });
       const balance = await load(`GET /v1/balance at ${target}`, { url: `${url}/v1/balance`, headers: { authorization } });
       results.push(
         { engine, scenario: `GET /subscribe/v1/charges?limit=10 with ${target} payments`, ...list },
+        { engine, scenario: `GET /subscribe/v1/charges?limit=10&status=FAILED with ${target} payments`, ...filtered },
         { engine, scenario: `GET /v1/balance with ${target} payments`, ...balance },
       );
     } finally {

@@ -20,6 +20,10 @@ import { ReconciliationService } from './modules/reconciliation/service.js';
 import { RefundsService } from './modules/refunds/service.js';
 import { createSender, type Lookup, type Sender } from './modules/webhooks/sender.js';
 import { WebhooksService } from './modules/webhooks/service.js';
+import { EventStreams } from './modules/webhooks/stream.js';
+import { RequestLog } from './modules/request-log/service.js';
+import { PaymentActivity } from './modules/payments/activity.js';
+import { requestLogWriter } from './workers/request-log.js';
 import { AccountsService } from './modules/accounts/service.js';
 import { TestHelpersService } from './modules/test-helpers/service.js';
 import { keyFromFile, Sealer } from './lib/sealing.js';
@@ -67,6 +71,9 @@ function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiK
     testHelpers: new TestHelpersService(orders, bindings, checkout),
     ledger: new LedgerService(db),
     webhooks: new WebhooksService(db, config, sender, sealer),
+    eventStreams: new EventStreams(db),
+    requestLog: new RequestLog(db),
+    activity: new PaymentActivity(db),
     reconciliation: new ReconciliationService(db, rails),
   };
 }
@@ -101,9 +108,12 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   const services = buildServices({ config, db, rails, keys, sender, sealer, log: app.log });
   const sealed = (await services.webhooks.sealStoredSecrets()) + (await services.accounts.sealStoredSeeds());
   if (sealed > 0) app.log.info(`sealed ${sealed} stored secrets (webhook signing secrets, TOTP seeds) under the current TOLOV_SECRETS_KEY`);
+  await services.eventStreams.start();
+  // Open streams end before the server waits for its connections to close.
+  app.addHook('preClose', () => services.eventStreams.stop());
   const idempotent = new IdempotentReplies(db, sealer, options.hooks);
   await registerApi(app, { services, idempotent, checkoutLimits: config, db, publicUrl: config.checkoutUrl });
-  const { orders, payments, refunds, webhooks, accounts } = services;
+  const { orders, payments, refunds, webhooks, accounts, requestLog } = services;
   let workers: RunningWorkers | null = null;
   return {
     app,
@@ -125,6 +135,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
           webhookDelivery(webhooks, app.log),
           eventRetention(webhooks),
           sessionCleanup(accounts),
+          requestLogWriter(requestLog),
           ...(maintained ? [tableMaintenance(db)] : []),
         ],
         app.log,
@@ -136,6 +147,8 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
       await workers?.stop();
       // Attempts started by the delivery worker end within their timeout, and are recorded before the database closes.
       await webhooks.idle();
+      // The calls answered last are in the log too.
+      await requestLog.flush(Number.MAX_SAFE_INTEGER).catch((error: unknown) => app.log.warn({ err: error }, 'the request log could not be written'));
       await db.close();
     },
   };

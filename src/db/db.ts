@@ -177,7 +177,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
 async function listenPostgres(
   connectionString: string,
   channel: string,
-  handlers: { notified: () => void; listening: (heard: boolean) => void },
+  handlers: Parameters<Db['listen']>[1],
 ): Promise<() => Promise<void>> {
   let stopped = false;
   let client: pg.Client | null = null;
@@ -199,7 +199,7 @@ async function listenPostgres(
     attempt.on('error', onLost);
     attempt.on('end', onLost);
     attempt.on('notification', (message) => {
-      if (message.channel === channel) handlers.notified();
+      if (message.channel === channel) handlers.notified(message.payload ?? '');
     });
     try {
       await attempt.connect();

@@ -22,10 +22,10 @@ export interface Db extends Queryable {
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
-   * Follows NOTIFY on `channel` until the returned function is called. `listening` says whether notifications are
-   * heard: it turns false when the connection drops (notifications in between are lost) and true once it listens again.
+   * Follows NOTIFY on `channel` until the returned function is called, handing each notification's payload to
+   * `notified`. `listening` says whether notifications are heard: it turns false when the connection drops (notifications in between are lost) and true once it listens again.
    */
-  listen(channel: string, handlers: { notified: () => void; listening: (heard: boolean) => void }): Promise<() => Promise<void>>;
+  listen(channel: string, handlers: { notified: (payload: string) => void; listening: (heard: boolean) => void }): Promise<() => Promise<void>>;
   /**
    * Settles, with the reason, once this database can serve nothing more in this process and only a new process can
    * recover it: the embedded engine failed, its thread ended, or it was given up as stuck. Never on PostgreSQL, whose

@@ -10,11 +10,15 @@ import type { ProductsService } from '../modules/products/service.js';
 import type { ReconciliationService } from '../modules/reconciliation/service.js';
 import type { RefundsService } from '../modules/refunds/service.js';
 import type { WebhooksService } from '../modules/webhooks/service.js';
+import type { EventStreams } from '../modules/webhooks/stream.js';
+import type { RequestLog } from '../modules/request-log/service.js';
+import type { PaymentActivity } from '../modules/payments/activity.js';
 import type { TestHelpersService } from '../modules/test-helpers/service.js';
 import type { Db } from '../db/types.js';
 import type { AccountsService } from '../modules/accounts/service.js';
 import { dashboardRoutes } from '../web/dashboard/plugin.js';
 import { pageRoutes } from '../web/pages.js';
+import { apiReferenceRoutes } from '../web/api-reference.js';
 import type { IdempotentReplies } from './idempotency.js';
 import { cardBindingRoutes } from './routes/card-bindings.js';
 import { cardRoutes } from './routes/cards.js';
@@ -26,6 +30,9 @@ import { productRoutes } from './routes/products.js';
 import { reconciliationRoutes } from './routes/reconciliation.js';
 import { refundRoutes } from './routes/refunds.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { eventStreamRoutes } from './routes/event-stream.js';
+import { requestLogRoutes } from './routes/request-log.js';
+import { recordMerchantCalls } from './request-log.js';
 import { testHelperRoutes } from './routes/test-helpers.js';
 
 /** The capabilities' services, made once by the composition root and shared by the routes and the workers. */
@@ -40,6 +47,9 @@ export interface Services {
   checkout: CheckoutService;
   ledger: LedgerService;
   webhooks: WebhooksService;
+  eventStreams: EventStreams;
+  requestLog: RequestLog;
+  activity: PaymentActivity;
   reconciliation: ReconciliationService;
   testHelpers: TestHelpersService;
 }
@@ -48,7 +58,8 @@ export async function registerApi(
   app: FastifyInstance,
   { services, idempotent, checkoutLimits, db, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; db: Db; publicUrl: string },
 ): Promise<void> {
-  const { accounts, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, reconciliation, testHelpers } = services;
+  const { accounts, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers } = services;
+  recordMerchantCalls(app, requestLog);
   await app.register(productRoutes, { products });
   await app.register(reconciliationRoutes, { reconciliation });
   await app.register(orderRoutes, { orders, idempotent });
@@ -59,7 +70,10 @@ export async function registerApi(
   await app.register(refundRoutes, { refunds, idempotent });
   await app.register(checkoutRoutes, { checkout, limits: checkoutLimits });
   await app.register(webhookRoutes, { webhooks, idempotent });
+  await app.register(eventStreamRoutes, { streams: eventStreams });
+  await app.register(requestLogRoutes, { requestLog });
   await app.register(testHelperRoutes, { helpers: testHelpers });
   await app.register(pageRoutes, { checkout });
-  await app.register(dashboardRoutes, { prefix: '/dashboard', db, accounts, products, webhooks, payments, orders, publicUrl });
+  await app.register(apiReferenceRoutes);
+  await app.register(dashboardRoutes, { prefix: '/dashboard', db, accounts, products, webhooks, payments, orders, refunds, cards, requestLog, activity, ledger, publicUrl });
 }

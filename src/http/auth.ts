@@ -14,6 +14,8 @@ declare module 'fastify' {
     auth?: RouteAuth;
     /** Whether the route takes an Idempotency-Key: required, or optional; absent, it takes none. */
     idempotencyKey?: 'required' | 'optional';
+    /** False: the route's calls are left out of the request log (reading the log itself). */
+    requestLog?: false;
   }
   interface FastifyRequest {
     merchant: Merchant | null;

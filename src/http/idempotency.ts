@@ -64,7 +64,9 @@ export class IdempotentReplies {
     );
     if (sent.replayed) reply.header('Idempotent-Replayed', 'true');
     const body = options.secret && sent.status < 400 ? this.sealer.open((JSON.parse(sent.body) as { sealed: string }).sealed) : sent.body;
-    return reply.code(sent.status).type('application/json; charset=utf-8').send(body);
+    // Sent through the route's schema for its status, first answers and replays alike: a field the schema does not
+    // declare is never sent, whatever the stored answer holds.
+    return reply.code(sent.status).send(JSON.parse(body));
   }
 
   /** Plain phases whose successful answers are `{"sealed": …}`, the answer's JSON sealed. */

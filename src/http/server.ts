@@ -136,6 +136,22 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
         description: 'Payments in UZS: orders paid on a hosted page, charges to saved cards, refunds, balance and webhooks.',
       },
       servers: [{ url: config.checkoutUrl }],
+      // In the order a merchant's developer meets them; the operator's calls last.
+      tags: [
+        { name: 'orders', description: 'Orders the buyer pays on the hosted payment page' },
+        { name: 'card bindings', description: "Saving a buyer's card, confirmed by SMS code on the hosted page" },
+        { name: 'cards', description: 'Saved cards' },
+        { name: 'charges', description: 'Charges to saved cards (payment intents)' },
+        { name: 'payment intents (legacy)', description: 'The older two-step form of a charge: create, then confirm' },
+        { name: 'refunds', description: 'Refunds of succeeded payments, in full' },
+        { name: 'balance', description: 'What the product holds, from the ledger' },
+        { name: 'events', description: 'What happened, as sent to webhook endpoints; also as a live stream' },
+        { name: 'webhooks', description: 'Webhook endpoints and their deliveries' },
+        { name: 'request log', description: "The product's latest API calls in the key's mode, as the dashboard shows them" },
+        { name: 'test helpers', description: 'Test mode only: cause at once what a buyer or time would' },
+        { name: 'public card capture', description: "The hosted pages' own calls, authorized by the session token in the path" },
+        { name: 'operator', description: "The operator's calls (TOLOV_ADMIN_TOKEN): products, keys, reconciliation" },
+      ],
       components: {
         securitySchemes: {
           secretKey: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' },

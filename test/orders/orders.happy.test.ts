@@ -127,8 +127,8 @@ describe('listing orders', () => {
     const listed = pages.flatMap((page) => page.data.map((order) => order.id));
     expect(new Set(listed).size).toBe(25);
     expect(listed.sort()).toEqual([...ids].sort());
-    // Newest first: creation order is the insertion order in the table.
-    const seqs = await service.db.query<{ id: string }>('SELECT id FROM orders WHERE product_id = $1 ORDER BY seq DESC', [shop.productId]);
+    // Newest first: by creation time, and for orders created in the same instant by their insertion in the table.
+    const seqs = await service.db.query<{ id: string }>('SELECT id FROM orders WHERE product_id = $1 ORDER BY created_at DESC, seq DESC', [shop.productId]);
     expect(pages.flatMap((page) => page.data.map((order) => order.id))).toEqual(seqs.map((row) => row.id));
   });
 

@@ -1,4 +1,9 @@
 // The OpenAPI description is fit for code generation, and the service's real answers are what it says, field for field.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard } from '../support/binding.js';
@@ -76,6 +81,21 @@ describe('the OpenAPI description', () => {
     expect(header('retrieveOrder')).toBeUndefined();
   });
 
+  it('passes `redocly lint` (its recommended rules) with no error', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tolov-openapi-'));
+    try {
+      await writeFile(join(dir, 'openapi.json'), JSON.stringify(document));
+      const redocly = resolve(import.meta.dirname, '../../node_modules/.bin/redocly');
+      const linted = await promisify(execFile)(redocly, ['lint', join(dir, 'openapi.json'), '--format', 'stylish'], { cwd: dir, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } }).catch(
+        (error: { stdout: string; stderr: string; code: number }) => error,
+      );
+      expect('code' in linted ? linted.code : 0, `${linted.stdout}${linted.stderr}`).toBe(0);
+      expect(`${linted.stdout}${linted.stderr}`).not.toMatch(/\berror\b/i);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('describes each event Tolov sends under webhooks', () => {
     expect(Object.keys(document.webhooks).sort()).toEqual(['order.expired', 'order.failed', 'order.paid', 'payment_intent.failed', 'payment_intent.succeeded']);
     expect(document.webhooks['order.paid'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OrderPaidEvent' });
@@ -104,5 +124,28 @@ describe('real answers', () => {
     expectValid('WebhookEndpoint', endpoint.body);
     expectValid('Error', (await service.call({ method: 'GET', url: '/merchant/v1/orders/ord_missing', key: merchant.test })).body);
     expectValid('Error', (await charge(service, merchant.test, { amount: 0, card })).body);
+  });
+
+  it('never carry a field their schema does not declare, even one a stored answer holds', async () => {
+    const card = await bindCard(service, merchant.test, '8600000000000007');
+    const key = idem();
+    const first = await charge(service, merchant.test, { amount: 7_000, card }, key);
+    expect(first.status).toBe(201);
+    const stored = JSON.parse(first.text);
+    const tampered = JSON.stringify({ ...stored, pan: '8600000000000007', internalNote: 'not for merchants' });
+    const updated = await service.db.query('UPDATE idempotency_keys SET response_body = $1 WHERE key = $2 RETURNING key', [tampered, key]);
+    expect(updated).toHaveLength(1);
+    const replay = await charge(service, merchant.test, { amount: 7_000, card }, key);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    expect(replay.text).not.toContain('8600000000000007');
+  });
+
+  it('each operation declares the schema of its success answer, which the server serializes through', () => {
+    for (const [method, path, operation] of operations()) {
+      const success = Object.entries(operation.responses).filter(([status]) => /^2/.test(status));
+      expect(success.length, `${method} ${path}`).toBeGreaterThan(0);
+      for (const [status, response] of success) expect(Object.values(response.content ?? {})[0]?.schema, `${method} ${path} ${status}`).toBeDefined();
+    }
   });
 });

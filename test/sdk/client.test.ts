@@ -60,7 +60,15 @@ describe('the Node SDK', () => {
     for (let i = 0; i < 7; i++) made.push((await tolov.orders.create({ amount: 100 + i })).id);
     const seen: string[] = [];
     for await (const order of tolov.orders.list({ limit: 3 })) seen.push(order.id);
-    expect(seen).toEqual(made.reverse());
+    expect(seen).toEqual([...made].reverse());
+    // With the API's filters, across pages too.
+    await tolov.orders.cancel(made[1]!);
+    await tolov.orders.cancel(made[4]!);
+    const canceled: string[] = [];
+    for await (const order of tolov.orders.list({ status: 'CANCELED', limit: 1 })) canceled.push(order.id);
+    expect(canceled).toEqual([made[4], made[1]]);
+    const since = await tolov.orders.list({ 'created[gte]': new Date(Date.now() + 60_000).toISOString().replace(/\.\d+Z$/, 'Z') });
+    expect(since.data).toEqual([]);
   });
 
   it('sends one Idempotency-Key for a POST and its own retries, so a retried charge is made once', async () => {

@@ -73,7 +73,7 @@ describe('@tolov/node', () => {
     const { stdout } = await npm(['pack', '--workspace', '@tolov/node', '--workspace', '@tolov/cli', '--pack-destination', work, '--json'], ROOT);
     const packed = JSON.parse(stdout) as Array<{ name: string; filename: string; files: Array<{ path: string }> }>;
     const cli = packed.find((pack) => pack.name === '@tolov/cli')!;
-    expect(cli.files.map((file) => file.path).sort()).toEqual(['README.md', 'dist/cli.js', 'package.json']);
+    expect(cli.files.map((file) => file.path).sort()).toEqual(['README.md', 'dist/cli.js', 'dist/listen.js', 'dist/logs.js', 'package.json']);
     const dir = join(work, 'with-cli');
     await run('mkdir', ['-p', dir]);
     await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'with-cli', private: true }));
@@ -81,6 +81,8 @@ describe('@tolov/node', () => {
     const env = { PATH: process.env.PATH, TOLOV_API_KEY: key, TOLOV_API_BASE: started.url };
     const triggered = await run(join(dir, 'node_modules/.bin/tolov'), ['trigger', 'order.paid', '--json'], { cwd: dir, env });
     expect(JSON.parse(triggered.stdout)).toMatchObject({ type: 'order.paid', event: expect.stringMatching(/^evt_/) });
+    const secret = await run(join(dir, 'node_modules/.bin/tolov'), ['listen', '--print-secret'], { cwd: dir, env });
+    expect(secret.stdout.trim()).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
   }, 240_000);
 
   it('installs from the repository folder too', async () => {

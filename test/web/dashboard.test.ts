@@ -58,8 +58,9 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByLabel('Business name').fill('Chorsu Market');
     await page.getByRole('button', { name: 'Create account' }).click();
-    await expect.poll(() => page.url()).toBe(`${base}/dashboard/payments`);
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Payments');
+    await expect.poll(() => page.url()).toBe(`${base}/dashboard/overview`);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
+    await shot(page, 'overview-empty');
     expect(await page.getByText('You are viewing test data').isVisible()).toBe(true);
 
     await page.getByRole('link', { name: 'API keys' }).click();
@@ -111,6 +112,69 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await context.close();
   });
 
+  it('shows the overview, filters payments by status and day, opens one with its timeline, refunds it, and finds the refund in the list and the CSV', async () => {
+    const { context, page, problems } = await open({ width: 1280, locale: 'en-US' });
+    await page.goto(`${base}/dashboard/signup`);
+    await page.getByLabel('Email').fill(`lists-${Date.now()}@example.uz`);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByLabel('Business name').fill('Samarkand Silk');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.locator('#new-key').textContent())!;
+    await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key, body: { url: `${receiver.url}/silk` } });
+    const good = await bindCard(service, key, '8600000000000007', { customerRef: 'nodira' });
+    const declined = await bindCard(service, key, '8600000000000015', { customerRef: 'nodira' });
+    for (const [card, amount] of [[good, 45_000_000], [declined, 1_990_000], [good, 12_500_00]] as const) await charge(service, key, { amount, card });
+    await deliver();
+
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.locator('#activity-chart canvas').waitFor();
+    expect(await page.locator('.tile-value').nth(3).textContent()).toBe('66.7 %');
+    expect(await page.locator('.tile-value').nth(2).textContent()).toBe('462,500.00 UZS');
+    await shot(page, 'overview');
+
+    await page.getByRole('link', { name: 'Payments', exact: true }).click();
+    expect(await page.locator('tbody tr').count()).toBe(3);
+    await page.getByLabel('Status').selectOption('SUCCEEDED');
+    const today = new Date().toISOString().slice(0, 10);
+    await page.getByLabel('From').fill(today);
+    await page.getByLabel('To').fill(today);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('from')).toBe(today);
+    expect(await page.locator('tbody tr').count()).toBe(2);
+    await shot(page, 'payments-filtered');
+
+    // The bigger payment: its page, its timeline with the delivery, and a refund confirmed in a dialog.
+    await page.locator('tbody tr', { hasText: '450,000.00 UZS' }).getByRole('link').first().click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toMatch(/^Payment pi_/);
+    const intent = (await page.getByRole('heading', { level: 1 }).textContent())!.split(' ')[1]!;
+    expect(await page.locator('.timeline').getByText('payment_intent.succeeded').isVisible()).toBe(true);
+    expect(await page.locator('.timeline').getByText('Delivered').isVisible()).toBe(true);
+    await shot(page, 'payment-detail');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Refund the full amount' }).click();
+    expect(await page.getByText('The refund is made').isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Refund the full amount' }).count()).toBe(0);
+    await shot(page, 'payment-refunded');
+
+    await page.getByRole('link', { name: 'Refunds' }).click();
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    expect(await page.locator('tbody tr').first().getByText(intent).isVisible()).toBe(true);
+    const download = page.waitForEvent('download');
+    await page.getByRole('link', { name: /Export CSV/ }).click();
+    const csv = await (await download).createReadStream().then((stream) => new Response(stream as unknown as ReadableStream).text());
+    expect(csv.split('\r\n')[1]).toMatch(new RegExp(`^re_\\w+,[^,]+,450000\\.00,SUCCEEDED,${intent},$`));
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${base}/dashboard/payments?q=nodira`);
+    expect(await page.locator('tbody tr').count()).toBe(3);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+    await shot(page, 'payments-phone');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
   it('reads in Uzbek and Russian, on a 390 px phone, and logs in by keyboard', async () => {
     const { context, page, problems } = await open({ width: 390, locale: 'uz-UZ' });
     const email = `phone-${Date.now()}@example.uz`;
@@ -141,8 +205,9 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Войти');
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.url()).toBe(`${base}/dashboard/payments`);
-    await shot(page, 'phone-ru-payments');
+    await expect.poll(() => page.url()).toBe(`${base}/dashboard/overview`);
+    await page.locator('#activity-chart canvas').waitFor();
+    await shot(page, 'phone-ru-overview');
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -1,16 +1,24 @@
 #!/usr/bin/env node
-// The `tolov` command: causes any event Tolov sends, in test mode, and lists and resends events. Configured by
+// The `tolov` command: forwards the key's events live to a local URL, causes any event Tolov sends in test mode,
+// lists and resends events, and follows the request log. Configured by
 // TOLOV_API_KEY and TOLOV_API_BASE, or --api-key and --api-base; no browser log-in.
 import { parseArgs } from 'node:util';
 import Tolov, { TolovConnectionError, TolovError, type Event } from '@tolov/node';
+import { listen, listenSecret } from './listen.js';
+import { tailLogs } from './logs.js';
 
 const USAGE = `Usage: tolov <command> [options]
 
 Commands:
+  listen --forward-to <url> [--events T1,T2]
+                                    forward the key's events as they happen to a local URL, signed with a
+                                    secret that stays the same for the key; resumes after a lost connection
+  listen --print-secret             print that signing secret and exit (for CI)
   trigger <event type>              cause the event in test mode: ${'order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed'}
   events list [--type T] [--limit N] the latest events, newest first
   events resend <evt_…> --endpoint <we_…>
                                     deliver an event again to an endpoint
+  logs tail                         the product's API calls in the key's mode, as they are made
 
 Options:
   --api-key KEY     a secret key (default: TOLOV_API_KEY)
@@ -25,7 +33,8 @@ const DECLINED = '8600000000000015';
 const ORDER_AMOUNT = 1_500_000;
 const CHARGE_AMOUNT = 990_000;
 
-type Options = { json: boolean; type?: string; limit?: string; endpoint?: string };
+type EventType = NonNullable<NonNullable<Parameters<Tolov['events']['list']>[0]>['type']>;
+type Options = { json: boolean; type?: string; limit?: string; endpoint?: string; forwardTo?: string; events?: string; printSecret: boolean };
 
 /** What `trigger` does for each type: the objects it makes, and the one the event is about. */
 const TRIGGERS: Record<string, (tolov: Tolov) => Promise<string>> = {
@@ -44,10 +53,10 @@ async function charge(tolov: Tolov, card: string) {
   return tolov.charges.create({ amount: CHARGE_AMOUNT, card: saved.card!, description: 'Made by tolov trigger' });
 }
 
-/** The event of `type` about `objectId`, among the newest (it was written with the change that made it). */
+/** The event of `type` about `objectId` (it was written with the change that made it). */
 async function eventAbout(tolov: Tolov, type: string, objectId: string): Promise<Event | undefined> {
-  const events = await tolov.events.list({ type, limit: 100 });
-  return events.data.find((event) => (event.data as { id?: string }).id === objectId);
+  const events = await tolov.events.list({ objectId, limit: 10 });
+  return events.data.find((event) => event.type === type);
 }
 
 async function trigger(tolov: Tolov, type: string | undefined, options: Options, key: string): Promise<void> {
@@ -64,7 +73,8 @@ async function events(tolov: Tolov, [action, eventId]: string[], options: Option
   if (action === 'list') {
     const limit = options.limit === undefined ? 10 : Number(options.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError('--limit takes a whole number from 1 to 100');
-    const list = await tolov.events.list({ limit, ...(options.type ? { type: options.type } : {}) });
+    // The service checks the type: one it does not know is refused, naming `type`.
+    const list = await tolov.events.list({ limit, ...(options.type ? { type: options.type as EventType } : {}) });
     print(options, list.data, list.data.map((event) => `${event.created}  ${event.id}  ${event.type}`).join('\n') || 'no events');
     return;
   }
@@ -74,6 +84,28 @@ async function events(tolov: Tolov, [action, eventId]: string[], options: Option
     return;
   }
   throw new UsageError('tolov events list [--type T] [--limit N] | tolov events resend <evt_…> --endpoint <we_…>');
+}
+
+/** A signal that aborts at Ctrl-C (or a stop from the system): long-running commands end cleanly, with status 0. */
+function untilInterrupted(): AbortSignal {
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  return stop.signal;
+}
+
+async function listenCommand(tolov: Tolov, key: string, options: Options): Promise<void> {
+  if (options.printSecret) return print(options, { secret: listenSecret(key) }, listenSecret(key));
+  if (options.forwardTo === undefined || !/^https?:\/\//.test(options.forwardTo)) {
+    throw new UsageError('tolov listen --forward-to http://localhost:3000/webhooks [--events order.paid,…] | tolov listen --print-secret');
+  }
+  const types = options.events?.split(',').map((type) => type.trim()).filter((type) => type !== '');
+  await listen(tolov, key, { forwardTo: options.forwardTo, json: options.json, signal: untilInterrupted(), ...(types?.length ? { types } : {}) });
+}
+
+async function logs(tolov: Tolov, [action]: string[], options: Options): Promise<void> {
+  if (action !== 'tail') throw new UsageError('tolov logs tail [--json]');
+  await tailLogs(tolov, { json: options.json, signal: untilInterrupted() });
 }
 
 function print(options: Options, value: unknown, text: string): void {
@@ -93,6 +125,9 @@ async function main(argv: string[]): Promise<number> {
       type: { type: 'string' },
       limit: { type: 'string' },
       endpoint: { type: 'string' },
+      'forward-to': { type: 'string' },
+      events: { type: 'string' },
+      'print-secret': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -102,10 +137,20 @@ async function main(argv: string[]): Promise<number> {
   const key = values['api-key'] ?? process.env.TOLOV_API_KEY;
   if (!key) throw new UsageError('no API key: set TOLOV_API_KEY or pass --api-key sk_test_…');
   const tolov = new Tolov(key, { baseUrl: values['api-base'] ?? process.env.TOLOV_API_BASE ?? 'http://127.0.0.1:4000' });
-  const options: Options = { json: values.json, ...(values.type ? { type: values.type } : {}), ...(values.limit ? { limit: values.limit } : {}), ...(values.endpoint ? { endpoint: values.endpoint } : {}) };
+  const options: Options = {
+    json: values.json,
+    printSecret: values['print-secret'],
+    ...(values.type ? { type: values.type } : {}),
+    ...(values.limit ? { limit: values.limit } : {}),
+    ...(values.endpoint ? { endpoint: values.endpoint } : {}),
+    ...(values['forward-to'] ? { forwardTo: values['forward-to'] } : {}),
+    ...(values.events ? { events: values.events } : {}),
+  };
   const [command, ...rest] = positionals;
-  if (command === 'trigger') await trigger(tolov, rest[0], options, key);
+  if (command === 'listen') await listenCommand(tolov, key, options);
+  else if (command === 'trigger') await trigger(tolov, rest[0], options, key);
   else if (command === 'events') await events(tolov, rest, options);
+  else if (command === 'logs') await logs(tolov, rest, options);
   else throw new UsageError(`unknown command ${command}\n\n${USAGE}`);
   return 0;
 }

@@ -30,7 +30,7 @@ const RETRY_AFTER_MAX_SECONDS = 60;
 /** Full jitter: a random wait up to the doubling bound, so that clients retrying together spread out. */
 const backoffMs = (attempt: number) => Math.random() * Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt);
 
-function retryable(status: number, body: ErrorBody | null): boolean {
+export function retryable(status: number, body: ErrorBody | null): boolean {
   return status === 429 || status >= 500 || (status === 409 && body?.code === 'IDEMPOTENCY_KEY_IN_USE');
 }
 
@@ -51,8 +51,17 @@ export class Transport {
     this.fetch = options.fetch ?? globalThis.fetch;
   }
 
+  private headers(): Record<string, string> {
+    return { authorization: `Bearer ${this.apiKey}`, 'user-agent': 'tolov-node/0.1.0' };
+  }
+
+  /** A GET whose answer is read as it arrives (a stream): neither timed out nor retried here; the caller reads it. */
+  open(path: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
+    return this.fetch(`${this.baseUrl}${path}`, { headers: { ...this.headers(), ...headers }, ...(signal ? { signal } : {}) });
+  }
+
   async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, 'user-agent': 'tolov-node/0.1.0' };
+    const headers = this.headers();
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (method === 'POST') headers['idempotency-key'] = options.idempotencyKey ?? `tolov-node-${randomUUID()}`;
     const retries = Math.min(RETRIES_MAX, options.maxNetworkRetries ?? this.retries);
@@ -75,13 +84,30 @@ export class Transport {
       const parsed = text === '' ? null : (JSON.parse(text) as unknown);
       if (response.ok) return parsed as T;
       const errorBody = parsed as ErrorBody | null;
-      if (last || !retryable(response.status, errorBody)) {
-        throw new TolovError(errorBody ?? { statusCode: response.status, error: response.statusText, code: 'INTERNAL_ERROR', message: `HTTP ${response.status}`, requestId: '' });
-      }
-      const retryAfter = Number(response.headers.get('retry-after'));
-      await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter, RETRY_AFTER_MAX_SECONDS) * 1000 : backoffMs(attempt));
+      if (last || !retryable(response.status, errorBody)) throw errorOf(response, errorBody);
+      await sleep(retryWaitMs(response, attempt));
     }
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The error an answer other than a success stands for. */
+export function errorOf(response: Response, body: ErrorBody | null): TolovError {
+  return new TolovError(body ?? { statusCode: response.status, error: response.statusText, code: 'INTERNAL_ERROR', message: `HTTP ${response.status}`, requestId: '' });
+}
+
+/** How long to wait before attempt `attempt + 1`: the answer's Retry-After (bounded), else backoff with jitter. */
+export function retryWaitMs(response: Response | null, attempt: number): number {
+  const retryAfter = Number(response?.headers.get('retry-after'));
+  return Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter, RETRY_AFTER_MAX_SECONDS) * 1000 : backoffMs(attempt);
+}
+
+export const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });

@@ -1,7 +1,7 @@
 // Tolov's API from Node.js 20+: `const tolov = new Tolov(process.env.TOLOV_API_KEY)`.
 import { Transport, type ClientOptions } from './client.js';
 import * as resources from './resources.js';
-import { constructEvent } from './webhooks.js';
+import { constructEvent, signedHeaders } from './webhooks.js';
 
 export class Tolov {
   readonly orders;
@@ -13,10 +13,12 @@ export class Tolov {
   readonly balance;
   readonly events;
   readonly webhookEndpoints;
+  /** The product's latest API calls in the key's mode. */
+  readonly requestLogs;
   /** Test mode only: produce what a buyer or time would, at once. */
   readonly testHelpers;
-  /** Verifies a webhook delivery on its raw body: `tolov.webhooks.constructEvent(rawBody, headers, secret)`. */
-  readonly webhooks = { constructEvent };
+  /** Verifies a webhook delivery on its raw body: `tolov.webhooks.constructEvent(rawBody, headers, secret)`; signs one for tests. */
+  readonly webhooks = { constructEvent, signedHeaders };
 
   constructor(apiKey: string, options: ClientOptions = {}) {
     const transport = new Transport(apiKey, options);
@@ -29,6 +31,7 @@ export class Tolov {
     this.balance = resources.balance(transport);
     this.events = resources.events(transport);
     this.webhookEndpoints = resources.webhookEndpoints(transport);
+    this.requestLogs = resources.requestLogs(transport);
     this.testHelpers = resources.testHelpers(transport);
   }
 }
@@ -36,7 +39,8 @@ export class Tolov {
 export default Tolov;
 export type { CallOptions, ClientOptions } from './client.js';
 export { TolovConnectionError, TolovError, type ErrorCode } from './errors.js';
-export type { Balance, Card, CardBinding, Event, List, ListParams, Order, PaymentIntent, Refund, WebhookDelivery, WebhookEndpoint } from './resources.js';
+export type { Balance, Card, CardBinding, Event, List, ListParams, Order, PaymentIntent, Refund, RequestLogEntry, WebhookDelivery, WebhookEndpoint } from './resources.js';
 export { ListPromise } from './resources.js';
-export { constructEvent, WebhookSignatureError, type TolovEvent } from './webhooks.js';
+export type { StreamParams } from './stream.js';
+export { constructEvent, signedHeaders, WebhookSignatureError, type TolovEvent } from './webhooks.js';
 export type { components, paths, webhooks as webhookPayloads } from './openapi.js';

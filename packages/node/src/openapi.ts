@@ -482,6 +482,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The key's events as they happen (Server-Sent Events); with Last-Event-ID, every event since that one first */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/request_logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The key's product's latest 1,000 API calls in its mode, newest first: no bodies, no secrets */
+        get: operations["listRequestLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test_helpers/orders/{id}/expire": {
         parameters: {
             query?: never;
@@ -997,6 +1031,30 @@ export interface components {
             /** @description The endpoint to deliver to (we_…) */
             endpoint: string;
         };
+        RequestLogEntry: {
+            /** @description The request id (req_…), as the Request-Id header of its answer */
+            id: string;
+            /** @enum {string} */
+            object: "request_log";
+            method: string;
+            /** @description Without the query string */
+            path: string;
+            status: number;
+            durationMs: number;
+            idempotencyKey: string | null;
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            created: string;
+        };
+        RequestLogEntryList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["RequestLogEntry"][];
+            has_more: boolean;
+        };
         TestCardBody: {
             /** @description A test card number (docs/testing.md); default 8600000000000007 */
             card?: string;
@@ -1073,6 +1131,12 @@ export interface operations {
                 limit?: number;
                 /** @description Id of the last object of the previous page */
                 starting_after?: string;
+                /** @description Only objects created at or after this time: ISO 8601, 2026-11-24T00:00:00Z */
+                "created[gte]"?: string;
+                /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
+                "created[lt]"?: string;
+                status?: "PENDING" | "PAID" | "FAILED" | "EXPIRED" | "CANCELED";
+                customerRef?: string;
             };
             header?: never;
             path?: never;
@@ -1447,6 +1511,12 @@ export interface operations {
                 limit?: number;
                 /** @description Id of the last object of the previous page */
                 starting_after?: string;
+                /** @description Only objects created at or after this time: ISO 8601, 2026-11-24T00:00:00Z */
+                "created[gte]"?: string;
+                /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
+                "created[lt]"?: string;
+                customerRef?: string;
+                status?: "ACTIVE" | "BLOCKED" | "DELETED";
             };
             header?: never;
             path?: never;
@@ -1490,6 +1560,17 @@ export interface operations {
                 limit?: number;
                 /** @description Id of the last object of the previous page */
                 starting_after?: string;
+                /** @description Only objects created at or after this time: ISO 8601, 2026-11-24T00:00:00Z */
+                "created[gte]"?: string;
+                /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
+                "created[lt]"?: string;
+                status?: "REQUIRES_PAYMENT" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "CANCELED";
+                /** @description Charges to this saved card (card_…) */
+                card?: string;
+                /** @description This order's payment (ord_…) */
+                order?: string;
+                /** @description Charges to the customer's saved cards */
+                customerRef?: string;
             };
             header?: never;
             path?: never;
@@ -1789,6 +1870,13 @@ export interface operations {
                 limit?: number;
                 /** @description Id of the last object of the previous page */
                 starting_after?: string;
+                /** @description Only objects created at or after this time: ISO 8601, 2026-11-24T00:00:00Z */
+                "created[gte]"?: string;
+                /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
+                "created[lt]"?: string;
+                /** @description Refunds of this payment (pi_…) */
+                paymentIntent?: string;
+                status?: "PENDING" | "SUCCEEDED" | "FAILED";
             };
             header?: never;
             path?: never;
@@ -2085,6 +2173,10 @@ export interface operations {
                 limit?: number;
                 /** @description Id of the last object of the previous page */
                 starting_after?: string;
+                /** @description Only objects created at or after this time: ISO 8601, 2026-11-24T00:00:00Z */
+                "created[gte]"?: string;
+                /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
+                "created[lt]"?: string;
             };
             header?: never;
             path?: never;
@@ -2390,9 +2482,16 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; 10 if absent */
                 limit?: number;
+                /** @description Id of the last object of the previous page */
                 starting_after?: string;
+                /** @description Only objects created at or after this time: ISO 8601, 2026-11-24T00:00:00Z */
+                "created[gte]"?: string;
+                /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
+                "created[lt]"?: string;
                 /** @description Only events of this type */
-                type?: string;
+                type?: "order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired" | "webhook_endpoint.test";
+                /** @description Only events about this object (ord_…, pi_…) */
+                objectId?: string;
             };
             header?: never;
             path?: never;
@@ -2494,6 +2593,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request was refused; `code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated event types to receive (default: all): order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed */
+                types?: string;
+            };
+            header?: {
+                /** @description Resume after this event (evt_…): every event since is sent, none missed */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A text/event-stream: per event, `id` (the event id), `event` (its type) and `data` (the Event as JSON) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request was refused; `code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRequestLogs: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
+                /** @description Older than this request (req_…) */
+                starting_after?: string;
+                /** @description Newer than this request (req_…): the ones right after it, newest first */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogEntryList"];
                 };
             };
             /** @description The request was refused; `code` says why */

@@ -1,6 +1,7 @@
 // The API's resources, each call typed by the schemas of the API's OpenAPI description (openapi.ts, generated).
 import type { CallOptions, Transport } from './client.js';
-import type { components } from './openapi.js';
+import type { components, operations } from './openapi.js';
+import { streamEvents, type StreamParams } from './stream.js';
 
 type Schemas = components['schemas'];
 export type Order = Schemas['Order'];
@@ -12,12 +13,16 @@ export type Balance = Schemas['Balance'];
 export type Event = Schemas['Event'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type RequestLogEntry = Schemas['RequestLogEntry'];
 
 export interface List<T> {
   object: 'list';
   data: T[];
   has_more: boolean;
 }
+
+/** A list's query parameters as the API describes them: its filters, `created[gte]`, `created[lt]`, `limit`. */
+type QueryOf<Operation extends keyof operations> = NonNullable<operations[Operation]['parameters']['query']>;
 
 export interface ListParams {
   /** 1 to 100; default 10. */
@@ -72,7 +77,7 @@ export function orders(transport: Transport) {
     create: (body: Schemas['CreateOrderBody'], options?: CallOptions) => transport.request<Order>('POST', '/merchant/v1/orders', body, options),
     retrieve: (orderId: string, options?: CallOptions) => transport.request<Order>('GET', `/merchant/v1/orders/${id(orderId)}`, undefined, options),
     cancel: (orderId: string, options?: CallOptions) => transport.request<Order>('POST', `/merchant/v1/orders/${id(orderId)}/cancel`, undefined, options),
-    list: lister<Order, ListParams>(transport, '/merchant/v1/orders'),
+    list: lister<Order, QueryOf<'listOrders'>>(transport, '/merchant/v1/orders'),
   };
 }
 
@@ -80,7 +85,7 @@ export function charges(transport: Transport) {
   return {
     create: (body: Schemas['CreateChargeBody'], options?: CallOptions) => transport.request<PaymentIntent>('POST', '/subscribe/v1/charges', body, options),
     retrieve: (intentId: string, options?: CallOptions) => transport.request<PaymentIntent>('GET', `/subscribe/v1/charges/${id(intentId)}`, undefined, options),
-    list: lister<PaymentIntent, ListParams>(transport, '/subscribe/v1/charges'),
+    list: lister<PaymentIntent, QueryOf<'listCharges'>>(transport, '/subscribe/v1/charges'),
   };
 }
 
@@ -97,14 +102,14 @@ export function refunds(transport: Transport) {
   return {
     create: (body: Schemas['CreateRefundBody'], options?: CallOptions) => transport.request<Refund>('POST', '/v1/refunds', body, options),
     retrieve: (refundId: string, options?: CallOptions) => transport.request<Refund>('GET', `/v1/refunds/${id(refundId)}`, undefined, options),
-    list: lister<Refund, ListParams>(transport, '/v1/refunds'),
+    list: lister<Refund, QueryOf<'listRefunds'>>(transport, '/v1/refunds'),
   };
 }
 
 export function cards(transport: Transport) {
   return {
     retrieve: (cardId: string, options?: CallOptions) => transport.request<Card>('GET', `/subscribe/v1/cards/${id(cardId)}`, undefined, options),
-    list: lister<Card, ListParams>(transport, '/subscribe/v1/cards'),
+    list: lister<Card, QueryOf<'listCards'>>(transport, '/subscribe/v1/cards'),
     delete: (cardId: string, options?: CallOptions) => transport.request<Card>('DELETE', `/subscribe/v1/cards/${id(cardId)}`, undefined, options),
   };
 }
@@ -123,9 +128,14 @@ export function balance(transport: Transport) {
 export function events(transport: Transport) {
   return {
     retrieve: (eventId: string, options?: CallOptions) => transport.request<Event>('GET', `/v1/events/${id(eventId)}`, undefined, options),
-    list: lister<Event, ListParams & { type?: string }>(transport, '/v1/events'),
+    list: lister<Event, QueryOf<'listEvents'>>(transport, '/v1/events'),
     resend: (eventId: string, body: Schemas['ResendBody'], options?: CallOptions) =>
       transport.request<WebhookDelivery>('POST', `/v1/events/${id(eventId)}/resend`, body, options),
+    /**
+     * The key's events as they happen, reconnecting on its own and resuming after the last one given:
+     * `for await (const event of tolov.events.stream({ signal }))`.
+     */
+    stream: (params?: StreamParams) => streamEvents(transport, params),
   };
 }
 
@@ -138,8 +148,15 @@ export function webhookEndpoints(transport: Transport) {
     delete: (endpointId: string, options?: CallOptions) => transport.request<Schemas['DeletedWebhookEndpoint']>('DELETE', path(endpointId), undefined, options),
     rollSecret: (endpointId: string, body: Schemas['RollSecretBody'] = {}, options?: CallOptions) =>
       transport.request<WebhookEndpoint>('POST', `${path(endpointId)}/roll_secret`, body, options),
-    list: lister<WebhookEndpoint, ListParams>(transport, '/v1/webhook_endpoints'),
+    list: lister<WebhookEndpoint, QueryOf<'listWebhookEndpoints'>>(transport, '/v1/webhook_endpoints'),
     deliveries: (endpointId: string, params: ListParams = {}, options?: CallOptions) => lister<WebhookDelivery, ListParams>(transport, `${path(endpointId)}/deliveries`)(params, options),
+  };
+}
+
+export function requestLogs(transport: Transport) {
+  return {
+    /** The latest API calls, newest first; `ending_before` gives the ones right after a call (for a tail). */
+    list: lister<RequestLogEntry, QueryOf<'listRequestLogs'>>(transport, '/v1/request_logs'),
   };
 }
 

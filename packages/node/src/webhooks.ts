@@ -105,3 +105,22 @@ function mismatch(body: string): string {
   const mode = livemode === true ? 'a live' : 'a test';
   return `no signature matches: the secret is not this endpoint's (this is ${mode} event: use the secret of the ${mode.slice(2)} endpoint it was sent to), or the body was re-serialised (verify the raw bytes)`;
 }
+
+/**
+ * The headers Tolov signs a delivery of `payload` with, under `secret`: for tests of a receiver, and what `tolov listen`
+ * forwards with. `Tolov-Signature` and the Standard Webhooks `webhook-*` headers, as a delivery carries them.
+ */
+export function signedHeaders(payload: string, secret: string, options: { eventId?: string; eventType?: string; timestamp?: number } = {}): Record<string, string> {
+  const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
+  const eventId = options.eventId ?? 'evt_test';
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  return {
+    'content-type': 'application/json',
+    'tolov-signature': `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${payload}`).digest('hex')}`,
+    'tolov-event-id': eventId,
+    ...(options.eventType ? { 'tolov-event-type': options.eventType } : {}),
+    'webhook-id': eventId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': `v1,${createHmac('sha256', key).update(`${eventId}.${timestamp}.${payload}`).digest('base64')}`,
+  };
+}

@@ -119,7 +119,7 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
 
 /** Follows NOTIFY on `channel` on the one session: nothing is ever missed. */
 async function listen(db: Db, wire: Wire, channel: string, handlers: Parameters<Db['listen']>[1], closing: () => boolean): Promise<() => Promise<void>> {
-  const notified = () => handlers.notified();
+  const notified = (payload: string) => handlers.notified(payload);
   const channelListeners = wire.listeners.get(channel) ?? new Set();
   wire.listeners.set(channel, channelListeners.add(notified));
   const quoted = `"${channel.replaceAll('"', '""')}"`;

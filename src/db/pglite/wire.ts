@@ -42,7 +42,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
 }
 
 export class Wire {
-  readonly listeners = new Map<string, Set<() => void>>();
+  readonly listeners = new Map<string, Set<(payload: string) => void>>();
   /** Exchanges sent and not yet answered. */
   sending = 0;
   /** Set once everything asked before closing has been sent; every exchange is refused from then on. */
@@ -84,7 +84,7 @@ export class Wire {
     this.#parser.parse(answer, (message) => {
       if (message instanceof DatabaseError) failure ??= message;
       else if (message instanceof NotificationResponseMessage) {
-        for (const notified of this.listeners.get(message.channel) ?? []) queueMicrotask(notified);
+        for (const notified of this.listeners.get(message.channel) ?? []) queueMicrotask(() => notified(message.payload));
       } else received.push(message);
     });
     if (failure) throw failure;

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { merchantOf } from '../auth.js';
-import { listEnvelope, ListQuery } from '../../core/pagination.js';
+import { listEnvelope } from '../../core/pagination.js';
 import { IdParams } from '../../core/schemas.js';
-import { Card } from '../../modules/cards/schema.js';
+import { Card, CardsQuery } from '../../modules/cards/schema.js';
 import type { CardsService } from '../../modules/cards/service.js';
 
 export const cardRoutes: FastifyPluginAsync<{ cards: CardsService }> = async (app, { cards }) => {
@@ -15,9 +15,9 @@ export const cardRoutes: FastifyPluginAsync<{ cards: CardsService }> = async (ap
     (request) => cards.get(merchantOf(request), request.params.id),
   );
 
-  app.get<{ Querystring: ListQuery }>(
+  app.get<{ Querystring: CardsQuery }>(
     '/subscribe/v1/cards',
-    { config, schema: { tags, operationId: 'listCards', summary: 'List saved cards, newest first', querystring: ListQuery, response: { 200: listEnvelope(Card) } } },
+    { config, schema: { tags, operationId: 'listCards', summary: 'List saved cards, newest first', querystring: CardsQuery, response: { 200: listEnvelope(Card) } } },
     (request) => cards.list(merchantOf(request), request.query),
   );
 

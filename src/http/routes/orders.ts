@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { merchantOf } from '../auth.js';
 import type { IdempotentReplies } from '../idempotency.js';
-import { listEnvelope, ListQuery } from '../../core/pagination.js';
+import { listEnvelope } from '../../core/pagination.js';
 import { IdParams } from '../../core/schemas.js';
-import { CreateOrderBody, Order } from '../../modules/orders/schema.js';
+import { CreateOrderBody, Order, OrdersQuery } from '../../modules/orders/schema.js';
 import type { OrdersService } from '../../modules/orders/service.js';
 
 export const orderRoutes: FastifyPluginAsync<{ orders: OrdersService; idempotent: IdempotentReplies }> = async (app, { orders, idempotent }) => {
@@ -54,11 +54,11 @@ export const orderRoutes: FastifyPluginAsync<{ orders: OrdersService; idempotent
       }),
   );
 
-  app.get<{ Querystring: ListQuery }>(
+  app.get<{ Querystring: OrdersQuery }>(
     '/merchant/v1/orders',
     {
       config: { auth },
-      schema: { tags, operationId: 'listOrders', summary: 'List orders, newest first', querystring: ListQuery, response: { 200: listEnvelope(Order) } },
+      schema: { tags, operationId: 'listOrders', summary: 'List orders, newest first', querystring: OrdersQuery, response: { 200: listEnvelope(Order) } },
     },
     (request) => orders.list(merchantOf(request), request.query),
   );

@@ -2,9 +2,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { merchantOf } from '../auth.js';
 import type { IdempotentReplies } from '../idempotency.js';
-import { listEnvelope, ListQuery } from '../../core/pagination.js';
+import { listEnvelope } from '../../core/pagination.js';
 import { Amount, Description, IdParams } from '../../core/schemas.js';
-import { CardId, CreateChargeBody, Metadata, PaymentIntent } from '../../modules/payments/schema.js';
+import { CardId, ChargesQuery, CreateChargeBody, Metadata, PaymentIntent } from '../../modules/payments/schema.js';
 import type { PaymentsService } from '../../modules/payments/service.js';
 
 const CreateIntentBody = Type.Object(
@@ -47,11 +47,11 @@ function chargeRoutes(app: FastifyInstance, { payments, idempotent }: Deps): voi
     (request) => payments.get(merchantOf(request), request.params.id),
   );
 
-  app.get<{ Querystring: ListQuery }>(
+  app.get<{ Querystring: ChargesQuery }>(
     '/subscribe/v1/charges',
     {
       config,
-      schema: { tags: ['charges'], operationId: 'listCharges', summary: 'List payment intents, newest first', querystring: ListQuery, response: { 200: listEnvelope(PaymentIntent) } },
+      schema: { tags: ['charges'], operationId: 'listCharges', summary: 'List payment intents, newest first', querystring: ChargesQuery, response: { 200: listEnvelope(PaymentIntent) } },
     },
     (request) => payments.list(merchantOf(request), request.query),
   );

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { ApiError } from '../../core/errors.js';
+import { ReconciliationReport } from '../../modules/reconciliation/schema.js';
 import { isReportDay, REPORT_DAY_RULE, type ReconciliationService } from '../../modules/reconciliation/service.js';
 
 const ReportQuery = Type.Object(
@@ -17,7 +18,7 @@ export const reconciliationRoutes: FastifyPluginAsync<{ reconciliation: Reconcil
     '/admin/v1/reconciliation',
     {
       config: { auth: { kind: 'admin' } },
-      schema: { tags: ['operator'], operationId: 'retrieveReconciliationReport', summary: "Compare a day's debits and refunds with the bank's record", querystring: ReportQuery },
+      schema: { tags: ['operator'], operationId: 'retrieveReconciliationReport', summary: "Compare a day's debits and refunds with the bank's record", querystring: ReportQuery, response: { 200: ReconciliationReport } },
     },
     (request) => {
       if (!isReportDay(request.query.date)) throw new ApiError('VALIDATION_ERROR', `date must be ${REPORT_DAY_RULE}`, { param: 'date' });

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { merchantOf } from '../auth.js';
 import type { IdempotentReplies } from '../idempotency.js';
-import { listEnvelope, ListQuery } from '../../core/pagination.js';
+import { listEnvelope } from '../../core/pagination.js';
 import { IdParams } from '../../core/schemas.js';
-import { CreateRefundBody, Refund } from '../../modules/refunds/schema.js';
+import { CreateRefundBody, Refund, RefundsQuery } from '../../modules/refunds/schema.js';
 import type { RefundsService } from '../../modules/refunds/service.js';
 
 export const refundRoutes: FastifyPluginAsync<{ refunds: RefundsService; idempotent: IdempotentReplies }> = async (app, { refunds, idempotent }) => {
@@ -35,9 +35,9 @@ export const refundRoutes: FastifyPluginAsync<{ refunds: RefundsService; idempot
     (request) => refunds.get(merchantOf(request), request.params.id),
   );
 
-  app.get<{ Querystring: ListQuery }>(
+  app.get<{ Querystring: RefundsQuery }>(
     '/v1/refunds',
-    { config, schema: { tags, operationId: 'listRefunds', summary: 'List refunds, newest first', querystring: ListQuery, response: { 200: listEnvelope(Refund) } } },
+    { config, schema: { tags, operationId: 'listRefunds', summary: 'List refunds, newest first', querystring: RefundsQuery, response: { 200: listEnvelope(Refund) } } },
     (request) => refunds.list(merchantOf(request), request.query),
   );
 };

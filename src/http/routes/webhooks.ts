@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import type { Transaction } from '../../db/types.js';
 import { merchantOf } from '../auth.js';
 import type { IdempotentReplies } from '../idempotency.js';
-import { listEnvelope, ListQuery } from '../../core/pagination.js';
+import { listEnvelope, ListQuery, PageQuery } from '../../core/pagination.js';
 import { IdParams } from '../../core/schemas.js';
 import {
   CreateEndpointBody,
@@ -98,7 +98,7 @@ function endpointActionRoutes(app: FastifyInstance, webhooks: WebhooksService, w
       written(request, reply, 200, (tx) => webhooks.rollSecret(tx, merchantOf(request), request.params.id, request.body?.overlapSeconds), true),
   );
 
-  app.get<{ Params: IdParams; Querystring: ListQuery }>(
+  app.get<{ Params: IdParams; Querystring: PageQuery }>(
     '/v1/webhook_endpoints/:id/deliveries',
     {
       config,
@@ -107,7 +107,7 @@ function endpointActionRoutes(app: FastifyInstance, webhooks: WebhooksService, w
         operationId: 'listWebhookDeliveries',
         summary: "An endpoint's deliveries, newest first, with every attempt",
         params: IdParams,
-        querystring: ListQuery,
+        querystring: PageQuery,
         response: { 200: listEnvelope(WebhookDelivery) },
       },
     },

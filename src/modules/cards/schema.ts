@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp } from '../../core/schemas.js';
+import { CustomerRef, Timestamp } from '../../core/schemas.js';
+import { listQuery, type ListQuery } from '../../core/pagination.js';
 
 export const Card = Type.Object({
   id: Type.String(),
@@ -13,3 +14,9 @@ export const Card = Type.Object({
   created: Timestamp,
 }, { title: 'Card' });
 export type Card = Static<typeof Card>;
+
+export const CardsQuery = listQuery({
+  customerRef: Type.Optional(CustomerRef),
+  status: Type.Optional(Type.Union([Type.Literal('ACTIVE'), Type.Literal('BLOCKED'), Type.Literal('DELETED')])),
+});
+export type CardsQuery = ListQuery & Static<typeof CardsQuery>;

@@ -1,8 +1,8 @@
 import type { Db } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { notFound } from '../../core/errors.js';
-import { listPage, type List, type ListQuery } from '../../core/pagination.js';
-import type { Card } from './schema.js';
+import { listPage, type List, type ListFilter } from '../../core/pagination.js';
+import type { Card, CardsQuery } from './schema.js';
 import * as store from './store.js';
 import type { CardRow } from './store.js';
 
@@ -29,8 +29,11 @@ export class CardsService {
     return presentCard(row);
   }
 
-  list(merchant: Merchant, query: ListQuery): Promise<List<Card>> {
-    return listPage(this.db, store.CARD_LIST, merchant, query, presentCard);
+  list(merchant: Merchant, query: CardsQuery): Promise<List<Card>> {
+    const filters: ListFilter[] = [];
+    if (query.status !== undefined) filters.push({ column: 'status', value: query.status });
+    if (query.customerRef !== undefined) filters.push({ column: 'customer_ref', value: query.customerRef });
+    return listPage(this.db, store.CARD_LIST, merchant, query, presentCard, filters);
   }
 
   async delete(merchant: Merchant, id: string): Promise<Card> {

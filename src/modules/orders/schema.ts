@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, CustomerRef, Description, HttpUrl, Timestamp } from '../../core/schemas.js';
+import { listQuery, type ListQuery } from '../../core/pagination.js';
 
 export const ORDER_STATUSES = ['PENDING', 'PAID', 'FAILED', 'EXPIRED', 'CANCELED'] as const;
 
@@ -36,3 +37,9 @@ export const Order = Type.Object({
   created: Timestamp,
 }, { title: 'Order' });
 export type Order = Static<typeof Order>;
+
+export const OrdersQuery = listQuery({
+  status: Type.Optional(Type.Union(ORDER_STATUSES.map((status) => Type.Literal(status)))),
+  customerRef: Type.Optional(CustomerRef),
+});
+export type OrdersQuery = ListQuery & Static<typeof OrdersQuery>;

@@ -4,13 +4,13 @@ import type { Db, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { addKeyWrites, type Phase, type PhaseResult } from '../../core/idempotency.js';
-import { listPage, type List, type ListQuery } from '../../core/pagination.js';
+import { listPage, type List, type ListFilter } from '../../core/pagination.js';
 import { newId } from '../../core/ids.js';
 import { randomBase62 } from '../../lib/random.js';
 import { insertCard } from '../cards/store.js';
 import { capturedCardOfOrder, closeOrderSession } from '../checkout-sessions/store.js';
 import { recordEvent } from '../webhooks/events.js';
-import type { CreateOrderBody, Order } from './schema.js';
+import type { CreateOrderBody, Order, OrdersQuery } from './schema.js';
 import * as store from './store.js';
 import type { OrderRow } from './store.js';
 
@@ -157,9 +157,13 @@ export class OrdersService {
     return this.present(await this.fresh(row));
   }
 
-  async list(merchant: Merchant, query: ListQuery): Promise<List<Order>> {
-    const page = await listPage(this.db, store.ORDER_LIST, merchant, query, (row: OrderRow) => row);
-    const rows = await Promise.all(page.data.map((row) => this.fresh(row)));
+  async list(merchant: Merchant, query: OrdersQuery): Promise<List<Order>> {
+    const filters: ListFilter[] = [];
+    if (query.status !== undefined) filters.push({ column: 'status', value: query.status });
+    if (query.customerRef !== undefined) filters.push({ column: 'customer_ref', value: query.customerRef });
+    const page = await listPage(this.db, store.ORDER_LIST, merchant, query, (row: OrderRow) => row, filters);
+    // An order read past its expiry is expired as it is read: it has left a list of PENDING orders.
+    const rows = (await Promise.all(page.data.map((row) => this.fresh(row)))).filter((row) => query.status === undefined || row.status === query.status);
     return { ...page, data: rows.map((row) => this.present(row)) };
   }
 

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, Description, Timestamp } from '../../core/schemas.js';
+import { listQuery, type ListQuery } from '../../core/pagination.js';
 
 export const INTENT_STATUSES = ['REQUIRES_PAYMENT', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'CANCELED'] as const;
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
@@ -41,3 +42,11 @@ export const PaymentIntent = Type.Object({
   created: Timestamp,
 }, { title: 'PaymentIntent' });
 export type PaymentIntent = Static<typeof PaymentIntent>;
+
+export const ChargesQuery = listQuery({
+  status: Type.Optional(Type.Union(INTENT_STATUSES.map((status) => Type.Literal(status)))),
+  card: Type.Optional(Type.String({ maxLength: 64, description: 'Charges to this saved card (card_…)' })),
+  order: Type.Optional(Type.String({ maxLength: 64, description: "This order's payment (ord_…)" })),
+  customerRef: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "Charges to the customer's saved cards" })),
+});
+export type ChargesQuery = ListQuery & Static<typeof ChargesQuery>;

@@ -7,7 +7,7 @@ import { Statement, type Items } from '../../core/statement.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { addKeyWrites, foreignPhase, type Phase, type PhaseResult } from '../../core/idempotency.js';
-import { listPage, type List, type ListQuery } from '../../core/pagination.js';
+import { listPage, type List, type ListFilter } from '../../core/pagination.js';
 import { PhaseWriter } from '../../core/phase-writer.js';
 import { newId } from '../../core/ids.js';
 import type { Rails } from '../../rails/index.js';
@@ -17,7 +17,7 @@ import { addBlockCards, findCard } from '../cards/store.js';
 import { addEvents } from '../webhooks/events.js';
 import { addPostings, post, type Entry } from '../ledger/store.js';
 import type { OrdersService } from '../orders/service.js';
-import type { CreateChargeBody, PaymentIntent } from './schema.js';
+import type { ChargesQuery, CreateChargeBody, PaymentIntent } from './schema.js';
 import * as store from './store.js';
 import type { FinalOutcome, IntentRow, NewCharge } from './store.js';
 
@@ -316,8 +316,13 @@ export class PaymentsService {
     return presentIntent(row);
   }
 
-  list(merchant: Merchant, query: ListQuery): Promise<List<PaymentIntent>> {
-    return listPage(this.db, store.INTENT_LIST, merchant, query, presentIntent);
+  list(merchant: Merchant, query: ChargesQuery): Promise<List<PaymentIntent>> {
+    const filters: ListFilter[] = [];
+    if (query.status !== undefined) filters.push({ column: 'status', value: query.status });
+    if (query.card !== undefined) filters.push({ column: 'card_id', value: query.card });
+    if (query.order !== undefined) filters.push({ column: 'order_id', value: query.order });
+    if (query.customerRef !== undefined) filters.push({ cardOfCustomer: query.customerRef });
+    return listPage(this.db, store.INTENT_LIST, merchant, query, presentIntent, filters);
   }
 
   /** One reconciliation batch: asks the rail about leased PROCESSING debits and applies what it knows. */

@@ -4,6 +4,7 @@ import type { Rails } from '../../rails/index.js';
 import type { RecordedOperation } from '../../rails/rail.js';
 import { debitOperationsBetween, type RecordedMoney } from '../payments/store.js';
 import { refundOperationsBetween } from '../refunds/store.js';
+import type { Mismatch, MismatchProblem, ReconciliationReport } from './schema.js';
 
 /** The days a report can be asked for: real calendar days whose next day is still a date. */
 const FIRST_DAY = '1970-01-01';
@@ -20,28 +21,6 @@ export const REPORT_DAY_RULE = `a real UTC day, YYYY-MM-DD, from ${FIRST_DAY} to
 
 /** Operations compared per side in one report; beyond this the report says it is truncated. */
 export const REPORT_OPERATIONS_MAX = 10_000;
-
-export type MismatchProblem =
-  | 'missing_at_bank' // Tolov counts money the bank never moved
-  | 'missing_at_tolov' // the bank moved money Tolov does not count as moved
-  | 'amount_differs';
-
-export interface Mismatch {
-  operationId: string;
-  type: 'debit' | 'refund';
-  problem: MismatchProblem;
-  tolov: { status: string; amount: number } | null;
-  bank: { status: string; amount: number } | null;
-}
-
-export interface ReconciliationReport {
-  object: 'reconciliation_report';
-  date: string;
-  mode: 'live' | 'test';
-  compared: { tolov: number; bank: number };
-  truncated: boolean;
-  mismatches: Mismatch[];
-}
 
 interface TolovOperation extends RecordedMoney {
   type: 'debit' | 'refund';

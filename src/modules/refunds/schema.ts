@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, Description, Timestamp } from '../../core/schemas.js';
+import { listQuery, type ListQuery } from '../../core/pagination.js';
 
 export const CreateRefundBody = Type.Object(
   {
@@ -24,3 +25,9 @@ export const Refund = Type.Object({
   created: Timestamp,
 }, { title: 'Refund' });
 export type Refund = Static<typeof Refund>;
+
+export const RefundsQuery = listQuery({
+  paymentIntent: Type.Optional(Type.String({ maxLength: 64, description: 'Refunds of this payment (pi_…)' })),
+  status: Type.Optional(Type.Union([Type.Literal('PENDING'), Type.Literal('SUCCEEDED'), Type.Literal('FAILED')])),
+});
+export type RefundsQuery = ListQuery & Static<typeof RefundsQuery>;

@@ -6,14 +6,14 @@ import { isUniqueViolation } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { foreignPhase, type Phase, type PhaseResult } from '../../core/idempotency.js';
-import { listPage, type List, type ListQuery } from '../../core/pagination.js';
+import { listPage, type List, type ListFilter } from '../../core/pagination.js';
 import { newId } from '../../core/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { reconcileBatch } from '../../rails/reconciliation.js';
 import { post } from '../ledger/store.js';
 import { findIntent, recordRefunded } from '../payments/store.js';
-import type { CreateRefundBody, Refund } from './schema.js';
+import type { CreateRefundBody, Refund, RefundsQuery } from './schema.js';
 import * as store from './store.js';
 import type { RefundRow } from './store.js';
 
@@ -126,8 +126,11 @@ export class RefundsService {
     return presentRefund(row);
   }
 
-  list(merchant: Merchant, query: ListQuery): Promise<List<Refund>> {
-    return listPage(this.db, store.REFUND_LIST, merchant, query, presentRefund);
+  list(merchant: Merchant, query: RefundsQuery): Promise<List<Refund>> {
+    const filters: ListFilter[] = [];
+    if (query.status !== undefined) filters.push({ column: 'status', value: query.status });
+    if (query.paymentIntent !== undefined) filters.push({ column: 'payment_intent_id', value: query.paymentIntent });
+    return listPage(this.db, store.REFUND_LIST, merchant, query, presentRefund, filters);
   }
 
   /** One reconciliation batch for PENDING refunds. */

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Description, Timestamp } from '../../core/schemas.js';
-import { SUBSCRIBABLE_EVENT_TYPES } from './events.js';
+import { listQuery, type ListQuery } from '../../core/pagination.js';
+import { SUBSCRIBABLE_EVENT_TYPES, TEST_EVENT_TYPE } from './events.js';
 
 const EventTypeName = Type.Union(SUBSCRIBABLE_EVENT_TYPES.map((type) => Type.Literal(type)));
 const EnabledEvents = Type.Array(EventTypeName, {
@@ -88,12 +89,8 @@ export const Event = Type.Object({
 }, { title: 'Event' });
 export type Event = Static<typeof Event>;
 
-export const EventsQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Page size, 1 to 100; 10 if absent' })),
-    starting_after: Type.Optional(Type.String({ maxLength: 64 })),
-    type: Type.Optional(Type.String({ maxLength: 64, description: 'Only events of this type' })),
-  },
-  { additionalProperties: false },
-);
-export type EventsQuery = Static<typeof EventsQuery> & { limit: number };
+export const EventsQuery = listQuery({
+  type: Type.Optional(Type.Union([...SUBSCRIBABLE_EVENT_TYPES, TEST_EVENT_TYPE].map((type) => Type.Literal(type)), { description: 'Only events of this type' })),
+  objectId: Type.Optional(Type.String({ maxLength: 64, description: 'Only events about this object (ord_…, pi_…)' })),
+});
+export type EventsQuery = ListQuery & Static<typeof EventsQuery>;

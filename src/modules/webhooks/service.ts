@@ -2,16 +2,16 @@
 import type { Db, Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
-import { listPage, type List, type ListQuery } from '../../core/pagination.js';
+import { listPage, type List, type ListFilter, type ListQuery, type PageQuery } from '../../core/pagination.js';
 import { RateLimiter } from '../../core/rate-limit.js';
 import { newId } from '../../core/ids.js';
 import { LOCAL_ONLY_REFUSALS, refuseByForm } from './addresses.js';
 import { Dispatch, SENDS_PER_ENDPOINT_MAX } from './dispatch.js';
-import type { CreateEndpointBody, Event, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
+import type { CreateEndpointBody, Event, EventsQuery, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
 import { newWebhookSecret, standardSignature, tolovSignature } from './signing.js';
 import type { Sender } from './sender.js';
 import type { Sealer } from '../../lib/sealing.js';
-import { EVENT_LIST, findEvent, type EventRow } from './events.js';
+import { EVENT_LIST, findEvent, TEST_EVENT_TYPE, type EventRow } from './events.js';
 import * as store from './store.js';
 import type { DeliveryRow, DueDelivery, EndpointRow } from './store.js';
 
@@ -22,8 +22,6 @@ const DEFAULT_OVERLAP_SECONDS = 86_400;
  */
 const LEASE_MARGIN_MS = 5_000;
 export const EVENT_RETENTION_DAYS = 30;
-/** The type of the event the dashboard's "Send test event" sends. */
-export const TEST_EVENT_TYPE = 'webhook_endpoint.test';
 
 /** Deliveries of one event to one endpoint, the first included: a resend loop cannot make an event a flood. */
 export const DELIVERIES_PER_EVENT_MAX = 10;
@@ -135,11 +133,9 @@ export class WebhooksService {
   }
 
   list(merchant: Merchant, query: ListQuery): Promise<List<WebhookEndpoint>> {
-    return listPage(this.db, store.ENDPOINT_LIST, merchant, query, (row: EndpointRow) => presentEndpoint(row), {
-      column: 'status',
-      op: '<>',
-      value: 'deleted',
-    });
+    return listPage(this.db, store.ENDPOINT_LIST, merchant, query, (row: EndpointRow) => presentEndpoint(row), [
+      { column: 'status', op: '<>', value: 'deleted' },
+    ]);
   }
 
   async update(tx: Transaction, merchant: Merchant, id: string, body: UpdateEndpointBody): Promise<WebhookEndpoint> {
@@ -186,7 +182,7 @@ export class WebhooksService {
     }
   }
 
-  async deliveries(merchant: Merchant, id: string, query: ListQuery): Promise<List<WebhookDelivery>> {
+  async deliveries(merchant: Merchant, id: string, query: PageQuery): Promise<List<WebhookDelivery>> {
     await this.endpointOf(merchant, id);
     let before = Number.MAX_SAFE_INTEGER;
     if (query.starting_after !== undefined) {
@@ -321,15 +317,29 @@ export class WebhooksService {
     };
   }
 
+  /**
+   * The events about one of the merchant's objects, oldest first, each with its deliveries: the object's timeline. At
+   * most 100 events, and DELIVERIES_PER_EVENT_MAX deliveries per endpoint of each.
+   */
+  async timeline(merchant: Merchant, objectId: string): Promise<Array<{ event: Event; deliveries: WebhookDelivery[] }>> {
+    const events = await listPage(this.db, EVENT_LIST, merchant, { limit: 100 }, presentEvent, [{ column: 'object_id', value: objectId }]);
+    const deliveryMax = DELIVERIES_PER_EVENT_MAX * this.settings.webhookEndpointsMax;
+    return Promise.all(
+      events.data.reverse().map(async (event) => ({ event, deliveries: (await store.listDeliveriesOfEvent(this.db, event.id, deliveryMax)).map(presentDelivery) })),
+    );
+  }
+
   async event(merchant: Merchant, id: string): Promise<Event> {
     const row = await findEvent(this.db, merchant, id);
     if (!row) throw notFound('event');
     return presentEvent(row);
   }
 
-  events(merchant: Merchant, query: ListQuery & { type?: string }): Promise<List<Event>> {
-    const filter = query.type === undefined ? undefined : { column: 'type' as const, op: '=' as const, value: query.type };
-    return listPage(this.db, EVENT_LIST, merchant, query, presentEvent, filter);
+  events(merchant: Merchant, query: EventsQuery): Promise<List<Event>> {
+    const filters: ListFilter[] = [];
+    if (query.type !== undefined) filters.push({ column: 'type', value: query.type });
+    if (query.objectId !== undefined) filters.push({ column: 'object_id', value: query.objectId });
+    return listPage(this.db, EVENT_LIST, merchant, query, presentEvent, filters);
   }
 
   deleteOldEvents(batchMax: number): Promise<number> {

@@ -295,6 +295,11 @@ export async function listDeliveries(db: Queryable, endpointId: string, before: 
   return db.query<DeliveryRow>(`${SELECT_DELIVERY} WHERE d.endpoint_id = $1 AND d.seq < $2 ORDER BY d.seq DESC LIMIT $3`, [endpointId, before, limit]);
 }
 
+/** An event's deliveries to every endpoint, oldest first (an event has at most a few per endpoint). */
+export async function listDeliveriesOfEvent(db: Queryable, eventId: string, limit: number): Promise<DeliveryRow[]> {
+  return db.query<DeliveryRow>(`${SELECT_DELIVERY} WHERE d.event_id = $1 ORDER BY d.seq LIMIT $2`, [eventId, limit]);
+}
+
 export async function findDelivery(db: Queryable, id: string): Promise<DeliveryRow> {
   const [row] = await db.query<DeliveryRow>(`${SELECT_DELIVERY} WHERE d.id = $1`, [id]);
   if (!row) throw new Error(`delivery ${id} vanished`);

@@ -3,6 +3,11 @@ import type { Db } from '../../db/types.js';
 import type { AccountsService } from '../../modules/accounts/service.js';
 import type { OrdersService } from '../../modules/orders/service.js';
 import type { PaymentsService } from '../../modules/payments/service.js';
+import type { RefundsService } from '../../modules/refunds/service.js';
+import type { CardsService } from '../../modules/cards/service.js';
+import type { RequestLog } from '../../modules/request-log/service.js';
+import type { PaymentActivity } from '../../modules/payments/activity.js';
+import type { LedgerService } from '../../modules/ledger/service.js';
 import type { ProductsService } from '../../modules/products/service.js';
 import type { WebhooksService } from '../../modules/webhooks/service.js';
 
@@ -14,6 +19,11 @@ export interface DashboardDeps {
   webhooks: WebhooksService;
   payments: PaymentsService;
   orders: OrdersService;
+  refunds: RefundsService;
+  cards: CardsService;
+  requestLog: RequestLog;
+  activity: PaymentActivity;
+  ledger: LedgerService;
   /** The public address of the service (TOLOV_CHECKOUT_URL): invitation links start with it. */
   publicUrl: string;
 }

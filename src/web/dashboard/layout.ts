@@ -5,13 +5,18 @@ import type { Dash, Signed } from './context.js';
 import { html, type Html, type Value } from './html.js';
 import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
 
-export type Section = 'payments' | 'orders' | 'webhooks' | 'keys' | 'team' | 'account';
+export type Section = 'overview' | 'payments' | 'orders' | 'refunds' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'team' | 'account';
 
 const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
+  { section: 'overview', href: '/dashboard/overview', label: 'navOverview' },
   { section: 'payments', href: '/dashboard/payments', label: 'navPayments' },
   { section: 'orders', href: '/dashboard/orders', label: 'navOrders' },
+  { section: 'refunds', href: '/dashboard/refunds', label: 'navRefunds' },
+  { section: 'cards', href: '/dashboard/cards', label: 'navCards' },
+  { section: 'events', href: '/dashboard/events', label: 'navEvents' },
   { section: 'webhooks', href: '/dashboard/webhooks', label: 'navWebhooks' },
   { section: 'keys', href: '/dashboard/api-keys', label: 'navApiKeys' },
+  { section: 'logs', href: '/dashboard/logs', label: 'navRequestLog' },
   { section: 'team', href: '/dashboard/team', label: 'navTeam' },
 ];
 
@@ -56,7 +61,7 @@ ${signed.session.livemode ? '' : html`<p class="test-banner">${t('testBanner')}<
 }
 
 /** A whole page; `signed` null for the pages before log-in. */
-export function page(dash: Dash, options: { title: string; path: string; section?: Section; body: Value }): Html {
+export function page(dash: Dash, options: { title: string; path: string; section?: Section; body: Value; head?: Value }): Html {
   const { signed } = dash;
   return html`<!doctype html>
 <html lang="${dash.lang}">
@@ -70,6 +75,7 @@ export function page(dash: Dash, options: { title: string; path: string; section
 <link rel="stylesheet" href="/assets/theme.css">
 <link rel="stylesheet" href="/assets/dashboard.css">
 <script type="module" src="/assets/dashboard.js"></script>
+${options.head ?? ''}
 </head>
 <body data-path="${options.path}">
 <div class="top"><a class="brand" href="/dashboard">Tolov</a>${languages(dash, options.path)}</div>

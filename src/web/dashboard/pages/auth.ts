@@ -132,7 +132,7 @@ function accountRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void 
     return reply.redirect(back.startsWith('/dashboard') ? back : '/dashboard', 303);
   });
 
-  app.get('/', ROUTE, async (request, reply) => reply.redirect(dashOf(request).signed ? '/dashboard/payments' : '/dashboard/login', 303));
+  app.get('/', ROUTE, async (request, reply) => reply.redirect(dashOf(request).signed ? '/dashboard/overview' : '/dashboard/login', 303));
 }
 
 function verifyPage(dash: Dash, error?: string): Html {

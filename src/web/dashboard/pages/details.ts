@@ -1,0 +1,144 @@
+// A payment's and an order's page: every field, the objects it is linked to, and its timeline (each event, with its
+// webhook deliveries). Owners and developers can refund a payment and cancel an order here, through the same service
+// phases as the API, under an idempotency key of the form (so a form posted twice acts once), and audited.
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../../core/errors.js';
+import { runIdempotent, type Phase } from '../../../core/idempotency.js';
+import type { Merchant } from '../../../core/merchant.js';
+import type { Event, WebhookDelivery } from '../../../modules/webhooks/schema.js';
+import { actorOf, CHANGES, dashOf, field, merchantOfSigned, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
+import type { DashboardDeps, Form } from '../deps.js';
+import { html, type Html, type Value } from '../html.js';
+import type { MessageKey } from '../i18n.js';
+import { csrfField, notice, page, sendPage, when } from '../layout.js';
+import { money } from './lists.js';
+
+type DetailRequest = FastifyRequest<{ Params: { id: string }; Querystring: { done?: string; error?: string }; Body: Form }>;
+const IDEMPOTENCY_FIELD = /^[0-9a-f-]{36}$/;
+
+const link = (href: string, text: string) => html`<a href="${href}"><code>${text}</code></a>`;
+
+function fieldsList(dash: Dash, rows: Array<[MessageKey, Value]>): Html {
+  return html`<dl class="fields">${rows.map(([label, value]) => html`<dt>${dash.t(label)}</dt><dd>${value}</dd>`)}</dl>`;
+}
+
+function deliveryLine(dash: Dash, delivery: WebhookDelivery): Html {
+  const last = delivery.attempts.at(-1);
+  const outcome = last === undefined ? '' : last.statusCode === null ? last.error ?? '' : `HTTP ${last.statusCode}`;
+  return html`<li><a href="/dashboard/webhooks/${delivery.endpoint}">${dash.t(`delivery_${delivery.status}`)}</a>
+    · ${dash.t('attemptsMade', { count: delivery.attempts.length })}${outcome ? html` · ${outcome}` : ''}</li>`;
+}
+
+/** The object's events, oldest first, each with where it was delivered. */
+function timeline(dash: Dash, entries: Array<{ event: Event; deliveries: WebhookDelivery[] }>): Html {
+  const { t } = dash;
+  if (entries.length === 0) return html`<h2>${t('timeline')}</h2><p class="empty">${t('noEventsYet')}</p>`;
+  const items = entries.map(
+    ({ event, deliveries }) => html`<li><span>${when(event.created)}</span> <code>${event.type}</code> <code>${event.id}</code>
+      ${deliveries.length === 0 ? html`<p class="hint">${t('noEndpointWanted')}</p>` : html`<ul>${deliveries.map((d) => deliveryLine(dash, d))}</ul>`}</li>`,
+  );
+  return html`<h2>${t('timeline')}</h2><ol class="timeline">${items}</ol>`;
+}
+
+/** A confirmed action button: its form carries the form token and a fresh idempotency key. */
+function actionForm(dash: Dash, action: string, label: MessageKey, confirm: MessageKey): Html {
+  return html`<form method="post" action="${action}" data-confirm="${dash.t(confirm)}">${csrfField(dash)}
+    <input type="hidden" name="idempotencyKey" value="${randomUUID()}">
+    <button type="submit" class="danger">${dash.t(label)}</button></form>`;
+}
+
+const outcome = (dash: Dash, request: DetailRequest) => {
+  const { done, error } = request.query;
+  if (done === 'refunded') return notice('ok', dash.t('refundDone'));
+  if (done === 'canceled') return notice('ok', dash.t('orderCanceled'));
+  return typeof error === 'string' ? notice('error', error.slice(0, 300)) : '';
+};
+
+async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: Signed, merchant: Merchant): Promise<Html> {
+  const dash = dashOf(request);
+  const intent = await deps.payments.get(merchant, request.params.id);
+  const refunds = await deps.refunds.list(merchant, { limit: 10, paymentIntent: intent.id });
+  const rows: Array<[MessageKey, Value]> = [
+    ['amount', money(dash, intent.amount)],
+    ['fee', money(dash, intent.fee)],
+    ['status', html`<span class="status s-${intent.status.toLowerCase()}">${intent.status}</span>${intent.failureCode ? html` ${intent.failureCode}` : ''}`],
+    ['amountRefunded', money(dash, intent.amountRefunded)],
+    ['card', intent.card ? link(`/dashboard/payments?card=${intent.card}`, intent.card) : '—'],
+    ['order', intent.order ? link(`/dashboard/orders/${intent.order}`, intent.order) : '—'],
+    ['description', intent.description ?? '—'],
+    ['metadata', Object.keys(intent.metadata).length ? html`<code>${JSON.stringify(intent.metadata)}</code>` : '—'],
+    ['created', when(intent.created)],
+  ];
+  const refundRows = refunds.data.map((refund) => html`<li><code>${refund.id}</code> · ${money(dash, refund.amount)} · ${refund.status} · ${when(refund.created)}</li>`);
+  const canRefund = CHANGES.includes(signed.session.role) && intent.status === 'SUCCEEDED' && intent.amountRefunded === 0;
+  return page(dash, {
+    title: `${dash.t('paymentTitle')} ${intent.id}`,
+    path: `/dashboard/payments/${intent.id}`,
+    section: 'payments',
+    body: html`${outcome(dash, request)}${fieldsList(dash, rows)}
+      ${canRefund ? actionForm(dash, `/dashboard/payments/${intent.id}/refund`, 'refundPayment', 'refundConfirm') : ''}
+      <h2>${dash.t('navRefunds')}</h2>${refundRows.length ? html`<ul>${refundRows}</ul>` : html`<p class="empty">${dash.t('noRefunds')}</p>`}
+      ${timeline(dash, await deps.webhooks.timeline(merchant, intent.id))}`,
+  });
+}
+
+async function orderPage(deps: DashboardDeps, request: DetailRequest, signed: Signed, merchant: Merchant): Promise<Html> {
+  const dash = dashOf(request);
+  const order = await deps.orders.get(merchant, request.params.id);
+  const rows: Array<[MessageKey, Value]> = [
+    ['amount', money(dash, order.amount)],
+    ['status', html`<span class="status s-${order.status.toLowerCase()}">${order.status}</span>`],
+    ['payment', order.paymentIntent ? link(`/dashboard/payments/${order.paymentIntent}`, order.paymentIntent) : '—'],
+    ['customer', order.customerRef ?? '—'],
+    ['description', order.description ?? '—'],
+    ['expires', when(order.expiresAt)],
+    ['created', when(order.created)],
+  ];
+  const canCancel = CHANGES.includes(signed.session.role) && order.status === 'PENDING';
+  return page(dash, {
+    title: `${dash.t('orderTitle')} ${order.id}`,
+    path: `/dashboard/orders/${order.id}`,
+    section: 'orders',
+    body: html`${outcome(dash, request)}${fieldsList(dash, rows)}
+      ${canCancel ? actionForm(dash, `/dashboard/orders/${order.id}/cancel`, 'cancelOrder', 'cancelConfirm') : ''}
+      ${timeline(dash, await deps.webhooks.timeline(merchant, order.id))}`,
+  });
+}
+
+/**
+ * An action by an owner or developer: the API's phases run under the form's idempotency key (the same key again replays
+ * the first answer), audited once done; back to the object's page, saying what happened or why not.
+ */
+function action(deps: DashboardDeps, kind: 'refund' | 'cancel') {
+  return async (request: DetailRequest, reply: FastifyReply) => {
+    const signed = signedIn(request);
+    requireRole(signed, CHANGES);
+    const merchant = merchantOfSigned(signed);
+    const key = field(request.body, 'idempotencyKey');
+    if (!IDEMPOTENCY_FIELD.test(key)) throw new ApiError('VALIDATION_ERROR', 'idempotencyKey', { param: 'idempotencyKey' });
+    const { id } = request.params;
+    const [path, body, phases, back, audited]: [string, unknown, Record<string, Phase>, string, string] =
+      kind === 'refund'
+        ? ['/v1/refunds', { paymentIntent: id }, deps.refunds.createPhases(merchant, { paymentIntent: id }), `/dashboard/payments/${id}`, 'payment.refunded']
+        : [`/merchant/v1/orders/${id}/cancel`, undefined, deps.orders.cancelPhases(merchant, id), `/dashboard/orders/${id}`, 'order.canceled'];
+    const sent = await runIdempotent(deps.db, merchant, `dashboard-${key}`, { id: request.id, method: 'POST', path, body }, phases);
+    if (sent.status >= 400) {
+      const message = (JSON.parse(sent.body) as { message?: string }).message ?? `HTTP ${sent.status}`;
+      return reply.redirect(`${back}?error=${encodeURIComponent(message)}`, 303);
+    }
+    if (!sent.replayed) await deps.accounts.audit(actorOf(signed), audited, id);
+    return reply.redirect(`${back}?done=${kind === 'refund' ? 'refunded' : 'canceled'}`, 303);
+  };
+}
+
+export function detailPages(app: FastifyInstance, deps: DashboardDeps): void {
+  const show = (render: typeof paymentPage) => async (request: DetailRequest, reply: FastifyReply) => {
+    const signed = signedIn(request);
+    return sendPage(reply, await render(deps, request, signed, merchantOfSigned(signed)));
+  };
+  app.get('/payments/:id', ROUTE, show(paymentPage));
+  app.get('/orders/:id', ROUTE, show(orderPage));
+  app.post('/payments/:id/refund', ROUTE, action(deps, 'refund'));
+  app.post('/orders/:id/cancel', ROUTE, action(deps, 'cancel'));
+}

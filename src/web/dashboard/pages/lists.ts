@@ -1,0 +1,346 @@
+// The record of the selected mode: payments, orders, refunds, saved cards, events and the request log. Each is a table
+// with its filters in the address (a link shares them), a search by id or customer reference, and cursor paging. The
+// pages ask the same services, with the same filters, as the API.
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../../../core/errors.js';
+import type { Merchant } from '../../../core/merchant.js';
+import type { List } from '../../../core/pagination.js';
+import { INTENT_STATUSES, type ChargesQuery, type PaymentIntent } from '../../../modules/payments/schema.js';
+import { ORDER_STATUSES, type Order, type OrdersQuery } from '../../../modules/orders/schema.js';
+import type { Refund, RefundsQuery } from '../../../modules/refunds/schema.js';
+import type { Card, CardsQuery } from '../../../modules/cards/schema.js';
+import type { Event, EventsQuery } from '../../../modules/webhooks/schema.js';
+import type { RequestLogEntry, RequestLogQuery } from '../../../modules/request-log/schema.js';
+import { SENT_EVENT_TYPES } from '../../../modules/webhooks/events.js';
+import { dashOf, ROUTE, signedIn, merchantOfSigned, type Dash } from '../context.js';
+import { html, type Html, type Value } from '../html.js';
+import type { MessageKey } from '../i18n.js';
+import { notice, page, sendPage, when, type Section } from '../layout.js';
+import type { DashboardDeps } from '../deps.js';
+
+const PAGE_SIZE = 25;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** An amount in tiyin as so'm with two decimals, grouped as the language writes numbers. */
+export function money(dash: Dash, tiyin: number): string {
+  const locale = { uz: 'uz-UZ', ru: 'ru-RU', en: 'en-US' }[dash.lang];
+  return `${new Intl.NumberFormat(locale, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(tiyin / 100)} UZS`;
+}
+
+const badge = (status: string) => html`<span class="status s-${status.toLowerCase()}">${status}</span>`;
+
+/** Rows an export writes at most; past it the file ends with a line that says so. */
+const EXPORT_ROWS_MAX = 1_000_000;
+const EXPORT_PAGE = 100;
+
+/** A CSV cell: quoted when it must be, and text a spreadsheet would run as a formula made inert (OWASP). */
+function csvCell(value: string | number | null): string {
+  if (value === null) return '';
+  let text = String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** So'm with two decimals and a point, as a spreadsheet reads a number. */
+export const uzs = (tiyin: number) => (tiyin / 100).toFixed(2);
+
+/** What the address may say about a list. */
+interface Params {
+  q?: string;
+  status?: string;
+  type?: string;
+  from?: string;
+  to?: string;
+  /** Payments: those of one saved card (a card's link). */
+  card?: string;
+  starting_after?: string;
+}
+
+const PARAMS = ['q', 'status', 'type', 'card', 'from', 'to', 'starting_after'] as const;
+
+interface Column<Item> {
+  label: MessageKey;
+  cell: (item: Item, dash: Dash) => Value;
+  num?: boolean;
+}
+
+/** What the filters of a list are, whatever its items. */
+type Filtering = Pick<ListSpec<{ id: string }>, 'choices' | 'dates' | 'search' | 'byCard'>;
+
+interface ListSpec<Item extends { id: string }> {
+  section: Section;
+  title: MessageKey;
+  caption: MessageKey;
+  /** The statuses (or event types) a select offers. */
+  choices?: { param: 'status' | 'type'; values: readonly string[] };
+  /** Whether the list has creation dates to filter on. */
+  dates: boolean;
+  /** Whether the list takes `card` (a saved card's payments). */
+  byCard?: true;
+  /** What the search box takes; an id with `idPrefix` always finds that object. */
+  search?: { idPrefix: string; other: 'customerRef' | 'objectId' | null };
+  /** The list, given the API query the address stands for (its values checked by the list's schema's choices). */
+  list(merchant: Merchant, query: Record<string, unknown>): Promise<List<Item>>;
+  find?(merchant: Merchant, id: string): Promise<Item>;
+  columns: Column<Item>[];
+  /** The CSV export's columns: a header, and the cell's value (amounts in so'm with a decimal point). */
+  csv: Array<[string, (item: Item) => string | number | null]>;
+}
+
+/** The API query a list's address stands for; a bad date is refused as the API refuses one. */
+function apiQuery(spec: Filtering, params: Params): Record<string, unknown> {
+  const query: Record<string, unknown> = { limit: PAGE_SIZE };
+  if (params.starting_after) query.starting_after = params.starting_after;
+  if (spec.choices && params[spec.choices.param]) query[spec.choices.param] = params[spec.choices.param];
+  for (const [param, bound, days] of [['from', 'created[gte]', 0], ['to', 'created[lt]', 1]] as const) {
+    const day = params[param];
+    if (!spec.dates || !day) continue;
+    if (!DAY.test(day) || Number.isNaN(Date.parse(`${day}T00:00:00Z`))) throw new ApiError('VALIDATION_ERROR', `${param}: YYYY-MM-DD`, { param });
+    query[bound] = new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().replace('.000Z', 'Z');
+  }
+  const q = params.q?.trim();
+  if (q && spec.search?.other) query[spec.search.other] = q;
+  if (spec.byCard && params.card) query.card = params.card;
+  return query;
+}
+
+/** The address of this list with `params` (empty ones left out). */
+function addressOf(path: string, params: Params): string {
+  const kept = Object.entries(params).filter(([, value]) => typeof value === 'string' && value !== '');
+  return kept.length === 0 ? path : `${path}?${new URLSearchParams(kept as [string, string][])}`;
+}
+
+function filterForm(dash: Dash, spec: Filtering, path: string, params: Params): Value {
+  const { t } = dash;
+  const choices = spec.choices;
+  const select = choices
+    ? html`<label>${t(choices.param === 'status' ? 'status' : 'eventType')} <select name="${choices.param}">
+        <option value="">${t('filterAll')}</option>
+        ${choices.values.map((value) => html`<option value="${value}"${params[choices.param] === value ? html` selected` : ''}>${value}</option>`)}
+      </select></label>`
+    : '';
+  const dates = spec.dates
+    ? html`<label>${t('from')} <input type="date" name="from" value="${params.from ?? ''}"></label>
+      <label>${t('to')} <input type="date" name="to" value="${params.to ?? ''}"></label>`
+    : '';
+  const search = spec.search
+    ? html`<label>${t('search')} <input type="search" name="q" value="${params.q ?? ''}" placeholder="${spec.search.idPrefix}… ${spec.search.other === 'customerRef' ? t('orCustomerRef') : ''}"></label>`
+    : '';
+  if (!select && !dates && !search) return '';
+  return html`<form class="filters" method="get" action="${path}" role="search" aria-label="${t('filters')}">
+  ${search}${select}${dates}
+  <button type="submit">${t('applyFilters')}</button> <a href="${path}">${t('clearFilters')}</a>
+</form>`;
+}
+
+function table<Item extends { id: string }>(dash: Dash, spec: ListSpec<Item>, items: Item[], older: string | null): Html {
+  const { t } = dash;
+  if (items.length === 0) return html`<p class="empty">${t('nothingFound')}</p>`;
+  const head = spec.columns.map((column) => html`<th scope="col"${column.num ? html` class="num"` : ''}>${t(column.label)}</th>`);
+  const rows = items.map(
+    (item) => html`<tr>${spec.columns.map((column) => html`<td${column.num ? html` class="num"` : ''}>${column.cell(item, dash)}</td>`)}</tr>`,
+  );
+  return html`<div class="table-wrap"><table><caption>${t(spec.caption)}</caption>
+<thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>
+${older ? html`<p><a href="${older}">${t('olderItems')}</a></p>` : ''}`;
+}
+
+/** The items the address asks for: one found by its id, or a filtered page of `limit`. */
+async function itemsOf<Item extends { id: string }>(spec: ListSpec<Item>, merchant: Merchant, params: Params, limit = PAGE_SIZE): Promise<List<Item>> {
+  const q = params.q?.trim();
+  if (q && spec.search && spec.find && q.startsWith(spec.search.idPrefix)) {
+    const found = await spec.find(merchant, q).catch((error: unknown) => {
+      if (error instanceof ApiError && error.code === 'NOT_FOUND') return null;
+      throw error;
+    });
+    return { object: 'list', data: found ? [found] : [], has_more: false };
+  }
+  return spec.list(merchant, { ...apiQuery(spec, params), limit });
+}
+
+/** Every row of a filtered list as CSV, a page at a time: however long the list, one page is held at once. */
+async function* csvRows<Item extends { id: string }>(spec: ListSpec<Item>, merchant: Merchant, params: Params): AsyncGenerator<string> {
+  yield `${spec.csv.map(([header]) => header).join(',')}\r\n`;
+  let written = 0;
+  let after: string | undefined;
+  for (;;) {
+    const found = await itemsOf(spec, merchant, { ...params, starting_after: after ?? '' }, EXPORT_PAGE);
+    const rows = found.data.slice(0, EXPORT_ROWS_MAX - written);
+    if (rows.length > 0) yield rows.map((item) => `${spec.csv.map(([, cell]) => csvCell(cell(item))).join(',')}\r\n`).join('');
+    written += rows.length;
+    if (!found.has_more) return;
+    if (written >= EXPORT_ROWS_MAX) return yield `# stopped at ${EXPORT_ROWS_MAX} rows: narrow the dates to export the rest\r\n`;
+    after = found.data.at(-1)!.id;
+  }
+}
+
+function exportRoute<Item extends { id: string }>(app: FastifyInstance, spec: ListSpec<Item>, slug: string): void {
+  app.get(`/${slug}.csv`, ROUTE, async (request: FastifyRequest<{ Querystring: Params }>, reply) => {
+    const merchant = merchantOfSigned(signedIn(request));
+    const params = paramsOf(request);
+    // A bad filter is refused before the download starts, as the page refuses it.
+    apiQuery(spec, params);
+    const mode = merchant.livemode ? 'live' : 'test';
+    return reply
+      .header('Content-Disposition', `attachment; filename="tolov-${slug}-${mode}.csv"`)
+      .header('Cache-Control', 'no-store')
+      .header('X-Content-Type-Options', 'nosniff')
+      .type('text/csv; charset=utf-8')
+      .send(Readable.from(csvRows(spec, merchant, params)));
+  });
+}
+
+const paramsOf = (request: FastifyRequest<{ Querystring: Params }>): Params => {
+  const given = (request.query ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(PARAMS.filter((name) => typeof given[name] === 'string').map((name) => [name, given[name]]));
+};
+
+function listRoute<Item extends { id: string }>(app: FastifyInstance, spec: ListSpec<Item>, slug: string): void {
+  exportRoute(app, spec, slug);
+  const path = `/dashboard/${slug}`;
+  app.get(`/${slug}`, ROUTE, async (request: FastifyRequest<{ Querystring: Params }>, reply) => {
+    const dash = dashOf(request);
+    const params = paramsOf(request);
+    let body: Value;
+    try {
+      const found = await itemsOf(spec, merchantOfSigned(signedIn(request)), params);
+      const older = found.has_more ? addressOf(path, { ...params, starting_after: found.data.at(-1)!.id }) : null;
+      body = table(dash, spec, found.data, older);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
+      body = notice('error', `${dash.t('badFilter')} (${error.message})`);
+    }
+    const { starting_after: _page, ...filters } = params;
+    const exported = html`<p class="export"><a href="${addressOf(`${path}.csv`, filters)}" download>${dash.t('exportCsv')}</a></p>`;
+    const content = html`${filterForm(dash, spec, path, params)}${exported}${body}`;
+    return sendPage(reply, page(dash, { title: dash.t(spec.title), path: addressOf(path, params), section: spec.section, body: content }));
+  });
+}
+
+const id = (item: { id: string }) => html`<code>${item.id}</code>`;
+/** The id, linking to the object's page. */
+const linked = (section: 'payments' | 'orders') => (item: { id: string }) => html`<a href="/dashboard/${section}/${item.id}"><code>${item.id}</code></a>`;
+/** An object's id, linking to its page when it has one. */
+const objectLink = (objectId: string) =>
+  objectId.startsWith('pi_') ? linked('payments')({ id: objectId }) : objectId.startsWith('ord_') ? linked('orders')({ id: objectId }) : html`<code>${objectId}</code>`;
+const created = (item: { created: string }) => when(item.created);
+
+/** Payments, orders and refunds. */
+function moneyLists(app: FastifyInstance, { payments, orders, refunds }: DashboardDeps): void {
+  listRoute<PaymentIntent>(app, {
+    section: 'payments', title: 'navPayments', caption: 'paymentsCaption', dates: true, byCard: true,
+    choices: { param: 'status', values: INTENT_STATUSES },
+    search: { idPrefix: 'pi_', other: 'customerRef' },
+    list: (merchant, query) => payments.list(merchant, query as ChargesQuery),
+    find: (merchant, found) => payments.get(merchant, found),
+    csv: [
+      ['id', (item) => item.id], ['created', (item) => item.created], ['amount_uzs', (item) => uzs(item.amount)], ['fee_uzs', (item) => uzs(item.fee)],
+      ['status', (item) => item.status], ['failure_code', (item) => item.failureCode], ['card', (item) => item.card], ['order', (item) => item.order],
+      ['refunded_uzs', (item) => uzs(item.amountRefunded)], ['description', (item) => item.description],
+    ],
+    columns: [
+      { label: 'id', cell: linked('payments') },
+      { label: 'amount', cell: (item, dash) => money(dash, item.amount), num: true },
+      { label: 'status', cell: (item) => html`${badge(item.status)}${item.failureCode ? html` <small>${item.failureCode}</small>` : ''}` },
+      { label: 'card', cell: (item) => (item.card ? html`<a href="/dashboard/payments?card=${item.card}"><code>${item.card}</code></a>` : '') },
+      { label: 'description', cell: (item) => item.description ?? '' },
+      { label: 'created', cell: created },
+    ],
+  }, 'payments');
+  listRoute<Order>(app, {
+    section: 'orders', title: 'navOrders', caption: 'ordersCaption', dates: true,
+    choices: { param: 'status', values: ORDER_STATUSES },
+    search: { idPrefix: 'ord_', other: 'customerRef' },
+    list: (merchant, query) => orders.list(merchant, query as OrdersQuery),
+    find: (merchant, found) => orders.get(merchant, found),
+    csv: [
+      ['id', (item) => item.id], ['created', (item) => item.created], ['amount_uzs', (item) => uzs(item.amount)], ['status', (item) => item.status],
+      ['customer_ref', (item) => item.customerRef], ['payment_intent', (item) => item.paymentIntent], ['paid_at', (item) => item.paidAt], ['description', (item) => item.description],
+    ],
+    columns: [
+      { label: 'id', cell: linked('orders') },
+      { label: 'amount', cell: (item, dash) => money(dash, item.amount), num: true },
+      { label: 'status', cell: (item) => badge(item.status) },
+      { label: 'customer', cell: (item) => item.customerRef ?? '' },
+      { label: 'description', cell: (item) => item.description ?? '' },
+      { label: 'created', cell: created },
+    ],
+  }, 'orders');
+  listRoute<Refund>(app, {
+    section: 'refunds', title: 'navRefunds', caption: 'refundsCaption', dates: true,
+    choices: { param: 'status', values: ['PENDING', 'SUCCEEDED', 'FAILED'] },
+    search: { idPrefix: 're_', other: null },
+    list: (merchant, query) => refunds.list(merchant, query as RefundsQuery),
+    find: (merchant, found) => refunds.get(merchant, found),
+    csv: [
+      ['id', (item) => item.id], ['created', (item) => item.created], ['amount_uzs', (item) => uzs(item.amount)], ['status', (item) => item.status],
+      ['payment_intent', (item) => item.paymentIntent], ['failure_code', (item) => item.failureCode],
+    ],
+    columns: [
+      { label: 'id', cell: id },
+      { label: 'amount', cell: (item, dash) => money(dash, item.amount), num: true },
+      { label: 'status', cell: (item) => badge(item.status) },
+      { label: 'payment', cell: (item) => objectLink(item.paymentIntent) },
+      { label: 'created', cell: created },
+    ],
+  }, 'refunds');
+}
+
+/** Saved cards, events and the request log. */
+function recordLists(app: FastifyInstance, { cards, webhooks, requestLog }: DashboardDeps): void {
+  listRoute<Card>(app, {
+    section: 'cards', title: 'navCards', caption: 'cardsCaption', dates: true,
+    choices: { param: 'status', values: ['ACTIVE', 'BLOCKED', 'DELETED'] },
+    search: { idPrefix: 'card_', other: 'customerRef' },
+    list: (merchant, query) => cards.list(merchant, query as CardsQuery),
+    find: (merchant, found) => cards.get(merchant, found),
+    csv: [
+      ['id', (item) => item.id], ['created', (item) => item.created], ['customer_ref', (item) => item.customerRef], ['masked_pan', (item) => item.maskedPan],
+      ['network', (item) => item.rail], ['expiry', (item) => item.expiry], ['status', (item) => item.status],
+    ],
+    columns: [
+      { label: 'customer', cell: (item) => item.customerRef ?? '' },
+      { label: 'card', cell: (item) => html`<a href="/dashboard/payments?card=${item.id}"><code>${item.maskedPan}</code></a> ${item.rail} ${item.expiry}` },
+      { label: 'status', cell: (item) => badge(item.status) },
+      { label: 'id', cell: id },
+      { label: 'created', cell: created },
+    ],
+  }, 'cards');
+  listRoute<Event>(app, {
+    section: 'events', title: 'navEvents', caption: 'eventsCaption', dates: true,
+    choices: { param: 'type', values: SENT_EVENT_TYPES },
+    search: { idPrefix: 'evt_', other: 'objectId' },
+    list: (merchant, query) => webhooks.events(merchant, query as EventsQuery),
+    find: (merchant, found) => webhooks.event(merchant, found),
+    csv: [['id', (item) => item.id], ['created', (item) => item.created], ['type', (item) => item.type], ['object', (item) => String((item.data as { id?: unknown }).id ?? '')]],
+    columns: [
+      { label: 'id', cell: id },
+      { label: 'eventType', cell: (item) => item.type },
+      { label: 'object', cell: (item) => objectLink(String((item.data as { id?: unknown }).id ?? '')) },
+      { label: 'created', cell: created },
+    ],
+  }, 'events');
+  listRoute<RequestLogEntry>(app, {
+    section: 'logs', title: 'navRequestLog', caption: 'requestLogCaption', dates: false,
+    list: (merchant, query) => requestLog.list(merchant, query as RequestLogQuery),
+    csv: [
+      ['request_id', (item) => item.id], ['created', (item) => item.created], ['method', (item) => item.method], ['path', (item) => item.path],
+      ['status', (item) => item.status], ['duration_ms', (item) => item.durationMs], ['idempotency_key', (item) => item.idempotencyKey],
+    ],
+    columns: [
+      { label: 'when', cell: created },
+      { label: 'method', cell: (item) => item.method },
+      { label: 'path', cell: (item) => html`<code>${item.path}</code>` },
+      { label: 'status', cell: (item) => html`<span class="status ${item.status < 400 ? 's-succeeded' : 's-failed'}">${String(item.status)}</span>` },
+      { label: 'duration', cell: (item, dash) => dash.t('durationMs', { ms: String(item.durationMs) }), num: true },
+      { label: 'requestId', cell: id },
+      { label: 'idempotencyKey', cell: (item) => item.idempotencyKey ?? '' },
+    ],
+  }, 'logs');
+}
+
+export function listPages(app: FastifyInstance, deps: DashboardDeps): void {
+  moneyLists(app, deps);
+  recordLists(app, deps);
+}

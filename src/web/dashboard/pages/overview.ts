@@ -1,0 +1,66 @@
+// The overview, where the day starts: the balance, what came in over the last 30 days (a chart, with its figures as a
+// table for screen readers), the success rate, and the latest payments.
+import type { FastifyInstance } from 'fastify';
+import type { Day } from '../../../modules/payments/activity.js';
+import { dashOf, merchantOfSigned, ROUTE, signedIn, type Dash } from '../context.js';
+import type { DashboardDeps } from '../deps.js';
+import { html, type Html } from '../html.js';
+import { page, sendPage, when } from '../layout.js';
+import { money } from './lists.js';
+import { serveLibrary } from '../../library.js';
+
+const RECENT = 5;
+
+function figures(dash: Dash, days: Day[], balance: { available: number; pending: number }): Html {
+  const { t } = dash;
+  const succeeded = days.reduce((sum, day) => sum + day.succeededCount, 0);
+  const failed = days.reduce((sum, day) => sum + day.failedCount, 0);
+  const volume = days.reduce((sum, day) => sum + day.succeededAmount, 0);
+  const rate = succeeded + failed === 0 ? '—' : `${((100 * succeeded) / (succeeded + failed)).toFixed(1)} %`;
+  const tile = (label: string, value: string, hint?: string) =>
+    html`<div class="tile"><p class="tile-label">${label}</p><p class="tile-value">${value}</p>${hint ? html`<p class="hint">${hint}</p>` : ''}</div>`;
+  return html`<section class="tiles" aria-label="${t('navOverview')}">
+  ${tile(t('availableBalance'), money(dash, balance.available))}
+  ${tile(t('pendingBalance'), money(dash, balance.pending), t('pendingExplained'))}
+  ${tile(t('volume30'), money(dash, volume), t('paymentsCountOf', { count: succeeded }))}
+  ${tile(t('successRate'), rate, t('declinedCountOf', { count: failed }))}
+</section>`;
+}
+
+/** The chart (drawn by overview.js from the data attribute) and the same figures as a table. */
+function activity(dash: Dash, days: Day[]): Html {
+  const { t } = dash;
+  const data = JSON.stringify({ days: days.map((day) => day.day), volume: days.map((day) => day.succeededAmount / 100), count: days.map((day) => day.succeededCount), labels: { volume: t('volume'), count: t('navPayments') } });
+  const rows = days.map(
+    (day) => html`<tr><td>${day.day}</td><td class="num">${money(dash, day.succeededAmount)}</td><td class="num">${String(day.succeededCount)}</td><td class="num">${String(day.failedCount)}</td></tr>`,
+  );
+  return html`<h2>${t('last30Days')}</h2>
+<div class="chart" id="activity-chart" data-activity="${data}" role="img" aria-label="${t('chartLabel')}"></div>
+<details><summary>${t('chartTable')}</summary><div class="table-wrap"><table><caption>${t('chartLabel')}</caption>
+<thead><tr><th scope="col">${t('day')}</th><th scope="col" class="num">${t('volume')}</th><th scope="col" class="num">${t('navPayments')}</th><th scope="col" class="num">${t('declined')}</th></tr></thead>
+<tbody>${rows}</tbody></table></div></details>`;
+}
+
+export function overviewPages(app: FastifyInstance, { payments, activity: paymentActivity, ledger }: DashboardDeps): void {
+  serveLibrary(app, '/library', 'uplot', { 'uPlot.iife.min.js': 'dist/uPlot.iife.min.js', 'uPlot.min.css': 'dist/uPlot.min.css' });
+  app.get('/overview', ROUTE, async (request, reply) => {
+    const dash = dashOf(request);
+    const merchant = merchantOfSigned(signedIn(request));
+    const [days, balance, recent] = await Promise.all([paymentActivity.daily(merchant), ledger.balance(merchant), payments.list(merchant, { limit: RECENT })]);
+    const latest = recent.data.map(
+      (intent) => html`<tr><td><a href="/dashboard/payments/${intent.id}"><code>${intent.id}</code></a></td><td class="num">${money(dash, intent.amount)}</td>
+        <td><span class="status s-${intent.status.toLowerCase()}">${intent.status}</span></td><td>${when(intent.created)}</td></tr>`,
+    );
+    const body = html`${figures(dash, days, { available: Number(balance.available), pending: Number(balance.pending) })}
+${activity(dash, days)}
+<h2>${dash.t('recentPayments')}</h2>
+${latest.length === 0 ? html`<p class="empty">${dash.t('nothingYet')}</p>` : html`<div class="table-wrap"><table><caption>${dash.t('recentPayments')}</caption>
+<thead><tr><th scope="col">${dash.t('id')}</th><th scope="col" class="num">${dash.t('amount')}</th><th scope="col">${dash.t('status')}</th><th scope="col">${dash.t('created')}</th></tr></thead>
+<tbody>${latest}</tbody></table></div><p><a href="/dashboard/payments">${dash.t('allPayments')}</a></p>`}`;
+    const head = html`<link rel="stylesheet" href="/dashboard/library/uPlot.min.css">
+<script src="/dashboard/library/uPlot.iife.min.js" defer></script>
+<script src="/assets/overview.js" defer></script>`;
+    return sendPage(reply, page(dash, { title: dash.t('navOverview'), path: '/dashboard/overview', section: 'overview', body, head }));
+  });
+}
+

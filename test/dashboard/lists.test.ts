@@ -1,0 +1,101 @@
+// The dashboard's lists: payments, orders, refunds, cards, events and the request log of the selected mode, with their
+// filters in the address, search by id or customer reference, and paging; the same filters as the API.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bindCard } from '../support/binding.js';
+import { idem, startService, type TestService } from '../support/harness.js';
+import { charge } from '../support/payments.js';
+import { DashboardClient, uniqueEmail } from './client.js';
+
+let service: TestService;
+let client: DashboardClient;
+let key: string;
+beforeAll(async () => {
+  service = await startService();
+  client = new DashboardClient(service);
+  await client.signUp(uniqueEmail());
+  key = /sk_test_[0-9A-Za-z]{32}/.exec((await client.post('/dashboard/api-keys', {})).html)![0];
+});
+afterAll(async () => service.stop());
+
+/** The ids in the first column of the page's table, in order. */
+const idsOn = (html: string) => [...html.matchAll(/<tr><td>(?:<a [^>]+>)?<code>((?:pi|ord|re|evt|req)_\w+)<\/code>/g)].map((match) => match[1]);
+
+describe('dashboard lists', () => {
+  it('filter payments by status and customer, and find one by id', async () => {
+    const good = await bindCard(service, key, '8600000000000007', { customerRef: 'dilnoza' });
+    const bad = await bindCard(service, key, '8600000000000015', { customerRef: 'dilnoza' });
+    const other = await bindCard(service, key, '8600000000000007', { customerRef: 'timur' });
+    const paid = (await charge(service, key, { amount: 1_234_500, card: good })).body.id;
+    const failed = (await charge(service, key, { amount: 50_000, card: bad })).body.id;
+    const timurs = (await charge(service, key, { amount: 70_000, card: other })).body.id;
+
+    const all = await client.get('/dashboard/payments');
+    expect(idsOn(all.html)).toEqual([timurs, failed, paid]);
+    expect(all.html).toContain('12,345.00 UZS');
+    expect(idsOn((await client.get('/dashboard/payments?status=FAILED')).html)).toEqual([failed]);
+    expect(idsOn((await client.get('/dashboard/payments?q=dilnoza')).html)).toEqual([failed, paid]);
+    expect(idsOn((await client.get('/dashboard/payments?q=dilnoza&status=SUCCEEDED')).html)).toEqual([paid]);
+    expect(idsOn((await client.get(`/dashboard/payments?q=${paid}`)).html)).toEqual([paid]);
+    expect((await client.get('/dashboard/payments?q=pi_nothing')).html).toContain('Nothing matches in this mode.');
+    // The form shows what is applied.
+    expect((await client.get('/dashboard/payments?status=FAILED')).html).toMatch(/<option value="FAILED" selected>/);
+  });
+
+  it('filter orders by day, page them with the filters kept, and refuse a bad date without failing', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const made = [];
+    for (let n = 0; n < 27; n++) {
+      made.push((await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 10_000 + n, customerRef: 'aziz' } })).body.id);
+    }
+    const first = await client.get(`/dashboard/orders?q=aziz&from=${today}&to=${today}`);
+    expect(idsOn(first.html)).toEqual(made.slice(2).reverse());
+    const older = /<a href="([^"]+)">Older<\/a>/.exec(first.html)![1]!.replaceAll('&amp;', '&');
+    expect(older).toContain('q=aziz');
+    expect(older).toContain(`from=${today}`);
+    expect(idsOn((await client.get(older)).html)).toEqual([made[1], made[0]]);
+    expect(idsOn((await client.get('/dashboard/orders?to=2020-01-01')).html)).toEqual([]);
+    const bad = await client.get('/dashboard/orders?from=yesterday&status=PAID');
+    expect(bad.status).toBe(200);
+    expect(bad.html).toContain('These filters cannot be applied');
+  });
+
+  it('list refunds, cards by customer, events by type, and the request log', async () => {
+    const card = await bindCard(service, key, '8600000000000007', { customerRef: 'malika' });
+    const intent = (await charge(service, key, { amount: 99_000, card })).body.id;
+    const refund = await service.call({ method: 'POST', url: '/v1/refunds', key, idempotencyKey: 'refund-from-test', body: { paymentIntent: intent } });
+    expect(idsOn((await client.get('/dashboard/refunds')).html)).toEqual([refund.body.id]);
+    const cards = await client.get('/dashboard/cards?q=malika');
+    expect(cards.html).toContain('860000******0007');
+    expect(cards.html).toContain(card);
+    const events = await client.get('/dashboard/events?type=payment_intent.succeeded');
+    expect(events.html).toContain(intent);
+    expect(events.html).toContain('<td>payment_intent.succeeded</td>');
+    expect(events.html).not.toContain('<td>payment_intent.failed</td>');
+    const log = await client.get('/dashboard/logs');
+    expect(log.html).toContain(refund.headers['request-id']);
+    expect(log.html).toContain('refund-from-test');
+    expect(log.html).not.toContain(key);
+  });
+
+  it('export a filtered list as CSV, every page of it, with formulas made inert', async () => {
+    const made: string[] = [];
+    for (let n = 0; n < 230; n++) {
+      const description = n === 0 ? '=HYPERLINK("http://evil.example","x")' : `Order, number ${n}`;
+      made.push((await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 100 + n, customerRef: 'export-me', description } })).body.id);
+    }
+    const page = await client.get('/dashboard/orders?q=export-me&status=PENDING');
+    const link = /<a href="([^"]+\.csv[^"]*)" download>/.exec(page.html)![1]!.replaceAll('&amp;', '&');
+    expect(link).toBe('/dashboard/orders.csv?q=export-me&status=PENDING');
+    const csv = await client.get(link);
+    expect(csv.status).toBe(200);
+    expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(csv.headers['content-disposition']).toBe('attachment; filename="tolov-orders-test.csv"');
+    const lines = csv.html.trimEnd().split('\r\n');
+    expect(lines[0]).toBe('id,created,amount_uzs,status,customer_ref,payment_intent,paid_at,description');
+    expect(lines).toHaveLength(231);
+    expect(lines.slice(1).map((line) => line.split(',')[0])).toEqual([...made].reverse());
+    expect(lines.at(-1)).toContain(`'=HYPERLINK(""http://evil.example"",""x"")"`);
+    expect(lines[1]).toMatch(/,3\.29,PENDING,export-me,,,"Order, number 229"$/);
+    expect((await client.get('/dashboard/orders.csv?from=someday')).status).toBe(400);
+  });
+});
