@@ -212,7 +212,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await context.close();
   });
 
-  it('lets an owner invite a viewer, who sees the webhooks but no secret and no button that changes them', async () => {
+  it('lets an owner invite a viewer, who sees the webhooks and payments but no secret and no button that changes them, and whose direct refund is refused', async () => {
     const owner = await open({ width: 1280, locale: 'en-US' });
     await owner.page.goto(`${base}/dashboard/signup`);
     await owner.page.getByLabel('Email').fill(`owner-${Date.now()}@example.uz`);
@@ -222,6 +222,10 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await owner.page.getByRole('link', { name: 'Webhooks' }).click();
     await owner.page.getByLabel('Endpoint URL').fill(`${receiver.url}/books`);
     await owner.page.getByRole('button', { name: 'Add endpoint' }).click();
+    await owner.page.getByRole('link', { name: 'API keys' }).click();
+    await owner.page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await owner.page.locator('#new-key').textContent())!;
+    const intent = (await charge(service, key, { amount: 310_000, card: await bindCard(service, key, '8600000000000007') })).body.id as string;
     await owner.page.getByRole('link', { name: 'Team' }).click();
     await owner.page.getByLabel('Email').fill(`viewer-${Date.now()}@example.uz`);
     await owner.page.getByLabel('Role', { exact: true }).selectOption('viewer');
@@ -242,6 +246,32 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     expect(await viewer.page.getByRole('link', { name: 'API keys' }).count()).toBe(0);
     expect(await viewer.page.content()).not.toContain('whsec_');
     await shot(viewer.page, 'viewer-endpoint');
+
+    // The payment's page without its refund button; the refund posted directly is refused, and nothing is refunded.
+    await viewer.page.getByRole('link', { name: 'Payments', exact: true }).click();
+    await viewer.page.getByRole('link', { name: intent }).click();
+    expect(await viewer.page.getByRole('heading', { name: 'Timeline' }).isVisible()).toBe(true);
+    expect(await viewer.page.getByRole('button', { name: 'Refund the full amount' }).count()).toBe(0);
+    const csrf = (await viewer.page.locator('input[name="_csrf"]').first().getAttribute('value'))!;
+    const posted = await viewer.page.request.post(`${base}/dashboard/payments/${intent}/refund`, {
+      form: { _csrf: csrf, idempotencyKey: '00000000-0000-4000-8000-0000000000bb' },
+      headers: { origin: base },
+      maxRedirects: 0,
+    });
+    expect(posted.status()).toBe(403);
+    expect((await service.call({ method: 'GET', url: `/subscribe/v1/charges/${intent}`, key })).body.amountRefunded).toBe(0);
+    await shot(viewer.page, 'viewer-payment');
+    // The same post from the owner's session goes through: the viewer was refused for the role, not the form.
+    await owner.page.goto(`${base}/dashboard/payments/${intent}`);
+    const ownerCsrf = (await owner.page.locator('input[name="_csrf"]').first().getAttribute('value'))!;
+    const byOwner = await owner.page.request.post(`${base}/dashboard/payments/${intent}/refund`, {
+      form: { _csrf: ownerCsrf, idempotencyKey: '00000000-0000-4000-8000-0000000000bb' },
+      headers: { origin: base },
+      maxRedirects: 0,
+    });
+    expect(byOwner.status()).toBe(303);
+    expect((await service.call({ method: 'GET', url: `/subscribe/v1/charges/${intent}`, key })).body.amountRefunded).toBe(310_000);
+    await owner.page.goto(`${base}/dashboard/team`);
 
     await owner.page.getByRole('link', { name: 'Audit log' }).click();
     expect(await owner.page.getByText('team.joined').isVisible()).toBe(true);
