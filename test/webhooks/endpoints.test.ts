@@ -69,7 +69,9 @@ describe('webhook endpoints', () => {
 
   it('say how to aim them at a development machine when refusing a local or plain-http URL', async () => {
     for (const url of ['http://hooks.example.com/tolov', 'http://localhost:3000/webhooks', 'https://127.0.0.1/tolov']) {
-      expect((await create({ url })).body.message).toContain('TOLOV_WEBHOOK_ALLOW_PRIVATE=true');
+      const message = (await create({ url })).body.message;
+      expect(message).toContain('tolov listen --forward-to');
+      expect(message).toContain('TOLOV_WEBHOOK_ALLOW_PRIVATE=true');
     }
     expect((await create({ url: 'not a url' })).body.message).not.toContain('TOLOV_WEBHOOK_ALLOW_PRIVATE');
   });

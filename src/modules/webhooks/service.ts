@@ -98,7 +98,9 @@ export class WebhooksService {
     if (!refusal) return;
     // What a developer aiming webhooks at their own machine needs to read.
     const local = !this.settings.webhookAllowPrivate && LOCAL_ONLY_REFUSALS.has(refusal);
-    const hint = local ? ': webhooks go to https:// URLs on the internet; for local development, run Tolov with TOLOV_WEBHOOK_ALLOW_PRIVATE=true' : '';
+    const hint = local
+      ? ': webhooks go to https:// URLs on the internet; on your machine, forward events with `tolov listen --forward-to <url>`, or run Tolov with TOLOV_WEBHOOK_ALLOW_PRIVATE=true'
+      : '';
     throw new ApiError('VALIDATION_ERROR', `url ${refusal}${hint}`, { param: 'url' });
   }
 
