@@ -22,12 +22,13 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 /**
- * Opens `url` as a buyer's phone would, with the page's clock under the test's control, and collects the page's
+ * Opens `url` as a buyer's phone would (set to `locale`, Uzbek unless given), with the page's clock under the test's
+ * control, and collects the page's
  * problems: its uncaught errors and console errors. Chromium logs every 4xx answer; the refusals a test provokes are
  * expected, anything else is a problem.
  */
-export async function openAsBuyer(browser: Browser, url: string): Promise<{ page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
+export async function openAsBuyer(browser: Browser, url: string, locale = 'uz-UZ'): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, locale });
   context.setDefaultTimeout(5_000);
   const page = await context.newPage();
   const problems: string[] = [];

@@ -115,7 +115,7 @@ describe.runIf(browserAvailable())('the hosted binding page, in Chromium', () =>
   });
 
   it('explains an unknown or expired link', async () => {
-    const context = await browser.newContext();
+    const context = await browser.newContext({ locale: 'uz-UZ' });
     context.setDefaultTimeout(5_000);
     const page = await context.newPage();
     const response = await page.goto(`${base}/bind/cbs_unknown000000000000000000000000000000000`);

@@ -187,6 +187,22 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     expect((await readOrder(order.id)).status).toBe('PAID');
   });
 
+  it("speaks the browser's language the first time: Russian for ru-RU, English for en-GB, Uzbek for any other; a choice made on the page wins", async () => {
+    const reply = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: merchant.test, idempotencyKey: idem(), body: { amount: 100 } });
+    const url = reply.body.paymentUrl.replace(service.config.checkoutUrl, base);
+    for (const [locale, heading] of [['ru-RU', 'Оплата заказа'], ['en-GB', 'Pay for your order'], ['de-DE', 'Buyurtmani to‘lash'], ['uz-Latn-UZ', 'Buyurtmani to‘lash']] as const) {
+      const { page, problems } = await openAsBuyer(browser, url, locale);
+      await expect.poll(() => page.locator('h1').textContent(), { message: locale }).toBe(heading);
+      if (locale === 'ru-RU') {
+        await page.getByRole('button', { name: 'English' }).click();
+        await page.reload();
+        await expect.poll(() => page.locator('h1').textContent()).toBe('Pay for your order');
+      }
+      expect(problems).toEqual([]);
+      await page.context().close();
+    }
+  });
+
   it('takes only its own languages from ?lang=, never a name every object inherits', async () => {
     const reply = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: merchant.test, idempotencyKey: idem(), body: { amount: 100 } });
     for (const lang of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {

@@ -74,6 +74,7 @@ const LANGUAGE_KEY = 'tolov.language';
 /** Only the languages' own names: `in` would also accept what every object inherits (`constructor`, `toString`). */
 const isLanguage = (code) => typeof code === 'string' && Object.hasOwn(LANGUAGES, code);
 
+/** The page's language: ?lang=, else the buyer's earlier choice, else the browser's. */
 export function initialLanguage() {
   const asked = new URLSearchParams(location.search).get('lang');
   if (isLanguage(asked)) return asked;
@@ -81,7 +82,16 @@ export function initialLanguage() {
     const saved = localStorage.getItem(LANGUAGE_KEY);
     if (isLanguage(saved)) return saved;
   } catch {
-    // Storage may be disabled; the default language is fine.
+    // Storage may be disabled: the browser's languages still decide.
+  }
+  return browserLanguage();
+}
+
+/** The first of the browser's languages the page speaks (ru-RU is Russian); Uzbek when it speaks none of them. */
+function browserLanguage() {
+  for (const tag of navigator.languages?.length ? navigator.languages : [navigator.language]) {
+    const primary = String(tag ?? '').toLowerCase().split('-')[0];
+    if (isLanguage(primary)) return primary;
   }
   return DEFAULT_LANGUAGE;
 }
