@@ -142,6 +142,46 @@ async function bareNode(): Promise<Result> {
   return { engine: 'none', scenario: 'bare Node HTTP, JSON', ...measured };
 }
 
+const EMULATOR = 'stripe-stateful-mock';
+const EMULATOR_SCENARIO = 'POST /v1/charges to a saved card (in-memory Stripe emulator)';
+
+/**
+ * The same load against stripe-stateful-mock, an in-memory Stripe emulator (nothing durable): a charge to a customer's
+ * saved test card, each request under an idempotency key of its own. A yardstick from outside, measured in this run.
+ */
+async function stripeEmulator(): Promise<Result> {
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(process.execPath, [join('node_modules', EMULATOR, 'dist', 'cli.js')], { env: { PATH: process.env.PATH, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  const authorization = `Basic ${Buffer.from('sk_test_bench:').toString('base64')}`;
+  try {
+    let customer: string | undefined;
+    for (let waited = 0; customer === undefined; waited += 100) {
+      if (waited > STARTUP_TIMEOUT_MS) throw new Error(`${EMULATOR} did not start`);
+      const made = await fetch(`${url}/v1/customers`, { method: 'POST', headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, body: 'source=tok_visa' }).catch(() => null);
+      if (made?.ok) customer = ((await made.json()) as { id: string }).id;
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    let sequence = 0;
+    const measured = await load(`${EMULATOR}: POST /v1/charges`, {
+      url: `${url}/v1/charges`,
+      requests: [
+        {
+          method: 'POST',
+          body: `amount=2500000&currency=usd&customer=${customer}&description=Benchmark+charge`,
+          setupRequest: (request) => ({
+            ...request,
+            headers: { ...request.headers, authorization, 'content-type': 'application/x-www-form-urlencoded', 'idempotency-key': `emulator-${++sequence}` },
+          }),
+        },
+      ],
+    });
+    return { engine: EMULATOR, scenario: EMULATOR_SCENARIO, ...measured };
+  } finally {
+    await stopService(child);
+  }
+}
+
 async function startService(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['dist/main.js'], {
     // The benchmark is one merchant on purpose; its per-key limit is lifted so that the service, not the limit, is measured.
@@ -732,7 +772,9 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
     const withoutHttp = results.find((r) => r.engine === engine && r.scenario === WITHOUT_HTTP);
     if (!charges) return null;
     const ratio = (of: Result, to: Result) => `${(of.requestsPerSecond / to.requestsPerSecond).toFixed(2)} × ${to.scenario}`;
+    const emulator = results.find((r) => r.engine === EMULATOR);
     return [
+      ...(emulator ? [`${engine}: POST charge = ${ratio(charges, emulator)} (p99 ${charges.p99Ms} vs ${emulator.p99Ms} ms)`] : []),
       ...[...direct, ...(withoutHttp ? [withoutHttp] : [])].map((d) => `${engine}: POST charge = ${ratio(charges, d)}`),
       ...(withoutHttp && direct[0] ? [`${engine}: the service’s charge without HTTP = ${ratio(withoutHttp, direct[0])}`] : []),
       `${engine}: CPU per charge ${cpuTotal(charges.cpu)} ms, without HTTP ${cpuTotal(withoutHttp?.cpu)} ms, ` +
@@ -828,11 +870,16 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${poisonLines(await poisonedGroupsOnEachEngine()).join('\n')}\n`);
     return;
   }
+  if (process.env.BENCH_ONLY === 'stripe-emulator') {
+    const emulator = await stripeEmulator();
+    process.stdout.write(`\n${EMULATOR}: ${emulator.requestsPerSecond} charges/s, p50 ${emulator.p50Ms} ms, p99 ${emulator.p99Ms} ms, ${emulator.non2xx} non-2xx\n`);
+    return;
+  }
   if (process.env.BENCH_ONLY === 'webhook-fairness') {
     process.stdout.write(`\n${(await webhookFairnessOnEachEngine()).join('\n')}\n`);
     return;
   }
-  const results: Result[] = [await bareNode()];
+  const results: Result[] = [await bareNode(), await stripeEmulator()];
   const dataDir = await mkdtemp(join(tmpdir(), 'tolov-bench-'));
   try {
     results.push(...(await benchService('pglite', { TOLOV_DATA_DIR: dataDir })));
