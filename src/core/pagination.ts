@@ -2,6 +2,7 @@ import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import type { Queryable } from '../db/types.js';
 import type { Merchant } from '../core/merchant.js';
 import { ApiError } from './errors.js';
+import { isCalendarDay } from './calendar.js';
 
 export const LIST_LIMIT_DEFAULT = 10;
 export const LIST_LIMIT_MAX = 100;
@@ -16,10 +17,9 @@ const INSTANT = { pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,
 
 /** The bound as the database reads it, once its date and time are checked to exist (no 2026-02-30, no 24:00). */
 function instantOf(text: string, param: string): string {
-  const [year, month, day, hour, minute, second] = text.slice(0, 19).split(/[-T:]/).map(Number) as [number, number, number, number, number, number];
+  const [hour, minute, second] = text.slice(11, 19).split(':').map(Number) as [number, number, number];
   const zoneHours = text.endsWith('Z') ? 0 : Math.abs(Number(text.slice(-6, -3)));
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59 || zoneHours > 14) {
+  if (!isCalendarDay(text.slice(0, 10)) || hour > 23 || minute > 59 || second > 59 || zoneHours > 14) {
     throw new ApiError('VALIDATION_ERROR', `${param} is not a real date and time: ${text}`, { param });
   }
   return text;

@@ -109,6 +109,7 @@ describe('list filters', () => {
       ['/merchant/v1/orders?created[lt]=2026-13-01T00:00:00Z', 'created[lt]'],
       ['/merchant/v1/orders?created[lt]=2026-02-29T00:00:00Z', 'created[lt]'],
       ['/v1/events?created[gte]=2026-11-24', 'created[gte]'],
+      ['/v1/events?created[gte]=0000-01-01T00:00:00Z', 'created[gte]'],
       ['/subscribe/v1/charges?status=DONE', 'status'],
       ['/subscribe/v1/cards?status=LOST', 'status'],
       ['/v1/refunds?status=OK', 'status'],

@@ -1,5 +1,6 @@
 // The daily reconciliation report: Tolov's record of money moved against the bank's, operation by operation.
 import type { Db } from '../../db/types.js';
+import { isCalendarDay } from '../../core/calendar.js';
 import type { Rails } from '../../rails/index.js';
 import type { RecordedOperation } from '../../rails/rail.js';
 import { debitOperationsBetween, type RecordedMoney } from '../payments/store.js';
@@ -12,9 +13,7 @@ const LAST_DAY = '9998-12-31';
 
 /** Whether `date` is a real UTC calendar day, YYYY-MM-DD, within the days a report covers (not 2026-13-45). */
 export function isReportDay(date: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || date < FIRST_DAY || date > LAST_DAY) return false;
-  const day = new Date(`${date}T00:00:00.000Z`);
-  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === date;
+  return isCalendarDay(date) && date >= FIRST_DAY && date <= LAST_DAY;
 }
 
 export const REPORT_DAY_RULE = `a real UTC day, YYYY-MM-DD, from ${FIRST_DAY} to ${LAST_DAY}`;

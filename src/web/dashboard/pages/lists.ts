@@ -4,6 +4,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
+import { isCalendarDay } from '../../../core/calendar.js';
 import type { Merchant } from '../../../core/merchant.js';
 import type { List } from '../../../core/pagination.js';
 import { INTENT_STATUSES, type ChargesQuery, type PaymentIntent } from '../../../modules/payments/schema.js';
@@ -20,7 +21,6 @@ import { notice, page, sendPage, when, type Section } from '../layout.js';
 import type { DashboardDeps } from '../deps.js';
 
 const PAGE_SIZE = 25;
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** An amount in tiyin as so'm with two decimals, grouped as the language writes numbers. */
 export function money(dash: Dash, tiyin: number): string {
@@ -96,7 +96,7 @@ function apiQuery(spec: Filtering, params: Params): Record<string, unknown> {
   for (const [param, bound, days] of [['from', 'created[gte]', 0], ['to', 'created[lt]', 1]] as const) {
     const day = params[param];
     if (!spec.dates || !day) continue;
-    if (!DAY.test(day) || Number.isNaN(Date.parse(`${day}T00:00:00Z`))) throw new ApiError('VALIDATION_ERROR', `${param}: YYYY-MM-DD`, { param });
+    if (!isCalendarDay(day)) throw new ApiError('VALIDATION_ERROR', `${param}: a real day, YYYY-MM-DD`, { param });
     query[bound] = new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().replace('.000Z', 'Z');
   }
   const q = params.q?.trim();
