@@ -324,11 +324,10 @@ export class WebhooksService {
    * most 100 events, and DELIVERIES_PER_EVENT_MAX deliveries per endpoint of each.
    */
   async timeline(merchant: Merchant, objectId: string): Promise<Array<{ event: Event; deliveries: WebhookDelivery[] }>> {
-    const events = await listPage(this.db, EVENT_LIST, merchant, { limit: 100 }, presentEvent, [{ column: 'object_id', value: objectId }]);
-    const deliveryMax = DELIVERIES_PER_EVENT_MAX * this.settings.webhookEndpointsMax;
-    return Promise.all(
-      events.data.reverse().map(async (event) => ({ event, deliveries: (await store.listDeliveriesOfEvent(this.db, event.id, deliveryMax)).map(presentDelivery) })),
-    );
+    const events = (await listPage(this.db, EVENT_LIST, merchant, { limit: 100 }, presentEvent, [{ column: 'object_id', value: objectId }])).data.reverse();
+    const deliveryMax = DELIVERIES_PER_EVENT_MAX * this.settings.webhookEndpointsMax * events.length;
+    const deliveries = await store.listDeliveriesOfEvents(this.db, events.map((event) => event.id), deliveryMax);
+    return events.map((event) => ({ event, deliveries: deliveries.filter((row) => row.event_id === event.id).map(presentDelivery) }));
   }
 
   async event(merchant: Merchant, id: string): Promise<Event> {

@@ -295,9 +295,9 @@ export async function listDeliveries(db: Queryable, endpointId: string, before: 
   return db.query<DeliveryRow>(`${SELECT_DELIVERY} WHERE d.endpoint_id = $1 AND d.seq < $2 ORDER BY d.seq DESC LIMIT $3`, [endpointId, before, limit]);
 }
 
-/** An event's deliveries to every endpoint, oldest first (an event has at most a few per endpoint). */
-export async function listDeliveriesOfEvent(db: Queryable, eventId: string, limit: number): Promise<DeliveryRow[]> {
-  return db.query<DeliveryRow>(`${SELECT_DELIVERY} WHERE d.event_id = $1 ORDER BY d.seq LIMIT $2`, [eventId, limit]);
+/** The deliveries of these events to every endpoint, oldest first, at most `limit`. */
+export async function listDeliveriesOfEvents(db: Queryable, eventIds: string[], limit: number): Promise<DeliveryRow[]> {
+  return db.query<DeliveryRow>(`${SELECT_DELIVERY} WHERE d.event_id = ANY ($1::text[]) ORDER BY d.seq LIMIT $2`, [eventIds, limit]);
 }
 
 export async function findDelivery(db: Queryable, id: string): Promise<DeliveryRow> {
