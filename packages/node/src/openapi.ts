@@ -2664,7 +2664,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; 10 if absent */
                 limit?: number;
-                /** @description Older than this request (req_…) */
+                /** @description Id of the last object of the previous page */
                 starting_after?: string;
                 /** @description Newer than this request (req_…): the ones right after it, newest first */
                 ending_before?: string;

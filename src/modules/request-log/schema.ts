@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp } from '../../core/schemas.js';
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../../core/pagination.js';
+import { PageQuery } from '../../core/pagination.js';
 
 export const RequestLogEntry = Type.Object(
   {
@@ -20,8 +20,7 @@ export type RequestLogEntry = Static<typeof RequestLogEntry>;
 
 export const RequestLogQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT, description: 'Page size, 1 to 100; 10 if absent' })),
-    starting_after: Type.Optional(Type.String({ maxLength: 64, description: 'Older than this request (req_…)' })),
+    ...PageQuery.properties,
     ending_before: Type.Optional(Type.String({ maxLength: 64, description: 'Newer than this request (req_…): the ones right after it, newest first' })),
   },
   { additionalProperties: false },

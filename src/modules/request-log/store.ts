@@ -48,15 +48,15 @@ export async function insertEntries(db: Queryable, entries: NewEntry[]): Promise
   );
 }
 
-/** Deletes all but the latest `kept` entries of each product and mode given. */
+/** Deletes all but the latest `kept` entries of each product and mode given, latest in the order the log is listed. */
 export async function trim(db: Queryable, pairs: Array<{ productId: string; livemode: boolean }>, kept: number): Promise<void> {
   await db.query(
     `DELETE FROM request_log r USING (
-       SELECT t.product_id, t.livemode,
-              (SELECT seq FROM request_log x WHERE x.product_id = t.product_id AND x.livemode = t.livemode
-                ORDER BY seq DESC OFFSET $3 LIMIT 1) AS floor
-         FROM unnest($1::text[], $2::boolean[]) AS t (product_id, livemode)) f
-      WHERE r.product_id = f.product_id AND r.livemode = f.livemode AND r.seq <= f.floor`,
+       SELECT t.product_id, t.livemode, x.created_at, x.seq
+         FROM unnest($1::text[], $2::boolean[]) AS t (product_id, livemode)
+         JOIN LATERAL (SELECT created_at, seq FROM request_log x WHERE x.product_id = t.product_id AND x.livemode = t.livemode
+                        ORDER BY created_at DESC, seq DESC OFFSET $3 LIMIT 1) x ON true) f
+      WHERE r.product_id = f.product_id AND r.livemode = f.livemode AND (r.created_at, r.seq) <= (f.created_at, f.seq)`,
     [pairs.map((pair) => pair.productId), pairs.map((pair) => pair.livemode), kept],
   );
 }
