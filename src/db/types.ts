@@ -23,7 +23,8 @@ export interface Db extends Queryable {
   transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
    * Follows NOTIFY on `channel` until the returned function is called, handing each notification's payload to
-   * `notified`. `listening` says whether notifications are heard: it turns false when the connection drops (notifications in between are lost) and true once it listens again.
+   * `notified`. `listening` says whether notifications are heard: it turns false when the connection drops
+   * (notifications in between are lost) and true once it listens again.
    */
   listen(channel: string, handlers: { notified: (payload: string) => void; listening: (heard: boolean) => void }): Promise<() => Promise<void>>;
   /**
