@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { constructEvent, WebhookSignatureError } from '../../packages/node/src/webhooks.js';
+import { constructEvent, signedHeaders, WebhookSignatureError } from '../../packages/node/src/webhooks.js';
+import { standardSignature, tolovSignature } from '../../src/modules/webhooks/signing.js';
 
 const secret = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA==';
 const body = JSON.stringify({ id: 'evt_1', object: 'event', type: 'order.paid', livemode: false, created: '2026-11-22T00:00:00.000Z', data: { id: 'ord_1' } });
@@ -42,5 +43,20 @@ describe('constructEvent', () => {
   it('honours a custom tolerance', () => {
     const old = t - 100;
     expect(() => constructEvent(body, `t=${old},v1=${sign(secret, old, body)}`, secret, 60, now)).toThrow(/more than 60 s/);
+  });
+});
+
+describe('signedHeaders', () => {
+  it('signs a body exactly as a delivery is signed, in both schemes', () => {
+    const headers = signedHeaders(body, secret, { eventId: 'evt_1', eventType: 'order.paid', timestamp: t });
+    expect(headers).toMatchObject({
+      'tolov-signature': tolovSignature([secret], t, body),
+      'webhook-signature': standardSignature([secret], 'evt_1', t, body),
+      'webhook-id': 'evt_1',
+      'webhook-timestamp': String(t),
+      'tolov-event-id': 'evt_1',
+      'tolov-event-type': 'order.paid',
+    });
+    expect(constructEvent(body, headers, secret, 300, now).id).toBe('evt_1');
   });
 });
