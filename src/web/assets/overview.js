@@ -8,6 +8,8 @@ if (box && window.uPlot) {
   const accent = style.getPropertyValue('--accent').trim() || '#0b6e4f';
   const ink = style.getPropertyValue('--muted').trim() || '#5c6b80';
   const grouped = new Intl.NumberFormat(document.documentElement.lang || 'en', { maximumFractionDigits: 0 });
+  // Small amounts (an empty month draws 0 to 1 so'm) need their decimals, or the axis repeats one number.
+  const amounts = new Intl.NumberFormat(document.documentElement.lang || 'en', { maximumFractionDigits: 2 });
   const size = () => ({ width: box.clientWidth, height: Math.min(280, Math.max(200, Math.round(box.clientWidth / 3))) });
   const chart = new window.uPlot(
     {
@@ -18,11 +20,11 @@ if (box && window.uPlot) {
       scales: { x: { time: true }, uzs: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] }, count: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
       axes: [
         { stroke: ink },
-        { scale: 'uzs', stroke: ink, size: 70, values: (_u, ticks) => ticks.map((tick) => grouped.format(tick)) },
+        { scale: 'uzs', stroke: ink, size: 70, values: (_u, ticks) => ticks.map((tick) => amounts.format(tick)) },
         { scale: 'count', side: 1, stroke: ink, grid: { show: false }, values: (_u, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? grouped.format(tick) : '')) },
       ],
       series: [
-        {},
+        { label: data.labels.day },
         { label: `${data.labels.volume}, UZS`, scale: 'uzs', fill: `${accent}55`, stroke: accent, paths: window.uPlot.paths.bars({ size: [0.7, 40] }), value: (_u, v) => (v == null ? '—' : grouped.format(v)) },
         { label: data.labels.count, scale: 'count', stroke: ink, width: 2, points: { show: true, size: 5 } },
       ],

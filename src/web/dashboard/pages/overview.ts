@@ -30,7 +30,7 @@ function figures(dash: Dash, days: Day[], balance: { available: number; pending:
 /** The chart (drawn by overview.js from the data attribute) and the same figures as a table. */
 function activity(dash: Dash, days: Day[]): Html {
   const { t } = dash;
-  const data = JSON.stringify({ days: days.map((day) => day.day), volume: days.map((day) => day.succeededAmount / 100), count: days.map((day) => day.succeededCount), labels: { volume: t('volume'), count: t('navPayments') } });
+  const data = JSON.stringify({ days: days.map((day) => day.day), volume: days.map((day) => day.succeededAmount / 100), count: days.map((day) => day.succeededCount), labels: { day: t('day'), volume: t('volume'), count: t('navPayments') } });
   const rows = days.map(
     (day) => html`<tr><td>${day.day}</td><td class="num">${money(dash, day.succeededAmount)}</td><td class="num">${String(day.succeededCount)}</td><td class="num">${String(day.failedCount)}</td></tr>`,
   );
