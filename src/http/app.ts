@@ -22,6 +22,7 @@ import { apiReferenceRoutes } from '../web/api-reference.js';
 import type { IdempotentReplies } from './idempotency.js';
 import { cardBindingRoutes } from './routes/card-bindings.js';
 import { cardRoutes } from './routes/cards.js';
+import { brandingRoutes } from './routes/branding.js';
 import { checkoutRoutes, type CheckoutLimits } from './routes/checkout.js';
 import { ledgerRoutes } from './routes/ledger.js';
 import { orderRoutes } from './routes/orders.js';
@@ -61,6 +62,7 @@ export async function registerApi(
   const { accounts, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers } = services;
   recordMerchantCalls(app, requestLog);
   await app.register(productRoutes, { products });
+  await app.register(brandingRoutes, { products, publicUrl });
   await app.register(reconciliationRoutes, { reconciliation });
   await app.register(orderRoutes, { orders, idempotent });
   await app.register(ledgerRoutes, { ledger });
@@ -73,7 +75,7 @@ export async function registerApi(
   await app.register(eventStreamRoutes, { streams: eventStreams });
   await app.register(requestLogRoutes, { requestLog });
   await app.register(testHelperRoutes, { helpers: testHelpers });
-  await app.register(pageRoutes, { checkout });
+  await app.register(pageRoutes, { checkout, products });
   await app.register(apiReferenceRoutes);
   await app.register(dashboardRoutes, { prefix: '/dashboard', db, accounts, products, webhooks, payments, orders, refunds, cards, requestLog, activity, ledger, publicUrl });
 }

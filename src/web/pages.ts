@@ -1,9 +1,15 @@
-// The hosted pages and their assets. Pages are a static shell; their script drives the public session calls.
+// The hosted pages, their assets and the products' branding. A page's first HTML shows the session; its script then
+// drives the public session calls.
 import { readFile } from 'node:fs/promises';
+import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { CheckoutService } from '../modules/checkout/service.js';
-import { TokenParams } from '../modules/checkout/schema.js';
+import { TokenParams, type SessionState } from '../modules/checkout/schema.js';
+import type { ProductsService } from '../modules/products/service.js';
+import { brandStylesheet } from './brand-colors.js';
+import { checkoutPageHtml } from './checkout-page.js';
 import { pageHeaders } from './headers.js';
+import { cookiesOf, isLang, languageOf, type Lang } from './language.js';
 
 const ASSETS_DIR = new URL('./assets/', import.meta.url);
 const ASSET_TYPES: Record<string, string> = {
@@ -13,59 +19,58 @@ const ASSET_TYPES: Record<string, string> = {
 };
 const ASSET_NAME = /^[a-z0-9-]+\.(js|css|svg)$/;
 const ASSET_MAX_AGE_SECONDS = 3600;
+/** A page's query: only the language is read; anything else a link carries (a shop's tracking tags) is let be. */
+const PageQuery = Type.Object({ lang: Type.Optional(Type.String()) });
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+/** Where the buyer's choice of language is remembered (by the page's script), for every hosted page. */
+const LANGUAGE_COOKIE = 'tolov_pay_lang';
+const BRAND_CACHE = 'public, max-age=31536000, immutable';
 
-/** The page's HTML; `returnUrl` (the shop's address, if it gave one) is handed to the script in an attribute. */
-function shell(script: string, returnUrl: string | null): string {
-  return `<!doctype html>
-<html lang="uz">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex">
-<title>Tolov</title>
-<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/assets/theme.css">
-<link rel="stylesheet" href="/assets/checkout.css">
-<script type="module" src="/assets/${script}"></script>
-</head>
-<body>
-<main class="sheet"${returnUrl === null ? '' : ` data-return-url="${escapeHtml(returnUrl)}"`}>
-  <header class="top">
-    <span class="brand">Tolov</span>
-    <nav class="languages" id="languages" aria-label="Til · Язык · Language"></nav>
-  </header>
-  <p class="merchant" id="merchant"></p>
-  <p class="badge-test" id="test-mode" hidden></p>
-  <div id="symbol" class="symbol" aria-hidden="true" hidden></div>
-  <h1 id="title"></h1>
-  <section id="view" aria-live="polite"></section>
-  <p class="secure" id="secure"></p>
-</main>
-<noscript><p>JavaScript kerak · Нужен JavaScript · JavaScript is required</p></noscript>
-</body>
-</html>
-`;
+/** The buyer's language: `?lang=`, else their earlier choice on a page, else the browser's, else Uzbek. */
+function buyerLanguage(request: FastifyRequest<{ Querystring: { lang?: string } }>): Lang {
+  const asked = request.query.lang;
+  return isLang(asked) ? asked : languageOf(cookiesOf(request.headers.cookie).get(LANGUAGE_COOKIE), request.headers['accept-language']);
 }
 
-export const pageRoutes: FastifyPluginAsync<{ checkout: CheckoutService }> = async (app, { checkout }) => {
+export const pageRoutes: FastifyPluginAsync<{ checkout: CheckoutService; products: ProductsService }> = async (app, { checkout, products }) => {
   const config = { auth: { kind: 'public' } } as const;
-  // One page for both kinds of session: its script learns from the session state whether it binds a card or pays.
-  const servePage = (kind: 'card_binding' | 'order') => async (request: FastifyRequest<{ Params: TokenParams }>, reply: FastifyReply) => {
-    const session = await checkout.pageOf(request.params.token);
-    const found = session?.kind === kind;
-    // An unknown link still gets the page, which explains itself, but with the status a crawler or a test can see.
-    // The token is in the URL: never send it to another site as a referrer.
-    return pageHeaders(reply, { formAction: "'none'", referrer: 'no-referrer' })
-      .code(found ? 200 : 404)
-      .type('text/html; charset=utf-8')
-      .send(shell('checkout.js', found ? session.returnUrl : null));
-  };
-  app.get('/bind/:token', { config, schema: { hide: true, params: TokenParams } }, servePage('card_binding'));
-  app.get('/pay/:token', { config, schema: { hide: true, params: TokenParams } }, servePage('order'));
+  // One page for both kinds of session: its state says whether it binds a card or pays.
+  const servePage =
+    (kind: SessionState['kind']) => async (request: FastifyRequest<{ Params: TokenParams; Querystring: { lang?: string } }>, reply: FastifyReply) => {
+      const page = await checkout.pageOf(request.params.token);
+      const found = page?.state.kind === kind ? page : null;
+      // An unknown link still gets the page, which explains itself, but with the status a crawler or a test can see.
+      // The token is in the URL: never send it to another site as a referrer.
+      return pageHeaders(reply, { formAction: "'none'", referrer: 'no-referrer' })
+        .header('Vary', 'Accept-Language, Cookie')
+        .code(found ? 200 : 404)
+        .type('text/html; charset=utf-8')
+        .send(checkoutPageHtml(found, buyerLanguage(request)));
+    };
+  const schema = { hide: true, params: TokenParams, querystring: PageQuery };
+  app.get('/bind/:token', { config, schema }, servePage('card_binding'));
+  app.get('/pay/:token', { config, schema }, servePage('order'));
+
+  // A product's logo, named by its content: the same address always means the same image.
+  app.get<{ Params: { digest: string } }>('/brand/logos/:digest', { config, schema: { hide: true } }, async (request, reply) => {
+    const { digest } = request.params;
+    const logo = /^[0-9a-f]{64}$/.test(digest) ? await products.logo(digest) : undefined;
+    if (!logo) return reply.callNotFound();
+    return reply
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('Content-Security-Policy', "default-src 'none'")
+      .header('Cross-Origin-Resource-Policy', 'same-origin')
+      .header('Cache-Control', BRAND_CACHE)
+      .type(logo.contentType)
+      .send(logo.body);
+  });
+
+  // A brand colour's stylesheet depends on the colour alone: one address per colour, cached for good.
+  app.get<{ Params: { file: string } }>('/brand/colors/:file', { config, schema: { hide: true } }, async (request, reply) => {
+    const hex = /^([0-9a-f]{6})\.css$/.exec(request.params.file)?.[1];
+    if (hex === undefined) return reply.callNotFound();
+    return reply.header('X-Content-Type-Options', 'nosniff').header('Cache-Control', BRAND_CACHE).type('text/css; charset=utf-8').send(brandStylesheet(hex));
+  });
 
   const assets = new Map<string, Buffer>();
   app.get<{ Params: { name: string } }>('/assets/:name', { config, schema: { hide: true } }, async (request, reply) => {

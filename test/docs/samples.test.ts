@@ -19,6 +19,7 @@ import { listenSecret } from '../../packages/cli/src/listen.js';
 import { bindCard } from '../support/binding.js';
 import { ADMIN_TOKEN, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
+import { logoPng } from '../support/png.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
@@ -205,6 +206,8 @@ describe('the docs’ samples', () => {
     const merchant = await service.createMerchant({ name: 'Chorsu Market' });
     const dir = await mkdtemp(join(ROOT, 'test/artifacts/samples-'));
     await mkdir(dir, { recursive: true });
+    // The image the branding sample uploads.
+    await writeFile(join(dir, 'logo.png'), logoPng([124, 45, 18]));
     const port = await freePort();
     const secret = listenSecret(merchant.test);
     const context: Context = {
@@ -221,6 +224,7 @@ describe('the docs’ samples', () => {
         TOLOV_API_BASE: base,
         KEY: merchant.test,
         TOLOV_ADMIN_TOKEN: ADMIN_TOKEN,
+        PRODUCT_ID: merchant.productId,
         TOLOV_WEBHOOK_SECRET: secret,
         PORT: String(port),
       },

@@ -21,14 +21,21 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
+export const PHONE_VIEWPORT = { width: 390, height: 844 };
+export const DESKTOP_VIEWPORT = { width: 1280, height: 800 };
+
 /**
- * Opens `url` as a buyer's phone would (set to `locale`, Uzbek unless given), with the page's clock under the test's
- * control, and collects the page's
- * problems: its uncaught errors and console errors. Chromium logs every 4xx answer; the refusals a test provokes are
- * expected, anything else is a problem.
+ * Opens `url` as a buyer's phone would (set to `locale`, Uzbek unless given; or at another `viewport`), with the page's
+ * clock under the test's control, and collects the page's problems: its uncaught errors and console errors. Chromium
+ * logs every 4xx answer; the refusals a test provokes are expected, anything else is a problem.
  */
-export async function openAsBuyer(browser: Browser, url: string, locale = 'uz-UZ'): Promise<{ page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, locale });
+export async function openAsBuyer(
+  browser: Browser,
+  url: string,
+  locale = 'uz-UZ',
+  { viewport = PHONE_VIEWPORT, javaScriptEnabled = true } = {},
+): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, locale, javaScriptEnabled });
   context.setDefaultTimeout(5_000);
   const page = await context.newPage();
   const problems: string[] = [];

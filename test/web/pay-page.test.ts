@@ -264,11 +264,73 @@ describe('the payment page over HTTP', () => {
       const order = (await local.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: idem(), body })).body;
       const token = order.paymentUrl.split('/pay/')[1];
       const page = await local.call({ method: 'GET', url: `/pay/${token}` });
-      expect(page.text).toContain('<main class="sheet" data-return-url="https://shop.uz/back?a=1&amp;b=&#39;x&#39;">');
+      expect(page.text).toContain('<main class="sheet" data-return-url="https://shop.uz/back?a=1&amp;b=&#39;x&#39;" data-session="');
       // A link of the other kind learns nothing of the session.
       const wrongKind = await local.call({ method: 'GET', url: `/bind/${token}` });
       expect(wrongKind.status).toBe(404);
       expect(wrongKind.text).toContain('<main class="sheet">');
+    } finally {
+      await local.stop();
+    }
+  });
+
+  it('writes what is paid into the first HTML, in the language the browser asks for, a remembered choice, or ?lang=', async () => {
+    const local = await startService();
+    try {
+      const shop = await local.createMerchant({ name: 'Chorsu Market' });
+      const body = { amount: 1_500_000, description: 'Two kilos of <apricots>', returnUrl: 'https://shop.uz/back' };
+      const order = (await local.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: idem(), body })).body;
+      const path = new URL(order.paymentUrl).pathname;
+      const open = (headers: Record<string, string>, query = '') => local.call({ method: 'GET', url: `${path}${query}`, headers });
+      const heading = (text: string) => /<h1 id="title">([^<]*)<\/h1>/.exec(text)?.[1];
+      const language = (text: string) => /<html lang="(\w+)">/.exec(text)?.[1];
+
+      const russian = await open({ 'accept-language': 'ru-RU,ru;q=0.9,en;q=0.8' });
+      expect(language(russian.text)).toBe('ru');
+      expect(heading(russian.text)).toBe('Оплата заказа');
+      expect(russian.text).toContain('<title>Оплата заказа · Tolov</title>');
+      expect(russian.text).toContain('<p class="merchant" id="merchant">Для Chorsu Market</p>');
+      expect(russian.text).toContain(`<p class="amount" id="amount">15${NBSP}000,00 сум</p>`);
+      expect(russian.text).toContain('<p class="description">Two kilos of &lt;apricots&gt;</p>');
+      expect(russian.text).toMatch(/<p class="time-left" role="timer">На оплату осталось (29:5\d|30:00)<\/p>/);
+      expect(russian.headers.vary).toBe('Accept-Language, Cookie');
+
+      // The q order decides, not the order written; a language the pages do not speak is passed over; none: Uzbek.
+      expect(language((await open({ 'accept-language': 'de-DE, ru;q=0.5, en;q=0.8' })).text)).toBe('en');
+      expect(language((await open({ 'accept-language': 'de-DE,fr;q=0.9' })).text)).toBe('uz');
+      expect(language((await open({})).text)).toBe('uz');
+      // A choice made on a page is remembered in a cookie and wins over the browser; ?lang= wins over both.
+      expect(language((await open({ 'accept-language': 'en', cookie: 'tolov_pay_lang=ru' })).text)).toBe('ru');
+      expect(language((await open({ cookie: 'tolov_pay_lang=ru' }, '?lang=en')).text)).toBe('en');
+      // A link's other query parameters (a shop's tracking tags) and a language the pages lack change nothing.
+      const tagged = await open({}, '?utm_source=sms&lang=constructor');
+      expect(tagged.status).toBe(200);
+      expect(language(tagged.text)).toBe('uz');
+      expect(heading(tagged.text)).toBe('Buyurtmani to‘lash');
+    } finally {
+      await local.stop();
+    }
+  });
+
+  it('keeps the merchant and the amount on an expired link, with the way back to the shop, and explains an unknown one', async () => {
+    const local = await startService();
+    try {
+      const shop = await local.createMerchant({ name: 'Chorsu Market' });
+      const body = { amount: 250_000, returnUrl: 'https://shop.uz/back' };
+      const order = (await local.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: idem(), body })).body;
+      await local.db.query('UPDATE checkout_sessions SET expires_at = now() WHERE order_id = $1', [order.id]);
+      const page = await local.call({ method: 'GET', url: new URL(order.paymentUrl).pathname, headers: { 'accept-language': 'en' } });
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('<h1 id="title">This link has expired</h1>');
+      expect(page.text).toContain('<p class="merchant" id="merchant">For Chorsu Market</p>');
+      expect(page.text).toContain('<p class="amount" id="amount">UZS 2,500.00</p>');
+      expect(page.text).not.toContain('time-left');
+      expect(page.text).toContain('<p>Go back to the shop and try again.</p><a class="button" href="https://shop.uz/back">Back to the shop</a>');
+
+      const unknown = await local.call({ method: 'GET', url: '/pay/cs_unknown', headers: { 'accept-language': 'ru' } });
+      expect(unknown.status).toBe(404);
+      expect(unknown.text).toContain('<h1 id="title">Ссылка не найдена</h1>');
+      expect(unknown.text).not.toContain('data-session');
     } finally {
       await local.stop();
     }

@@ -74,7 +74,6 @@ function presentKey(row: KeyRow) {
 export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = async (app, { products }) => {
   const config = { auth: { kind: 'admin' } } as const;
   const tags = ['operator'];
-
   app.post<{ Body: CreateProductBody }>(
     '/admin/v1/products',
     { config, schema: { tags, operationId: 'createProduct', summary: 'Create a product with a test and a live key', body: CreateProductBody, response: { 201: Product } } },

@@ -24,7 +24,10 @@ export interface SessionRow {
   /** TOO_MANY_ATTEMPTS once the buyer used up the card or code attempts (the session is then FAILED). */
   failure_code: string | null;
   // Joined from the product and the session's subject (a binding or an order):
+  /** The name buyers see: the product's display name, else its name. */
   product_name: string;
+  brand_color: string | null;
+  logo_digest: string | null;
   fee_bps: number;
   return_url: string | null;
   customer_ref: string | null;
@@ -57,7 +60,7 @@ const SESSION_COLUMNS =
   'rail_token, network, masked_pan, card_expiry, completed_at, save_card, failure_code';
 
 const SELECT_SESSION = `
-  SELECT ${qualified(SESSION_COLUMNS, 's')}, p.name AS product_name, p.fee_bps,
+  SELECT ${qualified(SESSION_COLUMNS, 's')}, coalesce(p.display_name, p.name) AS product_name, p.fee_bps, p.brand_color, p.logo_digest,
          coalesce(b.return_url, o.return_url) AS return_url, coalesce(b.customer_ref, o.customer_ref) AS customer_ref,
          o.amount AS order_amount, o.description AS order_description, o.status AS order_status,
          o.payment_intent_id AS order_payment, o.paid_at AS order_paid_at,

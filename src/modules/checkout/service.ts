@@ -70,6 +70,13 @@ export function presentSession(row: SessionRow): SessionState {
   };
 }
 
+export interface CheckoutPage {
+  state: SessionState;
+  returnUrl: string | null;
+  brandColor: string | null;
+  logoDigest: string | null;
+}
+
 export class CheckoutService {
   constructor(
     private readonly db: Db,
@@ -107,14 +114,22 @@ export class CheckoutService {
     return presentSession(session);
   }
 
-  /** Whether `token` names an order's session or a card binding's; null when it names none. */
   /**
-   * What the hosted page needs before its script runs: the session's kind, and the shop's address, which the page offers
-   * on every final screen (the session state gives it only once completed, to navigate there).
+   * What the hosted page shows before its script runs: the session's state (EXPIRED once past its time, whatever the
+   * workers have recorded yet), the shop's address, which the page offers on every final screen (the state gives it
+   * only once completed, to navigate there), and the product's branding. Null when `token` names no session.
    */
-  async pageOf(token: string): Promise<{ kind: SessionRow['kind']; returnUrl: string | null } | null> {
+  async pageOf(token: string): Promise<CheckoutPage | null> {
     const session = await store.findSession(this.db, token, false);
-    return session ? { kind: session.kind, returnUrl: session.return_url } : null;
+    if (!session) return null;
+    const state = presentSession(session);
+    const open = state.status === 'PENDING' || state.status === 'AWAITING_CODE';
+    return {
+      state: open && session.expired ? { ...state, status: 'EXPIRED' } : state,
+      returnUrl: session.return_url,
+      brandColor: session.brand_color,
+      logoDigest: session.logo_digest,
+    };
   }
 
   async state(token: string): Promise<SessionState> {

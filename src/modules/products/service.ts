@@ -5,6 +5,7 @@ import { newId } from '../../core/ids.js';
 import { randomBase62 } from '../../lib/random.js';
 import { sha256 } from '../../lib/secrets.js';
 import * as store from './store.js';
+import { brandingOf, changeBranding, logoOf, type Branding, type BrandingChange } from './branding.js';
 import type { Scope } from '../../core/merchant.js';
 
 export const SCOPES: readonly Scope[] = ['sale_of_goods', 'subscribe'];
@@ -130,5 +131,18 @@ export class ProductsService {
     // This process forgets at once; the others when they hear the notification.
     this.keys.clear();
     return row;
+  }
+
+  branding(productId: string): Promise<Branding> {
+    return brandingOf(this.db, productId);
+  }
+
+  changeBranding(productId: string, change: BrandingChange): Promise<Branding> {
+    return changeBranding(this.db, productId, change);
+  }
+
+  /** A logo by the digest that names it, for the hosted pages. */
+  logo(digest: string) {
+    return logoOf(this.db, digest);
   }
 }

@@ -69,39 +69,22 @@ export function checkCard({ pan, expiry, phone }, now = new Date()) {
   return errors;
 }
 
-const LANGUAGE_KEY = 'tolov.language';
+/** The cookie the server reads to speak the buyer's choice on every hosted page (pages.ts). */
+const LANGUAGE_COOKIE = 'tolov_pay_lang';
+const LANGUAGE_COOKIE_MAX_AGE_SECONDS = 365 * 86_400;
 
 /** Only the languages' own names: `in` would also accept what every object inherits (`constructor`, `toString`). */
 const isLanguage = (code) => typeof code === 'string' && Object.hasOwn(LANGUAGES, code);
 
-/** The page's language: ?lang=, else the buyer's earlier choice, else the browser's. */
+/** The language the server wrote the page in: ?lang=, else the buyer's earlier choice, else the browser's. */
 export function initialLanguage() {
-  const asked = new URLSearchParams(location.search).get('lang');
-  if (isLanguage(asked)) return asked;
-  try {
-    const saved = localStorage.getItem(LANGUAGE_KEY);
-    if (isLanguage(saved)) return saved;
-  } catch {
-    // Storage may be disabled: the browser's languages still decide.
-  }
-  return browserLanguage();
-}
-
-/** The first of the browser's languages the page speaks (ru-RU is Russian); Uzbek when it speaks none of them. */
-function browserLanguage() {
-  for (const tag of navigator.languages?.length ? navigator.languages : [navigator.language]) {
-    const primary = String(tag ?? '').toLowerCase().split('-')[0];
-    if (isLanguage(primary)) return primary;
-  }
-  return DEFAULT_LANGUAGE;
+  const lang = document.documentElement.lang;
+  return isLanguage(lang) ? lang : DEFAULT_LANGUAGE;
 }
 
 export function rememberLanguage(language) {
-  try {
-    localStorage.setItem(LANGUAGE_KEY, language);
-  } catch {
-    // Not remembered across visits; the page still switches.
-  }
+  const secure = location.protocol === 'https:' ? '; Secure' : '';
+  document.cookie = `${LANGUAGE_COOKIE}=${language}; Path=/; Max-Age=${LANGUAGE_COOKIE_MAX_AGE_SECONDS}; SameSite=Lax${secure}`;
 }
 
 /** Renders the language switcher into `nav`; `onChange` re-renders the page. */

@@ -15,6 +15,7 @@ import {
   textsFor,
 } from './capture.js';
 import { formatAmount, formatDateTime } from './i18n.js';
+import { clock, isOpen, screenOf } from './screens.js';
 
 /** A paid page stays this long before returning to the shop: time to glance at the receipt (the button goes at once). */
 const RETURN_DELAY_MS = 4000;
@@ -29,14 +30,16 @@ const CODE_ATTEMPTS = 5;
 const token = decodeURIComponent(location.pathname.split('/').pop() ?? '');
 const api = sessionApi(token);
 const view = document.getElementById('view');
+const sheet = view.closest('main');
 /** The shop's address, given with the page when the order or binding has one. */
-const SHOP_URL = view.closest('main').dataset.returnUrl ?? null;
+const SHOP_URL = sheet.dataset.returnUrl ?? null;
 
 const page = {
   language: initialLanguage(),
-  session: null,
-  /** The screen when there is no live session: 'notFound', 'expired' or null. */
-  gone: null,
+  /** The session as the server wrote the page (none for a link that names none), then as the session calls say. */
+  session: sheet.dataset.session ? JSON.parse(sheet.dataset.session) : null,
+  /** Why the session calls answer no more: 'notFound', 'expired' or null. */
+  gone: sheet.dataset.session ? null : 'notFound',
   /** Why the bank refused the payment, from the refusal itself. */
   failureCode: null,
   errors: {},
@@ -261,13 +264,10 @@ function codeForm(session) {
   );
 }
 
-/**
- * A screen the buyer cannot act on here: its title is the page's heading, and when the shop gave a way back, a final
- * screen offers it (`final`), so that no outcome is a dead end.
- */
-function outcome(kind, title, { final = true } = {}, ...lines) {
+/** A screen the buyer cannot act on here; a final one offers the way back to the shop, so that no outcome is a dead end. */
+function outcome(final, ...lines) {
   const back = final && SHOP_URL ? el('a', { class: 'button', href: SHOP_URL }, t().backToShop) : null;
-  return { title, symbol: kind, body: el('div', { class: 'outcome' }, ...lines, back) };
+  return el('div', { class: 'outcome' }, ...lines, back);
 }
 
 /** The card as a buyer knows it: its network and last four digits. */
@@ -305,13 +305,7 @@ function completed(session) {
   const lines = isOrder()
     ? [receipt(session), page.form.saveCard && session.canSaveCard ? el('p', {}, text.cardSaved(cardName(session.maskedPan))) : null]
     : [el('p', {}, text.doneText(cardName(session.maskedPan)))];
-  return outcome(
-    'success',
-    isOrder() ? text.paidTitle : text.doneTitle,
-    {},
-    ...lines,
-    el('p', { class: 'hint' }, session.returnUrl ? text.returning : text.closeHint),
-  );
+  return outcome(true, ...lines, el('p', { class: 'hint' }, session.returnUrl ? text.returning : text.closeHint));
 }
 
 /** Asks again while the bank confirms, a bounded number of times. */
@@ -324,38 +318,35 @@ function poll() {
   }, POLL_INTERVAL_MS);
 }
 
+/** The body of each screen; the rest are outcomes, told in the screen's own words. */
+const BODIES = {
+  loading: () => el('p', { class: 'loading', 'aria-busy': 'true' }, '…'),
+  paid: completed,
+  done: completed,
+  code: codeForm,
+  pay: cardForm,
+  bind: cardForm,
+};
+
 /** What the buyer sees now: the heading, a symbol for an outcome (or null), and the body below the summary. */
 function screen() {
   const text = t();
-  const session = page.session;
-  if (page.gone === 'expired') return outcome('warning', text.expiredTitle, {}, el('p', {}, text.expiredText));
-  if (page.gone === 'notFound') return outcome('warning', text.notFoundTitle, {}, el('p', {}, text.notFoundText));
-  if (!session) return { title: '', symbol: null, body: el('p', { class: 'loading', 'aria-busy': 'true' }, '…') };
-  if (session.status === 'COMPLETED') return completed(session);
-  if (session.status === 'PROCESSING') {
-    poll();
-    return outcome('pending', text.processingTitle, { final: false }, el('p', {}, text.processingText));
-  }
-  // A session closed for used-up attempts says so; an order's FAILED session otherwise means the bank refused.
-  if (isOrder() && session.status === 'FAILED' && session.failureCode !== 'TOO_MANY_ATTEMPTS') {
-    const reason = text.reasons[page.failureCode];
-    return outcome('warning', text.refusedTitle, {}, reason ? el('p', {}, reason) : null, el('p', {}, text.refusedText));
-  }
-  if (isOrder() && session.order.status === 'CANCELED') return outcome('warning', text.canceledTitle, {}, el('p', {}, text.canceledText));
-  if (session.status === 'EXPIRED') return outcome('warning', text.expiredTitle, {}, el('p', {}, text.expiredText));
-  if (session.status === 'FAILED') return outcome('warning', text.failedTitle, {}, el('p', {}, text.failedText));
-  if (session.status === 'AWAITING_CODE') return { title: text.codeTitle, symbol: null, body: codeForm(session) };
-  return { title: isOrder() ? text.payTitle : text.bindTitle, symbol: null, body: cardForm(session) };
+  const { name, symbol, final, summary } = screenOf(page.session, page.gone);
+  const title = text[`${name}Title`] ?? '';
+  if (BODIES[name]) return { title, symbol, summary, body: BODIES[name](page.session) };
+  if (name === 'processing') poll();
+  const reason = name === 'refused' ? text.reasons[page.failureCode] : null;
+  return { title, symbol, summary, body: outcome(final, reason ? el('p', {}, reason) : null, el('p', {}, text[`${name}Text`])) };
 }
 
 /** What is being paid, and the time left to pay it: shown above every step of an order. */
 function orderSummary(session) {
   const text = t();
-  const open = session.status === 'PENDING' || session.status === 'AWAITING_CODE';
+  const open = isOpen(session) && !page.gone;
   const left = el('p', { class: 'time-left', role: 'timer' });
   const tick = () => {
     const seconds = Math.max(0, Math.floor((Date.parse(session.expiresAt) - Date.now()) / 1000));
-    left.textContent = text.timeLeft(`${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`);
+    left.textContent = text.timeLeft(clock(seconds));
     // Past its time the session answers 410: ask, and show what it says.
     if (seconds === 0) {
       clearInterval(timers.clock);
@@ -381,7 +372,7 @@ function render() {
   const text = t();
   const session = page.session;
   document.documentElement.lang = page.language;
-  const { title, symbol, body } = screen();
+  const { title, symbol, summary, body } = screen();
   document.title = title ? `${title} · Tolov` : 'Tolov';
   languageSwitcher(document.getElementById('languages'), page.language, setLanguage);
   document.getElementById('title').textContent = title;
@@ -395,10 +386,10 @@ function render() {
   const notice = page.notice
     ? el('p', { class: `notice ${page.notice.kind}`, role: page.notice.kind === 'error' ? 'alert' : 'status' }, page.notice.text ?? errorText(page.notice.code))
     : null;
-  // A paid order's receipt says what was paid; every other step shows it above.
-  const summary = session && isOrder() && !page.gone && session.status !== 'COMPLETED' ? orderSummary(session) : null;
+  // A paid order's receipt says what was paid; every other step shows it above, an expired link's too.
+  const what = summary && session && isOrder() ? orderSummary(session) : null;
   const focused = document.activeElement?.id;
-  view.replaceChildren(...[summary, notice, body].filter(Boolean));
+  view.replaceChildren(...[what, notice, body].filter(Boolean));
   // Keep the buyer where they were typing; otherwise put them on the first field with an error, or the first field.
   const errorField = Object.keys(page.errors)[0];
   const target =

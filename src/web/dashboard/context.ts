@@ -5,7 +5,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Merchant } from '../../core/merchant.js';
 import type { Role, SessionRow } from '../../modules/accounts/store.js';
 import type { ProductRow } from '../../modules/products/store.js';
-import { languageOf, translator, type Lang, type Translate } from './i18n.js';
+import { cookiesOf as parseCookies, languageOf } from '../language.js';
+import { translator, type Lang, type Translate } from './i18n.js';
 
 export const SESSION_COOKIE = 'tolov_session';
 const FORM_COOKIE = 'tolov_form';
@@ -45,12 +46,7 @@ export class DashboardError extends Error {
 }
 
 export function cookiesOf(request: FastifyRequest): Map<string, string> {
-  const cookies = new Map<string, string>();
-  for (const part of String(request.headers.cookie ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0) cookies.set(part.slice(0, at).trim(), part.slice(at + 1).trim());
-  }
-  return cookies;
+  return parseCookies(request.headers.cookie);
 }
 
 function cookie(name: string, value: string, options: { secure: boolean; maxAgeSeconds?: number; httpOnly?: boolean }): string {
