@@ -4,10 +4,8 @@
 import type { CheckoutPage } from '../modules/checkout/service.js';
 import { formatAmount, textsFor, type Texts } from './assets/i18n.js';
 import { clock, isOpen, screenOf, type Screen } from './assets/screens.js';
+import { html, type Html } from './html.js';
 import type { Lang } from './language.js';
-
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 
 const textOf = (texts: Texts, key: `${string}Title` | `${string}Text`): string | null => {
   const value = texts[key];
@@ -15,37 +13,35 @@ const textOf = (texts: Texts, key: `${string}Title` | `${string}Text`): string |
 };
 
 /** What is being paid, and the time left to pay it (the script keeps the time ticking). */
-function summary(page: CheckoutPage, lang: Lang, texts: Texts, now: number): string {
+function summary(page: CheckoutPage, lang: Lang, texts: Texts, now: number): Html {
   const order = page.state.order!;
   const seconds = Math.max(0, Math.floor((Date.parse(page.state.expiresAt) - now) / 1000));
-  return `<div class="summary">
-  <p class="amount-label">${escapeHtml(texts.amountLabel)}</p>
-  <p class="amount" id="amount">${escapeHtml(formatAmount(order.amount, lang))}</p>
-  ${order.description ? `<p class="description">${escapeHtml(order.description)}</p>` : ''}
-  ${isOpen(page.state) ? `<p class="time-left" role="timer">${escapeHtml(texts.timeLeft(clock(seconds)))}</p>` : ''}
-</div>`;
+  return html`<div class="summary">
+    <p class="amount-label">${texts.amountLabel}</p>
+    <p class="amount" id="amount">${formatAmount(order.amount, lang)}</p>
+    ${order.description ? html`<p class="description">${order.description}</p>` : null}
+    ${isOpen(page.state) ? html`<p class="time-left" role="timer">${texts.timeLeft(clock(seconds))}</p>` : null}
+  </div>`;
 }
 
 /** A screen's own words when they need no script: an outcome's explanation, and the way back to the shop. */
-function outcome(screen: Screen, page: CheckoutPage | null, texts: Texts): string {
+function outcome(screen: Screen, page: CheckoutPage | null, texts: Texts): Html | null {
+  if (screen.symbol === null) return null;
   const completed = screen.name === 'paid' || screen.name === 'done';
   const line = completed ? (page?.state.returnUrl ? texts.returning : texts.closeHint) : textOf(texts, `${screen.name}Text`);
-  const back = screen.final && page?.returnUrl ? `<a class="button" href="${escapeHtml(page.returnUrl)}">${escapeHtml(texts.backToShop)}</a>` : '';
-  if (screen.symbol === null) return '';
-  return `<div class="outcome">${line ? `<p>${escapeHtml(line)}</p>` : ''}${back}</div>`;
+  const back = screen.final && page?.returnUrl ? html`<a class="button" href="${page.returnUrl}">${texts.backToShop}</a>` : null;
+  return html`<div class="outcome">${line ? html`<p>${line}</p>` : null}${back}</div>`;
 }
 
-function header(page: CheckoutPage | null, texts: Texts): string {
+function header(page: CheckoutPage | null, texts: Texts): Html {
   const name = page?.state.productName;
-  const logo = page?.logoDigest
-    ? `<img class="logo" src="/brand/logos/${page.logoDigest}" alt="${escapeHtml(name ?? '')}">`
-    : '<span class="brand">Tolov</span>';
-  return `<header class="top">
+  const logo = page?.logoDigest ? html`<img class="logo" src="/brand/logos/${page.logoDigest}" alt="${name}">` : html`<span class="brand">Tolov</span>`;
+  return html`<header class="top">
     ${logo}
     <nav class="languages" id="languages" aria-label="Til · Язык · Language"></nav>
   </header>
-  <p class="merchant" id="merchant">${name ? escapeHtml(texts.forMerchant(name)) : ''}</p>
-  <p class="badge-test" id="test-mode"${page && !page.state.livemode ? '' : ' hidden'}>${escapeHtml(texts.testMode)}</p>`;
+  <p class="merchant" id="merchant">${name ? texts.forMerchant(name) : null}</p>
+  <p class="badge-test" id="test-mode"${page && !page.state.livemode ? '' : html` hidden`}>${texts.testMode}</p>`;
 }
 
 /** The page for a session (`page`), or for a link that names none (null). */
@@ -53,34 +49,35 @@ export function checkoutPageHtml(page: CheckoutPage | null, lang: Lang, now = Da
   const texts = textsFor(lang);
   const screen = screenOf(page?.state ?? null, page ? null : 'notFound');
   const title = textOf(texts, `${screen.name}Title`) ?? '';
-  const data = page ? ` data-session="${escapeHtml(JSON.stringify(page.state))}"` : '';
-  const shop = page?.returnUrl ? ` data-return-url="${escapeHtml(page.returnUrl)}"` : '';
-  return `<!doctype html>
+  const shop = page?.returnUrl ? html` data-return-url="${page.returnUrl}"` : null;
+  const data = page ? html` data-session="${JSON.stringify(page.state)}"` : null;
+  return html`<!doctype html>
 <html lang="${lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
-<title>${escapeHtml(title ? `${title} · Tolov` : 'Tolov')}</title>
+<title>${title ? `${title} · Tolov` : 'Tolov'}</title>
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/theme.css">
 <link rel="stylesheet" href="/assets/checkout.css">
-${page?.brandColor ? `<link rel="stylesheet" href="/brand/colors/${page.brandColor.slice(1)}.css">\n` : ''}<script type="module" src="/assets/checkout.js"></script>
+${page?.brandColor ? html`<link rel="stylesheet" href="/brand/colors/${page.brandColor.slice(1)}.css">` : null}
+<script type="module" src="/assets/checkout.js"></script>
 </head>
 <body>
 <main class="sheet"${shop}${data}>
   ${header(page, texts)}
-  <div id="symbol" class="symbol ${screen.symbol ?? ''}" aria-hidden="true"${screen.symbol ? '' : ' hidden'}></div>
-  <h1 id="title">${escapeHtml(title)}</h1>
+  <div id="symbol" class="symbol ${screen.symbol ?? ''}" aria-hidden="true"${screen.symbol ? null : html` hidden`}></div>
+  <h1 id="title">${title}</h1>
   <section id="view" aria-live="polite">
-  ${page && screen.summary && page.state.order ? summary(page, lang, texts, now) : ''}
+  ${page && screen.summary && page.state.order ? summary(page, lang, texts, now) : null}
   ${outcome(screen, page, texts)}
   </section>
-  <p class="secure" id="secure">${escapeHtml(texts.secure)}</p>
+  <p class="secure" id="secure">${texts.secure}</p>
 </main>
 <noscript><p>JavaScript kerak · Нужен JavaScript · JavaScript is required</p></noscript>
 </body>
 </html>
-`;
+`.text;
 }

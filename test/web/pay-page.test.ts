@@ -231,6 +231,12 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     expect(await expiring.page.getByRole('link', { name: 'Do‘konga qaytish' }).getAttribute('href')).toBe(`${base}/healthz?from=payment`);
     await shot(expiring.page, '9-expired-uz');
     expect((await readOrder(expiring.order.id)).status).toBe('EXPIRED');
+    // After a reload the session calls answer 410, and the page still says whom and how much the link was for.
+    await expiring.page.reload();
+    await expect.poll(() => expiring.page.locator('h1').textContent()).toBe('Havolaning muddati tugagan');
+    expect(await expiring.page.locator('#merchant').textContent()).toBe('Chorsu Market uchun');
+    expect(await expiring.page.locator('#amount').textContent()).toBe(`15${NBSP}000,00 so‘m`);
+    expect(await expiring.page.getByRole('link', { name: 'Do‘konga qaytish' }).count()).toBe(1);
   });
 });
 

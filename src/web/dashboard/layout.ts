@@ -2,7 +2,7 @@
 import type { FastifyReply } from 'fastify';
 import { pageHeaders } from '../headers.js';
 import type { Dash, Signed } from './context.js';
-import { html, type Html, type Value } from './html.js';
+import { html, type Html, type Value } from '../html.js';
 import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
 
 export type Section = 'overview' | 'payments' | 'orders' | 'refunds' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'team' | 'account';

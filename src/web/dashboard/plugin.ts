@@ -13,7 +13,7 @@ import { securityPages } from './pages/security.js';
 import { teamPages } from './pages/team.js';
 import { webhookPages } from './pages/webhooks.js';
 import { cookiesOf, DashboardError, dashOf, SESSION_COOKIE, SignInRequired, setLanguageCookie, startDash, tokensEqual } from './context.js';
-import { html } from './html.js';
+import { html } from '../html.js';
 import { isLang } from './i18n.js';
 import { page, sendPage } from './layout.js';
 

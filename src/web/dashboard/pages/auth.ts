@@ -15,7 +15,7 @@ import {
   signedIn,
   type Dash,
 } from '../context.js';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';

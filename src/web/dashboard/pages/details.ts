@@ -9,7 +9,7 @@ import type { Merchant } from '../../../core/merchant.js';
 import type { Event, WebhookDelivery } from '../../../modules/webhooks/schema.js';
 import { actorOf, CHANGES, dashOf, field, merchantOfSigned, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
 import type { DashboardDeps, Form } from '../deps.js';
-import { html, type Html, type Value } from '../html.js';
+import { html, type Html, type Value } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, when } from '../layout.js';
 import { money } from './lists.js';

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { KeyRow } from '../../../modules/products/store.js';
 import { actorOf, CHANGES, dashOf, field, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
-import { html, type Html, type Value } from '../html.js';
+import { html, type Html, type Value } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, shownOnce, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';

@@ -15,7 +15,7 @@ import type { Event, EventsQuery } from '../../../modules/webhooks/schema.js';
 import type { RequestLogEntry, RequestLogQuery } from '../../../modules/request-log/schema.js';
 import { SENT_EVENT_TYPES } from '../../../modules/webhooks/events.js';
 import { dashOf, ROUTE, signedIn, merchantOfSigned, type Dash } from '../context.js';
-import { html, type Html, type Value } from '../html.js';
+import { html, type Html, type Value } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { notice, page, sendPage, when, type Section } from '../layout.js';
 import type { DashboardDeps } from '../deps.js';

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Day } from '../../../modules/payments/activity.js';
 import { dashOf, merchantOfSigned, ROUTE, signedIn, type Dash } from '../context.js';
 import type { DashboardDeps } from '../deps.js';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '../../html.js';
 import { page, sendPage, when } from '../layout.js';
 import { money } from './lists.js';
 import { serveLibrary } from '../../library.js';

@@ -1,7 +1,7 @@
 // The user's own security: the optional second factor (an authenticator app, with recovery codes).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf, dashOf, field, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
-import { html, raw, type Html, type Value } from '../html.js';
+import { html, raw, type Html, type Value } from '../../html.js';
 import { csrfField, notice, page, sendPage } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ROLES, type Role } from '../../../modules/accounts/store.js';
 import { actorOf, dashOf, EMAIL_PATTERN, field, MANAGES_TEAM, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, shownOnce, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';

@@ -6,7 +6,7 @@ import type { Merchant } from '../../../core/merchant.js';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../../../modules/webhooks/events.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../../modules/webhooks/schema.js';
 import { actorOf, CHANGES, dashOf, field, fields, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, shownOnce, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
