@@ -18,6 +18,7 @@ import { migrate } from '../src/db/migrate.js';
 import type { Merchant } from '../src/core/merchant.js';
 import { runIdempotent } from '../src/core/idempotency.js';
 import { Sealer } from '../src/lib/sealing.js';
+import type { TimingsSnapshot } from '../src/lib/timings.js';
 import { createSender } from '../src/modules/webhooks/sender.js';
 import { WebhooksService } from '../src/modules/webhooks/service.js';
 import { createService } from '../src/service.js';
@@ -40,6 +41,8 @@ const RATIO_ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 5);
 /** Steady offered rates of POST charge, as fractions of the direct rate measured in the rounds. */
 const PACED_FRACTIONS = (process.env.BENCH_PACED_FRACTIONS ?? '0.25,0.5,0.8').split(',').map(Number).filter((f) => f > 0);
 /** Stored payments at which list and balance latency are measured again, seeded in bulk. */
+/** API processes sharing one PostgreSQL database in the scale-out scenario. */
+const SCALE_OUT_PROCESSES = Number(process.env.BENCH_SCALE_OUT_PROCESSES ?? 2);
 const SCALE_STEPS = (process.env.BENCH_SCALE_STEPS ?? '10000,1000000').split(',').map(Number).filter((n) => n > 0);
 
 interface Result {
@@ -52,6 +55,47 @@ interface Result {
   non2xx: number;
   /** CPU time per request (ms) of the load's client, the service process and the PostgreSQL server, where measured. */
   cpu?: CpuPerRequest;
+  /** Where the service's time went during the load, where asked for. */
+  breakdown?: Breakdown;
+}
+
+interface Breakdown {
+  timings: TimingsSnapshot;
+  /** PostgreSQL's WAL flushes during the load (the whole server's): per request, and their mean time when timed. */
+  wal: { syncsPerRequest: number; meanSyncMs: number | null } | null;
+}
+
+/** PostgreSQL's count of WAL flushes and their total time (ms; 0 unless track_wal_io_timing is on), or null without it. */
+async function walSyncs(): Promise<{ syncs: number; syncMs: number } | null> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ wal_sync: string; wal_sync_time: number }>('SELECT wal_sync, wal_sync_time FROM pg_stat_wal');
+    return { syncs: Number(rows[0]!.wal_sync), syncMs: Number(rows[0]!.wal_sync_time) };
+  } catch {
+    return null;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** Starts a breakdown of the service at `url` (its timings afresh); the returned function reads it for `requests`. */
+async function startBreakdown(url: string, postgres: boolean): Promise<(requests: number) => Promise<Breakdown>> {
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  await fetchCaller(url)('POST', '/admin/v1/timings/reset', {}, admin);
+  const walBefore = postgres ? await walSyncs() : null;
+  return async (requests) => {
+    const timings = (await fetchCaller(url)('GET', '/admin/v1/timings', undefined, admin)) as unknown as TimingsSnapshot;
+    const walAfter = postgres ? await walSyncs() : null;
+    const wal =
+      walBefore && walAfter
+        ? {
+            syncsPerRequest: Math.round(((walAfter.syncs - walBefore.syncs) / requests) * 100) / 100,
+            meanSyncMs: walAfter.syncMs > walBefore.syncMs ? Math.round(((walAfter.syncMs - walBefore.syncMs) / (walAfter.syncs - walBefore.syncs)) * 100) / 100 : null,
+          }
+        : null;
+    return { timings, wal };
+  };
 }
 
 interface CpuPerRequest {
@@ -113,11 +157,20 @@ function cpuMeter(servicePid?: number): (requests: number) => CpuPerRequest {
   };
 }
 
-/** Loads the service; with `servicePid`, also counts where the CPU went. */
-async function load(name: string, options: autocannon.Options, servicePid?: number): Promise<Omit<Result, 'engine' | 'scenario'>> {
-  if (WARMUP_SECONDS > 0) await autocannon({ connections: CONNECTIONS, duration: WARMUP_SECONDS, ...options });
+/**
+ * Loads the service; with `servicePid`, also counts where the CPU went; with `breakdown` (the service's address, and
+ * whether it runs on PostgreSQL), also where its time went.
+ */
+async function load(
+  name: string,
+  options: autocannon.Options,
+  servicePid?: number,
+  breakdown?: { url: string; postgres: boolean },
+): Promise<Omit<Result, 'engine' | 'scenario'>> {
+  if (WARMUP_SECONDS > 0) await autocannon({ connections: CONNECTIONS, ...options, duration: WARMUP_SECONDS });
   const meter = servicePid ? cpuMeter(servicePid) : null;
-  const result = await autocannon({ connections: CONNECTIONS, duration: DURATION_SECONDS, ...options });
+  const readBreakdown = breakdown ? await startBreakdown(breakdown.url, breakdown.postgres) : null;
+  const result = await autocannon({ connections: CONNECTIONS, ...options, duration: DURATION_SECONDS });
   process.stderr.write(`  ${name}: ${Math.round(result.requests.average)} req/s\n`);
   return {
     requestsPerSecond: Math.round(result.requests.average),
@@ -126,6 +179,7 @@ async function load(name: string, options: autocannon.Options, servicePid?: numb
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     ...(meter ? { cpu: meter(result.requests.total) } : {}),
+    ...(readBreakdown ? { breakdown: await readBreakdown(result.requests.total) } : {}),
   };
 }
 
@@ -247,11 +301,20 @@ const CHARGE = { amount: 2_500_000, description: 'Benchmark charge', metadata: {
 let chargeSequence = 0;
 
 /** POST charge from CONNECTIONS clients, each request under an idempotency key of its own. */
-const chargeLoad = (name: string, url: string, authorization: string, card: string, servicePid?: number) =>
+const chargeLoad = (
+  name: string,
+  url: string,
+  authorization: string,
+  card: string,
+  servicePid?: number,
+  breakdown?: { url: string; postgres: boolean },
+  connections = CONNECTIONS,
+) =>
   load(
     name,
     {
       url: `${url}/subscribe/v1/charges`,
+      connections,
       requests: [
         {
           method: 'POST',
@@ -264,6 +327,7 @@ const chargeLoad = (name: string, url: string, authorization: string, card: stri
       ],
     },
     servicePid,
+    breakdown,
   );
 const WITHOUT_HTTP = 'the service’s charge without HTTP';
 const CHARGE_ROWS = 'direct transaction: a charge’s rows';
@@ -311,7 +375,7 @@ async function benchService(engine: string, env: Record<string, string>): Promis
       url: `${url}/merchant/v1/orders?limit=10`,
       headers: { authorization },
     });
-    const createCharges = await chargeLoad('POST /subscribe/v1/charges', url, authorization, card, child.pid);
+    const createCharges = await chargeLoad('POST /subscribe/v1/charges', url, authorization, card, child.pid, { url, postgres: engine === 'postgres' });
     const listCharges = await load('GET /subscribe/v1/charges', { url: `${url}/subscribe/v1/charges?limit=10`, headers: { authorization } });
     const balance = await load('GET /v1/balance', { url: `${url}/v1/balance`, headers: { authorization } });
     results.push(
@@ -326,6 +390,55 @@ async function benchService(engine: string, env: Record<string, string>): Promis
   }
   results.push(...(await benchAtScale(engine, env, product.id, product.keys.test, card)));
   return results;
+}
+
+interface ScaleOut {
+  processes: number;
+  /** Each process's rate and latency, under its share of the connections. */
+  each: Omit<Result, 'engine' | 'scenario'>[];
+  requestsPerSecond: number;
+  /** Whether money was conserved afterwards: the balance equals the succeeded charges' net, one intent per key. */
+  conserved: boolean;
+  checks: string[];
+}
+
+/**
+ * POST charge on SCALE_OUT_PROCESSES services sharing one PostgreSQL database, the connections split between them,
+ * all loaded at once; then checks that money was conserved, reading the database and the API.
+ */
+async function benchScaleOut(databaseUrl: string): Promise<ScaleOut> {
+  process.stderr.write(`postgres: POST charge on ${SCALE_OUT_PROCESSES} processes sharing one database\n`);
+  const services = [];
+  for (let i = 0; i < SCALE_OUT_PROCESSES; i++) services.push(await startService({ DATABASE_URL: databaseUrl }));
+  const db = await openPostgres(databaseUrl);
+  try {
+    const product = await createBenchProduct(fetchCaller(services[0]!.url));
+    const authorization = `Bearer ${product.keys.test}`;
+    const card = await bindTestCard(fetchCaller(services[0]!.url), authorization);
+    const share = Math.max(1, Math.floor(CONNECTIONS / SCALE_OUT_PROCESSES));
+    const each = await Promise.all(
+      services.map(({ url, child }, i) => chargeLoad(`process ${i + 1}: POST charge`, url, authorization, card, child.pid, undefined, share)),
+    );
+    const balance = await fetchCaller(services[1 % services.length]!.url)('GET', '/v1/balance', undefined, { authorization });
+    const [sums] = await db.query<{ net: string; intents: string; keyed: string; unkeyed: string }>(
+      `SELECT (SELECT coalesce(sum(amount - fee), 0) FROM payment_intents WHERE product_id = $1 AND status = 'SUCCEEDED') AS net,
+              (SELECT count(*) FROM payment_intents WHERE product_id = $1) AS intents,
+              (SELECT count(DISTINCT resource_id) FROM idempotency_keys WHERE product_id = $1 AND resource_id LIKE 'pi_%') AS keyed,
+              (SELECT count(*) FROM payment_intents p WHERE product_id = $1
+                  AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.product_id = $1 AND k.resource_id = p.id)) AS unkeyed`,
+      [product.id],
+    );
+    const total = Number(balance.available) + Number(balance.pending);
+    const checks = [
+      `balance ${total} = succeeded net ${sums!.net}`,
+      `${sums!.intents} intents, each under one key (${sums!.keyed} keys name one; ${sums!.unkeyed} without)`,
+    ];
+    const conserved = total === Number(sums!.net) && Number(sums!.intents) === Number(sums!.keyed) && Number(sums!.unkeyed) === 0;
+    return { processes: SCALE_OUT_PROCESSES, each, requestsPerSecond: each.reduce((sum, r) => sum + r.requestsPerSecond, 0), conserved, checks };
+  } finally {
+    await db.close();
+    for (const { child } of services) await stopService(child);
+  }
 }
 
 /**
@@ -399,6 +512,8 @@ async function withPostgresDatabase<T>(run: (url: string) => Promise<T>): Promis
   }
   const name = `tolov_bench_${Date.now()}_${++databases}`;
   await admin.query(`CREATE DATABASE ${name}`);
+  // Times the WAL flushes of this database's sessions, for the breakdown of a charge (a superuser's setting).
+  await admin.query(`ALTER DATABASE ${name} SET track_wal_io_timing = on`).catch(() => {});
   try {
     const url = new URL(POSTGRES_URL);
     url.pathname = `/${name}`;
@@ -764,6 +879,34 @@ function poisonLines(results: Result[]): string[] {
   });
 }
 
+/** The scale-out scenario, against one process's rate on PostgreSQL and the emulator's, in this run. */
+function scaleOutLines(scaleOut: ScaleOut, results: Result[]): string[] {
+  const one = results.find((r) => r.engine === 'postgres' && r.scenario === 'POST /subscribe/v1/charges');
+  const emulator = results.find((r) => r.engine === EMULATOR);
+  const against = [one && `${(scaleOut.requestsPerSecond / one.requestsPerSecond).toFixed(2)} × one process`, emulator && `${(scaleOut.requestsPerSecond / emulator.requestsPerSecond).toFixed(2)} × ${EMULATOR}`];
+  return [
+    `postgres: POST charge on ${scaleOut.processes} processes sharing one database, ${CONNECTIONS} connections split between them: ` +
+      `${scaleOut.requestsPerSecond} req/s together (${against.filter(Boolean).join(', ')}); ` +
+      scaleOut.each.map((r, i) => `process ${i + 1}: ${r.requestsPerSecond} req/s, p50 ${r.p50Ms} / p99 ${r.p99Ms} ms, ${r.non2xx} non-2xx`).join('; '),
+    `  money conserved: ${scaleOut.conserved ? 'yes' : 'NO'} (${scaleOut.checks.join('; ')})`,
+  ];
+}
+
+/** Where a charge's time went in the service, under the load of the main table, per engine. */
+function breakdownLines(results: Result[]): string[] {
+  return results.flatMap((result) => {
+    if (!result.breakdown) return [];
+    const { timings, wal } = result.breakdown;
+    const loop = timings.eventLoopDelay;
+    return [
+      `${result.engine}: where a ${result.scenario} took its time at ${CONNECTIONS} connections (ms: mean, p50, p99; count):`,
+      ...timings.series.map((series) => `  ${series.name}: ${series.meanMs}, ${series.p50Ms}, ${series.p99Ms}; ${series.count}`),
+      `  event loop delay: p50 ${loop.p50Ms}, p99 ${loop.p99Ms}, max ${loop.maxMs}`,
+      ...(wal ? [`  PostgreSQL WAL flushes: ${wal.syncsPerRequest} per charge${wal.meanSyncMs === null ? '' : `, ${wal.meanSyncMs} ms each`}`] : []),
+    ];
+  });
+}
+
 function report(results: Result[], ratios: ChargeRatio[]): string {
   const bare = results.find((result) => result.engine === 'none')!;
   const ratioToDirect = (engine: string) => {
@@ -792,6 +935,8 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
     ),
     '',
     ...(['pglite', 'postgres'].map(ratioToDirect).filter(Boolean) as string[]),
+    '',
+    ...breakdownLines(results),
     '',
     ...poisonLines(results),
     '',
@@ -875,6 +1020,15 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${EMULATOR}: ${emulator.requestsPerSecond} charges/s, p50 ${emulator.p50Ms} ms, p99 ${emulator.p99Ms} ms, ${emulator.non2xx} non-2xx\n`);
     return;
   }
+  if (process.env.BENCH_ONLY === 'scale-out') {
+    const results = [await stripeEmulator()];
+    const one = await withPostgresDatabase(async (url) => benchService('postgres', { DATABASE_URL: url }));
+    const scaleOut = await withPostgresDatabase(benchScaleOut);
+    if (one) results.push(...one);
+    process.stdout.write(`\n${[...breakdownLines(results), ...(scaleOut ? scaleOutLines(scaleOut, results) : [])].join('\n')}\n`);
+    if (scaleOut && !scaleOut.conserved) process.exitCode = 1;
+    return;
+  }
   if (process.env.BENCH_ONLY === 'webhook-fairness') {
     process.stdout.write(`\n${(await webhookFairnessOnEachEngine()).join('\n')}\n`);
     return;
@@ -950,13 +1104,15 @@ async function main(): Promise<void> {
     }),
   );
   if (postgresRatio) ratios.push(postgresRatio);
+  const scaleOut = await withPostgresDatabase(benchScaleOut);
 
   const fairness = await webhookFairnessOnEachEngine();
-  const text = [report(results, ratios), '', 'Webhook delivery beside a product whose endpoints never answer:', ...fairness].join('\n');
+  const text = [report(results, ratios), '', ...(scaleOut ? scaleOutLines(scaleOut, results) : []), '', 'Webhook delivery beside a product whose endpoints never answer:', ...fairness].join('\n');
   process.stdout.write(`\n${text}\n`);
   await mkdir('bench/results', { recursive: true });
   await writeFile('bench/results/latest.md', `${text}\n`);
-  await writeFile('bench/results/latest.json', JSON.stringify({ results, chargeRatios: ratios }, null, 2));
+  await writeFile('bench/results/latest.json', JSON.stringify({ results, chargeRatios: ratios, scaleOut }, null, 2));
+  if (scaleOut && !scaleOut.conserved) throw new Error(`money was not conserved across ${scaleOut.processes} processes: ${scaleOut.checks.join('; ')}`);
 }
 
 await main();

@@ -32,6 +32,7 @@ import { maintenanceNeeded, tableMaintenance } from './workers/table-maintenance
 import { eventRetention } from './workers/event-retention.js';
 import { webhookDelivery } from './workers/webhook-delivery.js';
 import { createRails, type Rails } from './rails/index.js';
+import { Timings } from './lib/timings.js';
 import { idempotencyCleanup } from './workers/idempotency-cleanup.js';
 import { startWorkers, type RunningWorkers } from './workers/loop.js';
 import { reconciler } from './workers/reconciler.js';
@@ -52,10 +53,19 @@ export interface Service {
 }
 
 /** Every capability's service, each given what it depends on. */
-function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiKeyCache; sender: Sender; sealer: Sealer; log: FastifyBaseLogger }): Services {
-  const { config, db, rails, keys, sender, sealer, log } = parts;
+function buildServices(parts: {
+  config: Config;
+  db: Db;
+  rails: Rails;
+  keys: ApiKeyCache;
+  sender: Sender;
+  sealer: Sealer;
+  log: FastifyBaseLogger;
+  timings: Timings;
+}): Services {
+  const { config, db, rails, keys, sender, sealer, log, timings } = parts;
   const orders = new OrdersService(db, config);
-  const payments = new PaymentsService(db, rails, orders, log);
+  const payments = new PaymentsService(db, rails, orders, log, timings);
   const products = new ProductsService(db, keys, config.defaultFeeBps);
   const checkout = new CheckoutService(db, rails, payments, orders);
   const bindings = new CardBindingsService(db, rails, config);
@@ -75,6 +85,7 @@ function buildServices(parts: { config: Config; db: Db; rails: Rails; keys: ApiK
     requestLog: new RequestLog(db),
     activity: new PaymentActivity(db),
     reconciliation: new ReconciliationService(db, rails),
+    timings,
   };
 }
 
@@ -98,20 +109,22 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   // The embedded engine's data folder is one process's: a key still locked was locked by a request of one that died
   // (killed mid-request), and its client may resume it at once. Processes sharing PostgreSQL wait for the lock to lapse.
   if (db.engine === 'pglite') await releaseAllLocks(db);
-  const rails = createRails(db, config);
+  const timings = new Timings();
+  const rails = createRails(db, config, timings);
   const { cache: keys, stop: stopFollowingKeys } = await ApiKeyCache.start(db);
   const app = await createServer(config, keys);
   app.addHook('onClose', () => stopFollowingKeys());
+  app.addHook('onClose', () => timings.stop());
   const sender = createSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...(options.lookup ? { lookup: options.lookup } : {}) });
   app.addHook('onClose', () => sender.close());
   const sealer = await openSealer(config);
-  const services = buildServices({ config, db, rails, keys, sender, sealer, log: app.log });
+  const services = buildServices({ config, db, rails, keys, sender, sealer, log: app.log, timings });
   const sealed = (await services.webhooks.sealStoredSecrets()) + (await services.accounts.sealStoredSeeds());
   if (sealed > 0) app.log.info(`sealed ${sealed} stored secrets (webhook signing secrets, TOTP seeds) under the current TOLOV_SECRETS_KEY`);
   await services.eventStreams.start();
   // Open streams end before the server waits for its connections to close.
   app.addHook('preClose', () => services.eventStreams.stop());
-  const idempotent = new IdempotentReplies(db, sealer, options.hooks);
+  const idempotent = new IdempotentReplies(db, sealer, timings, options.hooks);
   await registerApi(app, { services, idempotent, checkoutLimits: config, db, publicUrl: config.checkoutUrl });
   const { orders, payments, refunds, webhooks, accounts, requestLog } = services;
   let workers: RunningWorkers | null = null;

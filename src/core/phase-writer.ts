@@ -2,7 +2,7 @@
 // any, for the requests that arrive together, one statement and one commit for all (each request's writes still all
 // or nothing). Grouping is the writer's own affair: the phase only says what it writes.
 import type { Db, Queryable, Transaction } from '../db/types.js';
-import { groupWriter, type GroupWriterLimits } from '../lib/group-writer.js';
+import { groupWriter, type GroupTiming, type GroupWriterLimits } from '../lib/group-writer.js';
 import type { KeyWrite, PhaseResult } from './idempotency.js';
 
 /** One request's write: what it writes, and, outside a transaction, its idempotency key's write and what that records. */
@@ -17,13 +17,17 @@ export type PhaseStatement<Item, Row> = (on: Queryable, writes: PhaseWrite<Item>
 export class PhaseWriter<Item, Row> {
   readonly #outside: (write: PhaseWrite<Item>) => Promise<Row | undefined>;
 
-  /** `group`: how many requests' writes one statement holds, and how many may wait; null writes each alone. */
+  /**
+   * `group`: how many requests' writes one statement holds, and how many may wait; null writes each alone. `timing`:
+   * where the groups' waits and writes are recorded.
+   */
   constructor(
     db: Db,
     private readonly statement: PhaseStatement<Item, Row>,
     group: GroupWriterLimits | null,
+    timing: GroupTiming | null = null,
   ) {
-    this.#outside = group ? groupWriter((writes) => statement(db, writes), group) : async (write) => (await statement(db, [write]))[0];
+    this.#outside = group ? groupWriter((writes) => statement(db, writes), group, timing) : async (write) => (await statement(db, [write]))[0];
   }
 
   /** Writes in `tx`, alone; or (null) outside any transaction, with the requests' writes that arrive together. */

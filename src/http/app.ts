@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { CardBindingsService } from '../modules/card-bindings/service.js';
 import type { CardsService } from '../modules/cards/service.js';
 import type { CheckoutService } from '../modules/checkout/service.js';
+import type { Timings } from '../lib/timings.js';
 import type { LedgerService } from '../modules/ledger/service.js';
 import type { OrdersService } from '../modules/orders/service.js';
 import type { PaymentsService } from '../modules/payments/service.js';
@@ -23,6 +24,7 @@ import type { IdempotentReplies } from './idempotency.js';
 import { cardBindingRoutes } from './routes/card-bindings.js';
 import { cardRoutes } from './routes/cards.js';
 import { brandingRoutes } from './routes/branding.js';
+import { timingRoutes } from './routes/timings.js';
 import { checkoutRoutes, type CheckoutLimits } from './routes/checkout.js';
 import { ledgerRoutes } from './routes/ledger.js';
 import { orderRoutes } from './routes/orders.js';
@@ -53,17 +55,20 @@ export interface Services {
   activity: PaymentActivity;
   reconciliation: ReconciliationService;
   testHelpers: TestHelpersService;
+  timings: Timings;
 }
 
 export async function registerApi(
   app: FastifyInstance,
   { services, idempotent, checkoutLimits, db, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; db: Db; publicUrl: string },
 ): Promise<void> {
-  const { accounts, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers } = services;
+  const { accounts, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers, timings } =
+    services;
   recordMerchantCalls(app, requestLog);
   await app.register(productRoutes, { products });
   await app.register(brandingRoutes, { products, publicUrl });
   await app.register(reconciliationRoutes, { reconciliation });
+  await app.register(timingRoutes, { timings });
   await app.register(orderRoutes, { orders, idempotent });
   await app.register(ledgerRoutes, { ledger });
   await app.register(cardBindingRoutes, { bindings, idempotent });

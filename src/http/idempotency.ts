@@ -4,6 +4,7 @@ import { ApiError } from '../core/errors.js';
 import { runIdempotent, type Phase, type PhaseHooks } from '../core/idempotency.js';
 import type { Db } from '../db/types.js';
 import type { Sealer } from '../lib/sealing.js';
+import { NO_TIMINGS, type Recorder } from '../lib/timings.js';
 import { merchantOf } from './auth.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -37,9 +38,40 @@ export class IdempotentReplies {
     private readonly db: Db,
     /** Seals the stored answers that carry a secret. */
     private readonly sealer: Sealer,
+    /** Where each phase's time is recorded, by route and phase. */
+    private readonly timings: Recorder = NO_TIMINGS,
     /** Fault injection between atomic phases, for tests. */
     private readonly hooks: PhaseHooks = {},
   ) {}
+
+  /**
+   * The hooks of one request: they time its steps (a phase's write, a foreign phase's call and the record of its
+   * outcome) under `route`, then run the injected ones.
+   */
+  private timed(route: string): PhaseHooks {
+    const { timings, hooks } = this;
+    let point = 'started';
+    let step: 'write' | 'record' = 'write';
+    let at = performance.now();
+    const lap = (name: string) => {
+      const now = performance.now();
+      timings.record(`${route} · ${name}`, now - at);
+      at = now;
+    };
+    return {
+      afterCall: (recoveryPoint) => {
+        lap(`${recoveryPoint}: call`);
+        step = 'record';
+        hooks.afterCall?.(recoveryPoint);
+      },
+      afterCommit: (recoveryPoint) => {
+        lap(`${point}: ${step}`);
+        point = recoveryPoint;
+        step = 'write';
+        hooks.afterCommit?.(recoveryPoint);
+      },
+    };
+  }
 
   /**
    * `secret`: the answer carries a secret (a webhook signing secret): it is stored sealed, as the secret itself is, so
@@ -54,14 +86,17 @@ export class IdempotentReplies {
     if (declared === undefined) throw new Error(`route ${request.routeOptions.url} runs idempotently but declares no idempotencyKey`);
     const key = idempotencyKeyOf(request, declared === 'required');
     const path = request.url.split('?')[0]!;
+    const route = `${request.method} ${request.routeOptions.url}`;
+    const startedAt = performance.now();
     const sent = await runIdempotent(
       this.db,
       merchantOf(request),
       key,
       { id: request.id, method: request.method, path, body: request.body },
       options.secret ? this.sealAnswers(options.phases) : options.phases,
-      this.hooks,
+      this.timed(route),
     );
+    this.timings.record(`${route} · all phases`, performance.now() - startedAt);
     if (sent.replayed) reply.header('Idempotent-Replayed', 'true');
     const body = options.secret && sent.status < 400 ? this.sealer.open((JSON.parse(sent.body) as { sealed: string }).sealed) : sent.body;
     // Sent through the route's schema for its status, first answers and replays alike: a field the schema does not

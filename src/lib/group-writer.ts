@@ -1,6 +1,7 @@
 // Group writing: the items submitted while a write is in flight are written together by the next one, in one
 // statement and one commit, as PostgreSQL groups the commits that wait for one WAL flush. An idle writer starts at
 // once, so a lone item waits for nothing; under load a batch holds what arrived during the previous write.
+import type { Recorder } from './timings.js';
 
 export interface GroupWriterLimits {
   /** Items in one write. */
@@ -9,8 +10,15 @@ export interface GroupWriterLimits {
   waitingMax: number;
 }
 
+/** Where a group writer reports its time: each item's wait for its group's write, and each write. */
+export interface GroupTiming {
+  recorder: Recorder;
+  name: string;
+}
+
 interface Waiting<Item, Result> {
   item: Item;
+  submittedAt: number;
   resolve: (result: Result) => void;
   reject: (error: unknown) => void;
 }
@@ -25,6 +33,7 @@ interface Waiting<Item, Result> {
 export function groupWriter<Item, Result>(
   write: (items: Item[]) => Promise<Result[]>,
   limits: GroupWriterLimits,
+  timing: GroupTiming | null = null,
 ): (item: Item) => Promise<Result> {
   const waiting: Waiting<Item, Result>[] = [];
   let writing = false;
@@ -51,8 +60,11 @@ export function groupWriter<Item, Result>(
     writing = true;
     while (waiting.length > 0) {
       const batch = waiting.splice(0, limits.batchMax);
+      const startedAt = performance.now();
+      if (timing) for (const entry of batch) timing.recorder.record(`${timing.name}: waiting for the group before`, startedAt - entry.submittedAt);
       try {
         await writeAll(batch);
+        timing?.recorder.record(`${timing.name}: group write (execute and commit)`, performance.now() - startedAt);
       } catch (error) {
         if (batch.length === 1) batch[0]!.reject(error);
         else for (const entry of batch) void writeAlone(entry);
@@ -66,7 +78,7 @@ export function groupWriter<Item, Result>(
       return Promise.reject(new Error(`group write: ${waiting.length + alone} items already waiting`));
     }
     return new Promise<Result>((resolve, reject) => {
-      waiting.push({ item, resolve, reject });
+      waiting.push({ item, submittedAt: performance.now(), resolve, reject });
       if (!writing) void drain();
     });
   };

@@ -3,14 +3,19 @@ import { ApiError } from '../core/errors.js';
 import { HttpRail } from './http-rail.js';
 import type { Rail } from './rail.js';
 import { TestRail } from './test-rail.js';
+import { NO_TIMINGS, type Recorder } from '../lib/timings.js';
 
 /** The rail of each mode: the test rail for test mode; the bank gateway at TOLOV_LIVE_RAIL_URL for live mode. */
 export interface Rails {
   forMode(livemode: boolean): Rail;
 }
 
-export function createRails(db: Db, live: { liveRailUrl: string | null; liveRailSecret: string | null; liveRailTimeoutMs: number }): Rails {
-  const test = new TestRail(db);
+export function createRails(
+  db: Db,
+  live: { liveRailUrl: string | null; liveRailSecret: string | null; liveRailTimeoutMs: number },
+  timings: Recorder = NO_TIMINGS,
+): Rails {
+  const test = new TestRail(db, timings);
   const gateway =
     live.liveRailUrl && live.liveRailSecret ? new HttpRail({ url: live.liveRailUrl, secret: live.liveRailSecret, timeoutMs: live.liveRailTimeoutMs }) : null;
   return {

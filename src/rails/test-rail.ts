@@ -4,6 +4,7 @@
 import type { Db } from '../db/types.js';
 import { setNewest } from '../lib/bounded-map.js';
 import { groupWriter } from '../lib/group-writer.js';
+import { NO_TIMINGS, type Recorder } from '../lib/timings.js';
 import { randomBase62 } from '../lib/random.js';
 import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, Rail, RailOutcome, RecordedOperation, TokenizeResult } from './rail.js';
 import { TEST_CARDS, type Behaviour } from './test-cards.js';
@@ -85,9 +86,14 @@ export class TestRail implements Rail {
   readonly callWindowMs = 15_000;
   readonly #behaviours = new Map<string, Behaviour>();
   /** Each call answers once its operation's row is committed, written together with concurrent calls'. */
-  readonly #record = groupWriter<Operation, Recorded>((operations) => recordOperations(this.db, operations), RECORDING_LIMITS);
+  readonly #record: (operation: Operation) => Promise<Recorded>;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    timings: Recorder = NO_TIMINGS,
+  ) {
+    this.#record = groupWriter((operations) => recordOperations(db, operations), RECORDING_LIMITS, { recorder: timings, name: 'test rail operations' });
+  }
 
   async tokenize(card: CardDetails): Promise<TokenizeResult> {
     const behaviour = TEST_CARDS[card.pan] ?? 'succeeds';

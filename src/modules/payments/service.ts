@@ -9,6 +9,7 @@ import { ApiError, notFound } from '../../core/errors.js';
 import { addKeyWrites, foreignPhase, type Phase, type PhaseResult } from '../../core/idempotency.js';
 import { listPage, type List, type ListFilter } from '../../core/pagination.js';
 import { PhaseWriter } from '../../core/phase-writer.js';
+import { NO_TIMINGS, type Recorder } from '../../lib/timings.js';
 import { newId } from '../../core/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
@@ -123,6 +124,7 @@ export class PaymentsService {
     private readonly rails: Rails,
     private readonly orders: OrdersService,
     private readonly log: FastifyBaseLogger,
+    timings: Recorder = NO_TIMINGS,
   ) {
     this.chargeStarts = new PhaseWriter(
       db,
@@ -133,6 +135,7 @@ export class PaymentsService {
           (st, usable) => addKeyWrites(st, writes.map((write) => write.key), usable),
         ),
       CHARGE_WRITES,
+      { recorder: timings, name: 'charges started' },
     );
     this.debitFinishes = new PhaseWriter(
       db,
@@ -147,6 +150,7 @@ export class PaymentsService {
         return writes.map(({ item }) => byId.get(item.row.id));
       },
       CHARGE_WRITES,
+      { recorder: timings, name: 'debits finished' },
     );
   }
 
