@@ -4,7 +4,7 @@
 import type { CheckoutPage } from '../modules/checkout/service.js';
 import { formatAmount, textsFor, type Texts } from './assets/i18n.js';
 import { clock, isOpen, screenOf, type Screen } from './assets/screens.js';
-import { html, type Html } from './html.js';
+import { html, pageStart, type Html } from './html.js';
 import type { Lang } from './language.js';
 
 const textOf = (texts: Texts, key: `${string}Title` | `${string}Text`): string | null => {
@@ -51,16 +51,7 @@ export function checkoutPageHtml(page: CheckoutPage | null, lang: Lang, now = Da
   const title = textOf(texts, `${screen.name}Title`) ?? '';
   const shop = page?.returnUrl ? html` data-return-url="${page.returnUrl}"` : null;
   const data = page ? html` data-session="${JSON.stringify(page.state)}"` : null;
-  return html`<!doctype html>
-<html lang="${lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex">
-<title>${title ? `${title} · Tolov` : 'Tolov'}</title>
-<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/assets/theme.css">
+  return html`${pageStart(lang, title ? `${title} · Tolov` : 'Tolov', 'no-referrer')}
 <link rel="stylesheet" href="/assets/checkout.css">
 ${page?.brandColor ? html`<link rel="stylesheet" href="/brand/colors/${page.brandColor.slice(1)}.css">` : null}
 <script type="module" src="/assets/checkout.js"></script>

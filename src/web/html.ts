@@ -32,3 +32,15 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
 
 /** Markup written in this code base, trusted as is. */
 export const raw = (text: string) => new Html(text);
+
+/** The start of every Tolov page, up to its own stylesheets: its language, title, referrer policy, icon and theme. */
+export const pageStart = (lang: string, title: string, referrer: 'no-referrer' | 'same-origin') => html`<!doctype html>
+<html lang="${lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="${referrer}">
+<meta name="robots" content="noindex">
+<title>${title}</title>
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/theme.css">`;

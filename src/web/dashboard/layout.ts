@@ -2,7 +2,7 @@
 import type { FastifyReply } from 'fastify';
 import { pageHeaders } from '../headers.js';
 import type { Dash, Signed } from './context.js';
-import { html, type Html, type Value } from '../html.js';
+import { html, pageStart, type Html, type Value } from '../html.js';
 import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
 
 export type Section = 'overview' | 'payments' | 'orders' | 'refunds' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'team' | 'account';
@@ -63,16 +63,7 @@ ${signed.session.livemode ? '' : html`<p class="test-banner">${t('testBanner')}<
 /** A whole page; `signed` null for the pages before log-in. */
 export function page(dash: Dash, options: { title: string; path: string; section?: Section; body: Value; head?: Value }): Html {
   const { signed } = dash;
-  return html`<!doctype html>
-<html lang="${dash.lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="same-origin">
-<meta name="robots" content="noindex">
-<title>${options.title} · Tolov</title>
-<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/assets/theme.css">
+  return html`${pageStart(dash.lang, `${options.title} · Tolov`, 'same-origin')}
 <link rel="stylesheet" href="/assets/dashboard.css">
 <script type="module" src="/assets/dashboard.js"></script>
 ${options.head ?? ''}
