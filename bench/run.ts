@@ -402,6 +402,23 @@ interface ScaleOut {
   checks: string[];
 }
 
+/** Waits (up to 30 s) until a product's charges have stopped changing: none in progress, none added for 250 ms. */
+async function settled(db: Db, productId: string): Promise<void> {
+  let before = '';
+  for (let check = 0; check < 120; check++) {
+    const [row] = await db.query<{ intents: string; processing: string }>(
+      "SELECT count(*) AS intents, count(*) FILTER (WHERE status = 'PROCESSING') AS processing FROM payment_intents WHERE product_id = $1",
+      [productId],
+    );
+    const now = `${row!.intents}/${row!.processing}`;
+    if (Number(row!.processing) === 0 && now === before) return;
+    before = now;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const stuck = await db.query("SELECT id, status, created_at, reconcile_after FROM payment_intents WHERE product_id = $1 AND status = 'PROCESSING' LIMIT 5", [productId]);
+  throw new Error(`the charges of ${productId} did not settle within 30 s (${before}): ${JSON.stringify(stuck)}`);
+}
+
 /**
  * POST charge on SCALE_OUT_PROCESSES services sharing one PostgreSQL database, the connections split between them,
  * all loaded at once; then checks that money was conserved, reading the database and the API.
@@ -419,6 +436,8 @@ async function benchScaleOut(databaseUrl: string): Promise<ScaleOut> {
     const each = await Promise.all(
       services.map(({ url, child }, i) => chargeLoad(`process ${i + 1}: POST charge`, url, authorization, card, child.pid, undefined, share)),
     );
+    // The load's last requests are still being answered when it ends: the check reads a database that has settled.
+    await settled(db, product.id);
     const balance = await fetchCaller(services[1 % services.length]!.url)('GET', '/v1/balance', undefined, { authorization });
     const [sums] = await db.query<{ net: string; intents: string; keyed: string; unkeyed: string }>(
       `SELECT (SELECT coalesce(sum(amount - fee), 0) FROM payment_intents WHERE product_id = $1 AND status = 'SUCCEEDED') AS net,

@@ -9,6 +9,8 @@ const SERIES_MAX = 256;
 const GROWTH = 1.05;
 const SMALLEST_MS = 0.01;
 const BUCKETS = 400;
+/** How often the event loop's delay is sampled (ms); each sample counts this interval too, which is taken off. */
+const LOOP_RESOLUTION_MS = 10;
 
 export interface Recorder {
   record(name: string, ms: number): void;
@@ -61,7 +63,7 @@ const rounded = (ms: number) => Math.round(ms * 100) / 100;
 export class Timings implements Recorder {
   #series = new Map<string, Series>();
   #since = new Date();
-  readonly #loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  readonly #loop: IntervalHistogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
 
   constructor() {
     this.#loop.enable();
@@ -78,10 +80,10 @@ export class Timings implements Recorder {
   }
 
   snapshot(): TimingsSnapshot {
-    const ns = (value: number) => rounded(value / 1e6);
+    const late = (ns: number) => rounded(Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS));
     return {
       since: this.#since.toISOString(),
-      eventLoopDelay: { p50Ms: ns(this.#loop.percentile(50)), p99Ms: ns(this.#loop.percentile(99)), maxMs: ns(this.#loop.max) },
+      eventLoopDelay: { p50Ms: late(this.#loop.percentile(50)), p99Ms: late(this.#loop.percentile(99)), maxMs: late(this.#loop.max) },
       series: [...this.#series]
         .map(([name, series]) => ({
           name,
