@@ -157,16 +157,15 @@ function cpuMeter(servicePid?: number): (requests: number) => CpuPerRequest {
   };
 }
 
-/**
- * Loads the service; with `servicePid`, also counts where the CPU went; with `breakdown` (the service's address, and
- * whether it runs on PostgreSQL), also where its time went.
- */
-async function load(
-  name: string,
-  options: autocannon.Options,
-  servicePid?: number,
-  breakdown?: { url: string; postgres: boolean },
-): Promise<Omit<Result, 'engine' | 'scenario'>> {
+/** What a load measures besides the client's view: where the CPU went (the service's pid), where its time went. */
+interface Measuring {
+  servicePid?: number;
+  /** The service's address, and whether it runs on PostgreSQL. */
+  breakdown?: { url: string; postgres: boolean };
+}
+
+/** Loads the service, and measures what `measuring` asks for. */
+async function load(name: string, options: autocannon.Options, { servicePid, breakdown }: Measuring = {}): Promise<Omit<Result, 'engine' | 'scenario'>> {
   if (WARMUP_SECONDS > 0) await autocannon({ connections: CONNECTIONS, ...options, duration: WARMUP_SECONDS });
   const meter = servicePid ? cpuMeter(servicePid) : null;
   const readBreakdown = breakdown ? await startBreakdown(breakdown.url, breakdown.postgres) : null;
@@ -301,15 +300,7 @@ const CHARGE = { amount: 2_500_000, description: 'Benchmark charge', metadata: {
 let chargeSequence = 0;
 
 /** POST charge from CONNECTIONS clients, each request under an idempotency key of its own. */
-const chargeLoad = (
-  name: string,
-  url: string,
-  authorization: string,
-  card: string,
-  servicePid?: number,
-  breakdown?: { url: string; postgres: boolean },
-  connections = CONNECTIONS,
-) =>
+const chargeLoad = (name: string, url: string, authorization: string, card: string, measuring: Measuring = {}, connections = CONNECTIONS) =>
   load(
     name,
     {
@@ -326,8 +317,7 @@ const chargeLoad = (
         },
       ],
     },
-    servicePid,
-    breakdown,
+    measuring,
   );
 const WITHOUT_HTTP = 'the service’s charge without HTTP';
 const CHARGE_ROWS = 'direct transaction: a charge’s rows';
@@ -375,7 +365,10 @@ async function benchService(engine: string, env: Record<string, string>): Promis
       url: `${url}/merchant/v1/orders?limit=10`,
       headers: { authorization },
     });
-    const createCharges = await chargeLoad('POST /subscribe/v1/charges', url, authorization, card, child.pid, { url, postgres: engine === 'postgres' });
+    const createCharges = await chargeLoad('POST /subscribe/v1/charges', url, authorization, card, {
+      servicePid: child.pid,
+      breakdown: { url, postgres: engine === 'postgres' },
+    });
     const listCharges = await load('GET /subscribe/v1/charges', { url: `${url}/subscribe/v1/charges?limit=10`, headers: { authorization } });
     const balance = await load('GET /v1/balance', { url: `${url}/v1/balance`, headers: { authorization } });
     results.push(
@@ -434,7 +427,7 @@ async function benchScaleOut(databaseUrl: string): Promise<ScaleOut> {
     const card = await bindTestCard(fetchCaller(services[0]!.url), authorization);
     const share = Math.max(1, Math.floor(CONNECTIONS / SCALE_OUT_PROCESSES));
     const each = await Promise.all(
-      services.map(({ url, child }, i) => chargeLoad(`process ${i + 1}: POST charge`, url, authorization, card, child.pid, undefined, share)),
+      services.map(({ url, child }, i) => chargeLoad(`process ${i + 1}: POST charge`, url, authorization, card, { servicePid: child.pid }, share)),
     );
     // The load's last requests are still being answered when it ends: the check reads a database that has settled.
     await settled(db, product.id);
@@ -811,7 +804,7 @@ async function benchChargeRatio(engine: string, env: Record<string, string>, dir
     const authorization = `Bearer ${product.keys.test}`;
     const card = await bindTestCard(fetchCaller(url), authorization);
     for (let round = 1; round <= RATIO_ROUNDS; round++) {
-      const charge = { engine, scenario: 'POST /subscribe/v1/charges', ...(await chargeLoad(`round ${round}: POST charge`, url, authorization, card, child.pid)) };
+      const charge = { engine, scenario: 'POST /subscribe/v1/charges', ...(await chargeLoad(`round ${round}: POST charge`, url, authorization, card, { servicePid: child.pid })) };
       rounds.push({ charge, direct: await directRate(engine, CHARGE_ROWS, writeRows) });
     }
     const directMedian = median(rounds.map((round) => round.direct.requestsPerSecond));

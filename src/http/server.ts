@@ -150,7 +150,7 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
         { name: 'request log', description: "The product's latest API calls in the key's mode, as the dashboard shows them" },
         { name: 'test helpers', description: 'Test mode only: cause at once what a buyer or time would' },
         { name: 'public card capture', description: "The hosted pages' own calls, authorized by the session token in the path" },
-        { name: 'operator', description: "The operator's calls (TOLOV_ADMIN_TOKEN): products, keys, reconciliation" },
+        { name: 'operator', description: "The operator's calls (TOLOV_ADMIN_TOKEN): products, keys, branding, reconciliation, timings" },
       ],
       components: {
         securitySchemes: {

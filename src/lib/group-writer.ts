@@ -36,6 +36,8 @@ export function groupWriter<Item, Result>(
   timing: GroupTiming | null = null,
 ): (item: Item) => Promise<Result> {
   const waiting: Waiting<Item, Result>[] = [];
+  const waitName = `${timing?.name}: waiting for the group before`;
+  const writeName = `${timing?.name}: group write (execute and commit)`;
   let writing = false;
   let alone = 0;
 
@@ -61,14 +63,11 @@ export function groupWriter<Item, Result>(
     while (waiting.length > 0) {
       const batch = waiting.splice(0, limits.batchMax);
       const startedAt = performance.now();
-      if (timing) for (const entry of batch) timing.recorder.record(`${timing.name}: waiting for the group before`, startedAt - entry.submittedAt);
+      if (timing) for (const entry of batch) timing.recorder.record(waitName, startedAt - entry.submittedAt);
       try {
         await writeAll(batch);
         // Once per item, as each of them waited for it: a mean per item, which weighs a big group as its items do.
-        if (timing) {
-          const took = performance.now() - startedAt;
-          for (let item = 0; item < batch.length; item++) timing.recorder.record(`${timing.name}: group write (execute and commit)`, took);
-        }
+        timing?.recorder.record(writeName, performance.now() - startedAt, batch.length);
       } catch (error) {
         if (batch.length === 1) batch[0]!.reject(error);
         else for (const entry of batch) void writeAlone(entry);

@@ -14,7 +14,7 @@ import { lockOrderById } from '../orders/store.js';
 import { feeOf, type PaymentsService } from '../payments/service.js';
 import { insertIntent, type IntentRow } from '../payments/store.js';
 import type { CardSubmission, SessionState } from './schema.js';
-import { refusalOf, type SessionCall } from '../checkout-sessions/state.js';
+import { moveOf, refusalOf, type SessionCall } from '../checkout-sessions/state.js';
 import * as store from '../checkout-sessions/store.js';
 import type { SessionRow } from '../checkout-sessions/store.js';
 
@@ -123,9 +123,10 @@ export class CheckoutService {
     const session = await store.findSession(this.db, token, false);
     if (!session) return null;
     const state = presentSession(session);
-    const open = state.status === 'PENDING' || state.status === 'AWAITING_CODE';
+    // As the session moves when the expiry worker or its next call gets to it.
+    const expire = moveOf(session.kind, 'expire');
     return {
-      state: open && session.expired ? { ...state, status: 'EXPIRED' } : state,
+      state: session.expired && expire.from.includes(session.status) ? { ...state, status: expire.to } : state,
       returnUrl: session.return_url,
       brandColor: session.brand_color,
       logoDigest: session.logo_digest,
