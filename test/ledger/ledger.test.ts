@@ -110,6 +110,50 @@ describe('post()', () => {
     expect(await entryCount()).toBe(before);
   });
 
+  it('refuses a statement that leaves any of the transactions it wrote unbalanced, whichever it is', async () => {
+    const before = await entryCount();
+    await expect(
+      service.db.transaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id)
+           VALUES ('ltx_pair_1', $1, false, 'test', 'x'), ('ltx_pair_2', $1, false, 'test', 'y')`,
+          [merchant.productId],
+        );
+        await tx.query(
+          `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
+           VALUES ('ltx_pair_1', $1, false, 'merchant_pending', 100), ('ltx_pair_1', $1, false, 'rail_clearing', -100),
+                  ('ltx_pair_2', $1, false, 'merchant_pending', 100), ('ltx_pair_2', $1, false, 'rail_clearing', -99)`,
+          [merchant.productId],
+        );
+      }),
+    ).rejects.toMatchObject({ code: '23514', message: expect.stringContaining('ltx_pair_2') });
+    // A balanced transaction cannot be unbalanced later by entries a second statement adds to it.
+    const id = await service.db.transaction((tx) => post(tx, payment(merchant.productId, false, 10, 1, 'pi_late')));
+    await expect(
+      service.db.query(
+        "INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount) VALUES ($1, $2, false, 'merchant_pending', 5)",
+        [id, merchant.productId],
+      ),
+    ).rejects.toMatchObject({ code: '23514' });
+    expect(await entryCount()).toBe(before + 3);
+  });
+
+  it('refuses an account outside the chart of accounts', async () => {
+    await expect(
+      service.db.transaction(async (tx) => {
+        await tx.query(
+          "INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ('ltx_chart', $1, false, 'test', 'x')",
+          [merchant.productId],
+        );
+        await tx.query(
+          `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
+           VALUES ('ltx_chart', $1, false, 'merchant_pending', 100), ('ltx_chart', $1, false, 'suspense', -100)`,
+          [merchant.productId],
+        );
+      }),
+    ).rejects.toMatchObject({ code: '23514' });
+  });
+
   it('keeps entries on the product and mode of their transaction', async () => {
     await expect(
       service.db.transaction(async (tx) => {

@@ -39,10 +39,10 @@ function assertBalanced(transaction: LedgerTransaction): void {
 
 /**
  * Adds to `st` the writes of balanced transactions, `transactions[i - 1]` for item i of the statement (null: none for
- * that item), for the items `guard` holds (null: every item): the
- * transactions, their entries, and the balance rows of their accounts, summed per account into one shard. Balance is
- * asserted here and enforced again by the database at commit (constraint trigger ledger_entries_balanced). Returns the
- * transactions' ids.
+ * that item), for the items `guard` holds (null: every item): the transactions, their entries, and the balance rows of
+ * their accounts, summed per account into one shard. Balance is asserted here and enforced again by the database at
+ * the end of the statement (trigger ledger_entries_balanced), so a transaction's entries are inserted together.
+ * Returns the transactions' ids.
  */
 export function addPostings(st: Statement, transactions: (LedgerTransaction | null)[], guard: Items | null): (string | null)[] {
   const ids = transactions.map((transaction) => {
