@@ -16,11 +16,14 @@ import type { Db } from '../src/db/types.js';
 import { createPglite } from '../src/db/pglite/engine.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Merchant } from '../src/core/merchant.js';
+import { listPage, type ListFilter } from '../src/core/pagination.js';
 import { runIdempotent } from '../src/core/idempotency.js';
 import { Sealer } from '../src/lib/sealing.js';
 import type { TimingsSnapshot } from '../src/lib/timings.js';
 import { createSender } from '../src/modules/webhooks/sender.js';
 import { WebhooksService } from '../src/modules/webhooks/service.js';
+import { presentIntent } from '../src/modules/payments/service.js';
+import { INTENT_LIST } from '../src/modules/payments/store.js';
 import { createService } from '../src/service.js';
 import { benchWebhookFairness } from './webhook-fairness.js';
 
@@ -57,6 +60,8 @@ interface Result {
   cpu?: CpuPerRequest;
   /** Where the service's time went during the load, where asked for. */
   breakdown?: Breakdown;
+  /** Pages (buffers) the statement behind the request read, from the database's plan of it, where measured. */
+  pagesRead?: number;
 }
 
 interface Breakdown {
@@ -454,12 +459,30 @@ async function benchScaleOut(databaseUrl: string): Promise<ScaleOut> {
 }
 
 /**
+ * Pages (buffers, read or found in memory) that a page of the charges list reads, from the database's own account of
+ * its statement: the statement `listPage` runs for GET /subscribe/v1/charges (with `filters` as the route makes them
+ * from its query), recorded as it runs and then explained with the same values.
+ */
+async function listPagesRead(db: Db, productId: string, filters: ListFilter[]): Promise<number> {
+  const run: { sql: string; params: readonly unknown[] }[] = [];
+  const recording = { ...db, query: <Row>(sql: string, params: readonly unknown[] = []) => (run.push({ sql, params }), db.query<Row>(sql, params)) };
+  const merchant: Merchant = { keyId: 'bench', productId, productName: 'Bench shop', livemode: false, scopes: ['subscribe'], feeBps: 0 };
+  await listPage(recording, INTENT_LIST, merchant, { limit: 10 }, presentIntent, filters);
+  const [{ sql, params }] = run as [(typeof run)[number]];
+  const [row] = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
+  const explained = row!['QUERY PLAN'];
+  const [{ Plan: plan }] = (typeof explained === 'string' ? JSON.parse(explained) : explained) as [{ Plan: Record<string, number> }];
+  return plan['Shared Hit Blocks']! + plan['Shared Read Blocks']!;
+}
+
+/**
  * List and balance latency as stored payments grow: for each step, the service is stopped, its database is seeded in
  * bulk up to that many payment intents, and the service is started again on the same data and measured.
  */
 async function benchAtScale(engine: string, env: Record<string, string>, productId: string, key: string, card: string): Promise<Result[]> {
   const results: Result[] = [];
   for (const target of SCALE_STEPS) {
+    let pagesRead = { list: 0, failed: 0 };
     const db = env.DATABASE_URL ? await openPostgres(env.DATABASE_URL) : await openPglite(env.TOLOV_DATA_DIR!);
     try {
       const [{ n, failed }] = (await db.query<{ n: number; failed: number }>(
@@ -486,6 +509,10 @@ async function benchAtScale(engine: string, env: Record<string, string>, product
         await db.exec('VACUUM ANALYZE payment_intents');
         process.stderr.write(`  seeded ${failedToAdd + succeededToAdd} payments (${failedToAdd} declined) in ${Math.round(performance.now() - started)} ms\n`);
       }
+      pagesRead = {
+        list: await listPagesRead(db, productId, []),
+        failed: await listPagesRead(db, productId, [{ column: 'status', value: 'FAILED' }]),
+      };
     } finally {
       await db.close();
     }
@@ -496,8 +523,8 @@ async function benchAtScale(engine: string, env: Record<string, string>, product
       const filtered = await load(`GET /subscribe/v1/charges?status=FAILED at ${target}`, { url: `${url}/subscribe/v1/charges?limit=10&status=FAILED`, headers: { authorization } });
       const balance = await load(`GET /v1/balance at ${target}`, { url: `${url}/v1/balance`, headers: { authorization } });
       results.push(
-        { engine, scenario: `GET /subscribe/v1/charges?limit=10 with ${target} payments`, ...list },
-        { engine, scenario: `GET /subscribe/v1/charges?limit=10&status=FAILED with ${target} payments`, ...filtered },
+        { engine, scenario: `GET /subscribe/v1/charges?limit=10 with ${target} payments`, ...list, pagesRead: pagesRead.list },
+        { engine, scenario: `GET /subscribe/v1/charges?limit=10&status=FAILED with ${target} payments`, ...filtered, pagesRead: pagesRead.failed },
         { engine, scenario: `GET /v1/balance with ${target} payments`, ...balance },
       );
     } finally {
@@ -947,6 +974,9 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
     ),
     '',
     ...(['pglite', 'postgres'].map(ratioToDirect).filter(Boolean) as string[]),
+    '',
+    'Pages (buffers) the statement of a page of a list read, from its plan:',
+    ...results.filter((r) => r.pagesRead !== undefined).map((r) => `${r.engine}: ${r.scenario}: ${r.pagesRead}`),
     '',
     ...breakdownLines(results),
     '',
