@@ -522,10 +522,13 @@ async function benchAtScale(engine: string, env: Record<string, string>, product
       const list = await load(`GET /subscribe/v1/charges at ${target}`, { url: `${url}/subscribe/v1/charges?limit=10`, headers: { authorization } });
       const filtered = await load(`GET /subscribe/v1/charges?status=FAILED at ${target}`, { url: `${url}/subscribe/v1/charges?limit=10&status=FAILED`, headers: { authorization } });
       const balance = await load(`GET /v1/balance at ${target}`, { url: `${url}/v1/balance`, headers: { authorization } });
+      // The first list once more, after the step's other loads: tells what the first one met after the start from what the list costs.
+      const listAgain = await load(`GET /subscribe/v1/charges again at ${target}`, { url: `${url}/subscribe/v1/charges?limit=10`, headers: { authorization } });
       results.push(
         { engine, scenario: `GET /subscribe/v1/charges?limit=10 with ${target} payments`, ...list, pagesRead: pagesRead.list },
         { engine, scenario: `GET /subscribe/v1/charges?limit=10&status=FAILED with ${target} payments`, ...filtered, pagesRead: pagesRead.failed },
         { engine, scenario: `GET /v1/balance with ${target} payments`, ...balance },
+        { engine, scenario: `GET /subscribe/v1/charges?limit=10 with ${target} payments, again after the balance`, ...listAgain },
       );
     } finally {
       await stopService(child);
