@@ -93,39 +93,46 @@ describe('post()', () => {
     expect(await entryCount()).toBe(before);
   });
 
+  /**
+   * Writes around post(), in one transaction: ledger transactions of the merchant's test mode (`[id, referenceId]`),
+   * then `entries` (`[transactionId, account, amount, livemode]`) in one statement.
+   */
+  const writeAround = (transactions: [string, string][], entries: [string, string, number, boolean?][]) =>
+    service.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id)
+         SELECT t.id, $1, false, 'test', t.reference_id FROM unnest($2::text[], $3::text[]) AS t (id, reference_id)`,
+        [merchant.productId, transactions.map(([id]) => id), transactions.map(([, reference]) => reference)],
+      );
+      await tx.query(
+        `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
+         SELECT e.transaction_id, $1, e.livemode, e.account, e.amount
+           FROM unnest($2::text[], $3::text[], $4::bigint[], $5::boolean[]) AS e (transaction_id, account, amount, livemode)`,
+        [merchant.productId, ...[0, 1, 2].map((column) => entries.map((entry) => entry[column])), entries.map((entry) => entry[3] ?? false)],
+      );
+    });
+
   it('is enforced by the database too: an unbalanced transaction written around post() does not commit', async () => {
     const before = await entryCount();
-    await expect(
-      service.db.transaction(async (tx) => {
-        await tx.query(
-          "INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ('ltx_bypass', $1, false, 'test', 'x')",
-          [merchant.productId],
-        );
-        await tx.query(
-          "INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount) VALUES ('ltx_bypass', $1, false, 'merchant_pending', 100)",
-          [merchant.productId],
-        );
-      }),
-    ).rejects.toMatchObject({ code: '23514' });
+    await expect(writeAround([['ltx_bypass', 'x']], [['ltx_bypass', 'merchant_pending', 100]])).rejects.toMatchObject({ code: '23514' });
     expect(await entryCount()).toBe(before);
   });
 
   it('refuses a statement that leaves any of the transactions it wrote unbalanced, whichever it is', async () => {
     const before = await entryCount();
     await expect(
-      service.db.transaction(async (tx) => {
-        await tx.query(
-          `INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id)
-           VALUES ('ltx_pair_1', $1, false, 'test', 'x'), ('ltx_pair_2', $1, false, 'test', 'y')`,
-          [merchant.productId],
-        );
-        await tx.query(
-          `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
-           VALUES ('ltx_pair_1', $1, false, 'merchant_pending', 100), ('ltx_pair_1', $1, false, 'rail_clearing', -100),
-                  ('ltx_pair_2', $1, false, 'merchant_pending', 100), ('ltx_pair_2', $1, false, 'rail_clearing', -99)`,
-          [merchant.productId],
-        );
-      }),
+      writeAround(
+        [
+          ['ltx_pair_1', 'x'],
+          ['ltx_pair_2', 'y'],
+        ],
+        [
+          ['ltx_pair_1', 'merchant_pending', 100],
+          ['ltx_pair_1', 'rail_clearing', -100],
+          ['ltx_pair_2', 'merchant_pending', 100],
+          ['ltx_pair_2', 'rail_clearing', -99],
+        ],
+      ),
     ).rejects.toMatchObject({ code: '23514', message: expect.stringContaining('ltx_pair_2') });
     // A balanced transaction cannot be unbalanced later by entries a second statement adds to it.
     const id = await service.db.transaction((tx) => post(tx, payment(merchant.productId, false, 10, 1, 'pi_late')));
@@ -139,35 +146,19 @@ describe('post()', () => {
   });
 
   it('refuses an account outside the chart of accounts', async () => {
-    await expect(
-      service.db.transaction(async (tx) => {
-        await tx.query(
-          "INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ('ltx_chart', $1, false, 'test', 'x')",
-          [merchant.productId],
-        );
-        await tx.query(
-          `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
-           VALUES ('ltx_chart', $1, false, 'merchant_pending', 100), ('ltx_chart', $1, false, 'suspense', -100)`,
-          [merchant.productId],
-        );
-      }),
-    ).rejects.toMatchObject({ code: '23514' });
+    const entries: [string, string, number][] = [
+      ['ltx_chart', 'merchant_pending', 100],
+      ['ltx_chart', 'suspense', -100],
+    ];
+    await expect(writeAround([['ltx_chart', 'x']], entries)).rejects.toMatchObject({ code: '23514', message: expect.stringContaining('ledger_entries_account_check') });
   });
 
   it('keeps entries on the product and mode of their transaction', async () => {
-    await expect(
-      service.db.transaction(async (tx) => {
-        await tx.query(
-          "INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ('ltx_cross', $1, false, 'test', 'x')",
-          [merchant.productId],
-        );
-        await tx.query(
-          `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
-           VALUES ('ltx_cross', $1, true, 'merchant_pending', 100), ('ltx_cross', $1, true, 'rail_clearing', -100)`,
-          [merchant.productId],
-        );
-      }),
-    ).rejects.toMatchObject({ code: '23503' });
+    const live: [string, string, number, boolean][] = [
+      ['ltx_cross', 'merchant_pending', 100, true],
+      ['ltx_cross', 'rail_clearing', -100, true],
+    ];
+    await expect(writeAround([['ltx_cross', 'x']], live)).rejects.toMatchObject({ code: '23503' });
   });
 
   it('is append-only: entries and transactions cannot be updated or deleted', async () => {
