@@ -93,28 +93,41 @@ describe('post()', () => {
     expect(await entryCount()).toBe(before);
   });
 
-  /**
-   * Writes around post(), in one transaction: ledger transactions of the merchant's test mode (`[id, referenceId]`),
-   * then `entries` (`[transactionId, account, amount, livemode]`) in one statement.
-   */
-  const writeAround = (transactions: [string, string][], entries: [string, string, number, boolean?][]) =>
+  interface RawEntry {
+    transaction: string;
+    account: string;
+    amount: number;
+    /** The entry's mode; its transactions are in test mode. */
+    livemode?: boolean;
+  }
+
+  /** Writes around post(), in one transaction: ledger transactions of the merchant's test mode, then `entries` in one statement. */
+  const writeAround = (transactions: string[], entries: RawEntry[]) =>
     service.db.transaction(async (tx) => {
       await tx.query(
         `INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id)
-         SELECT t.id, $1, false, 'test', t.reference_id FROM unnest($2::text[], $3::text[]) AS t (id, reference_id)`,
-        [merchant.productId, transactions.map(([id]) => id), transactions.map(([, reference]) => reference)],
+         SELECT t.id, $1, false, 'test', t.id FROM unnest($2::text[]) AS t (id)`,
+        [merchant.productId, transactions],
       );
       await tx.query(
         `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
          SELECT e.transaction_id, $1, e.livemode, e.account, e.amount
            FROM unnest($2::text[], $3::text[], $4::bigint[], $5::boolean[]) AS e (transaction_id, account, amount, livemode)`,
-        [merchant.productId, ...[0, 1, 2].map((column) => entries.map((entry) => entry[column])), entries.map((entry) => entry[3] ?? false)],
+        [
+          merchant.productId,
+          entries.map((entry) => entry.transaction),
+          entries.map((entry) => entry.account),
+          entries.map((entry) => entry.amount),
+          entries.map((entry) => entry.livemode ?? false),
+        ],
       );
     });
 
   it('is enforced by the database too: an unbalanced transaction written around post() does not commit', async () => {
     const before = await entryCount();
-    await expect(writeAround([['ltx_bypass', 'x']], [['ltx_bypass', 'merchant_pending', 100]])).rejects.toMatchObject({ code: '23514' });
+    await expect(writeAround(['ltx_bypass'], [{ transaction: 'ltx_bypass', account: 'merchant_pending', amount: 100 }])).rejects.toMatchObject({
+      code: '23514',
+    });
     expect(await entryCount()).toBe(before);
   });
 
@@ -122,15 +135,12 @@ describe('post()', () => {
     const before = await entryCount();
     await expect(
       writeAround(
+        ['ltx_pair_1', 'ltx_pair_2'],
         [
-          ['ltx_pair_1', 'x'],
-          ['ltx_pair_2', 'y'],
-        ],
-        [
-          ['ltx_pair_1', 'merchant_pending', 100],
-          ['ltx_pair_1', 'rail_clearing', -100],
-          ['ltx_pair_2', 'merchant_pending', 100],
-          ['ltx_pair_2', 'rail_clearing', -99],
+          { transaction: 'ltx_pair_1', account: 'merchant_pending', amount: 100 },
+          { transaction: 'ltx_pair_1', account: 'rail_clearing', amount: -100 },
+          { transaction: 'ltx_pair_2', account: 'merchant_pending', amount: 100 },
+          { transaction: 'ltx_pair_2', account: 'rail_clearing', amount: -99 },
         ],
       ),
     ).rejects.toMatchObject({ code: '23514', message: expect.stringContaining('ltx_pair_2') });
@@ -146,19 +156,27 @@ describe('post()', () => {
   });
 
   it('refuses an account outside the chart of accounts', async () => {
-    const entries: [string, string, number][] = [
-      ['ltx_chart', 'merchant_pending', 100],
-      ['ltx_chart', 'suspense', -100],
-    ];
-    await expect(writeAround([['ltx_chart', 'x']], entries)).rejects.toMatchObject({ code: '23514', message: expect.stringContaining('ledger_entries_account_check') });
+    await expect(
+      writeAround(
+        ['ltx_chart'],
+        [
+          { transaction: 'ltx_chart', account: 'merchant_pending', amount: 100 },
+          { transaction: 'ltx_chart', account: 'suspense', amount: -100 },
+        ],
+      ),
+    ).rejects.toMatchObject({ code: '23514', message: expect.stringContaining('ledger_entries_account_check') });
   });
 
   it('keeps entries on the product and mode of their transaction', async () => {
-    const live: [string, string, number, boolean][] = [
-      ['ltx_cross', 'merchant_pending', 100, true],
-      ['ltx_cross', 'rail_clearing', -100, true],
-    ];
-    await expect(writeAround([['ltx_cross', 'x']], live)).rejects.toMatchObject({ code: '23503' });
+    await expect(
+      writeAround(
+        ['ltx_cross'],
+        [
+          { transaction: 'ltx_cross', account: 'merchant_pending', amount: 100, livemode: true },
+          { transaction: 'ltx_cross', account: 'rail_clearing', amount: -100, livemode: true },
+        ],
+      ),
+    ).rejects.toMatchObject({ code: '23503' });
   });
 
   it('is append-only: entries and transactions cannot be updated or deleted', async () => {
