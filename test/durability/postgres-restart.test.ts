@@ -77,5 +77,12 @@ describe.runIf(enabled)('PostgreSQL restarted under load', () => {
       [shop.productId],
     );
     expect(events!.wrong).toBe(0);
+    // The test bank's books agree with every payment: a debit it lost in the crash was fenced, and its payment failed.
+    const [books] = await service.db.query<{ wrong: number }>(
+      `SELECT count(*)::int AS wrong FROM payment_intents i LEFT JOIN test_rail_operations o ON o.operation_id = i.id
+        WHERE i.product_id = $1 AND (i.status = 'SUCCEEDED') <> (o.status IS NOT DISTINCT FROM 'SUCCEEDED')`,
+      [shop.productId],
+    );
+    expect(books!.wrong).toBe(0);
   }, 180_000);
 });

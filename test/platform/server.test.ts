@@ -8,6 +8,8 @@ import { json, killAll, processStorage, startMain } from '../support/process.js'
 
 afterAll(killAll);
 
+/** A test that starts the service on a fresh data folder two or three times, each start initialising or opening it. */
+const RESTARTS_TIMEOUT_MS = 120_000;
 
 describe('the service process', () => {
   it('starts, prints its URL, serves the quick start, and stops cleanly on SIGTERM', async () => {
@@ -59,7 +61,7 @@ describe('the service process', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, RESTARTS_TIMEOUT_MS);
 
   it.runIf(engine === 'pglite')('refuses a data folder another process has open, and takes over that of a killed one', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tolov-data-'));
@@ -79,7 +81,7 @@ describe('the service process', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, RESTARTS_TIMEOUT_MS);
 
   it.runIf(engine === 'pglite')('stops with npm start when npm is stopped, leaving no service process behind', async () => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {

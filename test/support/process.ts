@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ADMIN_TOKEN, createPostgresDatabase, engine, SECRETS_KEY } from './harness.js';
 
-const STARTUP_TIMEOUT_MS = 30_000;
+const STARTUP_TIMEOUT_MS = 60_000;
 const running = new Set<ChildProcess>();
 const databases: Array<() => Promise<void>> = [];
 

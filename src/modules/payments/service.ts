@@ -114,10 +114,10 @@ export class PaymentsService {
   /** New charges' intents on usable cards, each with its key's write: the intent, or undefined when none was written. */
   private readonly chargeStarts: PhaseWriter<NewCharge, IntentRow>;
   /**
-   * Debits' final outcomes, each with its key's write, ledger entries, card blocking and event: the finished intent, or
-   * undefined when it was no longer PROCESSING (nothing written).
+   * Debits' final outcomes, each with its key's write, ledger entries, card blocking and event: true once written, or
+   * undefined when the intent was no longer PROCESSING (nothing written). The finished row is the one the caller gave.
    */
-  private readonly debitFinishes: PhaseWriter<FinishedDebit, IntentRow>;
+  private readonly debitFinishes: PhaseWriter<FinishedDebit, true>;
 
   constructor(
     private readonly db: Db,
@@ -145,9 +145,9 @@ export class PaymentsService {
         const { finished, finishedItems } = store.addFinishDebits(st, debits);
         addKeyWrites(st, writes.map((write) => write.key), finishedItems);
         addDebitConsequences(st, writes.map((write) => write.item.row), finishedItems);
-        const rows = await st.run<IntentRow>(on, `SELECT * FROM ${finished}`);
-        const byId = new Map(rows.map((row) => [row.id, row]));
-        return writes.map(({ item }) => byId.get(item.row.id));
+        const rows = await st.run<{ id: string }>(on, `SELECT id FROM ${finished}`);
+        const written = new Set(rows.map((row) => row.id));
+        return writes.map(({ item }) => (written.has(item.row.id) ? true : undefined));
       },
       CHARGE_WRITES,
       { recorder: timings, name: 'debits finished' },
@@ -170,7 +170,7 @@ export class PaymentsService {
     const row = savedCard === null ? finished : { ...finished, card_id: savedCard };
     const written = await this.debitFinishes.write(tx, { item: { row, outcome }, key: null });
     if (!written) throw new Error(`payment intent ${id} left PROCESSING under its lock`);
-    return written;
+    return row;
   }
 
   /** The rail call of a debit, outside any transaction. Any failure to get a clear answer is UNKNOWN: the money may have moved. */

@@ -1,10 +1,10 @@
 import type { Queryable, Transaction } from '../../db/types.js';
-import { guarded, qualified, Statement, type Expression, type Items } from '../../core/statement.js';
+import { guarded, Statement, type Expression, type Items } from '../../core/statement.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
 import type { Metadata, IntentStatus } from './schema.js';
 
-const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, description, metadata, amount_refunded, reconcile_count, succeeded_at, created_at';
+const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, description, metadata, amount_refunded, reconcile_count, created_at';
 /** What a merchant's list of them reads. */
 export const INTENT_LIST: Listed = { table: 'payment_intents', columns: INTENT_COLUMNS };
 
@@ -25,7 +25,6 @@ export interface IntentRow {
   metadata: Metadata;
   amount_refunded: number;
   reconcile_count: number;
-  succeeded_at: Date | null;
   created_at: Date;
 }
 
@@ -150,8 +149,8 @@ export type FinalOutcome = { status: 'SUCCEEDED' } | { status: 'FAILED'; failure
 
 /**
  * Adds to `st` debits' moves PROCESSING → SUCCEEDED or FAILED, once each, with the card an order payment saved (null
- * keeps the intent's): `finished` holds the rows changed (only for the caller that made the change), `finishedItems`
- * their items (`debits[i - 1]`).
+ * keeps the intent's): `finished` holds the ids of the intents changed (only for the caller that made the change),
+ * `finishedItems` their items (`debits[i - 1]`).
  */
 export function addFinishDebits(
   st: Statement,
@@ -172,7 +171,7 @@ export function addFinishDebits(
             succeeded_at = CASE WHEN v.status = 'SUCCEEDED' THEN now() END
        FROM ${values} v
       WHERE p.id = ANY(${ids}) AND p.id = v.id AND p.status = 'PROCESSING'
-     RETURNING ${qualified(INTENT_COLUMNS, 'p')}`,
+     RETURNING p.id`,
   );
   const finishedItems = st.items('finished_items', `SELECT v.i FROM ${values} v WHERE v.id IN (SELECT id FROM ${finished})`);
   return { finished, finishedItems };
