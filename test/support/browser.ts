@@ -27,13 +27,14 @@ export const DESKTOP_VIEWPORT = { width: 1280, height: 800 };
 /**
  * Opens `url` as a buyer's phone would (set to `locale`, Uzbek unless given; or at another `viewport`), with the page's
  * clock under the test's control, and collects the page's problems: its uncaught errors and console errors. Chromium
- * logs every 4xx answer; the refusals a test provokes are expected, anything else is a problem.
+ * logs every 4xx answer; the refusals a test provokes are expected, anything else is a problem. `prepare` runs before
+ * the page is opened, to route its requests.
  */
 export async function openAsBuyer(
   browser: Browser,
   url: string,
   locale = 'uz-UZ',
-  { viewport = PHONE_VIEWPORT, javaScriptEnabled = true } = {},
+  { viewport = PHONE_VIEWPORT, javaScriptEnabled = true, prepare = async (_page: Page): Promise<unknown> => undefined } = {},
 ): Promise<{ page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1, locale, javaScriptEnabled });
   context.setDefaultTimeout(5_000);
@@ -44,6 +45,7 @@ export async function openAsBuyer(
   });
   page.on('pageerror', (error) => problems.push(error.message));
   await page.clock.install();
+  await prepare(page);
   await page.goto(url);
   return { page, problems };
 }

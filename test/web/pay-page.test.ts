@@ -25,7 +25,7 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
 
   const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/pay-${engine}-${name}.png`, fullPage: true });
 
-  async function openOrder(body: Record<string, unknown> = {}) {
+  async function openOrder(body: Record<string, unknown> = {}, prepare?: (page: Page) => Promise<unknown>) {
     const reply = await service.call({
       method: 'POST',
       url: '/merchant/v1/orders',
@@ -34,7 +34,7 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
       body: { amount: 1_500_000, description: 'Two kilos of apricots', returnUrl: `${base}/healthz?from=payment`, ...body },
     });
     const order = reply.body;
-    const { page, problems } = await openAsBuyer(browser, order.paymentUrl.replace(service.config.checkoutUrl, base));
+    const { page, problems } = await openAsBuyer(browser, order.paymentUrl.replace(service.config.checkoutUrl, base), 'uz-UZ', { prepare });
     return { order, page, problems };
   }
 
@@ -169,6 +169,34 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('h1').textContent()).toBe('To‘lov qabul qilindi');
     expect(await readOrder(order.id)).toMatchObject({ status: 'PAID', saveCard: true });
+  });
+
+  it('keeps the newest step when an older answer about the session arrives late', async () => {
+    // The page's first look at the session is answered with the card step, and that answer is held until the card is in.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let answered = () => {};
+    const stale = new Promise<void>((resolve) => (answered = resolve));
+    const { order, page, problems } = await openOrder({}, (page) =>
+      page.route(/\/checkout\/v1\/sessions\/[^/]+$/, async (route) => {
+        if (route.request().method() !== 'GET') return route.fallback();
+        const answer = await route.fetch();
+        void held.then(() => route.fulfill({ response: answer })).then(answered);
+      }),
+    );
+    await enterCard(page, '8600000000000007');
+    await page.getByRole('button', { name: 'Davom etish' }).click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('code');
+    release();
+    await stale;
+    await page.waitForLoadState('networkidle');
+    expect(await page.locator('h1').textContent()).toBe('SMS-kodni kiriting');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('code');
+    await page.keyboard.type('111111');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('To‘lov qabul qilindi');
+    expect((await readOrder(order.id)).status).toBe('PAID');
+    expect(problems).toEqual([]);
   });
 
   it('waits for the bank when its answer is unclear, then shows the outcome', async () => {

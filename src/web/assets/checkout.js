@@ -46,6 +46,8 @@ const page = {
   notice: null,
   busy: false,
   polls: 0,
+  /** Session calls started so far: a look at the state answered after a later call started may be older than that call's answer. */
+  calls: 0,
   form: { pan: '', expiry: '', phone: '998', code: '', saveCard: false },
 };
 
@@ -79,7 +81,9 @@ function showError(reply) {
 }
 
 async function refresh() {
+  const asked = ++page.calls;
   const reply = await api.state();
+  if (asked !== page.calls) return;
   if (reply.status === 200) page.session = reply.body;
   else showError(reply);
   render();
@@ -90,6 +94,7 @@ async function submit(action) {
   page.busy = true;
   page.notice = null;
   render();
+  page.calls += 1;
   const reply = await action();
   page.busy = false;
   if (reply.status === 200) {
