@@ -29,8 +29,9 @@ function outcome(screen: Screen, page: CheckoutPage | null, texts: Texts): Html 
   if (screen.symbol === null) return null;
   const completed = screen.name === 'paid' || screen.name === 'done';
   const line = completed ? (page?.state.returnUrl ? texts.returning : texts.closeHint) : textOf(texts, `${screen.name}Text`);
+  const why = screen.reason && texts.reasons[screen.reason];
   const back = screen.final && page?.returnUrl ? html`<a class="button" href="${page.returnUrl}">${texts.backToShop}</a>` : null;
-  return html`<div class="outcome">${line ? html`<p>${line}</p>` : null}${back}</div>`;
+  return html`<div class="outcome">${why ? html`<p>${why}</p>` : null}${line ? html`<p>${line}</p>` : null}${back}</div>`;
 }
 
 function header(page: CheckoutPage | null, texts: Texts): Html {

@@ -75,7 +75,8 @@ describe('paying an order through its session', () => {
     const refused = await submitCode(service, token, TEST_CODE);
     expect(refused.status).toBe(402);
     expect(refused.body).toMatchObject({ code: 'PAYMENT_FAILED', failureCode: 'INSUFFICIENT_FUNDS' });
-    expect((await sessionState(service, token)).body).toMatchObject({ status: 'FAILED', order: { status: 'FAILED' } });
+    // The session says why too, so that a page opened again can tell the buyer.
+    expect((await sessionState(service, token)).body).toMatchObject({ status: 'FAILED', failureCode: 'INSUFFICIENT_FUNDS', order: { status: 'FAILED' } });
     const read = await readOrder(order.id);
     expect(read).toMatchObject({ status: 'FAILED', failureCode: 'INSUFFICIENT_FUNDS' });
     const intent = (await service.call({ method: 'GET', url: `/subscribe/v1/charges/${read.paymentIntent}`, key: merchant.test })).body;

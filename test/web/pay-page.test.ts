@@ -83,7 +83,7 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     expect(problems).toEqual([]);
   });
 
-  it('shows a refusal with its reason, in the language the buyer switches to', async () => {
+  it('shows a refusal with its reason, in the language the buyer switches to, and again after a reload', async () => {
     const { order, page, problems } = await openOrder();
     await expect.poll(() => page.locator('h1').textContent()).toBe('Buyurtmani to‘lash');
     await enterCard(page, '8600000000000015');
@@ -98,6 +98,9 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     expect(await page.locator('#amount').textContent()).toBe('UZS 15,000.00');
     expect(await page.getByRole('link', { name: 'Back to the shop' }).getAttribute('href')).toBe(`${base}/healthz?from=payment`);
     await shot(page, '4-refused-en');
+    await page.reload();
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Payment refused');
+    expect(await page.locator('.outcome p').first().textContent()).toBe('There is not enough money on the card.');
     expect((await readOrder(order.id)).status).toBe('FAILED');
     expect(problems).toEqual([]);
   });

@@ -144,6 +144,14 @@ describe.runIf(browserAvailable())('every hosted screen, in three languages, on 
     expect(await gone.page.locator('#amount').textContent()).toBe('UZS 487,500.00');
     expect(await gone.page.getByRole('link', { name: 'Back to the shop' }).getAttribute('href')).toBe(SHOP);
     await gone.page.context().close();
+
+    const refused = await order();
+    await submitCard(service, refused.token, { pan: '8600000000000015' });
+    await submitCode(service, refused.token, TEST_CODE);
+    const declined = await openAsBuyer(browser, `${base}/pay/${refused.token}`, 'uz-UZ', { javaScriptEnabled: false });
+    expect(await declined.page.locator('h1').textContent()).toBe('To‘lov rad etildi');
+    expect(await declined.page.locator('.outcome p').first().textContent()).toBe('Kartada mablag‘ yetarli emas.');
+    await declined.page.context().close();
   });
 
   it("wears the merchant's name, colour and logo, all served by Tolov", async () => {

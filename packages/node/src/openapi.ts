@@ -885,7 +885,7 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             expiresAt: string;
-            /** @description Why a FAILED session failed: TOO_MANY_ATTEMPTS when the card or code attempts were used up; null otherwise */
+            /** @description Why a FAILED session failed: TOO_MANY_ATTEMPTS when the card or code attempts were used up; for an order whose payment the bank refused, the bank's reason (the order's failureCode, such as INSUFFICIENT_FUNDS); null otherwise */
             failureCode: string | null;
             cardAttemptsLeft: number;
             codeAttemptsLeft: number;

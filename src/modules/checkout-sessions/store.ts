@@ -37,6 +37,8 @@ export interface SessionRow {
   /** The order's payment once it was made (a refused one included), and when the order was paid. */
   order_payment: string | null;
   order_paid_at: Date | null;
+  /** Why the order failed: the bank's reason when it refused the payment. */
+  order_failure_code: string | null;
   /** Computed by the database clock, the one clock every process shares. */
   expired: boolean;
 }
@@ -63,7 +65,7 @@ const SELECT_SESSION = `
   SELECT ${qualified(SESSION_COLUMNS, 's')}, coalesce(p.display_name, p.name) AS product_name, p.fee_bps, p.brand_color, p.logo_digest,
          coalesce(b.return_url, o.return_url) AS return_url, coalesce(b.customer_ref, o.customer_ref) AS customer_ref,
          o.amount AS order_amount, o.description AS order_description, o.status AS order_status,
-         o.payment_intent_id AS order_payment, o.paid_at AS order_paid_at,
+         o.payment_intent_id AS order_payment, o.paid_at AS order_paid_at, o.failure_code AS order_failure_code,
          s.expires_at <= now() AS expired
     FROM checkout_sessions s
     JOIN products p ON p.id = s.product_id

@@ -34,7 +34,8 @@ export const SessionState = Type.Object({
   returnUrl: Type.Union([Type.String(), Type.Null()], { description: 'Null until the session is COMPLETED' }),
   expiresAt: Timestamp,
   failureCode: Type.Union([Type.String(), Type.Null()], {
-    description: 'Why a FAILED session failed: TOO_MANY_ATTEMPTS when the card or code attempts were used up; null otherwise',
+    description:
+      "Why a FAILED session failed: TOO_MANY_ATTEMPTS when the card or code attempts were used up; for an order whose payment the bank refused, the bank's reason (the order's failureCode, such as INSUFFICIENT_FUNDS); null otherwise",
   }),
   cardAttemptsLeft: Type.Integer(),
   codeAttemptsLeft: Type.Integer(),

@@ -51,7 +51,8 @@ export function presentSession(row: SessionRow): SessionState {
     maskedPan: row.masked_pan,
     returnUrl: row.status === 'COMPLETED' ? row.return_url : null,
     expiresAt: row.expires_at.toISOString(),
-    failureCode: row.failure_code,
+    // A session closed for its attempts says so; an order's session closed by the bank's refusal gives the bank's reason.
+    failureCode: row.failure_code ?? (row.status === 'FAILED' ? row.order_failure_code : null),
     cardAttemptsLeft: Math.max(0, CARD_ATTEMPTS_MAX - row.card_attempts),
     codeAttemptsLeft: Math.max(0, CODE_ATTEMPTS_MAX - row.code_attempts),
     resendAvailableAt: row.code_sends < CODE_SENDS_MAX ? (resendAt?.toISOString() ?? null) : null,

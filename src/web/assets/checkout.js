@@ -40,8 +40,6 @@ const page = {
   session: sheet.dataset.session ? JSON.parse(sheet.dataset.session) : null,
   /** Why the session calls answer no more: 'notFound', 'expired' or null. */
   gone: sheet.dataset.session ? null : 'notFound',
-  /** Why the bank refused the payment, from the refusal itself. */
-  failureCode: null,
   errors: {},
   notice: null,
   busy: false,
@@ -72,7 +70,8 @@ function showError(reply) {
   const { code, param } = reply.body;
   if (reply.status === 410) page.gone = 'expired';
   else if (reply.status === 404) page.gone = 'notFound';
-  else if (code === 'PAYMENT_FAILED') page.failureCode = reply.body.failureCode;
+  // The session's state, read next, says that the bank refused and why.
+  else if (code === 'PAYMENT_FAILED') return;
   else if (code === 'INVALID_CARD' && (param === 'pan' || param === 'expiry')) {
     page.errors = { [param]: param === 'pan' ? 'panLuhn' : /expired/i.test(reply.body.message) ? 'expired' : 'expiryFormat' };
   } else if (code === 'VALIDATION_ERROR' && param === 'phone') page.errors = { phone: 'phone' };
@@ -336,12 +335,12 @@ const BODIES = {
 /** What the buyer sees now: the heading, a symbol for an outcome (or null), and the body below the summary. */
 function screen() {
   const text = t();
-  const { name, symbol, final, summary } = screenOf(page.session, page.gone);
+  const { name, symbol, final, summary, reason } = screenOf(page.session, page.gone);
   const title = text[`${name}Title`] ?? '';
   if (BODIES[name]) return { title, symbol, summary, body: BODIES[name](page.session) };
   if (name === 'processing') poll();
-  const reason = name === 'refused' ? text.reasons[page.failureCode] : null;
-  return { title, symbol, summary, body: outcome(final, reason ? el('p', {}, reason) : null, el('p', {}, text[`${name}Text`])) };
+  const why = reason && text.reasons[reason];
+  return { title, symbol, summary, body: outcome(final, why ? el('p', {}, why) : null, el('p', {}, text[`${name}Text`])) };
 }
 
 /** What is being paid, and the time left to pay it: shown above every step of an order. */

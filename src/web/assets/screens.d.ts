@@ -7,6 +7,8 @@ export interface Screen {
   symbol: 'warning' | 'success' | 'pending' | null;
   final: boolean;
   summary: boolean;
+  /** The bank's reason, on the `refused` screen. */
+  reason?: string | null;
 }
 export declare function screenOf(session: SessionState | null, gone: 'expired' | 'notFound' | null): Screen;
 export declare function isOpen(session: SessionState): boolean;

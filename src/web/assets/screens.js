@@ -13,8 +13,8 @@ export function screenOf(session, gone) {
   const screen = (name, symbol = null, final = symbol === 'warning' || symbol === 'success') => ({ name, symbol, final, summary: order && name !== 'paid' });
   if (session.status === 'COMPLETED') return screen(order ? 'paid' : 'done', 'success');
   if (session.status === 'PROCESSING') return screen('processing', 'pending');
-  // A session closed for used-up attempts says so; an order's FAILED session otherwise means the bank refused.
-  if (order && session.status === 'FAILED' && session.failureCode !== 'TOO_MANY_ATTEMPTS') return screen('refused', 'warning');
+  // A session closed for used-up attempts says so; an order's FAILED session otherwise means the bank refused, and why.
+  if (order && session.status === 'FAILED' && session.failureCode !== 'TOO_MANY_ATTEMPTS') return { ...screen('refused', 'warning'), reason: session.failureCode };
   if (order && session.order.status === 'CANCELED') return screen('canceled', 'warning');
   if (session.status === 'EXPIRED') return screen('expired', 'warning');
   if (session.status === 'FAILED') return screen('failed', 'warning');
