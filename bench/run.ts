@@ -38,7 +38,7 @@ const SEED_SLICE = 50_000;
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 5_000);
 const DELIVERY_LOOPS = 2;
 /** Every measured load runs this long first, unmeasured: a process just started has cold JIT and caches. */
-const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 /** Pairs of POST charge and the direct transaction of its rows, measured one right after the other. */
 const RATIO_ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 5);
 /** Steady offered rates of POST charge, as fractions of the direct rate measured in the rounds. */
