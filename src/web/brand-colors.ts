@@ -5,6 +5,8 @@
 const CONTRAST_MIN = 4.5;
 const WHITE = [255, 255, 255] as const;
 const INK = [20, 33, 61] as const; // theme.css's --ink
+/** The pages' colour when a product has none: theme.css's --accent. */
+export const TOLOV_ACCENT = '#0b6e4f';
 
 type Rgb = readonly [number, number, number];
 
@@ -31,10 +33,14 @@ function readableOnWhite(rgb: Rgb): Rgb {
   return shade;
 }
 
-/** `hex`: six hex digits, lower case. */
-export function brandStylesheet(hex: string): string {
+/** What a brand colour (`hex`: six hex digits, lower case) becomes: the ink on a button of it, and its shade as text. */
+export function accentOf(hex: string): { ink: string; text: string } {
   const rgb = rgbOf(hex);
   const ink = contrast(rgb, WHITE) >= contrast(rgb, INK) ? WHITE : INK;
-  const text = readableOnWhite(rgb);
-  return `:root { --accent: #${hex}; --accent-ink: ${hexOf(ink)}; --accent-text: ${hexOf(text)}; }\n`;
+  return { ink: hexOf(ink), text: hexOf(readableOnWhite(rgb)) };
+}
+
+export function brandStylesheet(hex: string): string {
+  const { ink, text } = accentOf(hex);
+  return `:root { --accent: #${hex}; --accent-ink: ${ink}; --accent-text: ${text}; }\n`;
 }

@@ -64,6 +64,31 @@ export class DashboardClient {
     return { status: response.statusCode, html: response.body, location: response.headers.location as string | undefined, headers: response.headers };
   }
 
+  /**
+   * Posts `fields` and `files` as a browser posts a form with a file input (multipart/form-data), with the form token
+   * of the last page; a file input left empty sends a part with no bytes, as browsers do.
+   */
+  async postMultipart(url: string, fields: Record<string, string>, files: Record<string, { filename: string; type: string; body: Buffer }>, options: { csrf?: string | null } = {}): Promise<Page> {
+    const boundary = `----TolovTest${Date.now()}${++counter}`;
+    const parts: Buffer[] = [];
+    const csrf = options.csrf === undefined ? await this.csrf() : options.csrf;
+    const all = csrf === null ? fields : { _csrf: csrf, ...fields };
+    for (const [name, value] of Object.entries(all)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+    for (const [name, file] of Object.entries(files)) {
+      parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${file.filename}"\r\nContent-Type: ${file.type}\r\n\r\n`), file.body, Buffer.from('\r\n'));
+    }
+    parts.push(Buffer.from(`--${boundary}--\r\n`));
+    const response = await this.service.app.inject({
+      method: 'POST',
+      url,
+      remoteAddress: this.address,
+      headers: { cookie: this.cookieHeader(), 'content-type': `multipart/form-data; boundary=${boundary}`, 'accept-language': this.lang },
+      payload: Buffer.concat(parts),
+    });
+    this.remember(response.headers['set-cookie']);
+    return { status: response.statusCode, html: response.body, location: response.headers.location as string | undefined, headers: response.headers };
+  }
+
   /** The form token the dashboard's pages carry for this client now. */
   async csrf(): Promise<string> {
     let page = await this.get('/dashboard/team');

@@ -6,6 +6,7 @@ import { bindCard } from '../support/binding.js';
 import { ARTIFACTS_DIR, browserAvailable, launchBrowser } from '../support/browser.js';
 import { engine, startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
+import { logoPng } from '../support/png.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 let service: TestService;
@@ -208,6 +209,35 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await expect.poll(() => page.url()).toBe(`${base}/dashboard/overview`);
     await page.locator('#activity-chart canvas').waitFor();
     await shot(page, 'phone-ru-overview');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it("lets an owner brand the payment pages with a name, a colour and a logo file, previewed as buyers see them, on a phone", async () => {
+    const { context, page, problems } = await open({ width: 390, locale: 'ru-RU' });
+    await page.goto(`${base}/dashboard/signup`);
+    await page.getByLabel('Эл. почта').fill(`brand-${Date.now()}@example.uz`);
+    await page.getByLabel('Пароль').fill(PASSWORD);
+    await page.getByLabel('Название бизнеса').fill('Kulol Uyi LLC');
+    await page.getByRole('button', { name: 'Создать аккаунт' }).click();
+    await page.getByRole('link', { name: 'Оформление' }).click();
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Оформление');
+    expect(await page.locator('#brand-preview p').textContent()).toBe('Для Kulol Uyi LLC');
+    await shot(page, 'phone-ru-branding-before');
+
+    await page.getByLabel('Название для покупателей').fill('Kulol Uyi');
+    await page.getByLabel('Зелёный цвет Tolov').uncheck();
+    await page.getByLabel('Цвет', { exact: true }).fill('#7c2d12');
+    await page.getByLabel('Логотип').setInputFiles({ name: 'kulol-uyi.png', mimeType: 'image/png', buffer: logoPng([124, 45, 18]) });
+    await page.getByRole('button', { name: 'Сохранить оформление' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('Сохранено. Новые страницы оплаты сразу показывают его.');
+    expect(await page.locator('#brand-preview p').textContent()).toBe('Для Kulol Uyi');
+    expect(await page.getByRole('img', { name: 'Кнопка цвета #7c2d12' }).count()).toBe(1);
+    // The logo is served by Tolov and drawn.
+    const logo = page.getByRole('img', { name: 'Логотип Kulol Uyi' });
+    await expect.poll(() => logo.evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBe(150);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await shot(page, 'phone-ru-branding-saved');
     expect(problems).toEqual([]);
     await context.close();
   });

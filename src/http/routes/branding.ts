@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { IdParams } from '../../core/schemas.js';
-import { LOGO_MAX_BYTES, type Branding } from '../../modules/products/branding.js';
+import { LOGO_MAX_BYTES, logoOfDataUrl, type Branding } from '../../modules/products/branding.js';
 import type { ProductsService } from '../../modules/products/service.js';
 
 const HEX_COLOR = '^#[0-9A-Fa-f]{6}$';
@@ -64,6 +64,10 @@ export const brandingRoutes: FastifyPluginAsync<{ products: ProductsService; pub
         response: { 200: BrandingObject },
       },
     },
-    async (request) => presentBranding(await products.changeBranding(request.params.id, request.body)),
+    async (request) => {
+      const { logo, ...rest } = request.body;
+      const change = logo === undefined ? rest : { ...rest, logo: logo === null ? null : logoOfDataUrl(logo) };
+      return presentBranding(await products.changeBranding(request.params.id, change));
+    },
   );
 };

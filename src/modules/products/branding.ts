@@ -20,11 +20,18 @@ export interface Branding {
   logoDigest: string | null;
 }
 
+/** A logo checked by `logoOfBytes`: its type is what its bytes say, its digest names it. */
+export interface Logo {
+  contentType: LogoType;
+  body: Buffer;
+  digest: string;
+}
+
 export interface BrandingChange {
   displayName?: string | null;
   brandColor?: string | null;
-  /** A `data:` URL of the image, base64; null removes the logo. */
-  logo?: string | null;
+  /** null removes the logo. */
+  logo?: Logo | null;
 }
 
 const DATA_URL = /^data:(image\/(?:png|jpeg|webp));base64,([A-Za-z0-9+/]+={0,2})$/;
@@ -37,17 +44,26 @@ function sniffedType(body: Buffer): LogoType | null {
   return null;
 }
 
-/** The logo of a data URL, checked: a PNG, JPEG or WebP of at most LOGO_MAX_BYTES whose bytes are what it says. */
-export function parseLogo(dataUrl: string): { contentType: LogoType; body: Buffer; digest: string } {
-  const match = DATA_URL.exec(dataUrl);
-  if (!match) throw new ApiError('VALIDATION_ERROR', 'logo must be a data: URL of a PNG, JPEG or WebP image in base64 (data:image/png;base64,…)', { param: 'logo' });
-  const body = Buffer.from(match[2]!, 'base64');
+/** A logo's bytes, checked: a PNG, JPEG or WebP image (of the `declared` type, when one is) of at most LOGO_MAX_BYTES. */
+function checkedLogo(body: Buffer, declared: LogoType | null): Logo {
   if (body.length > LOGO_MAX_BYTES) {
     throw new ApiError('VALIDATION_ERROR', `logo is ${body.length} bytes; at most ${LOGO_MAX_BYTES} are taken`, { param: 'logo' });
   }
-  const contentType = match[1] as LogoType;
-  if (sniffedType(body) !== contentType) throw new ApiError('VALIDATION_ERROR', `logo is not a ${contentType} image`, { param: 'logo' });
+  const contentType = sniffedType(body);
+  if (contentType === null || (declared !== null && contentType !== declared)) {
+    throw new ApiError('VALIDATION_ERROR', `logo is not a ${declared ?? 'PNG, JPEG or WebP'} image`, { param: 'logo' });
+  }
   return { contentType, body, digest: createHash('sha256').update(body).digest('hex') };
+}
+
+/** An uploaded logo's bytes, of whichever of the three types they are. */
+export const logoOfBytes = (body: Buffer): Logo => checkedLogo(body, null);
+
+/** The logo of a data URL, of the type the URL says. */
+export function logoOfDataUrl(dataUrl: string): Logo {
+  const match = DATA_URL.exec(dataUrl);
+  if (!match) throw new ApiError('VALIDATION_ERROR', 'logo must be a data: URL of a PNG, JPEG or WebP image in base64 (data:image/png;base64,…)', { param: 'logo' });
+  return checkedLogo(Buffer.from(match[2]!, 'base64'), match[1] as LogoType);
 }
 
 const BRANDING_COLUMNS = 'id AS "productId", display_name AS "displayName", brand_color AS "brandColor", logo_digest AS "logoDigest"';
@@ -63,7 +79,7 @@ export async function brandingOf(db: Queryable, productId: string): Promise<Bran
  * and deleted when the last product using it moves on: the table holds at most one logo per product.
  */
 export async function changeBranding(db: Db, productId: string, change: BrandingChange): Promise<Branding> {
-  const logo = typeof change.logo === 'string' ? parseLogo(change.logo) : null;
+  const logo = change.logo ?? null;
   return db.transaction(async (tx) => {
     const [before] = await tx.query<{ logo_digest: string | null }>('SELECT logo_digest FROM products WHERE id = $1 FOR UPDATE', [productId]);
     if (!before) throw notFound('product');

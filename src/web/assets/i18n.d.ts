@@ -13,6 +13,7 @@ export interface Texts {
   backToShop: string;
   closeHint: string;
   returning: string;
+  payButton(amount: string): string;
   /** Why the bank refused a payment, by failureCode. */
   reasons: Record<string, string | undefined>;
   [key: `${string}Title` | `${string}Text`]: string | ((...args: string[]) => string) | undefined;

@@ -114,6 +114,7 @@ export function requireRole(signed: Signed, roles: readonly Role[]): void {
 export const SEES_SECRETS: readonly Role[] = ['owner', 'developer'];
 export const CHANGES: readonly Role[] = ['owner', 'developer'];
 export const MANAGES_TEAM: readonly Role[] = ['owner'];
+export const MANAGES_BRAND: readonly Role[] = ['owner'];
 
 /** The services' view of the dashboard user: the account's product in the selected mode. */
 export function merchantOfSigned(signed: Signed): Merchant {

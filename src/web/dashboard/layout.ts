@@ -5,7 +5,7 @@ import type { Dash, Signed } from './context.js';
 import { html, pageStart, type Html, type Value } from '../html.js';
 import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
 
-export type Section = 'overview' | 'payments' | 'orders' | 'refunds' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'team' | 'account';
+export type Section = 'overview' | 'payments' | 'orders' | 'refunds' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'branding' | 'team' | 'account';
 
 const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'overview', href: '/dashboard/overview', label: 'navOverview' },
@@ -17,6 +17,7 @@ const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'webhooks', href: '/dashboard/webhooks', label: 'navWebhooks' },
   { section: 'keys', href: '/dashboard/api-keys', label: 'navApiKeys' },
   { section: 'logs', href: '/dashboard/logs', label: 'navRequestLog' },
+  { section: 'branding', href: '/dashboard/branding', label: 'navBranding' },
   { section: 'team', href: '/dashboard/team', label: 'navTeam' },
 ];
 

@@ -1,10 +1,13 @@
 // The merchant dashboard at /dashboard: server-rendered pages, forms that post and redirect, sessions in the database.
 // Every request gets its language and its session here; every POST must carry the form token (CSRF), and come from
 // this origin when the browser says where it comes from.
+import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.js';
+import { LOGO_MAX_BYTES } from '../../modules/products/branding.js';
 import type { DashboardDeps, Form } from './deps.js';
 import { authPages } from './pages/auth.js';
+import { brandingPages } from './pages/branding.js';
 import { keyPages } from './pages/keys.js';
 import { listPages } from './pages/lists.js';
 import { detailPages } from './pages/details.js';
@@ -32,6 +35,18 @@ function parseForms(app: FastifyInstance): void {
       form[name] = before === undefined ? value : [...(Array.isArray(before) ? before : [before]), value];
     }
     done(null, form);
+  });
+}
+
+/**
+ * Forms with a file input (the branding's logo), in memory: one file, the fields as text. A file over the logo's
+ * limit arrives cut one byte past it, so that the page refuses it in the words it uses for every bad logo.
+ */
+async function parseFileForms(app: FastifyInstance): Promise<void> {
+  await app.register(multipart, {
+    attachFieldsToBody: 'keyValues',
+    throwFileSizeLimit: false,
+    limits: { fields: FORM_FIELDS_MAX, fieldSize: FORM_BODY_MAX_BYTES, files: 1, fileSize: LOGO_MAX_BYTES + 1, parts: FORM_FIELDS_MAX + 1, headerPairs: 20 },
   });
 }
 
@@ -94,6 +109,7 @@ function renderErrors(app: FastifyInstance): void {
 export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   app.decorateRequest('dash', null);
   parseForms(app);
+  await parseFileForms(app);
   guardRequests(app, deps);
   renderErrors(app);
   authPages(app, deps);
@@ -102,6 +118,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
   detailPages(app, deps);
   keyPages(app, deps);
   webhookPages(app, deps);
+  brandingPages(app, deps);
   teamPages(app, deps);
   securityPages(app, deps);
 };
