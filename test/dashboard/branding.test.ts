@@ -132,4 +132,14 @@ describe('branding in the dashboard', () => {
     expect(forged.status).toBe(403);
     expect(await stored(email)).toEqual(before);
   });
+
+  it('takes a file on the branding form alone: a multipart form anywhere else is refused and changes nothing', async () => {
+    const { client } = await owner();
+    const invitations = async () => (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM invitations'))[0]!.n;
+    const before = await invitations();
+    const refused = await client.postMultipart('/dashboard/team/invite', { email: uniqueEmail('invited'), role: 'viewer' }, png(logoPng([0, 0, 0])));
+    expect(refused.status).toBe(400);
+    expect(refused.html).toContain('The form could not be read.');
+    expect(await invitations()).toBe(before);
+  });
 });

@@ -174,31 +174,53 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     expect(await readOrder(order.id)).toMatchObject({ status: 'PAID', saveCard: true });
   });
 
-  it('keeps the newest step when an older answer about the session arrives late', async () => {
-    // The page's first look at the session is answered with the card step, and that answer is held until the card is in.
+  /**
+   * Opens an order whose page's first look at the session is answered with the state of that moment, but only once
+   * `release` is called; `answered` settles when the page has that answer.
+   */
+  async function openWithFirstLookHeld() {
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
-    let answered = () => {};
-    const stale = new Promise<void>((resolve) => (answered = resolve));
-    const { order, page, problems } = await openOrder({}, (page) =>
+    let delivered = () => {};
+    const answered = new Promise<void>((resolve) => (delivered = resolve));
+    const opened = await openOrder({}, (page) =>
       page.route(/\/checkout\/v1\/sessions\/[^/]+$/, async (route) => {
         if (route.request().method() !== 'GET') return route.fallback();
         const answer = await route.fetch();
-        void held.then(() => route.fulfill({ response: answer })).then(answered);
+        void held.then(() => route.fulfill({ response: answer })).then(delivered);
       }),
     );
+    const deliver = async () => {
+      release();
+      await answered;
+      await opened.page.waitForLoadState('networkidle');
+    };
+    return { ...opened, deliver };
+  }
+
+  it('keeps the newest step when an older answer about the session arrives late', async () => {
+    const { order, page, problems, deliver } = await openWithFirstLookHeld();
     await enterCard(page, '8600000000000007');
     await page.getByRole('button', { name: 'Davom etish' }).click();
     await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('code');
-    release();
-    await stale;
-    await page.waitForLoadState('networkidle');
+    // The card step, read before the card was sent, arrives now.
+    await deliver();
     expect(await page.locator('h1').textContent()).toBe('SMS-kodni kiriting');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('code');
     await page.keyboard.type('111111');
     await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('h1').textContent()).toBe('To‘lov qabul qilindi');
     expect((await readOrder(order.id)).status).toBe('PAID');
+    expect(problems).toEqual([]);
+  });
+
+  it('keeps what the buyer is typing, and where, when an answer draws the page again mid-number', async () => {
+    const { page, problems, deliver } = await openWithFirstLookHeld();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('pan');
+    await page.keyboard.type('86000000');
+    await deliver();
+    await page.keyboard.type('00000007');
+    expect(await page.locator('#pan').inputValue()).toBe('8600 0000 0000 0007');
     expect(problems).toEqual([]);
   });
 

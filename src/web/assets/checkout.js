@@ -392,13 +392,20 @@ function render() {
     : null;
   // A paid order's receipt says what was paid; every other step shows it above, an expired link's too.
   const what = summary && session && isOrder() ? orderSummary(session) : null;
-  const focused = document.activeElement?.id;
+  const focused = caretOf(document.activeElement);
   view.replaceChildren(...[what, notice, body].filter(Boolean));
   // Keep the buyer where they were typing; otherwise put them on the first field with an error, or the first field.
   const errorField = Object.keys(page.errors)[0];
   const target =
-    (errorField && document.getElementById(errorField)) || (focused && document.getElementById(focused)) || view.querySelector('input');
+    (errorField && document.getElementById(errorField)) || (focused && document.getElementById(focused.id)) || view.querySelector('input');
   target?.focus();
+  if (focused?.start != null && target?.id === focused.id) target.setSelectionRange(focused.start, focused.end);
+}
+
+/** Which field has the focus, and where its caret is: a field drawn again with the same text gets both back. */
+function caretOf(element) {
+  if (!element?.id) return null;
+  return { id: element.id, start: element.selectionStart ?? null, end: element.selectionEnd ?? null };
 }
 
 render();

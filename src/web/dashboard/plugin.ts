@@ -109,7 +109,6 @@ function renderErrors(app: FastifyInstance): void {
 export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   app.decorateRequest('dash', null);
   parseForms(app);
-  await parseFileForms(app);
   guardRequests(app, deps);
   renderErrors(app);
   authPages(app, deps);
@@ -118,7 +117,11 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
   detailPages(app, deps);
   keyPages(app, deps);
   webhookPages(app, deps);
-  brandingPages(app, deps);
+  // Only the branding's form carries a file: a multipart body anywhere else is refused as a form that cannot be read.
+  await app.register(async (withFiles) => {
+    await parseFileForms(withFiles);
+    brandingPages(withFiles, deps);
+  });
   teamPages(app, deps);
   securityPages(app, deps);
 };
