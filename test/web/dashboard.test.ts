@@ -226,8 +226,10 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await shot(page, 'phone-ru-branding-before');
 
     await page.getByLabel('Название для покупателей').fill('Kulol Uyi');
-    await page.getByLabel('Зелёный цвет Tolov').uncheck();
+    expect(await page.getByLabel('Зелёный цвет Tolov').isChecked()).toBe(true);
+    // Picking a colour unticks Tolov's own.
     await page.getByLabel('Цвет', { exact: true }).fill('#7c2d12');
+    expect(await page.getByLabel('Зелёный цвет Tolov').isChecked()).toBe(false);
     await page.getByLabel('Логотип').setInputFiles({ name: 'kulol-uyi.png', mimeType: 'image/png', buffer: logoPng([124, 45, 18]) });
     await page.getByRole('button', { name: 'Сохранить оформление' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toBe('Сохранено. Новые страницы оплаты сразу показывают его.');

@@ -1,4 +1,5 @@
-// Progressive enhancement of the dashboard: copy buttons and confirmations. Every page works without it.
+// Progressive enhancement of the dashboard: copy buttons, confirmations, and a chosen colour that takes effect. Every
+// page works without it.
 
 // A page answering a form (a new key, a revealed secret) takes the address of the page it shows, so that reloading it
 // reads that page instead of posting the form again.
@@ -26,5 +27,13 @@ for (const button of document.querySelectorAll('button.copy')) {
 for (const form of document.querySelectorAll('form[data-confirm]')) {
   form.addEventListener('submit', (event) => {
     if (!confirm(form.dataset.confirm)) event.preventDefault();
+  });
+}
+
+// Picking a colour means using it: the box that keeps Tolov's own colour is unticked.
+for (const picker of document.querySelectorAll('input[type="color"][data-unticks]')) {
+  picker.addEventListener('input', () => {
+    const box = document.getElementById(picker.dataset.unticks);
+    if (box) box.checked = false;
   });
 }

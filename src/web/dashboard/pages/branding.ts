@@ -48,8 +48,8 @@ function brandingForm(dash: Dash, signed: Signed, branding: Branding): Html {
   <input id="display-name" name="displayName" maxlength="${DISPLAY_NAME_MAX}" value="${branding.displayName ?? ''}" placeholder="${signed.product.name}" aria-describedby="display-name-hint">
   <p class="hint" id="display-name-hint">${t('displayNameHint', { name: signed.product.name })}</p>
   <label for="brand-colour">${t('brandColour')}</label>
-  <input id="brand-colour" name="brandColor" type="color" value="${branding.brandColor ?? TOLOV_ACCENT}">
-  <label class="check"><input type="checkbox" name="tolovColour" value="1"${branding.brandColor === null ? html` checked` : ''}> ${t('useTolovColour')}</label>
+  <input id="brand-colour" name="brandColor" type="color" value="${branding.brandColor ?? TOLOV_ACCENT}" data-unticks="tolov-colour">
+  <label class="check"><input type="checkbox" id="tolov-colour" name="tolovColour" value="1"${branding.brandColor === null ? html` checked` : ''}> ${t('useTolovColour')}</label>
   <label for="logo">${t('logo')}</label>
   <input id="logo" name="logo" type="file" accept="image/png,image/jpeg,image/webp" aria-describedby="logo-hint">
   <p class="hint" id="logo-hint">${t('logoHint', { kib: LOGO_KIB })}</p>
