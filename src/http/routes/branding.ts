@@ -2,16 +2,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { IdParams } from '../../core/schemas.js';
-import { LOGO_MAX_BYTES, logoOfDataUrl, type Branding } from '../../modules/products/branding.js';
+import { BRAND_COLOR_PATTERN, DISPLAY_NAME_MAX, LOGO_MAX_BYTES, logoOfDataUrl, type Branding } from '../../modules/products/branding.js';
 import type { ProductsService } from '../../modules/products/service.js';
 
-const HEX_COLOR = '^#[0-9A-Fa-f]{6}$';
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const BrandingBody = Type.Object(
   {
-    displayName: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100, description: "The name buyers see on the hosted pages; null: the product's name" }))),
-    brandColor: Type.Optional(Nullable(Type.String({ pattern: HEX_COLOR, description: "Buttons and links of the hosted pages, as #RRGGBB; null: Tolov's colour" }))),
+    displayName: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: DISPLAY_NAME_MAX, description: "The name buyers see on the hosted pages; null: the product's name" }))),
+    brandColor: Type.Optional(Nullable(Type.String({ pattern: BRAND_COLOR_PATTERN, description: "Buttons and links of the hosted pages, as #RRGGBB; null: Tolov's colour" }))),
     logo: Type.Optional(
       Nullable(
         Type.String({

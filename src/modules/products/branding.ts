@@ -5,6 +5,10 @@ import { createHash } from 'node:crypto';
 import { ApiError, notFound } from '../../core/errors.js';
 import type { Db, Queryable } from '../../db/types.js';
 
+/** The longest name buyers see in place of the product's. */
+export const DISPLAY_NAME_MAX = 100;
+/** A brand colour as it is given: `#RRGGBB`, either case. */
+export const BRAND_COLOR_PATTERN = '^#[0-9A-Fa-f]{6}$';
 /** A logo's largest size: a header image, not a photo. */
 export const LOGO_MAX_BYTES = 128 * 1024;
 export const LOGO_TYPES = ['image/png', 'image/jpeg', 'image/webp'] as const;

@@ -3,7 +3,7 @@
 // operator API checks it (its first bytes say its type).
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
-import { LOGO_MAX_BYTES, logoOfBytes, type Branding, type BrandingChange } from '../../../modules/products/branding.js';
+import { BRAND_COLOR_PATTERN, DISPLAY_NAME_MAX, LOGO_MAX_BYTES, logoOfBytes, type Branding, type BrandingChange } from '../../../modules/products/branding.js';
 import { accentOf, TOLOV_ACCENT } from '../../brand-colors.js';
 import { formatAmount, textsFor } from '../../assets/i18n.js';
 import { actorOf, dashOf, field, MANAGES_BRAND, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
@@ -13,8 +13,7 @@ import { csrfField, notice, page, sendPage } from '../layout.js';
 import type { DashboardDeps } from '../deps.js';
 
 const PATH = '/dashboard/branding';
-const DISPLAY_NAME_MAX = 100;
-const HEX_COLOR = /^#[0-9a-f]{6}$/i;
+const BRAND_COLOR = new RegExp(BRAND_COLOR_PATTERN);
 const LOGO_KIB = LOGO_MAX_BYTES / 1024;
 /** The amount on the sample pay button, which says what a buyer's says, in the page's language. */
 const SAMPLE_AMOUNT = 1_500_000;
@@ -27,7 +26,7 @@ function preview(dash: Dash, signed: Signed, branding: Branding): Html {
   const { ink } = accentOf(colour.slice(1));
   const texts = textsFor(dash.lang);
   const logo = branding.logoDigest
-    ? html`<img class="brand-logo" src="/brand/logos/${branding.logoDigest}" alt="${t('logoOf', { name })}">`
+    ? html`<img class="logo" src="/brand/logos/${branding.logoDigest}" alt="${t('logoOf', { name })}">`
     : html`<span class="brand">Tolov</span>`;
   return html`<section class="card" aria-labelledby="preview-title"><h2 id="preview-title">${t('whatBuyersSee')}</h2>
   <div class="brand-preview" id="brand-preview">${logo}<p>${texts.forMerchant(name)}</p>
@@ -80,7 +79,7 @@ function changeOf(form: Record<string, unknown>): BrandingChange {
   if (displayName.length > DISPLAY_NAME_MAX) throw new Refusal('displayNameTooLong');
   const colour = field(form as Record<string, string>, 'brandColor');
   const useTolov = form.tolovColour !== undefined;
-  if (!useTolov && !HEX_COLOR.test(colour)) throw new Refusal('colourInvalid');
+  if (!useTolov && !BRAND_COLOR.test(colour)) throw new Refusal('colourInvalid');
   const change: BrandingChange = { displayName: displayName || null, brandColor: useTolov ? null : colour };
   // A file input left empty still sends a part, with no bytes.
   const file = form.logo;
