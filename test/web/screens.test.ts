@@ -175,6 +175,8 @@ describe.runIf(browserAvailable())('every hosted screen, in three languages, on 
       const image = page.getByRole('img', { name: 'Kulol Uyi' });
       await expect.poll(() => image.evaluate((node) => (node as HTMLImageElement).naturalWidth)).toBe(150);
       expect(await page.getByRole('button', { name: 'Davom etish' }).evaluate((node) => getComputedStyle(node).backgroundColor)).toBe('rgb(124, 45, 18)');
+      // The logo beside the language buttons fits a phone's width.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), device).toBeLessThanOrEqual(viewport.width);
       expect(requested.every((address) => address.startsWith(base)), requested.join(' ')).toBe(true);
       await page.screenshot({ path: `${ARTIFACTS_DIR}/screens-${engine}-branded-${device}.png`, fullPage: true });
       expect(problems).toEqual([]);
