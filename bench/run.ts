@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
@@ -233,7 +233,7 @@ async function stripeEmulator(): Promise<Result> {
           }),
         },
       ],
-    });
+    }, { servicePid: child.pid });
     return { engine: EMULATOR, scenario: EMULATOR_SCENARIO, ...measured };
   } finally {
     await stopService(child);
@@ -907,6 +907,23 @@ async function benchSmallTransactions(engine: string, db: Db): Promise<Result> {
 
 const cpuTotal = (cpu: CpuPerRequest | undefined) => (cpu ? (cpu.client + cpu.service + cpu.postgres).toFixed(2) : '?');
 
+/** POST charge's goal against the emulator's rate, per engine. */
+const GOAL_VS_EMULATOR: Record<string, number> = { postgres: 1.25, pglite: 0.6 };
+
+/**
+ * What the goal leaves a charge of the machine's CPU: the load's client, the service and the database share its cores,
+ * so a rate of R charges/s is out of reach for a charge that costs more than cores / R of CPU in all.
+ */
+function cpuBudgetLine(engine: string, charges: Result, emulator: Result): string {
+  const cores = availableParallelism();
+  const goal = Math.round(GOAL_VS_EMULATOR[engine]! * emulator.requestsPerSecond);
+  const budgetMs = ((cores * 1000) / goal).toFixed(2);
+  return (
+    `${engine}: the goal, ${GOAL_VS_EMULATOR[engine]} × the emulator = ${goal} charges/s, leaves ${budgetMs} ms of CPU per charge ` +
+    `on ${cores} cores; a charge used ${cpuTotal(charges.cpu)} ms (the emulator's, with its client: ${cpuTotal(emulator.cpu)} ms)`
+  );
+}
+
 /** What another product's failing charges cost a product's charges, per engine. */
 function poisonLines(results: Result[]): string[] {
   return ['pglite', 'postgres'].flatMap((engine) => {
@@ -959,7 +976,7 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
     const ratio = (of: Result, to: Result) => `${(of.requestsPerSecond / to.requestsPerSecond).toFixed(2)} × ${to.scenario}`;
     const emulator = results.find((r) => r.engine === EMULATOR);
     return [
-      ...(emulator ? [`${engine}: POST charge = ${ratio(charges, emulator)} (p99 ${charges.p99Ms} vs ${emulator.p99Ms} ms)`] : []),
+      ...(emulator ? [`${engine}: POST charge = ${ratio(charges, emulator)} (p99 ${charges.p99Ms} vs ${emulator.p99Ms} ms)`, cpuBudgetLine(engine, charges, emulator)] : []),
       ...[...direct, ...(withoutHttp ? [withoutHttp] : [])].map((d) => `${engine}: POST charge = ${ratio(charges, d)}`),
       ...(withoutHttp && direct[0] ? [`${engine}: the service’s charge without HTTP = ${ratio(withoutHttp, direct[0])}`] : []),
       `${engine}: CPU per charge ${cpuTotal(charges.cpu)} ms, without HTTP ${cpuTotal(withoutHttp?.cpu)} ms, ` +
