@@ -45,7 +45,7 @@ export default defineConfig({
     expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     // Files share their worker's loaded modules: each file's state is its own (its services, databases and processes,
-    // closed by its hooks), and loading the service afresh for each of 150 files cost a fifth of the suite's time.
+    // closed by its hooks), and loading the service afresh for every file cost a quarter of the suite's time.
     isolate: false,
     // Files wait on the database and on timers more than on the CPU: two at a time on a two-core machine too.
     maxWorkers: Math.max(2, availableParallelism() - 1),
