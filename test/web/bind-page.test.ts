@@ -60,7 +60,10 @@ describe.runIf(browserAvailable())('the hosted binding page, in Chromium', () =>
     await expect.poll(() => page.locator('h1').textContent()).toBe('Enter the SMS code');
     expect(await page.locator('.lead').textContent()).toContain('Uzcard •••• 0007');
     expect(await page.getAttribute('#code', 'autocomplete')).toBe('one-time-code');
-    expect(await page.getByRole('button', { name: /new code in \d+ s/ }).isDisabled()).toBe(true);
+    const countdown = page.getByRole('button', { name: /new code in \d+ s/ });
+    expect(await countdown.isDisabled()).toBe(true);
+    // The number keeps its unit on its line.
+    expect(await countdown.textContent()).toMatch(/new code in \d+\u00a0s$/);
 
     await page.getByLabel('SMS code').fill('123456');
     await page.getByRole('button', { name: 'Confirm' }).click();
