@@ -1,5 +1,6 @@
 // Input is read as written: what a lenient parser would turn into something else is refused, naming where it is.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BODY_LIMIT_BYTES } from '../../src/http/server.js';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
 
 let service: TestService;
@@ -13,6 +14,47 @@ afterAll(() => service.stop());
 const orderCount = async () => (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders'))[0]!.n;
 const createOrder = (payload: string, contentType = 'application/json') =>
   service.call({ method: 'POST', url: '/merchant/v1/orders', key: merchant.test, idempotencyKey: idem(), payload, headers: { 'content-type': contentType } });
+
+// Filled to the body limit. A regular expression over strings rescanned to the end from every quote of the first two
+// (seconds of CPU each, every other request stalled); the others stress nesting, and numbers turned into text.
+const fill = (head: string, unit: string, tail = '') => head + unit.repeat(Math.floor((BODY_LIMIT_BYTES - head.length - tail.length) / unit.length)) + tail;
+const ATTACKS = {
+  'escaped quotes, never closed': fill('"', '\\"'),
+  'escaped quotes in a field': fill('{"description": "', '\\"'),
+  'unclosed brackets': fill('', '['),
+  'unclosed objects': fill('', '{"a":'),
+  'closed brackets, deep': '['.repeat(BODY_LIMIT_BYTES / 2) + ']'.repeat(BODY_LIMIT_BYTES / 2),
+  fractions: fill('[', '1.5,', '1]'),
+};
+
+/** Milliseconds GET /healthz takes, over a real connection. */
+async function healthz(base: string): Promise<number> {
+  const start = performance.now();
+  expect((await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(20_000) })).status).toBe(200);
+  return performance.now() - start;
+}
+
+/** Sends each body in turn while GET /healthz is timed again and again: a stall of the event loop shows as its latency. */
+async function sendDuringProbes(base: string, bodies: Record<string, string>) {
+  const answers: Record<string, unknown> = {};
+  let sending = true;
+  const sent = (async () => {
+    for (const [name, body] of Object.entries(bodies)) {
+      const reply = await fetch(`${base}/merchant/v1/orders`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${merchant.test}`, 'idempotency-key': idem(), 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(20_000),
+      });
+      answers[name] = { status: reply.status, code: ((await reply.json()) as { code: string }).code };
+    }
+  })().finally(() => (sending = false));
+  let slowest = 0;
+  let probes = 0;
+  for (; sending; probes++) slowest = Math.max(slowest, await healthz(base));
+  await sent;
+  return { answers, slowest, probes };
+}
 
 describe('strict input', () => {
   it('takes an integer query parameter only in decimal digits', async () => {
@@ -64,4 +106,19 @@ describe('strict input', () => {
     expect((await createOrder('{"amount": 100}', 'application/json; charset=UTF-8')).status).toBe(201);
     expect((await createOrder('{"amount": 100}', 'application/json;charset="utf-8"')).status).toBe(201);
   });
+
+  it('reads any body in time linear in its size: a pathological 64 KB body is a 400 and other requests go on', async () => {
+    const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
+    await healthz(base);
+    // Best of three rounds: the machine may be busy with other test files, and the first round runs the reader before
+    // it is compiled. A reader that rescans the body stalls every round, for seconds.
+    const rounds: Array<Awaited<ReturnType<typeof sendDuringProbes>>> = [];
+    while (rounds.length < 3 && !rounds.some((round) => round.slowest < 100)) rounds.push(await sendDuringProbes(base, ATTACKS));
+    for (const { answers, probes } of rounds) {
+      expect(probes).toBeGreaterThan(0);
+      for (const name of Object.keys(ATTACKS)) expect({ name, answer: answers[name] }).toEqual({ name, answer: { status: 400, code: 'VALIDATION_ERROR' } });
+    }
+    expect(Math.min(...rounds.map((round) => round.slowest))).toBeLessThan(100);
+  }, 90_000);
 });
+
