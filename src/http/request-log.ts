@@ -1,9 +1,10 @@
 // Each merchant call, as the request log keeps it: method, path (tokens redacted, no query), status, duration, request
-// id and Idempotency-Key. Noted when the answer has been sent; written later by the request log's worker.
+// id and Idempotency-Key, both with card numbers masked. Noted when the answer has been sent; written later by the
+// request log's worker.
 import type { FastifyInstance } from 'fastify';
 import type { RequestLog } from '../modules/request-log/service.js';
 import { IDEMPOTENCY_HEADER } from './idempotency.js';
-import { redactUrl } from './logging.js';
+import { maskCardNumbers, redactUrl } from './logging.js';
 
 const IDEMPOTENCY_KEY_SHOWN_MAX = 255;
 
@@ -20,7 +21,8 @@ export function recordMerchantCalls(app: FastifyInstance, log: RequestLog): void
       path: redactUrl(request.url.split('?')[0]!),
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime),
-      idempotencyKey: typeof key === 'string' ? key.slice(0, IDEMPOTENCY_KEY_SHOWN_MAX) : null,
+      // Masked before it is cut, so that the cut cannot leave part of a card number too short to be recognised.
+      idempotencyKey: typeof key === 'string' ? maskCardNumbers(key).slice(0, IDEMPOTENCY_KEY_SHOWN_MAX) : null,
       at: new Date(),
     });
   });

@@ -100,4 +100,39 @@ describe('dashboard lists', () => {
     expect(lines[1]).toMatch(/,3\.29,PENDING,export-me,,,"Order, number 229"$/);
     expect((await client.get('/dashboard/orders.csv?from=someday')).status).toBe(400);
   });
+
+  it('take the first and last days of the calendar as date filters, on pages and in exports', async () => {
+    const order = (await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 100, customerRef: 'far-days' } })).body.id;
+    for (const slug of ['payments', 'orders', 'refunds', 'cards', 'events']) {
+      for (const dates of ['to=9999-12-31', 'from=0001-01-01&to=9999-12-31', 'from=9999-12-31', 'to=0001-01-01']) {
+        const csv = await client.get(`/dashboard/${slug}.csv?${dates}`);
+        expect(csv.status, `${slug}.csv?${dates}`).toBe(200);
+        const page = await client.get(`/dashboard/${slug}?${dates}`);
+        expect(page.html, `${slug}?${dates}`).not.toContain('These filters cannot be applied');
+      }
+    }
+    expect((await client.get('/dashboard/orders.csv?q=far-days&to=9999-12-31')).html).toContain(order);
+    expect(idsOn((await client.get('/dashboard/orders?q=far-days&from=2000-01-01&to=9999-12-31')).html)).toEqual([order]);
+    expect((await client.get('/dashboard/orders.csv?q=far-days&from=9999-12-31')).html).not.toContain(order);
+    for (const day of ['10000-01-01', '0000-12-31', '9999-12-32']) expect((await client.get(`/dashboard/orders.csv?to=${day}`)).status).toBe(400);
+  });
+
+  it('export no cell a spreadsheet runs as a formula, whichever separator its locale splits on', async () => {
+    const descriptions = [
+      "shop;=cmd|' /C calc'!A0", 'a;+1+1', 'b; -2+3', 'c;@SUM(1)', 'd;"=1+1"', 'e\t=1+1', 'f,=1+1', 'g\n=1+1', 'h\r\n-1+1', ' =1+1', '\t@SUM(1)', '\r=1',
+    ];
+    for (const description of descriptions) {
+      await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 100, customerRef: 'formula-locale', description } });
+    }
+    const csv = await client.get('/dashboard/orders.csv?q=formula-locale');
+    expect(csv.status).toBe(200);
+    // Splitting on every separator and every line break, quotes ignored, gives every cell any spreadsheet could see.
+    for (const separator of [',', ';', '\t']) {
+      const cells = csv.html.split(/\r\n|\n|\r/).flatMap((line) => line.split(separator));
+      expect(cells.filter((cell) => /^[\s"]*[=+\-@]/.test(cell))).toEqual([]);
+    }
+    // A cell holding a separator is quoted, so that a reader honouring quotes keeps it whole.
+    expect(csv.html).toContain(`,"shop;'=cmd|' /C calc'!A0"\r\n`);
+    expect(csv.html).toContain(`,"e\t'=1+1"\r\n`);
+  });
 });

@@ -36,6 +36,29 @@ describe('the request log', () => {
     expect((await logOf(merchant.test, '?limit=1')).body.data[0].id).toBe(missing.headers['request-id']);
   });
 
+  it('masks any run of 13 or more digits in a path or an Idempotency-Key, as a card number is masked', async () => {
+    const shop = await service.createMerchant();
+    const calls = [
+      { method: 'GET' as const, url: '/merchant/v1/orders/8600000000000007', key: shop.test },
+      { method: 'POST' as const, url: '/merchant/v1/orders/ord-9860-1234-5678-9015/cancel', key: shop.test },
+      { method: 'GET' as const, url: '/merchant/v1/orders/8600%200000%200000%200015?card=8600000000000007', key: shop.test },
+      { method: 'POST' as const, url: '/merchant/v1/orders', key: shop.test, idempotencyKey: 'order 8600 0000 0000 0007', body: { amount: 100 } },
+      { method: 'POST' as const, url: '/merchant/v1/orders', key: shop.test, idempotencyKey: `${'4'.repeat(250)}-8600000000000007`, body: { amount: 100 } },
+      { method: 'POST' as const, url: '/merchant/v1/orders', key: shop.test, idempotencyKey: 'order-1700000000000', body: { amount: 100 } },
+    ];
+    for (const call of calls) await service.call(call);
+    const log = await logOf(shop.test, '?limit=10');
+    expect(log.body.data.map((entry: { path: string; idempotencyKey: string | null }) => [entry.path, entry.idempotencyKey]).reverse()).toEqual([
+      ['/merchant/v1/orders/860000******0007', null],
+      ['/merchant/v1/orders/ord-986012******9015/cancel', null],
+      ['/merchant/v1/orders/860000******0015', null],
+      ['/merchant/v1/orders', 'order 860000******0007'],
+      ['/merchant/v1/orders', `444444${'*'.repeat(249)}`],
+      ['/merchant/v1/orders', 'order-170000***0000'],
+    ]);
+    for (const digits of ['8600000000000007', '1234-5678', '0000%200000', '0000 0000', '1700000000000']) expect(log.text).not.toContain(digits);
+  });
+
   it("shows a key only its own product's calls in its own mode", async () => {
     const other = await service.createMerchant();
     await service.call({ method: 'GET', url: '/v1/balance', key: other.test });

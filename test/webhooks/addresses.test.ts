@@ -9,11 +9,16 @@ describe('webhook addresses (SSRF guard)', () => {
     // IPv6 forms that carry a non-public IPv4 address: compatible, translated, 6to4, Teredo.
     '::127.0.0.1', '::a9fe:a9fe', '::ffff:0:127.0.0.1', '::ffff:0:a00:1', '2002:7f00:1::', '2002:a9fe:a9fe::1',
     '2001:0:4136:e378:8000:63bf:80ff:fffe',
+    // NAT64: the well-known prefix and the local-use one (RFC 8215), whatever IPv4 address they carry, at any of the
+    // positions RFC 6052 puts it.
+    '64:ff9b::8.8.8.8', '64:ff9b:1::1', '64:ff9b:1::8.8.8.8', '64:ff9b:1::808:808', '64:ff9b:1:808:8:800::', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff',
+    // Outside global unicast (2000::/3) nothing is routed on the internet; inside it, benchmarking, documentation, SRv6.
+    '64:ff9b:2::1', '1::1', '4000::1', 'e000::1', '2001:2::1', '3fff::1', '5f00::1',
   ])('treats %s as private', (address) => {
     expect(isPrivateAddress(address)).toBe(true);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1', '::ffff:0:8.8.8.8'])('treats %s as public', (address) => {
+  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1', '::ffff:0:8.8.8.8', '2a00:1450:4001:82a::200e'])('treats %s as public', (address) => {
     expect(isPrivateAddress(address)).toBe(false);
   });
 
@@ -36,6 +41,8 @@ describe('webhook addresses (SSRF guard)', () => {
     ['https://[::a9fe:a9fe]/latest/meta-data', 'must point to a public address'],
     ['https://[::ffff:0:127.0.0.1]/tolov', 'must point to a public address'],
     ['https://[2002:7f00:1::]/tolov', 'must point to a public address'],
+    ['https://[64:ff9b:1::8.8.8.8]/tolov', 'must point to a public address'],
+    ['https://[64:ff9b:1::a9fe:a9fe]/latest/meta-data', 'must point to a public address'],
     ['https://localhost./tolov', 'must point to a public host name'],
     ['https://metadata.google.internal./computeMetadata', 'must point to a public host name'],
     ['https://127.0.0.1./tolov', 'must point to a public address'],

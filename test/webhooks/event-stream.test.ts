@@ -2,8 +2,9 @@
 // one, even when transactions commit out of order; filtered by type; limited per product and mode.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent } from '../../src/modules/webhooks/events.js';
-import { STREAMS_PER_PRODUCT_MAX } from '../../src/modules/webhooks/stream.js';
+import { NEW_PRODUCTS_STREAMS_MAX, STREAMS_PER_NEW_PRODUCT_MAX, STREAMS_PER_PRODUCT_MAX } from '../../src/modules/webhooks/stream.js';
 import { engine, idem, startService, type Merchant, type TestService } from '../support/harness.js';
+import { bindLiveCard, liveCharge, startLive, type Live } from '../support/live.js';
 import { openStream, type OpenedStream } from '../support/sse.js';
 
 let service: TestService;
@@ -108,13 +109,13 @@ describe('GET /v1/events/stream', () => {
     expect(unauthenticated.status).toBe(401);
   });
 
-  it(`lets a product keep ${STREAMS_PER_PRODUCT_MAX} streams open in each mode, and no more`, async () => {
+  it(`lets a product without a live payment keep ${STREAMS_PER_NEW_PRODUCT_MAX} streams open in each mode, and no more`, async () => {
     const shop = await service.createMerchant();
-    const open = await Promise.all(Array.from({ length: STREAMS_PER_PRODUCT_MAX }, () => streamOf(shop.test)));
+    const open = await Promise.all(Array.from({ length: STREAMS_PER_NEW_PRODUCT_MAX }, () => streamOf(shop.test)));
     const refused = await openStream(base, shop.test);
     expect(refused.response.status).toBe(429);
     expect(refused.response.headers.get('retry-after')).toBe('5');
-    expect(await refused.response.json()).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(await refused.response.json()).toMatchObject({ code: 'RATE_LIMITED', message: expect.stringContaining('until its first live payment') });
     // Another mode, another product: unaffected.
     const live = await streamOf(shop.live);
     const other = await streamOf((await service.createMerchant()).test);
@@ -159,6 +160,17 @@ describe('GET /v1/events/stream', () => {
     expect(frames.map((frame) => frame.data.data.id)).toEqual(['ord_slowtransaction', quick]);
   });
 
+  it('keeps a quiet stream open past the server\'s idle-connection timeout (10 s)', async () => {
+    const shop = await service.createMerchant();
+    const stream = await streamOf(shop.test);
+    await new Promise((resolve) => setTimeout(resolve, 12_000));
+    const order = await helper(await newOrder(shop.test), 'pay', shop.test);
+    let frame = await stream.next();
+    if (frame.event === 'payment_intent.succeeded') frame = await stream.next();
+    stream.close();
+    expect(frame.data.data.id).toBe(order);
+  }, 20_000);
+
   it('ends open streams when the service stops', async () => {
     const own = await startService();
     const shop = await own.createMerchant();
@@ -167,5 +179,35 @@ describe('GET /v1/events/stream', () => {
     expect(stream.response.status).toBe(200);
     await own.stop();
     expect(await stream.ended()).toBe(true);
+  });
+});
+
+describe('stream slots of products that take live payments', () => {
+  let live: Live;
+  let liveBase: string;
+  beforeAll(async () => {
+    live = await startLive();
+    liveBase = await live.service.app.listen({ port: 0, host: '127.0.0.1' });
+    const charged = await liveCharge(live, await bindLiveCard(live, '8600000000000007'), 100_000);
+    expect(charged.body.status).toBe('SUCCEEDED');
+  });
+  afterAll(async () => live.stop());
+
+  it(`stay free however many products without a live payment open streams: those share ${NEW_PRODUCTS_STREAMS_MAX}`, async () => {
+    const signUps = await Promise.all(Array.from({ length: NEW_PRODUCTS_STREAMS_MAX / STREAMS_PER_NEW_PRODUCT_MAX + 1 }, () => live.service.createMerchant()));
+    const opened: OpenedStream[] = [];
+    for (const shop of signUps) for (let n = 0; n < STREAMS_PER_NEW_PRODUCT_MAX; n++) opened.push(await openStream(liveBase, shop.test));
+    const statuses = opened.map((stream) => stream.response.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(NEW_PRODUCTS_STREAMS_MAX);
+    expect(statuses.slice(NEW_PRODUCTS_STREAMS_MAX)).toEqual(Array(STREAMS_PER_NEW_PRODUCT_MAX).fill(429));
+    expect((await opened.at(-1)!.response.json()).message).toContain('without a live payment');
+
+    // The product that took a live payment opens all of its share, in either mode.
+    const own = await Promise.all(Array.from({ length: STREAMS_PER_PRODUCT_MAX }, () => openStream(liveBase, live.merchant.test)));
+    expect(own.map((stream) => stream.response.status)).toEqual(Array(STREAMS_PER_PRODUCT_MAX).fill(200));
+    expect((await openStream(liveBase, live.merchant.test)).response.status).toBe(429);
+    const ownLive = await openStream(liveBase, live.merchant.live);
+    expect(ownLive.response.status).toBe(200);
+    for (const stream of [...opened, ...own, ownLive]) stream.close();
   });
 });

@@ -1,5 +1,7 @@
 // One merchant's dead endpoints hold back only their own deliveries: another merchant's event arrives while theirs hang,
-// each endpoint has a bounded number of attempts in flight, and an endpoint that does not answer waits before the next.
+// on another host or on the same one, each endpoint has a bounded number of attempts in flight, and an endpoint that
+// does not answer waits before the next.
+import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SENDS_PER_ENDPOINT_MAX } from '../../src/modules/webhooks/dispatch.js';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
@@ -66,6 +68,41 @@ describe('webhook delivery under a dead endpoint', () => {
     expect([...perEndpoint.entries()].filter(([, count]) => count > SENDS_PER_ENDPOINT_MAX)).toEqual([]);
     expect(perEndpoint.size).toBe(16);
     await service.webhooks.idle();
+  }, 30_000);
+
+  it("delivers another merchant's event at once while one merchant's endpoints on the same host hang", async () => {
+    // One host for everyone (a shared webhook service): paths under /dead/ never answer, the others answer at once.
+    const answered: string[] = [];
+    const host: Server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        if (request.url!.startsWith('/dead/')) return;
+        answered.push(request.url!);
+        response.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(host.address() as { port: number }).port}`;
+    try {
+      const noisy = await service.createMerchant();
+      for (let n = 0; n < 16; n++) await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: noisy.test, body: { url: `${url}/dead/${n}` } });
+      for (let i = 0; i < 12; i++) await expiredOrder(noisy);
+      const quiet = await service.createMerchant();
+      await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: quiet.test, body: { url: `${url}/quiet` } });
+
+      // The noisy merchant's attempts all start (8 per endpoint, 128 in all) and hang.
+      await service.webhooks.startDue(256);
+      await sleep(300);
+      const sent = Date.now();
+      await expiredOrder(quiet);
+      await service.webhooks.startDue(256);
+      while (!answered.includes('/quiet') && Date.now() - sent < TIMEOUT_MS * 2) await sleep(20);
+      expect(Date.now() - sent).toBeLessThan(TIMEOUT_MS / 2);
+      await service.webhooks.idle();
+    } finally {
+      host.closeAllConnections();
+      await new Promise<void>((resolve) => host.close(() => resolve()));
+    }
   }, 30_000);
 
   it('makes an endpoint that did not answer wait before its next attempt, and lets it go on once it answers', async () => {

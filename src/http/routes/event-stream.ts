@@ -11,6 +11,12 @@ import { merchantOf } from '../auth.js';
 
 /** A comment line this often keeps proxies from closing a quiet stream, and finds readers that went away. */
 const HEARTBEAT_MS = 15_000;
+/**
+ * An open stream's connection is closed after this long with nothing read or written: two heartbeats, so only one whose
+ * writes stopped reaching the socket (a reader that stopped reading). It replaces the server's idle timeout, which is
+ * for connections between requests and is shorter than the heartbeat.
+ */
+const STREAM_IDLE_MS = 2 * HEARTBEAT_MS;
 /** A reader that takes longer than this to accept what was written is let go; its stream resumes when it returns. */
 const DRAIN_WAIT_MS = 30_000;
 /** How long a client waits before reconnecting (the SSE `retry` field). */
@@ -80,6 +86,7 @@ export const eventStreamRoutes: FastifyPluginAsync<{ streams: EventStreams }> = 
         write(raw, events.map(frame).join('')),
       );
       reply.hijack();
+      request.raw.socket.setTimeout(STREAM_IDLE_MS);
       raw.writeHead(200, {
         ...(reply.getHeaders() as OutgoingHttpHeaders),
         'content-type': 'text/event-stream; charset=utf-8',

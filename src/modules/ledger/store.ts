@@ -103,3 +103,12 @@ export async function balanceSums(db: Queryable, merchant: Merchant): Promise<{ 
   );
   return row!;
 }
+
+/**
+ * Whether the product ever took a live payment: its first one wrote its first live balance rows, which stay. A lookup
+ * on the balances' primary key.
+ */
+export async function hadLivePayment(db: Queryable, productId: string): Promise<boolean> {
+  const [row] = await db.query<{ live: boolean }>(`SELECT EXISTS (SELECT 1 FROM ledger_balances WHERE product_id = $1 AND livemode) AS live`, [productId]);
+  return row!.live;
+}

@@ -20,18 +20,24 @@ for (const [network, prefix] of [
 ] as const) {
   PRIVATE.addSubnet(network, prefix, 'ipv4');
 }
+// Inside global unicast, the blocks not reachable from the internet (IANA's special-purpose registry).
 for (const [network, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['64:ff9b::', 96], // NAT64 of IPv4
-  ['100::', 64], // discard
+  ['2001:2::', 48], // benchmarking
   ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique local, including fd00:ec2::254 (cloud metadata)
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
+  ['3fff::', 20], // documentation
+  ['5f00::', 16], // SRv6 segment ids
 ] as const) {
   PRIVATE.addSubnet(network, prefix, 'ipv6');
 }
+
+/**
+ * The only IPv6 addresses the internet routes (IANA's global unicast). Listing the private blocks outside it missed
+ * NAT64's local-use 64:ff9b:1::/48 (RFC 8215); everything outside it is refused instead: loopback, unique local
+ * (fd00:ec2::254, cloud metadata), link-local, multicast, discard, both NAT64 prefixes (the IPv4 they carry reaches a
+ * translator of someone's own network, not the internet) and whatever IANA has yet to assign.
+ */
+const GLOBAL_UNICAST = new BlockList();
+GLOBAL_UNICAST.addSubnet('2000::', 3, 'ipv6');
 
 const PRIVATE_NAMES = /(^|\.)(localhost|localdomain|internal|local)$|^metadata(\.google\.internal)?$/i;
 
@@ -71,7 +77,10 @@ function embeddedIpv4(groups: number[]): string | null {
   return null;
 }
 
-/** True for an address a webhook must never reach: private, loopback, link-local, ULA, metadata, or carrying one. */
+/**
+ * True for an address a webhook must never reach: private, loopback, link-local, ULA, metadata, outside IPv6 global
+ * unicast, or carrying a private IPv4 address (:: and ::1 carry 0.0.0.0 and 0.0.0.1).
+ */
 export function isPrivateAddress(address: string): boolean {
   const version = isIP(address);
   if (version === 4) return PRIVATE.check(address, 'ipv4');
@@ -80,7 +89,8 @@ export function isPrivateAddress(address: string): boolean {
   const groups = ipv6Groups(address);
   if (groups === null) return true;
   const carried = embeddedIpv4(groups);
-  return carried !== null && PRIVATE.check(carried, 'ipv4');
+  if (carried !== null) return PRIVATE.check(carried, 'ipv4');
+  return !GLOBAL_UNICAST.check(address, 'ipv6');
 }
 
 const NOT_HTTPS = 'must be an https:// URL';

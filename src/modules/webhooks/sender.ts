@@ -1,14 +1,21 @@
 // One HTTP attempt of a delivery. Connections go only to public addresses (unless allowed otherwise): the check runs on
 // the addresses the host name resolves to, at connect time, so a name cannot be re-pointed between check and use.
+// Each endpoint has connections of its own: endpoints of many merchants on one host never wait for each other's.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { Agent, request } from 'undici';
+import { Pool, request } from 'undici';
 import { isPrivateAddress } from './addresses.js';
+import { SENDS_IN_FLIGHT_MAX, SENDS_PER_ENDPOINT_MAX } from './dispatch.js';
 
 const CONNECT_TIMEOUT_MS = 5_000;
 const RESPONSE_BODY_MAX_BYTES = 64 * 1024;
 export const RESPONSE_EXCERPT_MAX_CHARS = 1_000;
-const CONNECTIONS_PER_ORIGIN = 32;
+/** As many as the attempts an endpoint may have in flight: an attempt never queues in its pool behind another. */
+const CONNECTIONS_PER_ENDPOINT = SENDS_PER_ENDPOINT_MAX;
+/** An idle connection is closed after this long; an endpoint's pool, with nothing in flight that long, is forgotten. */
+const KEEP_ALIVE_MS = 10_000;
+/** Pools held at once: more than the endpoints that can have attempts in flight, so an idle one can always make room. */
+const POOLS_MAX = 4 * SENDS_IN_FLIGHT_MAX;
 
 export type Lookup = typeof dnsLookup;
 
@@ -22,7 +29,8 @@ export interface Attempt {
 }
 
 export interface Sender {
-  send(url: string, headers: Record<string, string>, body: string): Promise<Attempt>;
+  /** One attempt to `endpointId` at `url`, over that endpoint's own connections. */
+  send(endpointId: string, url: string, headers: Record<string, string>, body: string): Promise<Attempt>;
   close(): Promise<void>;
 }
 
@@ -44,16 +52,16 @@ export function createSender(options: { timeoutMs: number; allowPrivate: boolean
     });
   }) as unknown as Lookup;
 
-  const agent = new Agent({
+  const pools = new EndpointPools({
     connect: { lookup: guardedLookup, timeout: Math.min(CONNECT_TIMEOUT_MS, options.timeoutMs) },
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
-    connections: CONNECTIONS_PER_ORIGIN,
-    keepAliveTimeout: 10_000,
+    connections: CONNECTIONS_PER_ENDPOINT,
+    keepAliveTimeout: KEEP_ALIVE_MS,
   });
 
   return {
-    async send(url, headers, body) {
+    async send(endpointId, url, headers, body) {
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
       const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
@@ -61,9 +69,10 @@ export function createSender(options: { timeoutMs: number; allowPrivate: boolean
       if (!options.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) {
         return { ok: false, statusCode: null, durationMs: 0, error: new RefusedAddress().message, responseExcerpt: null };
       }
+      const { pool, release } = pools.take(endpointId, url);
       try {
         const response = await request(url, {
-          dispatcher: agent,
+          dispatcher: pool,
           method: 'POST',
           headers,
           body,
@@ -74,10 +83,86 @@ export function createSender(options: { timeoutMs: number; allowPrivate: boolean
         return { ok, statusCode: response.statusCode, durationMs: elapsed(), error: ok ? null : `answered ${response.statusCode}`, responseExcerpt };
       } catch (error) {
         return { ok: false, statusCode: null, durationMs: elapsed(), error: describe(error, options.timeoutMs), responseExcerpt: null };
+      } finally {
+        release();
       }
     },
-    close: () => agent.close(),
+    close: () => pools.close(),
   };
+}
+
+interface Held {
+  key: string;
+  pool: Pool;
+  inFlight: number;
+  /** When it was last taken or released: the pools are kept in this order, oldest first. */
+  touchedMs: number;
+}
+
+/**
+ * A connection pool per endpoint and origin, made on first use and closed once it had nothing in flight for
+ * KEEP_ALIVE_MS (looked at as pools are taken), at most POOLS_MAX at once.
+ */
+class EndpointPools {
+  private readonly held = new Map<string, Held>();
+
+  constructor(private readonly options: Pool.Options) {}
+
+  /** The pool for an attempt to `endpointId` at `url`, and its release once the attempt ended. */
+  take(endpointId: string, url: string): { pool: Pool; release: () => void } {
+    const origin = new URL(url).origin;
+    const key = `${endpointId} ${origin}`;
+    this.closeIdle();
+    let held = this.held.get(key);
+    if (held === undefined) {
+      if (this.held.size >= POOLS_MAX) this.closeOldestIdle();
+      held = { key, pool: new Pool(origin, this.options), inFlight: 0, touchedMs: 0 };
+    }
+    const taken = held;
+    taken.inFlight += 1;
+    this.touch(taken);
+    return {
+      pool: taken.pool,
+      release: () => {
+        taken.inFlight -= 1;
+        if (this.held.get(key) === taken) this.touch(taken);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.held.values()].map((held) => held.pool);
+    this.held.clear();
+    await Promise.all(pools.map((pool) => pool.close()));
+  }
+
+  private touch(held: Held): void {
+    this.held.delete(held.key);
+    held.touchedMs = Date.now();
+    this.held.set(held.key, held);
+  }
+
+  /** Closes the pools untouched for KEEP_ALIVE_MS with nothing in flight; a pool in flight that long stays. */
+  private closeIdle(): void {
+    const before = Date.now() - KEEP_ALIVE_MS;
+    for (const held of this.held.values()) {
+      if (held.touchedMs > before) return;
+      if (held.inFlight === 0) this.forget(held);
+    }
+  }
+
+  private closeOldestIdle(): void {
+    for (const held of this.held.values()) {
+      if (held.inFlight === 0) return this.forget(held);
+    }
+    // Each pool holds an attempt, yet Dispatch lets fewer than POOLS_MAX be in flight.
+    throw new Error(`more than ${POOLS_MAX} endpoints with attempts in flight`);
+  }
+
+  private forget(held: Held): void {
+    this.held.delete(held.key);
+    void held.pool.close().catch(() => {});
+  }
 }
 
 /**

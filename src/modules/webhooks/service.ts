@@ -27,6 +27,8 @@ export const EVENT_RETENTION_DAYS = 30;
 export const DELIVERIES_PER_EVENT_MAX = 10;
 /** Resends a product may ask for in a minute (per process). */
 export const RESENDS_PER_MINUTE = 60;
+/** Test events a product may send in a minute (per process): each is delivered, and retried while its endpoint fails. */
+export const TEST_EVENTS_PER_MINUTE = 10;
 
 export interface WebhookSettings {
   webhookRetryScheduleSeconds: number[];
@@ -84,6 +86,7 @@ export function presentEvent(row: EventRow): Event {
 
 export class WebhooksService {
   private readonly resends = new RateLimiter(RESENDS_PER_MINUTE, 60_000);
+  private readonly testEvents = new RateLimiter(TEST_EVENTS_PER_MINUTE, 60_000);
   private readonly dispatch = new Dispatch();
 
   constructor(
@@ -198,10 +201,14 @@ export class WebhooksService {
     return { object: 'list', data: rows.slice(0, query.limit).map(presentDelivery), has_more: rows.length > query.limit };
   }
 
-  /** A `webhook_endpoint.test` event, sent to this endpoint alone: receivers skip types they do not know. */
+  /**
+   * A `webhook_endpoint.test` event, sent to this endpoint alone: receivers skip types they do not know. At most
+   * TEST_EVENTS_PER_MINUTE per product, then 429 RATE_LIMITED with Retry-After.
+   */
   async sendTestEvent(tx: Transaction, merchant: Merchant, endpointId: string): Promise<WebhookDelivery> {
     const endpoint = await this.endpointOf(merchant, endpointId, tx);
     if (endpoint.status !== 'enabled') throw new ApiError('INVALID_STATE', 'The endpoint is disabled: enable it first');
+    this.testEvents.hit(merchant.productId);
     const data = { ...presentEndpoint(endpoint), note: 'A test event sent from the dashboard; nothing happened to any payment.' };
     const deliveryId = await store.insertEventFor(tx, merchant, endpoint.id, { id: newId('evt'), type: TEST_EVENT_TYPE, data });
     return presentDelivery(await store.findDelivery(tx, deliveryId));
@@ -284,7 +291,7 @@ export class WebhooksService {
     );
     const result =
       delivery.endpoint_status === 'enabled'
-        ? await this.sender.send(delivery.url, this.headers(delivery, attemptedAt, body), body)
+        ? await this.sender.send(delivery.endpoint_id, delivery.url, this.headers(delivery, attemptedAt, body), body)
         : { ok: false, statusCode: null, durationMs: 0, error: `the endpoint is ${delivery.endpoint_status}`, responseExcerpt: null };
     const schedule = this.settings.webhookRetryScheduleSeconds;
     const exhausted = delivery.attempts >= schedule.length || delivery.endpoint_status !== 'enabled';

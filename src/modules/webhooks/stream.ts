@@ -5,12 +5,20 @@
 import type { Db } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError } from '../../core/errors.js';
+import { hadLivePayment } from '../ledger/store.js';
 import { presentEvent } from './service.js';
 import { readStream, SENT_EVENT_TYPES, streamCursorAfter, streamStart, type StreamCursor } from './events.js';
 import type { Event } from './schema.js';
 
-/** Open streams a product may have in each mode, per process. */
+/** Open streams a product that has taken a live payment may have in each mode, per process. */
 export const STREAMS_PER_PRODUCT_MAX = 10;
+/** Open streams a product may have in each mode, per process, until its first live payment: a sign-up trying Tolov. */
+export const STREAMS_PER_NEW_PRODUCT_MAX = 2;
+/**
+ * Open streams of all the products without a live payment together, per process: accounts anyone can make never take
+ * the room of the products taking payments.
+ */
+export const NEW_PRODUCTS_STREAMS_MAX = 100;
 /** Open streams a process serves in all. */
 export const STREAMS_MAX = 500;
 /** Streams read at most this many at once, so that they never hold more of the pool's connections. */
@@ -63,7 +71,7 @@ class Gate {
 
 export class EventStreams {
   private readonly byProduct = new Map<string, Set<EventStream>>();
-  private count = 0;
+  private readonly slots = new Slots();
   private readonly gate = new Gate(READS_AT_ONCE);
   private sweep: NodeJS.Timeout | null = null;
   private unlisten: (() => Promise<void>) | null = null;
@@ -90,10 +98,14 @@ export class EventStreams {
   /**
    * Opens a stream of the merchant's events, starting now or after `options.after`, to send each batch through `send`
    * once started.
-   * Refused with 429 when the product (in this mode) or the process has as many open as it may.
+   * Refused with 429 when the product (in this mode), the products without a live payment, or the process have as many
+   * open as they may.
    */
   async open(merchant: Merchant, options: StreamOptions, send: StreamSend): Promise<OpenStream> {
-    const cursor = options.after === undefined ? await streamStart(this.db) : await streamCursorAfter(this.db, merchant, options.after);
+    const [cursor, established] = await Promise.all([
+      options.after === undefined ? streamStart(this.db) : streamCursorAfter(this.db, merchant, options.after),
+      hadLivePayment(this.db, merchant.productId),
+    ]);
     if (cursor === undefined) {
       throw new ApiError('VALIDATION_ERROR', `Last-Event-ID must be the id of an event of this key's product and mode from the last 30 days`, {
         param: 'Last-Event-ID',
@@ -102,16 +114,14 @@ export class EventStreams {
     // From here to the stream's registration nothing waits, so concurrent opens cannot pass the limits together.
     const key = keyOf(merchant.productId, merchant.livemode);
     const streams = this.byProduct.get(key) ?? new Set<EventStream>();
-    if (streams.size >= STREAMS_PER_PRODUCT_MAX) throw tooMany(`A product may have ${STREAMS_PER_PRODUCT_MAX} event streams open in each mode`);
-    if (this.count >= STREAMS_MAX) throw tooMany('This server has as many event streams open as it serves');
+    const release = this.slots.take(streams.size, established);
     const types = new Set(options.types ?? SENT_EVENT_TYPES);
     const stream = new EventStream(cursor, (from) => this.read(merchant, from), types, send, () => {
       streams.delete(stream);
       if (streams.size === 0) this.byProduct.delete(key);
-      this.count -= 1;
+      release();
     });
     this.byProduct.set(key, streams.add(stream));
-    this.count += 1;
     return stream;
   }
 
@@ -121,6 +131,34 @@ export class EventStreams {
 
   private wakeAll(): void {
     for (const streams of this.byProduct.values()) for (const stream of streams) stream.wake();
+  }
+}
+
+/**
+ * The process's stream slots. A product that has taken a live payment has STREAMS_PER_PRODUCT_MAX per mode; one that
+ * has not (known at the stream's opening: a payment later does not move open streams) has a smaller share, from a
+ * pool of their own, so the rest of the process's slots stay for products taking payments.
+ */
+class Slots {
+  private total = 0;
+  private ofNewProducts = 0;
+
+  /** Takes a slot for a product with `productOpen` streams open in its mode; returns its release. */
+  take(productOpen: number, established: boolean): () => void {
+    if (established && productOpen >= STREAMS_PER_PRODUCT_MAX) throw tooMany(`A product may have ${STREAMS_PER_PRODUCT_MAX} event streams open in each mode`);
+    if (!established && productOpen >= STREAMS_PER_NEW_PRODUCT_MAX) {
+      throw tooMany(`A product may have ${STREAMS_PER_NEW_PRODUCT_MAX} event streams open in each mode until its first live payment (then ${STREAMS_PER_PRODUCT_MAX})`);
+    }
+    if (!established && this.ofNewProducts >= NEW_PRODUCTS_STREAMS_MAX) {
+      throw tooMany('This server has as many event streams open for products without a live payment as it serves');
+    }
+    if (this.total >= STREAMS_MAX) throw tooMany('This server has as many event streams open as it serves');
+    this.total += 1;
+    if (!established) this.ofNewProducts += 1;
+    return () => {
+      this.total -= 1;
+      if (!established) this.ofNewProducts -= 1;
+    };
   }
 }
 

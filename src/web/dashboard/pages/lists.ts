@@ -34,12 +34,24 @@ const badge = (status: string) => html`<span class="status s-${status.toLowerCas
 const EXPORT_ROWS_MAX = 1_000_000;
 const EXPORT_PAGE = 100;
 
-/** A CSV cell: quoted when it must be, and text a spreadsheet would run as a formula made inert (OWASP). */
+/**
+ * Where a spreadsheet may start a cell inside a text: at its start, or after a separator some locale splits on (`,`
+ * in en, `;` in ru and uz, a tab) or a line break, past any spaces or quotes; a formula start there runs. A reader
+ * splitting on `;` ignores the quotes of a `,` file, so every separator in the text counts, not only the file's own.
+ */
+const FORMULA_STARTS = /(^|[,;\t\r\n])([\s"]*)(?=[=+\-@])/g;
+
+/** Text no spreadsheet runs as a formula (OWASP, ASVS 1.2.10): `'`, which makes a cell text, before each formula start. */
+function inert(text: string): string {
+  const neutral = text.replace(FORMULA_STARTS, "$1$2'");
+  return /^[\t\r\0]/.test(neutral) ? `'${neutral}` : neutral;
+}
+
+/** A CSV cell: text made inert, and quoted when it holds a quote, a line break or any separator a locale may use. */
 function csvCell(value: string | number | null): string {
   if (value === null) return '';
-  let text = String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  const text = typeof value === 'string' ? inert(value) : String(value);
+  return /[",;\t\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /** So'm with two decimals and a point, as a spreadsheet reads a number. */
@@ -97,7 +109,9 @@ function apiQuery(spec: Filtering, params: Params): Record<string, unknown> {
     const day = params[param];
     if (!spec.dates || !day) continue;
     if (!isCalendarDay(day)) throw new ApiError('VALIDATION_ERROR', `${param}: a real day, YYYY-MM-DD`, { param });
-    query[bound] = new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().replace('.000Z', 'Z');
+    const instant = new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString();
+    // The end of 9999-12-31 is +010000-01-01, which no query can carry; nothing is created that late, so no bound.
+    if (!instant.startsWith('+')) query[bound] = instant.replace('.000Z', 'Z');
   }
   const q = params.q?.trim();
   if (q && spec.search?.other) query[spec.search.other] = q;
@@ -159,19 +173,18 @@ async function itemsOf<Item extends { id: string }>(spec: ListSpec<Item>, mercha
   return spec.list(merchant, { ...apiQuery(spec, params), limit });
 }
 
-/** Every row of a filtered list as CSV, a page at a time: however long the list, one page is held at once. */
-async function* csvRows<Item extends { id: string }>(spec: ListSpec<Item>, merchant: Merchant, params: Params): AsyncGenerator<string> {
+/**
+ * Every row of a filtered list as CSV, a page at a time from `first`: however long the list, one page is held at once.
+ */
+async function* csvRows<Item extends { id: string }>(spec: ListSpec<Item>, merchant: Merchant, params: Params, first: List<Item>): AsyncGenerator<string> {
   yield `${spec.csv.map(([header]) => header).join(',')}\r\n`;
   let written = 0;
-  let after: string | undefined;
-  for (;;) {
-    const found = await itemsOf(spec, merchant, { ...params, starting_after: after ?? '' }, EXPORT_PAGE);
+  for (let found = first; ; found = await itemsOf(spec, merchant, { ...params, starting_after: found.data.at(-1)!.id }, EXPORT_PAGE)) {
     const rows = found.data.slice(0, EXPORT_ROWS_MAX - written);
     if (rows.length > 0) yield rows.map((item) => `${spec.csv.map(([, cell]) => csvCell(cell(item))).join(',')}\r\n`).join('');
     written += rows.length;
     if (!found.has_more) return;
     if (written >= EXPORT_ROWS_MAX) return yield `# stopped at ${EXPORT_ROWS_MAX} rows: narrow the dates to export the rest\r\n`;
-    after = found.data.at(-1)!.id;
   }
 }
 
@@ -179,15 +192,15 @@ function exportRoute<Item extends { id: string }>(app: FastifyInstance, spec: Li
   app.get(`/${slug}.csv`, ROUTE, async (request: FastifyRequest<{ Querystring: Params }>, reply) => {
     const merchant = merchantOfSigned(signedIn(request));
     const params = paramsOf(request);
-    // A bad filter is refused before the download starts, as the page refuses it.
-    apiQuery(spec, params);
+    // The first page is read before the download starts: a filter the list refuses is a 400 page, not a cut stream.
+    const first = await itemsOf(spec, merchant, { ...params, starting_after: '' }, EXPORT_PAGE);
     const mode = merchant.livemode ? 'live' : 'test';
     return reply
       .header('Content-Disposition', `attachment; filename="tolov-${slug}-${mode}.csv"`)
       .header('Cache-Control', 'no-store')
       .header('X-Content-Type-Options', 'nosniff')
       .type('text/csv; charset=utf-8')
-      .send(Readable.from(csvRows(spec, merchant, params)));
+      .send(Readable.from(csvRows(spec, merchant, params, first)));
   });
 }
 
