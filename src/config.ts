@@ -25,6 +25,10 @@ export interface Config {
   liveRailSecret: string | null;
   /** How long the bank gateway has to answer one call. */
   liveRailTimeoutMs: number;
+  /** smtp:// or smtps:// of the server that sends accounts' mail; null writes mail to the log (never in production with live mode). */
+  smtpUrl: string | null;
+  /** The From of that mail. */
+  mailFrom: string;
   defaultFeeBps: number;
   /** Public card-capture calls allowed per session token, and per client address, each minute. */
   sessionRequestsPerMinute: number;
@@ -165,6 +169,21 @@ function liveRail({ read, url, integer }: EnvReader): Pick<Config, 'liveRailUrl'
   return { liveRailUrl, liveRailSecret, liveRailTimeoutMs: integer('TOLOV_LIVE_RAIL_TIMEOUT_MS', 5_000, 100, 60_000) };
 }
 
+/**
+ * Where accounts' mail goes. Sign-up links and password resets are the only way back into an account, so a production
+ * service (NODE_ENV=production) that takes live payments refuses to start without a mail server; elsewhere mail
+ * without one is written to the log.
+ */
+function mail({ read, url }: EnvReader, live: { liveRailUrl: string | null }, checkoutUrl: string): Pick<Config, 'smtpUrl' | 'mailFrom'> {
+  const smtpUrl = url('TOLOV_SMTP_URL', ['smtp', 'smtps']) ?? null;
+  if (smtpUrl === null && live.liveRailUrl !== null && read('NODE_ENV') === 'production') {
+    throw new ConfigError('TOLOV_SMTP_URL', "an smtp:// or smtps:// URL in production with live mode (TOLOV_LIVE_RAIL_URL): accounts' sign-up and password-reset mail", '');
+  }
+  const mailFrom = read('TOLOV_MAIL_FROM') ?? `Tolov <no-reply@${new URL(checkoutUrl).hostname}>`;
+  if (mailFrom.length > 200 || /[\r\n]/.test(mailFrom)) throw new ConfigError('TOLOV_MAIL_FROM', 'one line of at most 200 characters', mailFrom);
+  return { smtpUrl, mailFrom };
+}
+
 function limits({ integer }: EnvReader) {
   return {
     defaultFeeBps: integer('TOLOV_FEE_BPS', 100, 0, 10_000),
@@ -180,8 +199,10 @@ export function loadConfig(env: Env = process.env): Config {
   const { read, integer, url, oneOf } = reader;
   const adminToken = read('TOLOV_ADMIN_TOKEN') ?? null;
   if (adminToken !== null) checkAdminToken(adminToken);
+  const where = addresses(reader);
+  const live = liveRail(reader);
   return {
-    ...addresses(reader),
+    ...where,
     databaseUrl: url('DATABASE_URL', ['postgres', 'postgresql']) ?? null,
     dataDir: read('TOLOV_DATA_DIR') ?? './data',
     adminToken,
@@ -194,7 +215,8 @@ export function loadConfig(env: Env = process.env): Config {
     settlementDelaySeconds: integer('TOLOV_SETTLEMENT_DELAY_SECONDS', DAY_SECONDS, 0, 90 * DAY_SECONDS),
     reconcileIntervalMs: integer('TOLOV_RECONCILE_INTERVAL_MS', 30_000, 10, DAY_SECONDS * 1000),
     expiryIntervalMs: integer('TOLOV_EXPIRY_INTERVAL_MS', 5_000, 10, DAY_SECONDS * 1000),
-    ...liveRail(reader),
+    ...live,
+    ...mail(reader, live, where.checkoutUrl),
     ...limits(reader),
     ...secretsKeys(reader),
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),

@@ -25,6 +25,10 @@ import { RequestLog } from './modules/request-log/service.js';
 import { PaymentActivity } from './modules/payments/activity.js';
 import { requestLogWriter } from './workers/request-log.js';
 import { AccountsService } from './modules/accounts/service.js';
+import { Throttles } from './modules/throttles/service.js';
+import { Mail } from './modules/mail/service.js';
+import { logTransport, smtpTransport } from './modules/mail/transport.js';
+import { mailDelivery } from './workers/mail-delivery.js';
 import { TestHelpersService } from './modules/test-helpers/service.js';
 import { keyFromFile, Sealer } from './lib/sealing.js';
 import { sessionCleanup } from './workers/session-cleanup.js';
@@ -62,15 +66,16 @@ function buildServices(parts: {
   sealer: Sealer;
   log: FastifyBaseLogger;
   timings: Timings;
+  mail: Mail;
 }): Services {
-  const { config, db, rails, keys, sender, sealer, log, timings } = parts;
+  const { config, db, rails, keys, sender, sealer, log, timings, mail } = parts;
   const orders = new OrdersService(db, config);
   const payments = new PaymentsService(db, rails, orders, log, timings);
   const products = new ProductsService(db, keys, config.defaultFeeBps);
   const checkout = new CheckoutService(db, rails, payments, orders);
   const bindings = new CardBindingsService(db, rails, config);
   return {
-    accounts: new AccountsService(db, products, sealer),
+    accounts: new AccountsService(db, products, sealer, new Throttles(db), mail, config.checkoutUrl),
     products,
     orders,
     payments,
@@ -86,6 +91,7 @@ function buildServices(parts: {
     activity: new PaymentActivity(db),
     reconciliation: new ReconciliationService(db, rails),
     timings,
+    mail,
   };
 }
 
@@ -118,7 +124,8 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   const sender = createSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...(options.lookup ? { lookup: options.lookup } : {}) });
   app.addHook('onClose', () => sender.close());
   const sealer = await openSealer(config);
-  const services = buildServices({ config, db, rails, keys, sender, sealer, log: app.log, timings });
+  const mail = new Mail(db, sealer, config.smtpUrl === null ? logTransport(app.log) : smtpTransport(config.smtpUrl, config.mailFrom), app.log);
+  const services = buildServices({ config, db, rails, keys, sender, sealer, log: app.log, timings, mail });
   const sealed = (await services.webhooks.sealStoredSecrets()) + (await services.accounts.sealStoredSeeds());
   if (sealed > 0) app.log.info(`sealed ${sealed} stored secrets (webhook signing secrets, TOTP seeds) under the current TOLOV_SECRETS_KEY`);
   await services.eventStreams.start();
@@ -148,6 +155,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
           webhookDelivery(webhooks, app.log),
           eventRetention(webhooks),
           sessionCleanup(accounts),
+          mailDelivery(mail),
           requestLogWriter(requestLog),
           ...(maintained ? [tableMaintenance(db)] : []),
         ],
@@ -160,6 +168,8 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
       await workers?.stop();
       // Attempts started by the delivery worker end within their timeout, and are recorded before the database closes.
       await webhooks.idle();
+      await mail.idle();
+      mail.close();
       // The calls answered last are in the log too.
       await requestLog.flush(Number.MAX_SAFE_INTEGER).catch((error: unknown) => app.log.warn({ err: error }, 'the request log could not be written'));
       await db.close();

@@ -15,6 +15,7 @@ import type { EventStreams } from '../modules/webhooks/stream.js';
 import type { RequestLog } from '../modules/request-log/service.js';
 import type { PaymentActivity } from '../modules/payments/activity.js';
 import type { TestHelpersService } from '../modules/test-helpers/service.js';
+import type { Mail } from '../modules/mail/service.js';
 import type { Db } from '../db/types.js';
 import type { AccountsService } from '../modules/accounts/service.js';
 import { dashboardRoutes } from '../web/dashboard/plugin.js';
@@ -56,6 +57,7 @@ export interface Services {
   reconciliation: ReconciliationService;
   testHelpers: TestHelpersService;
   timings: Timings;
+  mail: Mail;
 }
 
 export async function registerApi(

@@ -87,3 +87,20 @@ export function describeDocument({ openapiObject }: { openapiObject: Json }): Js
   const webhooks = describeWebhooks(schemas);
   return { ...openapiObject, paths, webhooks, components: { ...existing, schemas } };
 }
+
+/**
+ * The description as everyone may read it: without the operator's calls, which only the operator token reads (at
+ * `/admin/v1/openapi.json`), so that the operator API's shape is no map for a stranger.
+ */
+export function withoutOperatorCalls(document: Json): Json {
+  const operator = (operation: unknown) =>
+    isObject(operation) && Array.isArray(operation.security) && operation.security.some((entry) => isObject(entry) && 'operatorToken' in entry);
+  const paths = Object.entries(isObject(document.paths) ? document.paths : {}).flatMap(([path, methods]) => {
+    const kept = Object.entries(isObject(methods) ? methods : {}).filter(([, operation]) => !operator(operation));
+    return kept.length === 0 ? [] : [[path, Object.fromEntries(kept)] as const];
+  });
+  const components = isObject(document.components) ? document.components : {};
+  const { operatorToken: _operator, ...schemes } = isObject(components.securitySchemes) ? components.securitySchemes : {};
+  const tags = Array.isArray(document.tags) ? document.tags.filter((tag) => !(isObject(tag) && tag.name === 'operator')) : document.tags;
+  return { ...document, tags, paths: Object.fromEntries(paths), components: { ...components, securitySchemes: schemes } };
+}

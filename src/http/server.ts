@@ -12,14 +12,14 @@ import { authenticateAdmin, authenticateMerchant, routeNotFound, type RouteAuth 
 import { clientError, frameworkError } from './client-errors.js';
 import { strictJsonText } from './json-body.js';
 import { loggerOptions } from './logging.js';
-import { describeDocument, describeRoute } from './openapi.js';
+import { describeDocument, describeRoute, withoutOperatorCalls } from './openapi.js';
 import { checkRequestText, validatorCompiler } from './validation.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const CONNECTION_TIMEOUT_MS = 10_000;
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 const REQUEST_TIMEOUT_MS = 60_000;
-/** Failed operator authentications a minute, from every address together, before the operator API answers 429. */
+/** Failed operator authentications a minute, from every address together, before further failures answer 429. */
 const OPERATOR_AUTH_FAILURES_PER_MINUTE = 100;
 
 // Connection-level database failures: the request may be retried once the database is back.
@@ -89,22 +89,21 @@ function parseJsonBodies(app: FastifyInstance): void {
 
 }
 
-/** Authenticates each request as its route declares, throttling guesses and each key's rate. */
+/**
+ * Authenticates each request as its route declares. A right credential always passes; wrong ones are counted per
+ * client address and, for the operator API, from every address together, and past the limit they answer 429 instead
+ * of 401: someone else's guessing from the same address (everyone behind one proxy) never locks a real key out.
+ */
 function authenticateRequests(app: FastifyInstance, config: Config, keys: ApiKeyCache): void {
   // Per API key, in this process: a runaway integration slows itself down, not every merchant.
   const perKey = new RateLimiter(config.keyRequestsPerMinute, 60_000);
-  // Failed authentications per client address, and of the operator API as a whole: guessing is throttled.
   const failuresPerAddress = new RateLimiter(config.authFailuresPerMinute, 60_000);
   const operatorFailures = new RateLimiter(OPERATOR_AUTH_FAILURES_PER_MINUTE, 60_000);
   const authenticate = async (request: FastifyRequest, auth: RouteAuth): Promise<void> => {
     if (auth.kind === 'merchant') {
-      request.merchant = await authenticateMerchant(keys, request, auth.scope, () => failuresPerAddress.check(request.ip));
+      request.merchant = await authenticateMerchant(keys, request, auth.scope);
       perKey.hit(request.merchant.keyId);
     } else if (auth.kind === 'admin') {
-      if (config.adminToken !== null) {
-        failuresPerAddress.check(request.ip);
-        operatorFailures.check('operator');
-      }
       authenticateAdmin(config.adminToken, request);
     }
   };
@@ -116,16 +115,15 @@ function authenticateRequests(app: FastifyInstance, config: Config, keys: ApiKey
       await authenticate(request, auth);
     } catch (error) {
       if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') {
-        failuresPerAddress.count(request.ip);
-        if (auth.kind === 'admin') operatorFailures.count('operator');
+        failuresPerAddress.hit(request.ip);
+        if (auth.kind === 'admin') operatorFailures.hit('operator');
       }
       throw error;
     }
   });
-
 }
 
-/** The OpenAPI description of every route registered after it, and the two public utility routes. */
+/** The OpenAPI description of every route registered after it (the operator's calls for the operator only), and /healthz. */
 async function describeApi(app: FastifyInstance, config: Config): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -165,7 +163,12 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
   });
 
   app.get('/healthz', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/openapi.json', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => app.swagger());
+  let forEveryone: Record<string, unknown> | undefined;
+  app.get('/openapi.json', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => {
+    forEveryone ??= withoutOperatorCalls(app.swagger() as unknown as Record<string, unknown>);
+    return forEveryone;
+  });
+  app.get('/admin/v1/openapi.json', { config: { auth: { kind: 'admin' } }, schema: { hide: true } }, async () => app.swagger());
 }
 
 /** A server with everything but the capabilities' routes; nothing listens until the caller says so. */

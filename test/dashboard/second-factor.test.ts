@@ -82,14 +82,26 @@ describe('two-factor authentication', () => {
     for (const code of codes) expect(JSON.stringify(row)).not.toContain(code);
   });
 
-  it('throttles code guessing with the password’s failures', async () => {
+  it('counts wrong codes apart from the password’s failures: a right password does not reset them', async () => {
+    const { email, seed } = await userWithSecondFactor();
+    const wrongCode = [codeNow(seed), nextCode(seed)].includes('000000') ? '111111' : '000000';
+    const first = await passwordStep(email);
+    for (let attempt = 0; attempt < 10; attempt++) expect((await first.post('/dashboard/login/verify', { code: wrongCode })).status).toBe(401);
+    // The password again, right: the code step stays throttled, the right code included.
+    const again = await passwordStep(email);
+    const refused = await again.post('/dashboard/login/verify', { code: nextCode(seed) });
+    expect(refused.status).toBe(429);
+    expect(refused.html).toMatch(/Too many attempts\. Try again in 1[45] min\./);
+  });
+
+  it('never checks more codes than the limit, however many arrive at once', async () => {
     const { email, seed } = await userWithSecondFactor();
     const client = await passwordStep(email);
-    const wrongCode = [codeNow(seed), nextCode(seed)].includes('000000') ? '111111' : '000000';
-    for (let attempt = 0; attempt < 10; attempt++) expect((await client.post('/dashboard/login/verify', { code: wrongCode })).status).toBe(401);
-    const refused = await client.post('/dashboard/login/verify', { code: nextCode(seed) });
-    expect(refused.status).toBe(429);
-    expect(refused.html).toContain('Too many failed log-ins to this account');
+    const wrong = new Set([codeNow(seed), nextCode(seed), codeNow(seed, Date.now() - 30_000)]);
+    const codes = Array.from({ length: 60 }, (_, n) => String(100_000 + n * 7919)).filter((code) => !wrong.has(code));
+    const pages = await Promise.all(codes.map((code) => client.post('/dashboard/login/verify', { code })));
+    expect(pages.filter((page) => page.status === 401)).toHaveLength(10);
+    expect(pages.filter((page) => page.status === 429)).toHaveLength(codes.length - 10);
   });
 
   it('is turned off only with the password', async () => {

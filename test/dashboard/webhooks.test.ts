@@ -2,6 +2,8 @@
 // shown only to who proves they are the user, rolled keys stop after their overlap, a failing endpoint is flagged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard } from '../support/binding.js';
+import { PASSWORD_ACCOUNT } from '../../src/modules/accounts/service.js';
+import { TEST_EVENTS_PER_MINUTE } from '../../src/modules/webhooks/service.js';
 import { startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
 import { DashboardClient, uniqueEmail } from './client.js';
@@ -101,12 +103,31 @@ describe('signing secrets', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.html).toContain('That password is not yours');
     expect(wrong.html).not.toContain(secret);
-    const [user] = await service.db.query<{ login_failures: number }>(
-      `SELECT u.login_failures FROM users u JOIN dashboard_sessions s ON s.user_id = u.id WHERE s.token_hash = sha256($1::bytea)`,
-      [Buffer.from(client.cookies.get('tolov_session')!)],
+    // Counted against the account as a failed log-in is (its throttle is keyed by the e-mail's hash).
+    const [failures] = await service.db.query<{ hits: number }>(
+      `SELECT t.hits FROM throttles t, users u JOIN dashboard_sessions s ON s.user_id = u.id
+        WHERE s.token_hash = sha256($1::bytea) AND t.key = $2 || ':' || encode(sha256(convert_to(u.email, 'UTF8')), 'hex')`,
+      [Buffer.from(client.cookies.get('tolov_session')!), PASSWORD_ACCOUNT.name],
     );
-    expect(user!.login_failures).toBe(1);
+    expect(failures!.hits).toBe(1);
+    expect((await client.get('/dashboard/team/audit')).html).toContain('webhook_endpoint.secret_reveal_refused');
   });
+
+  it('never checks more passwords than the account’s turns allow, however many reveals arrive at once; each refusal is audited', async () => {
+    const client = await owner();
+    const { id, secret } = await addEndpoint(client);
+    const csrf = await client.csrf();
+    const pages = await Promise.all(Array.from({ length: 40 }, (_, n) => client.post(`/dashboard/webhooks/${id}/reveal`, { password: `guess number ${n}` }, { csrf })));
+    // As at log-in: ten checks at once, then turns 0, 1, 3, 6, 10, 15 and 21 s after the eleventh (one more if the
+    // requests' arrival spread over 3 s); the rest are refused without a check.
+    const checked = pages.filter((page) => page.status === 401).length;
+    expect(checked).toBeGreaterThanOrEqual(17);
+    expect(checked).toBeLessThanOrEqual(18);
+    expect(pages.filter((page) => page.status === 429)).toHaveLength(40 - checked);
+    for (const page of pages) expect(page.html).not.toContain(secret);
+    const audit = (await client.get('/dashboard/team/audit')).html;
+    expect(audit.match(/webhook_endpoint\.secret_reveal_refused/g)).toHaveLength(checked);
+  }, 60_000);
 
   it('roll with an overlap: deliveries carry both signatures until it ends', async () => {
     const client = await owner();
@@ -121,6 +142,25 @@ describe('signing secrets', () => {
     );
     expect(row!.until).toBe(true);
     expect(secretIn((await client.post(`/dashboard/webhooks/${id}/reveal`, { password: PASSWORD })).html)).toBe(next);
+  });
+});
+
+describe('test events', () => {
+  it(`are limited to ${TEST_EVENTS_PER_MINUTE} a minute per account, the next one refused with a 429 page that says when to retry`, async () => {
+    const client = await owner();
+    const { id } = await addEndpoint(client);
+    for (let n = 0; n < TEST_EVENTS_PER_MINUTE; n++) expect((await client.post(`/dashboard/webhooks/${id}/test`, {})).location).toBe(`/dashboard/webhooks/${id}?done=test`);
+    const refused = await client.post(`/dashboard/webhooks/${id}/test`, {});
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.html).toMatch(new RegExp(`At most ${TEST_EVENTS_PER_MINUTE} test events a minute: send the next one in \\d+ s`));
+    expect(refused.html).toContain('Delivery log');
+    const [sent] = await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1', [id]);
+    expect(sent!.n).toBe(TEST_EVENTS_PER_MINUTE);
+    // Another account's test events are not held back.
+    const other = await owner();
+    const theirs = await addEndpoint(other);
+    expect((await other.post(`/dashboard/webhooks/${theirs.id}/test`, {})).status).toBe(303);
   });
 });
 
@@ -176,7 +216,8 @@ describe('the delivery log', () => {
     const key = keyIn((await client.post('/dashboard/api-keys', {})).html)!;
     const card = await bindCard(service, key, '8600000000000007');
     await charge(service, key, { amount: 1_000, card });
-    await service.webhooks.deliverDue(10);
+    // A batch with room for what other tests left due too (their test events).
+    await service.webhooks.deliverDue(100);
     const page = await client.get(`/dashboard/webhooks/${id}`);
     expect(page.html).toContain('payment_intent.succeeded');
     expect(page.html).toContain('connection refused');

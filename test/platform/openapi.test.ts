@@ -96,6 +96,21 @@ describe('the OpenAPI description', () => {
     }
   });
 
+  it('shows the operator API to the operator token only', async () => {
+    expect(Object.keys(document.paths).filter((path) => path.startsWith('/admin/'))).toEqual([]);
+    expect(document.components.securitySchemes).not.toHaveProperty('operatorToken');
+    expect(document.tags.map((tag: { name: string }) => tag.name)).not.toContain('operator');
+    expect((await service.call({ method: 'GET', url: '/admin/v1/openapi.json' })).status).toBe(401);
+    expect((await service.call({ method: 'GET', url: '/admin/v1/openapi.json', key: merchant.test })).status).toBe(401);
+    const full = await service.admin('GET', '/admin/v1/openapi.json');
+    expect(full.status).toBe(200);
+    expect(Object.keys(full.body.paths)).toContain('/admin/v1/products');
+    expect(full.body.components.securitySchemes).toHaveProperty('operatorToken');
+    // Everything else is the same description.
+    const merchantsPaths = Object.keys(full.body.paths).filter((path) => !path.startsWith('/admin/'));
+    expect(merchantsPaths).toEqual(Object.keys(document.paths));
+  });
+
   it('describes each event Tolov sends under webhooks', () => {
     expect(Object.keys(document.webhooks).sort()).toEqual(['order.expired', 'order.failed', 'order.paid', 'payment_intent.failed', 'payment_intent.succeeded']);
     expect(document.webhooks['order.paid'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OrderPaidEvent' });

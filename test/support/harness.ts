@@ -13,6 +13,7 @@ import type { Lookup } from '../../src/modules/webhooks/sender.js';
 import type { WebhooksService } from '../../src/modules/webhooks/service.js';
 import { randomBase62 } from '../../src/lib/random.js';
 import { createService } from '../../src/service.js';
+import { Mailbox } from './mailbox.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** The key that seals stored webhook secrets in tests (any 32 bytes, in base64). */
@@ -119,6 +120,8 @@ export interface TestService {
   call(call: Call): Promise<Reply>;
   admin(method: Call['method'], url: string, body?: unknown): Promise<Reply>;
   createMerchant(body?: { name?: string; scopes?: string[]; feeBps?: number }): Promise<Merchant>;
+  /** The SMTP server the service's mail goes to (TOLOV_SMTP_URL), and what it received. */
+  mailbox: Mailbox;
   stop(): Promise<void>;
 }
 
@@ -130,7 +133,8 @@ export async function startService(
   env: Record<string, string> = {},
   options: { hooks?: PhaseHooks; lookup?: Lookup } = {},
 ): Promise<TestService> {
-  const config = loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent', ...env });
+  const mailbox = await Mailbox.start();
+  const config = loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent', TOLOV_SMTP_URL: mailbox.url, ...env });
   const db = await openTestDb();
   const service = await createService(config, { db, ...options });
   await service.app.ready();
@@ -173,7 +177,11 @@ export async function startService(
       if (reply.status !== 201) throw new Error(`product creation failed: ${reply.text}`);
       return { productId: reply.body.id, test: reply.body.keys.test, live: reply.body.keys.live };
     },
-    stop: () => service.stop(),
+    mailbox,
+    async stop() {
+      await service.stop();
+      await mailbox.stop();
+    },
   };
 }
 

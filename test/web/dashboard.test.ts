@@ -6,6 +6,7 @@ import { bindCard } from '../support/binding.js';
 import { ARTIFACTS_DIR, browserAvailable, launchBrowser } from '../support/browser.js';
 import { engine, startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
+import { linkIn } from '../support/mailbox.js';
 import { logoPng } from '../support/png.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
@@ -47,6 +48,17 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     return { context, page, problems };
   }
 
+  /** The sign-up form's answer, then its mail's link opened and confirmed, as a merchant does from their inbox. */
+  async function confirmSignUp(page: Page, email: string, button: string, screenshot?: string): Promise<void> {
+    await page.locator('p[role="status"]').waitFor();
+    if (screenshot) await shot(page, screenshot);
+    const path = linkIn(await service.mailbox.next(email), '/dashboard/signup/confirm/');
+    await page.goto(`${base}${path}`);
+    if (screenshot) await shot(page, `${screenshot}-confirm`);
+    await page.getByRole('button', { name: button }).click();
+    await expect.poll(() => page.url()).toBe(`${base}/dashboard/overview`);
+  }
+
   async function deliver(): Promise<void> {
     for (let round = 0; round < 5; round++) if ((await service.webhooks.deliverDue(10)) === 0) return;
   }
@@ -55,11 +67,12 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     const { context, page, problems } = await open({ width: 1280, locale: 'en-US' });
     await page.goto(`${base}/dashboard/signup`);
     await shot(page, 'signup');
-    await page.getByLabel('Email').fill(`merchant-${Date.now()}@example.uz`);
+    const email = `merchant-${Date.now()}@example.uz`;
+    await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByLabel('Business name').fill('Chorsu Market');
     await page.getByRole('button', { name: 'Create account' }).click();
-    await expect.poll(() => page.url()).toBe(`${base}/dashboard/overview`);
+    await confirmSignUp(page, email, 'Create account', 'signup-check-email');
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
     await shot(page, 'overview-empty');
     expect(await page.getByText('You are viewing test data').isVisible()).toBe(true);
@@ -116,10 +129,12 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
   it('shows the overview, filters payments by status and day, opens one with its timeline, refunds it, and finds the refund in the list and the CSV', async () => {
     const { context, page, problems } = await open({ width: 1280, locale: 'en-US' });
     await page.goto(`${base}/dashboard/signup`);
-    await page.getByLabel('Email').fill(`lists-${Date.now()}@example.uz`);
+    const email = `lists-${Date.now()}@example.uz`;
+    await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByLabel('Business name').fill('Samarkand Silk');
     await page.getByRole('button', { name: 'Create account' }).click();
+    await confirmSignUp(page, email, 'Create account');
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = (await page.locator('#new-key').textContent())!;
@@ -185,6 +200,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await page.getByLabel('Parol').fill(PASSWORD);
     await page.getByLabel('Biznes nomi').fill("Samarqand Non");
     await page.getByRole('button', { name: 'Akkaunt yaratish' }).click();
+    await confirmSignUp(page, email, 'Akkaunt yaratish', 'phone-uz-signup-check-email');
     await page.getByRole('link', { name: 'Vebhuklar' }).click();
     await shot(page, 'phone-uz-webhooks');
     // Nothing wider than the phone.
@@ -216,10 +232,12 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
   it("lets an owner brand the payment pages with a name, a colour and a logo file, previewed as buyers see them, on a phone", async () => {
     const { context, page, problems } = await open({ width: 390, locale: 'ru-RU' });
     await page.goto(`${base}/dashboard/signup`);
-    await page.getByLabel('Эл. почта').fill(`brand-${Date.now()}@example.uz`);
+    const email = `brand-${Date.now()}@example.uz`;
+    await page.getByLabel('Эл. почта').fill(email);
     await page.getByLabel('Пароль').fill(PASSWORD);
     await page.getByLabel('Название бизнеса').fill('Kulol Uyi LLC');
     await page.getByRole('button', { name: 'Создать аккаунт' }).click();
+    await confirmSignUp(page, email, 'Создать аккаунт');
     await page.getByRole('link', { name: 'Оформление' }).click();
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Оформление');
     expect(await page.locator('#brand-preview p').textContent()).toBe('Для Kulol Uyi LLC');
@@ -247,10 +265,12 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
   it('lets an owner invite a viewer, who sees the webhooks and payments but no secret and no button that changes them, and whose direct refund is refused', async () => {
     const owner = await open({ width: 1280, locale: 'en-US' });
     await owner.page.goto(`${base}/dashboard/signup`);
-    await owner.page.getByLabel('Email').fill(`owner-${Date.now()}@example.uz`);
+    const ownerEmail = `owner-${Date.now()}@example.uz`;
+    await owner.page.getByLabel('Email').fill(ownerEmail);
     await owner.page.getByLabel('Password').fill(PASSWORD);
     await owner.page.getByLabel('Business name').fill('Tashkent Books');
     await owner.page.getByRole('button', { name: 'Create account' }).click();
+    await confirmSignUp(owner.page, ownerEmail, 'Create account');
     await owner.page.getByRole('link', { name: 'Webhooks' }).click();
     await owner.page.getByLabel('Endpoint URL').fill(`${receiver.url}/books`);
     await owner.page.getByRole('button', { name: 'Add endpoint' }).click();

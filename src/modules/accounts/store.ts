@@ -8,12 +8,10 @@ export interface UserRow {
   id: string;
   email: string;
   password_hash: string;
-  login_failures: number;
-  login_window_start: Date | null;
   totp_sealed: string | null;
 }
 
-const USER_COLUMNS = 'id, email, password_hash, login_failures, login_window_start, totp_sealed';
+const USER_COLUMNS = 'id, email, password_hash, totp_sealed';
 
 export async function insertAccount(tx: Transaction, account: { id: string; name: string }): Promise<void> {
   await tx.query('INSERT INTO accounts (id, name) VALUES ($1, $2)', [account.id, account.name]);
@@ -36,25 +34,6 @@ export async function findUserByEmail(db: Queryable, email: string): Promise<Use
 export async function findUser(db: Queryable, id: string): Promise<UserRow | undefined> {
   const [row] = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id]);
   return row;
-}
-
-/**
- * Counts a failed log-in in the user's window (a new window once the last is `windowSeconds` old); returns the window
- * as it now stands.
- */
-export async function countLoginFailure(db: Queryable, userId: string, windowSeconds: number): Promise<{ failures: number; windowStart: Date }> {
-  const [row] = await db.query<{ login_failures: number; login_window_start: Date }>(
-    `UPDATE users
-        SET login_failures = CASE WHEN login_window_start > now() - $2 * interval '1 second' THEN login_failures + 1 ELSE 1 END,
-            login_window_start = CASE WHEN login_window_start > now() - $2 * interval '1 second' THEN login_window_start ELSE now() END
-      WHERE id = $1 RETURNING login_failures, login_window_start`,
-    [userId, windowSeconds],
-  );
-  return { failures: row!.login_failures, windowStart: row!.login_window_start };
-}
-
-export async function clearLoginFailures(db: Queryable, userId: string): Promise<void> {
-  await db.query('UPDATE users SET login_failures = 0, login_window_start = NULL WHERE id = $1 AND login_failures > 0', [userId]);
 }
 
 export async function insertMembership(tx: Transaction, membership: { accountId: string; userId: string; role: Role }): Promise<boolean> {
@@ -128,18 +107,24 @@ export interface SessionRow {
   role: Role;
   csrf_token: string;
   livemode: boolean;
+  /** Whether this session passed the user's second factor (at log-in, or by turning it on). */
+  second_factor: boolean;
   expires_at: Date;
 }
 
 export async function insertSession(
   db: Queryable,
-  session: { tokenHash: Buffer; userId: string; accountId: string; csrfToken: string; ttlSeconds: number; secondFactorPending: boolean },
+  session: { tokenHash: Buffer; userId: string; accountId: string; csrfToken: string; ttlSeconds: number; secondFactorPending: boolean; secondFactor: boolean },
 ): Promise<void> {
   await db.query(
-    `INSERT INTO dashboard_sessions (token_hash, user_id, account_id, csrf_token, expires_at, second_factor_pending)
-     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second', $6)`,
-    [session.tokenHash, session.userId, session.accountId, session.csrfToken, session.ttlSeconds, session.secondFactorPending],
+    `INSERT INTO dashboard_sessions (token_hash, user_id, account_id, csrf_token, expires_at, second_factor_pending, second_factor)
+     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second', $6, $7)`,
+    [session.tokenHash, session.userId, session.accountId, session.csrfToken, session.ttlSeconds, session.secondFactorPending, session.secondFactor],
   );
+}
+
+export async function markSecondFactorProved(db: Queryable, tokenHash: Buffer): Promise<void> {
+  await db.query('UPDATE dashboard_sessions SET second_factor = true WHERE token_hash = $1', [tokenHash]);
 }
 
 export interface PendingRow {
@@ -185,12 +170,18 @@ export async function takeRecoveryCode(db: Queryable, userId: string, hash: stri
   return rows.length === 1;
 }
 
-export async function setSecondFactor(db: Queryable, userId: string, factor: { totpSealed: string; recoveryHashes: string[] } | null): Promise<void> {
-  await db.query('UPDATE users SET totp_sealed = $2, recovery_codes = $3, totp_last_step = NULL WHERE id = $1', [
+/** Gives a user without a second factor one; false if they have one already. */
+export async function setSecondFactor(db: Queryable, userId: string, factor: { totpSealed: string; recoveryHashes: string[] }): Promise<boolean> {
+  const rows = await db.query('UPDATE users SET totp_sealed = $2, recovery_codes = $3, totp_last_step = NULL WHERE id = $1 AND totp_sealed IS NULL RETURNING id', [
     userId,
-    factor?.totpSealed ?? null,
-    factor?.recoveryHashes ?? [],
+    factor.totpSealed,
+    factor.recoveryHashes,
   ]);
+  return rows.length === 1;
+}
+
+export async function clearSecondFactor(db: Queryable, userId: string): Promise<void> {
+  await db.query(`UPDATE users SET totp_sealed = NULL, recovery_codes = '{}', totp_last_step = NULL WHERE id = $1`, [userId]);
 }
 
 /** Users whose TOTP seed is sealed under a key other than `currentKeyId`: a batch. */
@@ -211,7 +202,7 @@ export async function recoveryCodesLeft(db: Queryable, userId: string): Promise<
 export async function findSession(db: Queryable, tokenHash: Buffer): Promise<SessionRow | undefined> {
   const [row] = await db.query<SessionRow>(
     `SELECT s.user_id, u.email, u.totp_sealed IS NOT NULL AS totp_enabled, s.account_id, a.name AS account_name, m.role, s.csrf_token,
-            s.livemode, s.expires_at
+            s.livemode, s.second_factor, s.expires_at
        FROM dashboard_sessions s
        JOIN users u ON u.id = s.user_id
        JOIN accounts a ON a.id = s.account_id
@@ -303,6 +294,14 @@ export async function revokeInvitation(tx: Transaction, accountId: string, id: s
   return rows.length === 1;
 }
 
+/** Revokes the account's open invitations a member sent or was sent (by their e-mail). */
+export async function revokeInvitationsOf(tx: Transaction, accountId: string, member: { userId: string; email: string }): Promise<void> {
+  await tx.query(
+    `UPDATE invitations i SET revoked_at = now() WHERE account_id = $1 AND (invited_by = $2 OR email = $3) AND ${OPEN_INVITATION}`,
+    [accountId, member.userId, member.email],
+  );
+}
+
 export interface AuditRow {
   seq: number;
   email: string | null;
@@ -325,6 +324,15 @@ export async function insertAudit(
   ]);
 }
 
+/** The same entry in every account the user belongs to: a change of the user's own is seen wherever they work. */
+export async function insertAuditForUser(db: Queryable, entry: { userId: string; action: string; livemode: boolean | null }): Promise<void> {
+  await db.query('INSERT INTO audit_log (account_id, user_id, action, livemode) SELECT account_id, user_id, $2, $3 FROM memberships WHERE user_id = $1', [
+    entry.userId,
+    entry.action,
+    entry.livemode,
+  ]);
+}
+
 export async function listAudit(db: Queryable, accountId: string, before: number, limit: number): Promise<AuditRow[]> {
   return db.query<AuditRow>(
     `SELECT l.seq, u.email, l.action, l.target, l.livemode, l.created_at
@@ -332,4 +340,89 @@ export async function listAudit(db: Queryable, accountId: string, before: number
       WHERE l.account_id = $1 AND l.seq < $2 ORDER BY l.seq DESC LIMIT $3`,
     [accountId, before, limit],
   );
+}
+
+// Sign-ups waiting for their link, and password resets.
+
+export async function insertSignup(
+  tx: Transaction,
+  signup: { tokenHash: Buffer; email: string; passwordHash: string; businessName: string; ttlSeconds: number },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO signups (token_hash, email, password_hash, business_name, expires_at) VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second')`,
+    [signup.tokenHash, signup.email, signup.passwordHash, signup.businessName, signup.ttlSeconds],
+  );
+}
+
+export interface SignupRow {
+  email: string;
+  password_hash: string;
+  business_name: string;
+}
+
+const OPEN_LINK = 'used_at IS NULL AND expires_at > now()';
+
+export async function findOpenSignup(db: Queryable, tokenHash: Buffer): Promise<Pick<SignupRow, 'email' | 'business_name'> | undefined> {
+  const [row] = await db.query<SignupRow>(`SELECT email, business_name FROM signups WHERE token_hash = $1 AND ${OPEN_LINK}`, [tokenHash]);
+  return row;
+}
+
+/** Uses a sign-up's link once: of two at once, one gets it. */
+export async function takeSignup(tx: Transaction, tokenHash: Buffer): Promise<SignupRow | undefined> {
+  const [row] = await tx.query<SignupRow>(
+    `UPDATE signups SET used_at = now() WHERE token_hash = $1 AND ${OPEN_LINK} RETURNING email, password_hash, business_name`,
+    [tokenHash],
+  );
+  return row;
+}
+
+export async function insertPasswordReset(tx: Transaction, reset: { tokenHash: Buffer; userId: string; ttlSeconds: number }): Promise<void> {
+  await tx.query(`INSERT INTO password_resets (token_hash, user_id, expires_at) VALUES ($1, $2, now() + $3 * interval '1 second')`, [
+    reset.tokenHash,
+    reset.userId,
+    reset.ttlSeconds,
+  ]);
+}
+
+export async function findOpenPasswordReset(db: Queryable, tokenHash: Buffer): Promise<{ user_id: string } | undefined> {
+  const [row] = await db.query<{ user_id: string }>(`SELECT user_id FROM password_resets WHERE token_hash = $1 AND ${OPEN_LINK}`, [tokenHash]);
+  return row;
+}
+
+/** Uses a reset link once: of two at once, one gets it. */
+export async function takePasswordReset(tx: Transaction, tokenHash: Buffer): Promise<{ user_id: string; email: string } | undefined> {
+  const [row] = await tx.query<{ user_id: string; email: string }>(
+    `UPDATE password_resets r SET used_at = now() FROM users u
+      WHERE r.token_hash = $1 AND r.used_at IS NULL AND r.expires_at > now() AND u.id = r.user_id
+      RETURNING r.user_id, u.email`,
+    [tokenHash],
+  );
+  return row;
+}
+
+/** Ends the user's open reset links (a new password was set). */
+export async function closePasswordResets(tx: Transaction, userId: string): Promise<void> {
+  await tx.query('UPDATE password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [userId]);
+}
+
+export async function setPassword(tx: Transaction, userId: string, passwordHash: string): Promise<void> {
+  await tx.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
+}
+
+/** Ends every session of the user, waiting ones included, but `keep` (the session that made the change). */
+export async function revokeSessionsOf(tx: Transaction, userId: string, keep: Buffer | null): Promise<void> {
+  await tx.query('UPDATE dashboard_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL AND token_hash IS DISTINCT FROM $2', [userId, keep]);
+}
+
+/** Removes sign-ups and reset links that ended a day ago, a bounded batch of each. */
+export async function deleteEndedLinks(db: Queryable, batchMax: number): Promise<number> {
+  let deleted = 0;
+  for (const table of ['signups', 'password_resets']) {
+    const rows = await db.query(
+      `DELETE FROM ${table} WHERE token_hash IN (SELECT token_hash FROM ${table} WHERE expires_at < now() - interval '1 day' LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING 1`,
+      [batchMax],
+    );
+    deleted += rows.length;
+  }
+  return deleted;
 }

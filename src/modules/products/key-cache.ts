@@ -43,11 +43,6 @@ export class ApiKeyCache {
     return entry && this.heard && entry.expiresAt > Date.now() ? entry.row : undefined;
   }
 
-  /** Whether this process holds the key with this secret hash as valid, without asking the database. */
-  knows(secretHash: Buffer): boolean {
-    return this.cached(secretHash.toString('base64')) !== undefined;
-  }
-
   /** The key with this secret hash, unless unknown (revoked keys are returned as such, never cached). */
   async find(secretHash: Buffer): Promise<AuthenticatedKeyRow | undefined> {
     const id = secretHash.toString('base64');

@@ -103,10 +103,11 @@ export class ProductsService {
 
   /**
    * A new key in place of `keyId` (same mode and scopes); the old one keeps working for `overlapSeconds`, then stops.
+   * A key of the other mode is no key here: a test-mode page never touches a live key.
    */
-  async rollKey(productId: string, keyId: string, overlapSeconds: number) {
+  async rollKey(productId: string, livemode: boolean, keyId: string, overlapSeconds: number) {
     const old = await store.findKey(this.db, productId, keyId);
-    if (!old || old.revoked_at !== null) throw notFound('key');
+    if (!old || old.livemode !== livemode || old.revoked_at !== null) throw notFound('key');
     if (old.expires_at !== null && old.expires_at.getTime() <= Date.now()) throw new ApiError('INVALID_STATE', 'This key has expired already');
     const rolled = await this.db.transaction(async (tx) => {
       const created = await createKey(tx, productId, modeOf(old.livemode), old.scopes);
@@ -119,9 +120,10 @@ export class ProductsService {
     return rolled;
   }
 
-  /** Revokes a key of `productId` (another product's key is not found). */
-  async revokeKeyOf(productId: string, keyId: string) {
-    if (!(await store.findKey(this.db, productId, keyId))) throw notFound('key');
+  /** Revokes the product's key `keyId` of the mode given; another product's key, or the other mode's, is not found. */
+  async revokeKeyOf(productId: string, livemode: boolean, keyId: string) {
+    const key = await store.findKey(this.db, productId, keyId);
+    if (!key || key.livemode !== livemode) throw notFound('key');
     return this.revokeKey(keyId);
   }
 

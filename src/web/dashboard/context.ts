@@ -148,3 +148,10 @@ export function fields(form: Record<string, string | string[]> | undefined, name
 }
 
 export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** What a throttled attempt is told, the same whichever throttle refused it: the wait, in seconds or minutes. */
+export function tooManyAttempts(dash: Dash, retryAfterSeconds: number): string {
+  return retryAfterSeconds < 120
+    ? dash.t('tooManyAttemptsSeconds', { seconds: retryAfterSeconds })
+    : dash.t('tooManyAttemptsMinutes', { minutes: Math.ceil(retryAfterSeconds / 60) });
+}

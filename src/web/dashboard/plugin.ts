@@ -7,6 +7,7 @@ import { ApiError } from '../../core/errors.js';
 import { LOGO_MAX_BYTES } from '../../modules/products/branding.js';
 import type { DashboardDeps, Form } from './deps.js';
 import { authPages } from './pages/auth.js';
+import { emailLinkPages } from './pages/email-links.js';
 import { brandingPages } from './pages/branding.js';
 import { keyPages } from './pages/keys.js';
 import { listPages } from './pages/lists.js';
@@ -57,6 +58,17 @@ function sameOrigin(request: FastifyRequest, publicUrl: string): boolean {
   return origin === new URL(publicUrl).origin || origin === `${request.protocol}://${request.host}`;
 }
 
+/**
+ * The request's address without `lang`, as a path on this origin. Resolving the dots of `/dashboard/..//evil.example/`
+ * leaves `//evil.example/` (backslashes read as slashes), which a client takes for another host: the leading slashes
+ * become one.
+ */
+function withoutLang(requestUrl: string): string {
+  const url = new URL(requestUrl, 'http://dashboard');
+  url.searchParams.delete('lang');
+  return `/${url.pathname.replace(/^\/+/, '')}${url.search}`;
+}
+
 function guardRequests(app: FastifyInstance, deps: DashboardDeps): void {
   const secure = deps.publicUrl.startsWith('https:');
   app.addHook('onRequest', async (request, reply) => {
@@ -76,9 +88,7 @@ function guardRequests(app: FastifyInstance, deps: DashboardDeps): void {
     const lang = (request.query as Record<string, unknown> | undefined)?.lang;
     if (request.method === 'GET' && isLang(lang)) {
       setLanguageCookie(reply, dash, lang);
-      const url = new URL(request.url, 'http://dashboard');
-      url.searchParams.delete('lang');
-      return reply.redirect(url.pathname + url.search, 303);
+      return reply.redirect(withoutLang(request.url), 303);
     }
     if (request.method !== 'POST') return;
     const form = (request.body ?? {}) as Form;
@@ -112,6 +122,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
   guardRequests(app, deps);
   renderErrors(app);
   authPages(app, deps);
+  emailLinkPages(app, deps);
   overviewPages(app, deps);
   listPages(app, deps);
   detailPages(app, deps);

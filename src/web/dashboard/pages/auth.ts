@@ -1,7 +1,7 @@
 // Sign-up, log-in, log-out, the test/live switch and joining a team by invitation.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from '../../../modules/accounts/passwords.js';
-import { SESSION_TTL_SECONDS, type LogIn } from '../../../modules/accounts/service.js';
+import { SESSION_TTL_SECONDS } from '../../../modules/accounts/service.js';
 import {
   actorOf,
   clearSessionCookie,
@@ -13,6 +13,7 @@ import {
   SESSION_COOKIE,
   setSessionCookie,
   signedIn,
+  tooManyAttempts,
   type Dash,
 } from '../context.js';
 import { html, type Html } from '../../html.js';
@@ -27,18 +28,30 @@ interface Credentials {
 
 /** The email and password of a form, or what is wrong with them. */
 function credentials(form: Form | undefined): Credentials | { error: MessageKey } {
-  const email = field(form, 'email').toLowerCase();
-  const password = typeof form?.password === 'string' ? form.password : '';
-  if (email.length > 254 || !EMAIL_PATTERN.test(email)) return { error: 'emailInvalid' };
-  if (password.length < PASSWORD_LENGTH_MIN || password.length > PASSWORD_LENGTH_MAX) return { error: 'passwordLength' };
+  const email = emailOf(form);
+  const password = passwordOf(form);
+  if (email === null) return { error: 'emailInvalid' };
+  if (password === null) return { error: 'passwordLength' };
   return { email, password };
+}
+
+/** The form's e-mail, lower-cased, or null when it is no e-mail. */
+export function emailOf(form: Form | undefined): string | null {
+  const email = field(form, 'email').toLowerCase();
+  return email.length > 254 || !EMAIL_PATTERN.test(email) ? null : email;
+}
+
+/** The form's `name` field as a password of an allowed length (untrimmed), or null. */
+export function passwordOf(form: Form | undefined, name = 'password'): string | null {
+  const password = typeof form?.[name] === 'string' ? form[name] : '';
+  return password.length < PASSWORD_LENGTH_MIN || password.length > PASSWORD_LENGTH_MAX ? null : password;
 }
 
 const emailInput = (dash: Dash, value: string, readonly = false) =>
   html`<label for="email">${dash.t('email')}</label>
   <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${value}"${readonly ? html` readonly` : ''}>`;
 
-const passwordInput = (dash: Dash, autocomplete: 'current-password' | 'new-password') =>
+export const passwordInput = (dash: Dash, autocomplete: 'current-password' | 'new-password') =>
   html`<label for="password">${dash.t('password')}</label>
   <input id="password" name="password" type="password" autocomplete="${autocomplete}" required minlength="${autocomplete === 'new-password' ? PASSWORD_LENGTH_MIN : 1}" maxlength="${PASSWORD_LENGTH_MAX}"${autocomplete === 'new-password' ? html` aria-describedby="password-hint"` : ''}>
   ${autocomplete === 'new-password' ? html`<p class="hint" id="password-hint">${dash.t('passwordHint', { min: PASSWORD_LENGTH_MIN })}</p>` : ''}`;
@@ -58,28 +71,39 @@ function signupPage(dash: Dash, values: { email?: string; businessName?: string 
   return page(dash, { title: t('signupTitle'), path: '/dashboard/signup', body });
 }
 
-function loginPage(dash: Dash, email: string, error?: string): Html {
+function checkEmailPage(dash: Dash, email: string): Html {
   const { t } = dash;
-  const body = html`${notice('error', error)}
+  return page(dash, { title: t('checkEmailTitle'), path: '/dashboard/signup', body: html`<p class="card narrow" role="status">${t('checkEmailSignup', { email })}</p>` });
+}
+
+function loginPage(dash: Dash, email: string, messages: { error?: string; done?: string } = {}): Html {
+  const { t } = dash;
+  const body = html`${notice('error', messages.error)}${notice('ok', messages.done)}
 <form class="card narrow" method="post" action="/dashboard/login">${csrfField(dash)}
   ${emailInput(dash, email)}
   ${passwordInput(dash, 'current-password')}
   <button type="submit" class="primary">${t('logIn')}</button>
+  <p class="hint"><a href="/dashboard/password/forgot">${t('forgotPassword')}</a></p>
 </form>
 <p class="aside">${t('noAccount')} <a href="/dashboard/signup">${t('createAccount')}</a></p>`;
   return page(dash, { title: t('loginTitle'), path: '/dashboard/login', body });
 }
 
-function refusal(dash: Dash, result: Exclude<LogIn, { ok: true }>): string {
-  const minutes = Math.max(1, Math.ceil((result.retryAfterSeconds ?? 60) / 60));
-  if (result.reason === 'account_throttled') return dash.t('accountThrottled', { minutes });
-  if (result.reason === 'address_throttled') return dash.t('addressThrottled', { seconds: result.retryAfterSeconds ?? 60 });
-  return dash.t('wrongPassword');
+/** A throttled attempt's answer: 429 with the wait, in the header and on the page. */
+export function throttled(reply: FastifyReply, dash: Dash, retryAfterSeconds: number): { status: 429; error: string } {
+  reply.header('Retry-After', String(retryAfterSeconds));
+  return { status: 429, error: tooManyAttempts(dash, retryAfterSeconds) };
 }
 
-function signedInto(reply: FastifyReply, dash: Dash, token: string): FastifyReply {
+export function signedInto(reply: FastifyReply, dash: Dash, token: string): FastifyReply {
   setSessionCookie(reply, dash, token, SESSION_TTL_SECONDS);
   return reply.redirect('/dashboard', 303);
+}
+
+/** A right password of a user with a second factor: the session that waits for it, and the page that asks. */
+function toSecondFactor(reply: FastifyReply, dash: Dash, token: string): FastifyReply {
+  setSessionCookie(reply, dash, token, SESSION_TTL_SECONDS);
+  return reply.redirect('/dashboard/login/verify', 303);
 }
 
 function accountRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void {
@@ -91,15 +115,18 @@ function accountRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void 
     const values = { email: field(request.body, 'email'), businessName };
     if ('error' in given) return sendPage(reply, signupPage(dash, values, dash.t(given.error)), 400);
     if (businessName.length < 1 || businessName.length > 200) return sendPage(reply, signupPage(dash, values, dash.t('businessNameInvalid')), 400);
-    const result = await accounts.signUp({ ...given, businessName });
-    if (!result.ok) return sendPage(reply, signupPage(dash, values, dash.t('emailTaken')), 409);
-    return signedInto(reply, dash, result.token);
+    const result = await accounts.signUp({ ...given, businessName, address: request.ip, lang: dash.lang });
+    if (!result.ok) {
+      const { status, error } = throttled(reply, dash, result.retryAfterSeconds);
+      return sendPage(reply, signupPage(dash, values, error), status);
+    }
+    return sendPage(reply, checkEmailPage(dash, given.email));
   });
 
-  app.get('/login', ROUTE, async (request, reply) => {
+  app.get<{ Querystring: { done?: string } }>('/login', ROUTE, async (request, reply) => {
     const dash = dashOf(request);
     if (dash.signed) return reply.redirect('/dashboard', 303);
-    return sendPage(reply, loginPage(dash, ''));
+    return sendPage(reply, loginPage(dash, '', request.query.done === 'reset' ? { done: dash.t('passwordReset') } : {}));
   });
   app.post<{ Body: Form }>('/login', ROUTE, async (request, reply) => {
     const dash = dashOf(request);
@@ -107,12 +134,11 @@ function accountRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void 
     const email = field(request.body, 'email');
     // A password of the wrong length is no one's: the same answer as a wrong one, counted the same way.
     const result = await accounts.logIn({ email: email.toLowerCase(), password: 'error' in given ? '' : given.password, address: request.ip });
-    if (!result.ok) return sendPage(reply, loginPage(dash, email, refusal(dash, result)), result.reason === 'wrong_password' ? 401 : 429);
-    if (result.secondFactor) {
-      setSessionCookie(reply, dash, result.token, SESSION_TTL_SECONDS);
-      return reply.redirect('/dashboard/login/verify', 303);
+    if (!result.ok) {
+      const { status, error } = result.reason === 'throttled' ? throttled(reply, dash, result.retryAfterSeconds) : { status: 401, error: dash.t('wrongPassword') };
+      return sendPage(reply, loginPage(dash, email, { error }), status);
     }
-    return signedInto(reply, dash, result.token);
+    return result.secondFactor ? toSecondFactor(reply, dash, result.token) : signedInto(reply, dash, result.token);
   });
   secondFactorRoutes(app, accounts);
 
@@ -164,9 +190,8 @@ function secondFactorRoutes(app: FastifyInstance, accounts: DashboardDeps['accou
     const result = await accounts.completeSecondFactor(token, field(request.body, 'code'));
     if (result.ok) return signedInto(reply, dash, result.token);
     if (result.reason === 'expired') return reply.redirect('/dashboard/login', 303);
-    const minutes = Math.max(1, Math.ceil((result.retryAfterSeconds ?? 60) / 60));
-    const error = result.reason === 'account_throttled' ? dash.t('accountThrottled', { minutes }) : dash.t('wrongAuthenticationCode');
-    return sendPage(reply, verifyPage(dash, error), result.reason === 'account_throttled' ? 429 : 401);
+    const { status, error } = result.reason === 'throttled' ? throttled(reply, dash, result.retryAfterSeconds) : { status: 401, error: dash.t('wrongAuthenticationCode') };
+    return sendPage(reply, verifyPage(dash, error), status);
   });
 }
 
@@ -201,12 +226,17 @@ function invitationRoutes(app: FastifyInstance, { accounts }: DashboardDeps): vo
     if (!invitation) return sendPage(reply, page(dash, { title: dash.t('inviteGone'), path: '/dashboard', body: html`<p>${dash.t('inviteGoneExplained')}</p>` }), 404);
     const given = credentials({ ...request.body, email: invitation.email });
     if ('error' in given) return sendPage(reply, invitationPage(dash, invitation, request.params.token, dash.t(given.error)), 400);
-    const result = await accounts.acceptInvitation(request.params.token, given.password);
+    const result = await accounts.acceptInvitation(request.params.token, given.password, request.ip);
     if (!result.ok) {
-      const error = result.reason === 'wrong_password' ? dash.t('inviteWrongPassword') : dash.t('inviteGoneExplained');
-      return sendPage(reply, invitationPage(dash, invitation, request.params.token, error), result.reason === 'wrong_password' ? 401 : 404);
+      const refused =
+        result.reason === 'throttled'
+          ? throttled(reply, dash, result.retryAfterSeconds)
+          : result.reason === 'wrong_password'
+            ? { status: 401, error: dash.t('inviteWrongPassword') }
+            : { status: 404, error: dash.t('inviteGoneExplained') };
+      return sendPage(reply, invitationPage(dash, invitation, request.params.token, refused.error), refused.status);
     }
-    return signedInto(reply, dash, result.token);
+    return result.secondFactor ? toSecondFactor(reply, dash, result.token) : signedInto(reply, dash, result.token);
   });
 }
 

@@ -82,7 +82,7 @@ export function keyPages(app: FastifyInstance, { products, accounts }: Dashboard
     requireRole(signed, CHANGES);
     const overlap = Number(field(request.body, 'overlapSeconds'));
     const seconds = ROLL_OVERLAPS.find((o) => o.seconds === overlap)?.seconds ?? 86_400;
-    const { created } = await products.rollKey(signed.product.id, request.params.id, seconds);
+    const { created } = await products.rollKey(signed.product.id, signed.session.livemode, request.params.id, seconds);
     await accounts.audit(actorOf(signed), 'api_key.rolled', `${request.params.id} → ${created.row.id}`);
     return sendPage(reply, await show(request, { created: created.secret }), 201);
   });
@@ -90,7 +90,7 @@ export function keyPages(app: FastifyInstance, { products, accounts }: Dashboard
   app.post('/api-keys/:id/revoke', ROUTE, async (request: KeyAction, reply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
-    await products.revokeKeyOf(signed.product.id, request.params.id);
+    await products.revokeKeyOf(signed.product.id, signed.session.livemode, request.params.id);
     await accounts.audit(actorOf(signed), 'api_key.revoked', request.params.id);
     return reply.redirect('/dashboard/api-keys?done=revoked', 303);
   });

@@ -1,9 +1,11 @@
-// The user's own security: the optional second factor (an authenticator app, with recovery codes).
+// The user's own security: the optional second factor (an authenticator app, with recovery codes), and the password.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { actorOf, dashOf, field, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
+import { actorOf, dashOf, field, ROUTE, signedIn, tooManyAttempts, type Dash, type Signed } from '../context.js';
 import { html, raw, type Html, type Value } from '../../html.js';
 import { csrfField, notice, page, sendPage } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
+import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from '../../../modules/accounts/passwords.js';
+import { passwordOf } from './auth.js';
 
 const PATH = '/dashboard/account';
 
@@ -15,17 +17,33 @@ function securityPage(dash: Dash, signed: Signed, content: { left: number; error
         <p class="hint">${t('recoveryCodesExplained')}</p><ul class="codes" id="recovery-codes">${content.codes.map((code) => html`<li><code>${code}</code></li>`)}</ul>
         <button type="button" class="copy" data-copy="recovery-codes">${t('copy')}</button></div>`
     : '';
-  const state = enabled
-    ? html`<p>${t('secondFactorOn', { left: content.left })}</p>
-      <form method="post" action="${PATH}/second-factor/disable">${csrfField(dash)}
+  const disable = signed.session.second_factor
+    ? html`<form method="post" action="${PATH}/second-factor/disable">${csrfField(dash)}
         <label for="disable-password">${t('password')}</label>
         <input id="disable-password" name="password" type="password" autocomplete="current-password" required maxlength="200">
         <button type="submit" class="danger">${t('turnOffSecondFactor')}</button></form>`
+    : html`<p class="hint">${t('secondFactorProofRequired')}</p>`;
+  const state = enabled
+    ? html`<p>${t('secondFactorOn', { left: content.left })}</p>${disable}`
     : html`<p>${t('secondFactorOff')}</p>
       <form method="post" action="${PATH}/second-factor/begin">${csrfField(dash)}<button type="submit" class="primary">${t('setUpSecondFactor')}</button></form>`;
   const body = html`${notice('error', content.error)}${notice('ok', content.done)}${codes}
-<section class="card" aria-labelledby="factor-title"><h2 id="factor-title">${t('secondFactorTitle')}</h2>${content.setup ?? state}</section>`;
+<section class="card" aria-labelledby="factor-title"><h2 id="factor-title">${t('secondFactorTitle')}</h2>${content.setup ?? state}</section>
+${passwordForm(dash)}`;
   return page(dash, { title: t('accountSecurity'), path: PATH, body });
+}
+
+function passwordForm(dash: Dash): Html {
+  const { t } = dash;
+  return html`<section class="card" aria-labelledby="password-title"><h2 id="password-title">${t('passwordTitle')}</h2>
+<form method="post" action="${PATH}/password">${csrfField(dash)}
+  <label for="current-password">${t('currentPassword')}</label>
+  <input id="current-password" name="current" type="password" autocomplete="current-password" required maxlength="${PASSWORD_LENGTH_MAX}">
+  <label for="new-password">${t('newPassword')}</label>
+  <input id="new-password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_LENGTH_MIN}" maxlength="${PASSWORD_LENGTH_MAX}" aria-describedby="new-password-hint">
+  <p class="hint" id="new-password-hint">${t('passwordHint', { min: PASSWORD_LENGTH_MIN })}</p>
+  <button type="submit">${t('changePassword')}</button>
+</form></section>`;
 }
 
 function setupForm(dash: Dash, seed: { base32: string; qrSvg: string; sealed: string }): Html {
@@ -59,16 +77,35 @@ export function securityPages(app: FastifyInstance, { accounts }: DashboardDeps)
   app.post<{ Body: Form }>('/account/second-factor/enable', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     const dash = dashOf(request);
-    const result = await accounts.enableSecondFactor(actorOf(signed), field(request.body, 'seed'), field(request.body, 'code'));
+    const result = await accounts.enableSecondFactor({ token: signed.token, actor: actorOf(signed) }, field(request.body, 'seed'), field(request.body, 'code'));
     if (!result.ok) return sendPage(reply, await show(request, { error: dash.t('wrongSetupCode') }), 400);
     return sendPage(reply, await show(request, { codes: result.recoveryCodes, done: dash.t('secondFactorEnabled') }));
+  });
+
+  app.post<{ Body: Form }>('/account/password', ROUTE, async (request, reply) => {
+    const signed = signedIn(request);
+    const dash = dashOf(request);
+    const next = passwordOf(request.body);
+    if (next === null) return sendPage(reply, await show(request, { error: dash.t('passwordLength') }), 400);
+    const current = typeof request.body?.current === 'string' ? request.body.current : '';
+    const result = await accounts.changePassword({ token: signed.token, actor: actorOf(signed) }, current, next, { address: request.ip, lang: dash.lang });
+    if (result.ok) return sendPage(reply, await show(request, { done: dash.t('passwordChanged') }));
+    if (result.reason === 'wrong_password') return sendPage(reply, await show(request, { error: dash.t('wrongPasswordGeneric') }), 401);
+    reply.header('Retry-After', String(result.retryAfterSeconds));
+    return sendPage(reply, await show(request, { error: tooManyAttempts(dash, result.retryAfterSeconds) }), 429);
   });
 
   app.post<{ Body: Form }>('/account/second-factor/disable', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     const dash = dashOf(request);
     const password = typeof request.body?.password === 'string' ? request.body.password : '';
-    if (!(await accounts.disableSecondFactor(actorOf(signed), password))) return sendPage(reply, await show(request, { error: dash.t('wrongPasswordGeneric') }), 401);
-    return sendPage(reply, await show(request, { done: dash.t('secondFactorDisabled') }));
+    const result = await accounts.disableSecondFactor({ actor: actorOf(signed), secondFactorProved: signed.session.second_factor }, password, request.ip);
+    if (result.ok) return sendPage(reply, await show(request, { done: dash.t('secondFactorDisabled') }));
+    if (result.reason === 'throttled') {
+      reply.header('Retry-After', String(result.retryAfterSeconds));
+      return sendPage(reply, await show(request, { error: tooManyAttempts(dash, result.retryAfterSeconds) }), 429);
+    }
+    const unproved = result.reason === 'second_factor_required';
+    return sendPage(reply, await show(request, { error: dash.t(unproved ? 'secondFactorProofRequired' : 'wrongPasswordGeneric') }), unproved ? 403 : 401);
   });
 }

@@ -5,7 +5,8 @@ import { ApiError } from '../../../core/errors.js';
 import type { Merchant } from '../../../core/merchant.js';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../../../modules/webhooks/events.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../../modules/webhooks/schema.js';
-import { actorOf, CHANGES, dashOf, field, fields, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
+import { TEST_EVENTS_PER_MINUTE } from '../../../modules/webhooks/service.js';
+import { actorOf, CHANGES, dashOf, field, fields, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, tooManyAttempts, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, shownOnce, when } from '../layout.js';
@@ -115,6 +116,8 @@ interface Detail {
   created?: string;
   revealed?: string;
   error?: string;
+  /** What was refused, above everything. */
+  refused?: string;
   done?: string;
 }
 
@@ -122,7 +125,7 @@ function detailPage(dash: Dash, signed: Signed, d: Detail): Html {
   const { t } = dash;
   const { endpoint } = d;
   const flagged = d.failing && Date.now() - d.failing.since.getTime() >= FLAG_AFTER_MS;
-  const body = html`${notice('ok', d.done)}${d.created ? shownOnce(dash, t('signingSecret'), d.created, 'secret') : ''}
+  const body = html`${notice('error', d.refused)}${notice('ok', d.done)}${d.created ? shownOnce(dash, t('signingSecret'), d.created, 'secret') : ''}
 ${flagged ? html`<p class="notice error" role="alert">${t('endpointFailing', { since: when(d.failing!.since), pending: d.failing!.pending })}</p>` : ''}
 <dl class="facts"><dt>${t('endpointUrl')}</dt><dd>${endpoint.url}</dd><dt>${t('description')}</dt><dd>${endpoint.description ?? '—'}</dd>
 <dt>${t('eventsToSend')}</dt><dd>${events(dash, endpoint)}</dd><dt>${t('status')}</dt><dd>${t(endpoint.status === 'enabled' ? 'enabled' : 'disabled')}</dd>
@@ -207,7 +210,7 @@ function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: Deta
   app.post('/webhooks/:id/disable', ROUTE, change('webhook_endpoint.disabled', 'disabled', (m, id) => db.transaction((tx) => webhooks.update(tx, m, id, { status: 'disabled' }))));
   app.post('/webhooks/:id/enable', ROUTE, change('webhook_endpoint.enabled', 'enabled', (m, id) => db.transaction((tx) => webhooks.update(tx, m, id, { status: 'enabled' }))));
   app.post('/webhooks/:id/delete', ROUTE, change('webhook_endpoint.deleted', 'deleted', (m, id) => webhooks.delete(m, id)));
-  app.post('/webhooks/:id/test', ROUTE, change('webhook_endpoint.test_sent', 'test', (m, id) => db.transaction((tx) => webhooks.sendTestEvent(tx, m, id))));
+  testEventAction(app, deps, detail);
   app.post<{ Params: { id: string; delivery: string }; Body: Form }>('/webhooks/:id/deliveries/:delivery/retry', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
@@ -221,7 +224,14 @@ function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: Deta
     requireRole(signed, SEES_SECRETS);
     const merchant = merchantOfSigned(signed);
     await webhooks.get(merchant, request.params.id);
-    if (!(await accounts.confirmPassword(signed.session.user_id, typeof request.body?.password === 'string' ? request.body.password : ''))) {
+    const checked = await accounts.confirmPassword(signed.session.user_id, typeof request.body?.password === 'string' ? request.body.password : '', request.ip);
+    if (!checked.ok && checked.reason === 'throttled') {
+      reply.header('Retry-After', String(checked.retryAfterSeconds));
+      return sendPage(reply, await detail(request, { error: tooManyAttempts(dashOf(request), checked.retryAfterSeconds) }), 429);
+    }
+    if (!checked.ok) {
+      // A wrong password here is someone at a signed-in browser guessing: the owners see it in the audit log.
+      await accounts.audit(actorOf(signed), 'webhook_endpoint.secret_reveal_refused', request.params.id);
       return sendPage(reply, await detail(request, { error: dashOf(request).t('wrongPasswordReveal') }), 401);
     }
     const revealed = await webhooks.revealSecret(merchant, request.params.id);
@@ -239,5 +249,25 @@ function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: Deta
       return endpoint;
     });
     return sendPage(reply, await detail(request, { created: rolled.secret! }));
+  });
+}
+
+/** "Send test event": at most TEST_EVENTS_PER_MINUTE a minute; past it, the endpoint's page with a 429 that says when. */
+function testEventAction(app: FastifyInstance, deps: DashboardDeps, detail: DetailOf): void {
+  const { webhooks, accounts, db } = deps;
+  app.post('/webhooks/:id/test', ROUTE, async (request: EndpointRequest, reply) => {
+    const signed = signedIn(request);
+    requireRole(signed, CHANGES);
+    try {
+      await db.transaction((tx) => webhooks.sendTestEvent(tx, merchantOfSigned(signed), request.params.id));
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== 'RATE_LIMITED') throw error;
+      // The endpoint's page again, saying why nothing was sent and when the next one may be.
+      const seconds = error.extra.headers?.['Retry-After'] ?? '60';
+      const refused = dashOf(request).t('testEventsLimited', { max: TEST_EVENTS_PER_MINUTE, seconds });
+      return sendPage(reply.header('Retry-After', seconds), await detail(request, { refused }), 429);
+    }
+    await accounts.audit(actorOf(signed), 'webhook_endpoint.test_sent', request.params.id);
+    return reply.redirect(`/dashboard/webhooks/${request.params.id}?done=test`, 303);
   });
 }

@@ -1,0 +1,73 @@
+// The mail accounts send, in the language of the page that caused it. Plain text: links are written out whole, so
+// that a reader sees where each goes before opening it.
+export type MailLang = 'uz' | 'ru' | 'en';
+
+export type AccountMail =
+  | { kind: 'confirm_signup'; link: string; business: string }
+  | { kind: 'account_exists'; login: string; forgot: string }
+  | { kind: 'reset_password'; link: string }
+  | { kind: 'password_changed'; email: string; forgot: string };
+
+type Texts = { [K in AccountMail['kind']]: (mail: Extract<AccountMail, { kind: K }>) => { subject: string; text: string } };
+
+const TEXTS: Record<MailLang, Texts> = {
+  en: {
+    confirm_signup: ({ link, business }) => ({
+      subject: 'Confirm your e-mail to finish your Tolov account',
+      text: `Someone, we hope you, started a Tolov account for ${business} with this e-mail.\n\nTo finish, open this link within 24 hours:\n${link}\n\nIf it was not you, ignore this mail: no account is made without the link.`,
+    }),
+    account_exists: ({ login, forgot }) => ({
+      subject: 'You have a Tolov account already',
+      text: `Someone tried to create a Tolov account with this e-mail, which has one already.\n\nLog in: ${login}\nForgot your password? Set a new one: ${forgot}\n\nIf it was not you, ignore this mail: nothing changed.`,
+    }),
+    reset_password: ({ link }) => ({
+      subject: 'Set a new password for Tolov',
+      text: `To set a new password for your Tolov account, open this link within 30 minutes. It works once:\n${link}\n\nYour second factor, if you have one, is still asked when you log in. If you did not ask for this, ignore this mail: your password stays as it is.`,
+    }),
+    password_changed: ({ email, forgot }) => ({
+      subject: 'Your Tolov password was changed',
+      text: `The password of your Tolov login ${email} was changed, and its other sessions were ended.\n\nIf it was not you, set a new password now: ${forgot}`,
+    }),
+  },
+  ru: {
+    confirm_signup: ({ link, business }) => ({
+      subject: 'Подтвердите почту, чтобы завершить создание аккаунта Tolov',
+      text: `Кто-то, надеемся, что вы, начал создавать аккаунт Tolov для «${business}» с этой почтой.\n\nЧтобы завершить, откройте ссылку в течение 24 часов:\n${link}\n\nЕсли это были не вы, не обращайте внимания на письмо: без ссылки аккаунт не создаётся.`,
+    }),
+    account_exists: ({ login, forgot }) => ({
+      subject: 'У вас уже есть аккаунт Tolov',
+      text: `Кто-то пытался создать аккаунт Tolov с этой почтой, но он у неё уже есть.\n\nВойти: ${login}\nЗабыли пароль? Задайте новый: ${forgot}\n\nЕсли это были не вы, не обращайте внимания на письмо: ничего не изменилось.`,
+    }),
+    reset_password: ({ link }) => ({
+      subject: 'Новый пароль для Tolov',
+      text: `Чтобы задать новый пароль аккаунта Tolov, откройте ссылку в течение 30 минут. Она работает один раз:\n${link}\n\nВторой фактор, если он включён, по-прежнему спрашивается при входе. Если вы этого не просили, не обращайте внимания на письмо: пароль останется прежним.`,
+    }),
+    password_changed: ({ email, forgot }) => ({
+      subject: 'Пароль Tolov изменён',
+      text: `Пароль входа Tolov ${email} изменён, а остальные его сеансы завершены.\n\nЕсли это были не вы, сразу задайте новый пароль: ${forgot}`,
+    }),
+  },
+  uz: {
+    confirm_signup: ({ link, business }) => ({
+      subject: "Tolov akkauntini yakunlash uchun pochtangizni tasdiqlang",
+      text: `Kimdir, umid qilamizki siz, ushbu pochta bilan «${business}» uchun Tolov akkauntini ochishni boshladi.\n\nYakunlash uchun 24 soat ichida ushbu havolani oching:\n${link}\n\nAgar bu siz bo'lmasangiz, xatga e'tibor bermang: havolasiz akkaunt ochilmaydi.`,
+    }),
+    account_exists: ({ login, forgot }) => ({
+      subject: "Sizda Tolov akkaunti allaqachon bor",
+      text: `Kimdir ushbu pochta bilan Tolov akkauntini ochishga urindi, lekin unda akkaunt allaqachon bor.\n\nKirish: ${login}\nParolni unutdingizmi? Yangisini o'rnating: ${forgot}\n\nAgar bu siz bo'lmasangiz, xatga e'tibor bermang: hech narsa o'zgarmadi.`,
+    }),
+    reset_password: ({ link }) => ({
+      subject: "Tolov uchun yangi parol",
+      text: `Tolov akkauntingizga yangi parol o'rnatish uchun ushbu havolani 30 daqiqa ichida oching. U bir marta ishlaydi:\n${link}\n\nIkkinchi omil, agar yoqilgan bo'lsa, kirishda baribir so'raladi. Agar buni so'ramagan bo'lsangiz, xatga e'tibor bermang: parolingiz o'zgarmaydi.`,
+    }),
+    password_changed: ({ email, forgot }) => ({
+      subject: "Tolov parolingiz o'zgartirildi",
+      text: `Tolovdagi ${email} kirishining paroli o'zgartirildi va uning boshqa seanslari yakunlandi.\n\nAgar bu siz bo'lmasangiz, darhol yangi parol o'rnating: ${forgot}`,
+    }),
+  },
+};
+
+export function composeMail(lang: MailLang, mail: AccountMail): { subject: string; text: string } {
+  const compose = TEXTS[lang][mail.kind] as (mail: AccountMail) => { subject: string; text: string };
+  return compose(mail);
+}

@@ -1,0 +1,68 @@
+// Mail that accounts send (sign-up links, password resets, notices): queued in the transaction of what it tells, so
+// that a committed change always gets its mail and a rolled-back one never does, then sent by a worker.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db, Transaction } from '../../db/types.js';
+import { newId } from '../../core/ids.js';
+import type { Sealer } from '../../lib/sealing.js';
+import * as store from './store.js';
+import type { MailTransport, Message } from './transport.js';
+
+/** Seconds before an attempt is tried again (also the lease of a claimed message); past the last, the mail is given up. */
+const RETRY_SECONDS = [30, 60, 300, 1800, 7200] as const;
+export const MAIL_ATTEMPTS_MAX = RETRY_SECONDS.length;
+
+/** Messages a send right after a commit takes at once; the rest wait for the worker. */
+const NOW_BATCH_MAX = 20;
+
+export class Mail {
+  private readonly sending = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly sealer: Sealer,
+    private readonly transport: MailTransport,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  async queue(tx: Transaction, message: Message): Promise<void> {
+    await store.insertMail(tx, { id: newId('mail'), recipient: message.to, subject: message.subject.slice(0, 200), bodySealed: this.sealer.seal(message.text) });
+  }
+
+  /** Sends what is due at once, rather than at the worker's next turn: called after the commit that queued a message. */
+  sendNow(): void {
+    const sent = this.deliver(NOW_BATCH_MAX).catch((error: unknown) => this.log.warn({ err: error }, 'mail delivery failed; the worker tries again'));
+    this.sending.add(sent);
+    void sent.finally(() => this.sending.delete(sent));
+  }
+
+  /** Resolves once the sends started by sendNow have ended. */
+  async idle(): Promise<void> {
+    await Promise.all(this.sending);
+  }
+
+  /** Sends a batch of due messages; one that fails is tried again later, and given up after its last attempt. */
+  async deliver(batchMax: number): Promise<number> {
+    const due = await store.claimDue(this.db, batchMax, RETRY_SECONDS);
+    await Promise.all(
+      due.map(async (row) => {
+        try {
+          await this.transport.send({ to: row.recipient, subject: row.subject, text: this.sealer.open(row.body_sealed) });
+          await store.markSent(this.db, row.id);
+        } catch (error) {
+          const givenUp = row.attempts >= MAIL_ATTEMPTS_MAX;
+          this.log.warn({ err: error, mail: row.id, attempt: row.attempts, givenUp }, 'mail not sent');
+          if (givenUp) await store.markFailed(this.db, row.id);
+        }
+      }),
+    );
+    return due.length;
+  }
+
+  deleteOld(batchMax: number): Promise<number> {
+    return store.deleteOld(this.db, batchMax);
+  }
+
+  close(): void {
+    this.transport.close();
+  }
+}

@@ -1,0 +1,42 @@
+// How a message leaves Tolov: an SMTP server (TOLOV_SMTP_URL) through nodemailer, or, in development without one,
+// the log, so that the person running Tolov can follow the link.
+import type { FastifyBaseLogger } from 'fastify';
+import nodemailer from 'nodemailer';
+
+export interface Message {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export interface MailTransport {
+  send(message: Message): Promise<void>;
+  close(): void;
+}
+
+const CONNECTION_TIMEOUT_MS = 10_000;
+const GREETING_TIMEOUT_MS = 10_000;
+const SOCKET_TIMEOUT_MS = 30_000;
+
+export function smtpTransport(url: string, from: string): MailTransport {
+  const transporter = nodemailer.createTransport(
+    { url, connectionTimeout: CONNECTION_TIMEOUT_MS, greetingTimeout: GREETING_TIMEOUT_MS, socketTimeout: SOCKET_TIMEOUT_MS },
+    { from },
+  );
+  return {
+    async send(message) {
+      await transporter.sendMail(message);
+    },
+    close: () => transporter.close(),
+  };
+}
+
+/** Development without an SMTP server: each message in the log, links included (start refuses this with live mode). */
+export function logTransport(log: FastifyBaseLogger): MailTransport {
+  return {
+    async send(message) {
+      log.info({ mail: message }, 'mail written here, not sent: TOLOV_SMTP_URL is unset');
+    },
+    close: () => {},
+  };
+}
