@@ -5,6 +5,7 @@ import { createService } from '../src/service.js';
 
 const service = await createService(loadConfig({ TOLOV_DATA_DIR: 'memory://', LOG_LEVEL: 'silent', TOLOV_CHECKOUT_URL: 'https://api.tolov.example' }));
 await service.app.ready();
-const { servers: _servers, ...document } = service.app.swagger() as unknown as Record<string, unknown>;
+const served = await service.app.inject({ method: 'GET', url: '/openapi.json' });
+const { servers: _servers, ...document } = served.json() as Record<string, unknown>;
 process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
 await service.stop();

@@ -25,7 +25,12 @@ export interface Config {
   liveRailSecret: string | null;
   /** How long the bank gateway has to answer one call. */
   liveRailTimeoutMs: number;
-  /** smtp:// or smtps:// of the server that sends accounts' mail; null writes mail to the log (never in production with live mode). */
+  /**
+   * Proxies whose X-Forwarded-For names the client (their addresses or CIDR ranges): behind one, the client address
+   * that every throttle counts is the one it reports. Empty: the connection's own address.
+   */
+  trustProxy: string[];
+  /** smtp:// or smtps:// of the server that sends accounts' mail; null writes mail to the log (never in production). */
   smtpUrl: string | null;
   /** The From of that mail. */
   mailFrom: string;
@@ -170,18 +175,28 @@ function liveRail({ read, url, integer }: EnvReader): Pick<Config, 'liveRailUrl'
 }
 
 /**
- * Where accounts' mail goes. Sign-up links and password resets are the only way back into an account, so a production
- * service (NODE_ENV=production) that takes live payments refuses to start without a mail server; elsewhere mail
- * without one is written to the log.
+ * Where accounts' mail goes. Sign-up and reset links are the only way into an account, so a production service
+ * (NODE_ENV=production) refuses to start without a mail server: without one, mail is written to the log, links
+ * included, which only a developer's own machine may do.
  */
-function mail({ read, url }: EnvReader, live: { liveRailUrl: string | null }, checkoutUrl: string): Pick<Config, 'smtpUrl' | 'mailFrom'> {
+function mail({ read, url }: EnvReader, checkoutUrl: string): Pick<Config, 'smtpUrl' | 'mailFrom'> {
   const smtpUrl = url('TOLOV_SMTP_URL', ['smtp', 'smtps']) ?? null;
-  if (smtpUrl === null && live.liveRailUrl !== null && read('NODE_ENV') === 'production') {
-    throw new ConfigError('TOLOV_SMTP_URL', "an smtp:// or smtps:// URL in production with live mode (TOLOV_LIVE_RAIL_URL): accounts' sign-up and password-reset mail", '');
+  if (smtpUrl === null && read('NODE_ENV') === 'production') {
+    throw new ConfigError('TOLOV_SMTP_URL', "an smtp:// or smtps:// URL in production (NODE_ENV=production): accounts' sign-up and password-reset mail", '');
   }
   const mailFrom = read('TOLOV_MAIL_FROM') ?? `Tolov <no-reply@${new URL(checkoutUrl).hostname}>`;
   if (mailFrom.length > 200 || /[\r\n]/.test(mailFrom)) throw new ConfigError('TOLOV_MAIL_FROM', 'one line of at most 200 characters', mailFrom);
   return { smtpUrl, mailFrom };
+}
+
+function proxies({ read }: EnvReader): string[] {
+  const raw = read('TOLOV_TRUST_PROXY');
+  if (raw === undefined) return [];
+  const entries = raw.split(',').map((entry) => entry.trim());
+  if (entries.some((entry) => !/^[0-9A-Fa-f.:]+(\/\d{1,3})?$/.test(entry))) {
+    throw new ConfigError('TOLOV_TRUST_PROXY', 'comma-separated IP addresses or CIDR ranges of the proxies in front of Tolov', raw);
+  }
+  return entries;
 }
 
 function limits({ integer }: EnvReader) {
@@ -200,7 +215,6 @@ export function loadConfig(env: Env = process.env): Config {
   const adminToken = read('TOLOV_ADMIN_TOKEN') ?? null;
   if (adminToken !== null) checkAdminToken(adminToken);
   const where = addresses(reader);
-  const live = liveRail(reader);
   return {
     ...where,
     databaseUrl: url('DATABASE_URL', ['postgres', 'postgresql']) ?? null,
@@ -215,8 +229,9 @@ export function loadConfig(env: Env = process.env): Config {
     settlementDelaySeconds: integer('TOLOV_SETTLEMENT_DELAY_SECONDS', DAY_SECONDS, 0, 90 * DAY_SECONDS),
     reconcileIntervalMs: integer('TOLOV_RECONCILE_INTERVAL_MS', 30_000, 10, DAY_SECONDS * 1000),
     expiryIntervalMs: integer('TOLOV_EXPIRY_INTERVAL_MS', 5_000, 10, DAY_SECONDS * 1000),
-    ...live,
-    ...mail(reader, live, where.checkoutUrl),
+    ...liveRail(reader),
+    ...mail(reader, where.checkoutUrl),
+    trustProxy: proxies(reader),
     ...limits(reader),
     ...secretsKeys(reader),
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),

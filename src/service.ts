@@ -25,6 +25,8 @@ import { RequestLog } from './modules/request-log/service.js';
 import { PaymentActivity } from './modules/payments/activity.js';
 import { requestLogWriter } from './workers/request-log.js';
 import { AccountsService } from './modules/accounts/service.js';
+import { AccountLinks } from './modules/accounts/links.js';
+import { AccountMailer } from './modules/accounts/mailer.js';
 import { Throttles } from './modules/throttles/service.js';
 import { Mail } from './modules/mail/service.js';
 import { logTransport, smtpTransport } from './modules/mail/transport.js';
@@ -72,10 +74,14 @@ function buildServices(parts: {
   const orders = new OrdersService(db, config);
   const payments = new PaymentsService(db, rails, orders, log, timings);
   const products = new ProductsService(db, keys, config.defaultFeeBps);
+  const throttles = new Throttles(db);
+  const mailer = new AccountMailer(mail, config.checkoutUrl);
+  const accounts = new AccountsService(db, sealer, throttles, mailer);
   const checkout = new CheckoutService(db, rails, payments, orders);
   const bindings = new CardBindingsService(db, rails, config);
   return {
-    accounts: new AccountsService(db, products, sealer, new Throttles(db), mail, config.checkoutUrl),
+    accounts,
+    accountLinks: new AccountLinks(db, accounts, products, throttles, mailer),
     products,
     orders,
     payments,

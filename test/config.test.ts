@@ -97,16 +97,21 @@ describe('configuration', () => {
     expect(() => loadConfig({ TOLOV_ADMIN_TOKEN: token })).not.toThrow(new RegExp(token));
   });
 
-  it('needs a mail server in production with live mode, and reads where mail comes from', () => {
-    const live = { TOLOV_LIVE_RAIL_URL: 'http://127.0.0.1:4100', TOLOV_LIVE_RAIL_SECRET: 'shh' };
-    expect(() => loadConfig({ ...live, NODE_ENV: 'production' })).toThrow(/TOLOV_SMTP_URL/);
-    expect(loadConfig({ ...live, NODE_ENV: 'production', TOLOV_SMTP_URL: 'smtps://mailer:pw@smtp.example.uz' })).toMatchObject({ smtpUrl: 'smtps://mailer:pw@smtp.example.uz' });
+  it('needs a mail server in production, and reads where mail comes from', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/TOLOV_SMTP_URL/);
+    expect(loadConfig({ NODE_ENV: 'production', TOLOV_SMTP_URL: 'smtps://mailer:pw@smtp.example.uz' })).toMatchObject({ smtpUrl: 'smtps://mailer:pw@smtp.example.uz' });
     // In development the mail goes to the log.
-    expect(loadConfig(live)).toMatchObject({ smtpUrl: null, mailFrom: 'Tolov <no-reply@127.0.0.1>' });
+    expect(loadConfig({})).toMatchObject({ smtpUrl: null, mailFrom: 'Tolov <no-reply@127.0.0.1>' });
     expect(loadConfig({ TOLOV_CHECKOUT_URL: 'https://pay.tolov.uz', TOLOV_MAIL_FROM: 'Chorsu Pay <hello@chorsu.uz>' })).toMatchObject({ mailFrom: 'Chorsu Pay <hello@chorsu.uz>' });
     expect(loadConfig({ TOLOV_CHECKOUT_URL: 'https://pay.tolov.uz' })).toMatchObject({ mailFrom: 'Tolov <no-reply@pay.tolov.uz>' });
     expect(() => loadConfig({ TOLOV_SMTP_URL: 'http://smtp.example.uz' })).toThrow(/TOLOV_SMTP_URL/);
     expect(() => loadConfig({ TOLOV_MAIL_FROM: 'a@b.uz\r\nBcc: c@d.uz' })).toThrow(/TOLOV_MAIL_FROM/);
+  });
+
+  it('reads the proxies whose X-Forwarded-For it trusts', () => {
+    expect(loadConfig({})).toMatchObject({ trustProxy: [] });
+    expect(loadConfig({ TOLOV_TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,::1' })).toMatchObject({ trustProxy: ['10.0.0.1', '10.1.0.0/16', '::1'] });
+    expect(() => loadConfig({ TOLOV_TRUST_PROXY: 'true' })).toThrow(/TOLOV_TRUST_PROXY/);
   });
 
   it('needs the rail secret whenever the live rail URL is set', () => {

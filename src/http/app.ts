@@ -16,6 +16,7 @@ import type { RequestLog } from '../modules/request-log/service.js';
 import type { PaymentActivity } from '../modules/payments/activity.js';
 import type { TestHelpersService } from '../modules/test-helpers/service.js';
 import type { Mail } from '../modules/mail/service.js';
+import type { AccountLinks } from '../modules/accounts/links.js';
 import type { Db } from '../db/types.js';
 import type { AccountsService } from '../modules/accounts/service.js';
 import { dashboardRoutes } from '../web/dashboard/plugin.js';
@@ -42,6 +43,7 @@ import { testHelperRoutes } from './routes/test-helpers.js';
 /** The capabilities' services, made once by the composition root and shared by the routes and the workers. */
 export interface Services {
   accounts: AccountsService;
+  accountLinks: AccountLinks;
   products: ProductsService;
   orders: OrdersService;
   payments: PaymentsService;
@@ -64,7 +66,7 @@ export async function registerApi(
   app: FastifyInstance,
   { services, idempotent, checkoutLimits, db, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; db: Db; publicUrl: string },
 ): Promise<void> {
-  const { accounts, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers, timings } =
+  const { accounts, accountLinks, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers, timings } =
     services;
   recordMerchantCalls(app, requestLog);
   await app.register(productRoutes, { products });
@@ -84,5 +86,5 @@ export async function registerApi(
   await app.register(testHelperRoutes, { helpers: testHelpers });
   await app.register(pageRoutes, { checkout, products });
   await app.register(apiReferenceRoutes);
-  await app.register(dashboardRoutes, { prefix: '/dashboard', db, accounts, products, webhooks, payments, orders, refunds, cards, requestLog, activity, ledger, publicUrl });
+  await app.register(dashboardRoutes, { prefix: '/dashboard', db, accounts, accountLinks, products, webhooks, payments, orders, refunds, cards, requestLog, activity, ledger, publicUrl });
 }

@@ -90,7 +90,7 @@ export function describeDocument({ openapiObject }: { openapiObject: Json }): Js
 
 /**
  * The description as everyone may read it: without the operator's calls, which only the operator token reads (at
- * `/admin/v1/openapi.json`), so that the operator API's shape is no map for a stranger.
+ * `/admin/v1/openapi.json`), nor the schemas only they use, so that the operator API's shape is no map for a stranger.
  */
 export function withoutOperatorCalls(document: Json): Json {
   const operator = (operation: unknown) =>
@@ -102,5 +102,22 @@ export function withoutOperatorCalls(document: Json): Json {
   const components = isObject(document.components) ? document.components : {};
   const { operatorToken: _operator, ...schemes } = isObject(components.securitySchemes) ? components.securitySchemes : {};
   const tags = Array.isArray(document.tags) ? document.tags.filter((tag) => !(isObject(tag) && tag.name === 'operator')) : document.tags;
-  return { ...document, tags, paths: Object.fromEntries(paths), components: { ...components, securitySchemes: schemes } };
+  const kept = { ...document, tags, paths: Object.fromEntries(paths) };
+  const schemas = isObject(components.schemas) ? components.schemas : {};
+  return { ...kept, components: { ...components, securitySchemes: schemes, schemas: referenced(kept, schemas) } };
+}
+
+/** The named schemas `document` refers to, directly or through one another. */
+function referenced(document: Json, schemas: Json): Json {
+  const names = new Set<string>();
+  const pending: unknown[] = [{ ...document, components: undefined }];
+  while (pending.length > 0) {
+    const text = JSON.stringify(pending.pop());
+    for (const [, name] of text.matchAll(/"#\/components\/schemas\/([^"]+)"/g)) {
+      if (names.has(name!) || !(name! in schemas)) continue;
+      names.add(name!);
+      pending.push(schemas[name!]);
+    }
+  }
+  return Object.fromEntries(Object.entries(schemas).filter(([name]) => names.has(name)));
 }

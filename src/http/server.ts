@@ -182,6 +182,8 @@ export async function createServer(config: Config, keys: ApiKeyCache): Promise<F
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
     return503OnClosing: true,
+    // Behind the proxies named, the client address every throttle counts is the one they report.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     routerOptions: { maxParamLength: 128 },
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,

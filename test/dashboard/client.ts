@@ -1,4 +1,5 @@
 // A browser-like client of the dashboard over `inject`: it keeps cookies and sends each form's token back.
+import { codeNow } from '../../src/modules/accounts/second-factor.js';
 import type { TestService } from '../support/harness.js';
 import { linkIn } from '../support/mailbox.js';
 
@@ -99,16 +100,27 @@ export class DashboardClient {
     return match[1]!;
   }
 
-  /** Signs up as a person does: the form, then the link the mail brings, opened and confirmed; the confirmation's answer. */
+  /**
+   * Signs up as a person does: the form, then the link the mail brings, opened, and the password chosen there; the
+   * answer to that.
+   */
   async signUp(email: string, password = 'correct horse battery', businessName = 'Chorsu Market'): Promise<Page> {
-    const asked = await this.post('/dashboard/signup', { email, password, businessName });
+    const asked = await this.post('/dashboard/signup', { email, businessName });
     if (asked.status !== 200) throw new Error(`sign-up refused (${asked.status}): ${asked.html.slice(0, 300)}`);
     const link = linkIn(await this.service.mailbox.next(email.toLowerCase(), /Confirm your e-mail|Подтвердите почту|pochtangizni tasdiqlang/), '/dashboard/signup/confirm/');
     await this.get(link);
-    return this.post(link, {});
+    return this.post(link, { password });
+  }
+
+  /** Opens the invitation mailed to `email`: the path of its link. */
+  async invitationFor(email: string): Promise<string> {
+    return linkIn(await this.service.mailbox.next(email, /invite|Приглашение|taklif/i), '/dashboard/invite/');
   }
 }
 
 let clients = 0;
 let counter = 0;
+/** The code of the next 30-second step: the one of this step was taken when the app was set up, and works once. */
+export const nextCode = (seed: string) => codeNow(seed, Date.now() + 30_000);
+
 export const uniqueEmail = (name = 'owner') => `${name}-${process.pid}-${Date.now()}-${++counter}@example.uz`;

@@ -1,6 +1,7 @@
 // The team: invitations by one-time link, roles that decide what each member sees and changes, and the audit log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../support/harness.js';
+import { linkIn } from '../support/mailbox.js';
 import { DashboardClient, uniqueEmail } from './client.js';
 
 let service: TestService;
@@ -10,7 +11,6 @@ beforeAll(async () => {
 afterAll(async () => service.stop());
 
 const PASSWORD = 'correct horse battery';
-const linkIn = (html: string) => /<code id="invite-link">([^<]+)<\/code>/.exec(html)?.[1];
 
 /** An owner, and a member of each other role who joined by invitation. */
 async function team() {
@@ -21,9 +21,13 @@ async function team() {
     const email = uniqueEmail(role);
     const invited = await owner.post('/dashboard/team/invite', { email, role });
     expect(invited.status).toBe(201);
-    const link = linkIn(invited.html)!;
-    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:4000\/dashboard\/invite\/[A-Za-z0-9_-]{43}$/);
-    const path = new URL(link).pathname;
+    // The link goes to the invited address only: the owner's page never shows it.
+    expect(invited.html).toContain(`Invitation sent to ${email}.`);
+    expect(invited.html).not.toContain('/dashboard/invite/');
+    const mail = await service.mailbox.next(email);
+    expect(mail.subject).toBe('You are invited to Chorsu Market on Tolov');
+    expect(mail.text).toMatch(/^http:\/\/127\.0\.0\.1:4000\/dashboard\/invite\/[A-Za-z0-9_-]{43}$/m);
+    const path = linkIn(mail, '/dashboard/invite/');
     const page = await members[role].get(path);
     expect(page.status).toBe(200);
     expect(page.html).toContain(`value="${email}" readonly`);
@@ -121,22 +125,32 @@ describe('roles', () => {
     for (const action of ['account.created', 'team.invited', 'team.joined', 'team.role_changed', 'team.removed']) expect(audit.html).toContain(action);
   });
 
-  it('refuses an invitation link that was revoked, and an existing user’s wrong password', async () => {
+  it('refuses an invitation link that was revoked; an existing login joins from its own session, not by a password typed on the link', async () => {
     const owner = new DashboardClient(service);
     await owner.signUp(uniqueEmail());
-    const revoked = await owner.post('/dashboard/team/invite', { email: uniqueEmail(), role: 'viewer' });
+    const revokedEmail = uniqueEmail();
+    const revoked = await owner.post('/dashboard/team/invite', { email: revokedEmail, role: 'viewer' });
     const invitationId = /\/dashboard\/team\/invitations\/(inv_[0-9A-Za-z]+)\/revoke/.exec(revoked.html)![1]!;
     expect((await owner.post(`/dashboard/team/invitations/${invitationId}/revoke`, {})).location).toBe('/dashboard/team?done=revoked');
-    const gone = await new DashboardClient(service).get(new URL(linkIn(revoked.html)!).pathname);
+    const gone = await new DashboardClient(service).get(await owner.invitationFor(revokedEmail));
     expect(gone.status).toBe(404);
     expect(gone.html).toContain('This invitation is no longer valid');
 
     const existing = uniqueEmail('existing');
-    await new DashboardClient(service).signUp(existing, PASSWORD, 'Own Shop');
-    const path = new URL(linkIn((await owner.post('/dashboard/team/invite', { email: existing, role: 'developer' })).html)!).pathname;
-    const wrong = await new DashboardClient(service).post(path, { password: 'not their password' });
-    expect(wrong.status).toBe(401);
-    expect(wrong.html).toContain('that is not its password');
-    expect((await new DashboardClient(service).post(path, { password: PASSWORD })).status).toBe(303);
+    const theirs = new DashboardClient(service);
+    await theirs.signUp(existing, PASSWORD, 'Own Shop');
+    await owner.post('/dashboard/team/invite', { email: existing, role: 'developer' });
+    const path = await owner.invitationFor(existing);
+    const stranger = new DashboardClient(service);
+    const asked = await stranger.get(path);
+    expect(asked.html).toContain(`You have a Tolov login with ${existing}: log in with it, then open this invitation again.`);
+    expect(asked.html).not.toContain('name="password"');
+    expect((await stranger.post(path, { password: PASSWORD })).status).toBe(409);
+    // From the login's own session, one button.
+    expect((await theirs.get(path)).html).toContain('Join the team');
+    const joined = await theirs.post(path, {});
+    expect(joined.location).toBe('/dashboard');
+    expect((await theirs.get('/dashboard/payments')).html).toContain('Chorsu Market');
+    expect((await new DashboardClient(service).get(path)).status).toBe(404);
   });
 });

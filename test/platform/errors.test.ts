@@ -100,11 +100,11 @@ describe('one error shape for every failure', () => {
     const reply = await service.call({ method: 'GET', url: '/openapi.json' });
     expect(reply.status).toBe(200);
     expect(reply.body.openapi).toBe('3.1.0');
-    expect(Object.keys(reply.body.paths)).toEqual(
-      expect.arrayContaining(['/merchant/v1/orders', '/merchant/v1/orders/{id}', '/v1/balance', '/admin/v1/products']),
-    );
-    // Each route under its own credential: the operator token, a secret key, or none (the session token in the path).
-    expect(reply.body.paths['/admin/v1/products'].post.security).toEqual([{ operatorToken: [] }]);
+    expect(Object.keys(reply.body.paths)).toEqual(expect.arrayContaining(['/merchant/v1/orders', '/merchant/v1/orders/{id}', '/v1/balance']));
+    // Each route under its own credential: the operator token (described to the operator alone), a secret key, or none
+    // (the session token in the path).
+    const operators = await service.admin('GET', '/admin/v1/openapi.json');
+    expect(operators.body.paths['/admin/v1/products'].post.security).toEqual([{ operatorToken: [] }]);
     expect(reply.body.paths['/v1/balance'].get.security).toBeUndefined();
     expect(reply.body.security).toEqual([{ secretKey: [] }]);
     expect(reply.body.paths['/checkout/v1/sessions/{token}'].get.security).toEqual([]);

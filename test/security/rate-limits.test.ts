@@ -70,6 +70,23 @@ describe('failed authentication, throttled per client address and for the operat
     expect((await from('10.0.0.1', '/v1/balance', wrongKey(101))).statusCode).toBe(429);
   });
 
+  it('counts the client address the trusted proxy reports, and only a trusted proxy’s', async () => {
+    const proxied = await startService({ TOLOV_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '2', TOLOV_TRUST_PROXY: '10.9.9.9' });
+    try {
+      const via = (remoteAddress: string, client: string) =>
+        proxied.app.inject({ method: 'GET', url: '/v1/balance', remoteAddress, headers: { authorization: wrongKey(1), 'x-forwarded-for': client } });
+      expect([(await via('10.9.9.9', '198.51.100.1')).statusCode, (await via('10.9.9.9', '198.51.100.1')).statusCode]).toEqual([401, 401]);
+      expect((await via('10.9.9.9', '198.51.100.1')).statusCode).toBe(429);
+      // Another client behind the same proxy has its own count.
+      expect((await via('10.9.9.9', '198.51.100.2')).statusCode).toBe(401);
+      // A header from an untrusted peer is ignored: its own address is counted.
+      for (const client of ['1.1.1.1', '2.2.2.2']) expect((await via('10.9.9.8', client)).statusCode).toBe(401);
+      expect((await via('10.9.9.8', '3.3.3.3')).statusCode).toBe(429);
+    } finally {
+      await proxied.stop();
+    }
+  });
+
   it('throttles wrong operator tokens per address, and from every address past 100 a minute; the right token always passes', async () => {
     const token = `Bearer ${ADMIN_TOKEN}`;
     const wrong = 'Bearer wrong-token-0000000000';

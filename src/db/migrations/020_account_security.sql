@@ -35,11 +35,11 @@ CREATE TABLE mail_outbox (
 CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at) WHERE sent_at IS NULL AND failed_at IS NULL;
 CREATE INDEX mail_outbox_created ON mail_outbox (created_at);
 
--- A sign-up waits here until the e-mail's owner opens the link it was sent: only then is there a user.
+-- A sign-up waits here until the e-mail's owner opens the link it was sent and chooses the password: only then is there
+-- a user.
 CREATE TABLE signups (
   token_hash     bytea PRIMARY KEY,
   email          text NOT NULL CHECK (length(email) BETWEEN 3 AND 254 AND email = lower(email)),
-  password_hash  text NOT NULL,
   business_name  text NOT NULL CHECK (length(business_name) BETWEEN 1 AND 200),
   created_at     timestamptz NOT NULL DEFAULT now(),
   expires_at     timestamptz NOT NULL,

@@ -4,9 +4,16 @@ export type MailLang = 'uz' | 'ru' | 'en';
 
 export type AccountMail =
   | { kind: 'confirm_signup'; link: string; business: string }
+  | { kind: 'invitation'; link: string; account: string; role: 'owner' | 'developer' | 'viewer' }
   | { kind: 'account_exists'; login: string; forgot: string }
   | { kind: 'reset_password'; link: string }
   | { kind: 'password_changed'; email: string; forgot: string };
+
+const ROLES: Record<MailLang, Record<'owner' | 'developer' | 'viewer', string>> = {
+  en: { owner: 'an owner', developer: 'a developer', viewer: 'a viewer' },
+  ru: { owner: 'владелец', developer: 'разработчик', viewer: 'наблюдатель' },
+  uz: { owner: 'egasi', developer: 'dasturchi', viewer: 'kuzatuvchi' },
+};
 
 type Texts = { [K in AccountMail['kind']]: (mail: Extract<AccountMail, { kind: K }>) => { subject: string; text: string } };
 
@@ -15,6 +22,10 @@ const TEXTS: Record<MailLang, Texts> = {
     confirm_signup: ({ link, business }) => ({
       subject: 'Confirm your e-mail to finish your Tolov account',
       text: `Someone, we hope you, started a Tolov account for ${business} with this e-mail.\n\nTo finish, open this link within 24 hours:\n${link}\n\nIf it was not you, ignore this mail: no account is made without the link.`,
+    }),
+    invitation: ({ link, account, role }) => ({
+      subject: `You are invited to ${account} on Tolov`,
+      text: `You are invited to join the Tolov account of ${account} as ${ROLES.en[role]}.\n\nTo accept, open this link within 7 days:\n${link}\n\nIf you did not expect it, ignore this mail.`,
     }),
     account_exists: ({ login, forgot }) => ({
       subject: 'You have a Tolov account already',
@@ -34,6 +45,10 @@ const TEXTS: Record<MailLang, Texts> = {
       subject: 'Подтвердите почту, чтобы завершить создание аккаунта Tolov',
       text: `Кто-то, надеемся, что вы, начал создавать аккаунт Tolov для «${business}» с этой почтой.\n\nЧтобы завершить, откройте ссылку в течение 24 часов:\n${link}\n\nЕсли это были не вы, не обращайте внимания на письмо: без ссылки аккаунт не создаётся.`,
     }),
+    invitation: ({ link, account, role }) => ({
+      subject: `Приглашение в «${account}» в Tolov`,
+      text: `Вас приглашают в аккаунт Tolov «${account}», роль: ${ROLES.ru[role]}.\n\nЧтобы принять, откройте ссылку в течение 7 дней:\n${link}\n\nЕсли вы не ждали приглашения, не обращайте внимания на письмо.`,
+    }),
     account_exists: ({ login, forgot }) => ({
       subject: 'У вас уже есть аккаунт Tolov',
       text: `Кто-то пытался создать аккаунт Tolov с этой почтой, но он у неё уже есть.\n\nВойти: ${login}\nЗабыли пароль? Задайте новый: ${forgot}\n\nЕсли это были не вы, не обращайте внимания на письмо: ничего не изменилось.`,
@@ -52,6 +67,10 @@ const TEXTS: Record<MailLang, Texts> = {
       subject: "Tolov akkauntini yakunlash uchun pochtangizni tasdiqlang",
       text: `Kimdir, umid qilamizki siz, ushbu pochta bilan «${business}» uchun Tolov akkauntini ochishni boshladi.\n\nYakunlash uchun 24 soat ichida ushbu havolani oching:\n${link}\n\nAgar bu siz bo'lmasangiz, xatga e'tibor bermang: havolasiz akkaunt ochilmaydi.`,
     }),
+    invitation: ({ link, account, role }) => ({
+      subject: `Tolovda «${account}» akkauntiga taklif`,
+      text: `Sizni Tolovdagi «${account}» akkauntiga taklif qilishmoqda, rolingiz: ${ROLES.uz[role]}.\n\nQabul qilish uchun 7 kun ichida ushbu havolani oching:\n${link}\n\nAgar taklifni kutmagan bo'lsangiz, xatga e'tibor bermang.`,
+    }),
     account_exists: ({ login, forgot }) => ({
       subject: "Sizda Tolov akkaunti allaqachon bor",
       text: `Kimdir ushbu pochta bilan Tolov akkauntini ochishga urindi, lekin unda akkaunt allaqachon bor.\n\nKirish: ${login}\nParolni unutdingizmi? Yangisini o'rnating: ${forgot}\n\nAgar bu siz bo'lmasangiz, xatga e'tibor bermang: hech narsa o'zgarmadi.`,
@@ -67,7 +86,12 @@ const TEXTS: Record<MailLang, Texts> = {
   },
 };
 
+/** Text a stranger chose (a business name), as one line: it cannot lay out the mail it is written into. */
+const oneLine = (text: string) => text.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ').trim().slice(0, 100);
+
 export function composeMail(lang: MailLang, mail: AccountMail): { subject: string; text: string } {
   const compose = TEXTS[lang][mail.kind] as (mail: AccountMail) => { subject: string; text: string };
+  if (mail.kind === 'confirm_signup') return compose({ ...mail, business: oneLine(mail.business) });
+  if (mail.kind === 'invitation') return compose({ ...mail, account: oneLine(mail.account) });
   return compose(mail);
 }

@@ -13,6 +13,11 @@ export interface UserRow {
 
 const USER_COLUMNS = 'id, email, password_hash, totp_sealed';
 
+export async function accountName(db: Queryable, accountId: string): Promise<string> {
+  const [row] = await db.query<{ name: string }>('SELECT name FROM accounts WHERE id = $1', [accountId]);
+  return row!.name;
+}
+
 export async function insertAccount(tx: Transaction, account: { id: string; name: string }): Promise<void> {
   await tx.query('INSERT INTO accounts (id, name) VALUES ($1, $2)', [account.id, account.name]);
 }
@@ -294,8 +299,8 @@ export async function revokeInvitation(tx: Transaction, accountId: string, id: s
   return rows.length === 1;
 }
 
-/** Revokes the account's open invitations a member sent or was sent (by their e-mail). */
-export async function revokeInvitationsOf(tx: Transaction, accountId: string, member: { userId: string; email: string }): Promise<void> {
+/** Revokes the account's open invitations a member sent, and those sent to `email` when given. */
+export async function revokeInvitationsOf(tx: Transaction, accountId: string, member: { userId: string; email: string | null }): Promise<void> {
   await tx.query(
     `UPDATE invitations i SET revoked_at = now() WHERE account_id = $1 AND (invited_by = $2 OR email = $3) AND ${OPEN_INVITATION}`,
     [accountId, member.userId, member.email],
@@ -344,25 +349,23 @@ export async function listAudit(db: Queryable, accountId: string, before: number
 
 // Sign-ups waiting for their link, and password resets.
 
-export async function insertSignup(
-  tx: Transaction,
-  signup: { tokenHash: Buffer; email: string; passwordHash: string; businessName: string; ttlSeconds: number },
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO signups (token_hash, email, password_hash, business_name, expires_at) VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second')`,
-    [signup.tokenHash, signup.email, signup.passwordHash, signup.businessName, signup.ttlSeconds],
-  );
+export async function insertSignup(tx: Transaction, signup: { tokenHash: Buffer; email: string; businessName: string; ttlSeconds: number }): Promise<void> {
+  await tx.query(`INSERT INTO signups (token_hash, email, business_name, expires_at) VALUES ($1, $2, $3, now() + $4 * interval '1 second')`, [
+    signup.tokenHash,
+    signup.email,
+    signup.businessName,
+    signup.ttlSeconds,
+  ]);
 }
 
 export interface SignupRow {
   email: string;
-  password_hash: string;
   business_name: string;
 }
 
 const OPEN_LINK = 'used_at IS NULL AND expires_at > now()';
 
-export async function findOpenSignup(db: Queryable, tokenHash: Buffer): Promise<Pick<SignupRow, 'email' | 'business_name'> | undefined> {
+export async function findOpenSignup(db: Queryable, tokenHash: Buffer): Promise<SignupRow | undefined> {
   const [row] = await db.query<SignupRow>(`SELECT email, business_name FROM signups WHERE token_hash = $1 AND ${OPEN_LINK}`, [tokenHash]);
   return row;
 }
@@ -370,7 +373,7 @@ export async function findOpenSignup(db: Queryable, tokenHash: Buffer): Promise<
 /** Uses a sign-up's link once: of two at once, one gets it. */
 export async function takeSignup(tx: Transaction, tokenHash: Buffer): Promise<SignupRow | undefined> {
   const [row] = await tx.query<SignupRow>(
-    `UPDATE signups SET used_at = now() WHERE token_hash = $1 AND ${OPEN_LINK} RETURNING email, password_hash, business_name`,
+    `UPDATE signups SET used_at = now() WHERE token_hash = $1 AND ${OPEN_LINK} RETURNING email, business_name`,
     [tokenHash],
   );
   return row;

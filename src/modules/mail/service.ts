@@ -7,9 +7,14 @@ import type { Sealer } from '../../lib/sealing.js';
 import * as store from './store.js';
 import type { MailTransport, Message } from './transport.js';
 
-/** Seconds before an attempt is tried again (also the lease of a claimed message); past the last, the mail is given up. */
+/** Seconds before a failed attempt is tried again; past the last, the mail is given up. */
 const RETRY_SECONDS = [30, 60, 300, 1800, 7200] as const;
-export const MAIL_ATTEMPTS_MAX = RETRY_SECONDS.length;
+const ATTEMPTS_MAX = RETRY_SECONDS.length;
+/**
+ * How long a claimed message is another sender's: longer than the longest send (the transport's timeouts give up well
+ * within it), so that a message is sent twice only if its sender died between the server's answer and recording it.
+ */
+const LEASE_SECONDS = 300;
 
 /** Messages a send right after a commit takes at once; the rest wait for the worker. */
 const NOW_BATCH_MAX = 20;
@@ -42,20 +47,21 @@ export class Mail {
 
   /** Sends a batch of due messages; one that fails is tried again later, and given up after its last attempt. */
   async deliver(batchMax: number): Promise<number> {
-    const due = await store.claimDue(this.db, batchMax, RETRY_SECONDS);
-    await Promise.all(
-      due.map(async (row) => {
-        try {
-          await this.transport.send({ to: row.recipient, subject: row.subject, text: this.sealer.open(row.body_sealed) });
-          await store.markSent(this.db, row.id);
-        } catch (error) {
-          const givenUp = row.attempts >= MAIL_ATTEMPTS_MAX;
-          this.log.warn({ err: error, mail: row.id, attempt: row.attempts, givenUp }, 'mail not sent');
-          if (givenUp) await store.markFailed(this.db, row.id);
-        }
-      }),
-    );
+    const due = await store.claimDue(this.db, batchMax, LEASE_SECONDS);
+    await Promise.all(due.map((row) => this.send(row)));
     return due.length;
+  }
+
+  private async send(row: store.MailRow): Promise<void> {
+    try {
+      await this.transport.send({ to: row.recipient, subject: row.subject, text: this.sealer.open(row.body_sealed) });
+    } catch (error) {
+      const givenUp = row.attempts >= ATTEMPTS_MAX;
+      this.log.warn({ err: error, mail: row.id, attempt: row.attempts, givenUp }, 'mail not sent');
+      await (givenUp ? store.markFailed(this.db, row.id) : store.retryLater(this.db, row.id, RETRY_SECONDS[row.attempts - 1]!));
+      return;
+    }
+    await store.markSent(this.db, row.id);
   }
 
   deleteOld(batchMax: number): Promise<number> {

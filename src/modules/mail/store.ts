@@ -14,13 +14,12 @@ export async function insertMail(tx: Transaction, mail: { id: string; recipient:
 }
 
 /**
- * Claims a batch of due messages: each attempt is counted and the message put off by `leaseSeconds[attempts]`, so that
- * another process does not send it meanwhile, and a sender that dies leaves it to be tried again then.
+ * Claims a batch of due messages: each attempt is counted and the message leased for `leaseSeconds`, so that another
+ * process does not send it meanwhile, and a sender that dies leaves it to be tried again then.
  */
-export async function claimDue(db: Queryable, batchMax: number, leaseSeconds: readonly number[]): Promise<MailRow[]> {
+export async function claimDue(db: Queryable, batchMax: number, leaseSeconds: number): Promise<MailRow[]> {
   return db.query<MailRow>(
-    `UPDATE mail_outbox m SET attempts = m.attempts + 1,
-            next_attempt_at = now() + ($2::int[])[least(m.attempts + 1, cardinality($2::int[]))] * interval '1 second'
+    `UPDATE mail_outbox m SET attempts = m.attempts + 1, next_attempt_at = now() + $2 * interval '1 second'
       WHERE m.id IN (SELECT id FROM mail_outbox WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
                       ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
       RETURNING m.id, m.recipient, m.subject, m.body_sealed, m.attempts`,
@@ -30,6 +29,10 @@ export async function claimDue(db: Queryable, batchMax: number, leaseSeconds: re
 
 export async function markSent(db: Queryable, id: string): Promise<void> {
   await db.query('UPDATE mail_outbox SET sent_at = now(), body_sealed = NULL WHERE id = $1', [id]);
+}
+
+export async function retryLater(db: Queryable, id: string, seconds: number): Promise<void> {
+  await db.query(`UPDATE mail_outbox SET next_attempt_at = now() + $2 * interval '1 second' WHERE id = $1`, [id, seconds]);
 }
 
 export async function markFailed(db: Queryable, id: string): Promise<void> {

@@ -18,14 +18,20 @@ const CONNECTION_TIMEOUT_MS = 10_000;
 const GREETING_TIMEOUT_MS = 10_000;
 const SOCKET_TIMEOUT_MS = 30_000;
 
+/**
+ * An SMTP server's transport. Over `smtp://` to another machine, STARTTLS is required: links that open accounts never
+ * cross a network in clear, even if someone on the way strips the server's offer of it.
+ */
 export function smtpTransport(url: string, from: string): MailTransport {
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(new URL(url).hostname);
   const transporter = nodemailer.createTransport(
-    { url, connectionTimeout: CONNECTION_TIMEOUT_MS, greetingTimeout: GREETING_TIMEOUT_MS, socketTimeout: SOCKET_TIMEOUT_MS },
+    { url, requireTLS: !loopback, connectionTimeout: CONNECTION_TIMEOUT_MS, greetingTimeout: GREETING_TIMEOUT_MS, socketTimeout: SOCKET_TIMEOUT_MS },
     { from },
   );
   return {
     async send(message) {
-      await transporter.sendMail(message);
+      // The address as given, never parsed for names or lists by the library.
+      await transporter.sendMail({ ...message, to: { name: '', address: message.to } });
     },
     close: () => transporter.close(),
   };

@@ -21,7 +21,14 @@ export interface ThrottlePolicy {
   waitMaxSeconds: number;
 }
 
-export type Turn = { ok: true; waitMs: number } | { ok: false; retryAfterSeconds: number };
+export type Turn = { ok: true; waitMs: number; windowStart: Date } | { ok: false; retryAfterSeconds: number };
+
+/** A turn taken, as it is given back: within the window it was taken in, or not at all. */
+export interface Taken {
+  policy: ThrottlePolicy;
+  subject: string;
+  windowStart: Date;
+}
 
 interface Next {
   hits: number;
@@ -33,7 +40,7 @@ interface Next {
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /** The turn a subject's row gives under `policy`, and the row to save when a turn is taken. */
-export function nextTurn(policy: ThrottlePolicy, row: store.ThrottleRow): { turn: Turn; next?: Next } {
+function nextTurn(policy: ThrottlePolicy, row: store.ThrottleRow): { turn: Turn; next?: Next } {
   const now = row.now.getTime();
   const windowMs = policy.windowSeconds * 1000;
   const fresh = row.window_start.getTime() + windowMs <= now;
@@ -43,7 +50,7 @@ export function nextTurn(policy: ThrottlePolicy, row: store.ThrottleRow): { turn
   const taken = (startMs: number, gapMs: number): { turn: Turn; next: Next } => {
     const after = Math.max(nextAt, startMs + gapMs);
     const next = { hits: hits + 1, windowStart: new Date(windowStart), nextAt: new Date(after), expiresAt: new Date(Math.max(windowStart + windowMs, after)) };
-    return { turn: { ok: true, waitMs: startMs - now }, next };
+    return { turn: { ok: true, waitMs: startMs - now, windowStart: next.windowStart }, next };
   };
   if (hits < policy.free) return taken(now, 0);
   if (policy.gapStepSeconds === 0) return { turn: { ok: false, retryAfterSeconds: seconds(windowStart + windowMs - now) } };
@@ -67,26 +74,28 @@ export class Throttles {
   }
 
   /**
-   * Takes a turn under each policy in order and resolves once the latest of them has come; refused by one, gives back
-   * the turns already taken and says when to come back.
+   * Takes a turn under each policy in order and resolves once the latest of them has come, with the turns taken (to
+   * give back if the work succeeds); refused by one, gives back those already taken and says when to come back.
    */
-  async takeAll(turns: ReadonlyArray<readonly [ThrottlePolicy, string]>): Promise<{ ok: true } | { ok: false; retryAfterSeconds: number }> {
+  async takeAll(turns: ReadonlyArray<readonly [ThrottlePolicy, string]>): Promise<{ ok: true; taken: Taken[] } | { ok: false; retryAfterSeconds: number }> {
+    const taken: Taken[] = [];
     let waitMs = 0;
-    for (const [index, [policy, subject]] of turns.entries()) {
+    for (const [policy, subject] of turns) {
       const turn = await this.take(policy, subject);
       if (!turn.ok) {
-        for (const [taken, takenSubject] of turns.slice(0, index)) await this.giveBack(taken, takenSubject);
+        for (const one of taken) await this.giveBack(one);
         return turn;
       }
+      taken.push({ policy, subject, windowStart: turn.windowStart });
       waitMs = Math.max(waitMs, turn.waitMs);
     }
     if (waitMs > 0) await sleep(waitMs);
-    return { ok: true };
+    return { ok: true, taken };
   }
 
-  /** Gives a turn back: the work it guarded succeeded, so it counts as no failure. */
-  giveBack(policy: ThrottlePolicy, subject: string): Promise<void> {
-    return store.giveBack(this.db, keyOf(policy, subject));
+  /** Gives a turn back (the work it guarded succeeded, so it counts as no failure), if its window still runs. */
+  giveBack(taken: Taken): Promise<void> {
+    return store.giveBack(this.db, keyOf(taken.policy, taken.subject), taken.windowStart);
   }
 
   /** Forgets the subject's failures (a full log-in succeeded). */

@@ -30,9 +30,9 @@ export async function saveThrottle(tx: Transaction, key: string, row: { hits: nu
   ]);
 }
 
-/** Gives one turn back (the work it guarded succeeded). */
-export async function giveBack(db: Queryable, key: string): Promise<void> {
-  await db.query('UPDATE throttles SET hits = hits - 1 WHERE key = $1 AND hits > 0', [key]);
+/** Gives one turn back to the window it was taken in; a window since begun keeps its count. */
+export async function giveBack(db: Queryable, key: string, windowStart: Date): Promise<void> {
+  await db.query('UPDATE throttles SET hits = hits - 1 WHERE key = $1 AND hits > 0 AND window_start = $2', [key, windowStart]);
 }
 
 export async function clearThrottle(db: Queryable, key: string): Promise<void> {

@@ -3,9 +3,12 @@
 import { timingSafeEqual, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Merchant } from '../../core/merchant.js';
+import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from '../../modules/accounts/passwords.js';
+import type { SignedSession } from '../../modules/accounts/service.js';
 import type { Role, SessionRow } from '../../modules/accounts/store.js';
 import type { ProductRow } from '../../modules/products/store.js';
 import { cookiesOf as parseCookies, languageOf } from '../language.js';
+import type { Form } from './deps.js';
 import { translator, type Lang, type Translate } from './i18n.js';
 
 export const SESSION_COOKIE = 'tolov_session';
@@ -77,7 +80,7 @@ export function startDash(request: FastifyRequest, reply: FastifyReply, secure: 
   const cookies = cookiesOf(request);
   const lang = languageOf(cookies.get(LANG_COOKIE), request.headers['accept-language']);
   let formToken = cookies.get(FORM_COOKIE);
-  if (formToken === undefined || !/^[A-Za-z0-9_-]{43}$/.test(formToken)) {
+  if (formToken === undefined || !isToken(formToken)) {
     formToken = randomBytes(32).toString('base64url');
     reply.header('Set-Cookie', cookie(FORM_COOKIE, formToken, { secure }));
   }
@@ -147,10 +150,40 @@ export function fields(form: Record<string, string | string[]> | undefined, name
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
-export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/**
+ * An address mail can go to as it is written, and nothing else: a plain local part and a dotted domain. Quotes, angle
+ * brackets, commas or semicolons would let one mailbox hide behind endless spellings, or one field name several.
+ */
+export const EMAIL_PATTERN = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@(?=.{4,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
+
+/** The form's e-mail, lower-cased, or null when it is no address mail can go to. */
+export function emailOf(form: Form | undefined): string | null {
+  const email = field(form, 'email').toLowerCase();
+  return email.length > 254 || !EMAIL_PATTERN.test(email) ? null : email;
+}
+
+/** The form's `name` field as a password of an allowed length (untrimmed), or null. */
+export function passwordOf(form: Form | undefined, name = 'password'): string | null {
+  const password = typeof form?.[name] === 'string' ? form[name] : '';
+  return password.length < PASSWORD_LENGTH_MIN || password.length > PASSWORD_LENGTH_MAX ? null : password;
+}
+
+/** Tokens of sessions, forms and links: 32 random bytes, base64url. */
+export const isToken = (value: string) => /^[A-Za-z0-9_-]{43}$/.test(value);
+
+/** The signed-in session as the accounts service takes it to change the user's own security. */
+export function sessionOf(signed: Signed): SignedSession {
+  return { token: signed.token, actor: actorOf(signed), secondFactorProved: signed.session.second_factor };
+}
+
+/** A throttled attempt's answer: 429, with the wait in `Retry-After` and in the words of the page. */
+export function throttled(reply: FastifyReply, dash: Dash, retryAfterSeconds: number): { status: 429; error: string } {
+  reply.header('Retry-After', String(retryAfterSeconds));
+  return { status: 429, error: tooManyAttempts(dash, retryAfterSeconds) };
+}
 
 /** What a throttled attempt is told, the same whichever throttle refused it: the wait, in seconds or minutes. */
-export function tooManyAttempts(dash: Dash, retryAfterSeconds: number): string {
+function tooManyAttempts(dash: Dash, retryAfterSeconds: number): string {
   return retryAfterSeconds < 120
     ? dash.t('tooManyAttemptsSeconds', { seconds: retryAfterSeconds })
     : dash.t('tooManyAttemptsMinutes', { minutes: Math.ceil(retryAfterSeconds / 60) });

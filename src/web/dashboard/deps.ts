@@ -1,5 +1,6 @@
 // What the dashboard's pages are given: the services they call, and where the service is reached from outside.
 import type { Db } from '../../db/types.js';
+import type { AccountLinks } from '../../modules/accounts/links.js';
 import type { AccountsService } from '../../modules/accounts/service.js';
 import type { OrdersService } from '../../modules/orders/service.js';
 import type { PaymentsService } from '../../modules/payments/service.js';
@@ -15,6 +16,8 @@ export interface DashboardDeps {
   /** Opens the transactions that audit a change together with it. */
   db: Db;
   accounts: AccountsService;
+  /** Sign-up and password resets by mailed link, and password changes. */
+  accountLinks: AccountLinks;
   products: ProductsService;
   webhooks: WebhooksService;
   payments: PaymentsService;

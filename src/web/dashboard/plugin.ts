@@ -16,7 +16,7 @@ import { overviewPages } from './pages/overview.js';
 import { securityPages } from './pages/security.js';
 import { teamPages } from './pages/team.js';
 import { webhookPages } from './pages/webhooks.js';
-import { cookiesOf, DashboardError, dashOf, SESSION_COOKIE, SignInRequired, setLanguageCookie, startDash, tokensEqual } from './context.js';
+import { cookiesOf, DashboardError, dashOf, isToken, SESSION_COOKIE, SignInRequired, setLanguageCookie, startDash, tokensEqual } from './context.js';
 import { html } from '../html.js';
 import { isLang } from './i18n.js';
 import { page, sendPage } from './layout.js';
@@ -75,7 +75,7 @@ function guardRequests(app: FastifyInstance, deps: DashboardDeps): void {
     const dash = startDash(request, reply, secure || request.protocol === 'https');
     request.dash = dash;
     const token = cookiesOf(request).get(SESSION_COOKIE);
-    if (token === undefined || !/^[A-Za-z0-9_-]{43}$/.test(token)) return;
+    if (token === undefined || !isToken(token)) return;
     const session = await deps.accounts.session(token);
     const product = session ? await deps.products.ofAccount(session.account_id) : undefined;
     if (session && product) {

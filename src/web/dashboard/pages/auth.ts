@@ -7,13 +7,16 @@ import {
   clearSessionCookie,
   cookiesOf,
   dashOf,
-  EMAIL_PATTERN,
+  emailOf,
   field,
+  isToken,
+  passwordOf,
   ROUTE,
   SESSION_COOKIE,
+  sessionOf,
   setSessionCookie,
   signedIn,
-  tooManyAttempts,
+  throttled,
   type Dash,
 } from '../context.js';
 import { html, type Html } from '../../html.js';
@@ -21,30 +24,13 @@ import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
 
-interface Credentials {
-  email: string;
-  password: string;
-}
-
-/** The email and password of a form, or what is wrong with them. */
-function credentials(form: Form | undefined): Credentials | { error: MessageKey } {
+/** The email and password of a log-in form, or what is wrong with them. */
+function credentials(form: Form | undefined): { email: string; password: string } | { error: MessageKey } {
   const email = emailOf(form);
   const password = passwordOf(form);
   if (email === null) return { error: 'emailInvalid' };
   if (password === null) return { error: 'passwordLength' };
   return { email, password };
-}
-
-/** The form's e-mail, lower-cased, or null when it is no e-mail. */
-export function emailOf(form: Form | undefined): string | null {
-  const email = field(form, 'email').toLowerCase();
-  return email.length > 254 || !EMAIL_PATTERN.test(email) ? null : email;
-}
-
-/** The form's `name` field as a password of an allowed length (untrimmed), or null. */
-export function passwordOf(form: Form | undefined, name = 'password'): string | null {
-  const password = typeof form?.[name] === 'string' ? form[name] : '';
-  return password.length < PASSWORD_LENGTH_MIN || password.length > PASSWORD_LENGTH_MAX ? null : password;
 }
 
 const emailInput = (dash: Dash, value: string, readonly = false) =>
@@ -61,7 +47,6 @@ function signupPage(dash: Dash, values: { email?: string; businessName?: string 
   const body = html`${notice('error', error)}
 <form class="card narrow" method="post" action="/dashboard/signup">${csrfField(dash)}
   ${emailInput(dash, values.email ?? '')}
-  ${passwordInput(dash, 'new-password')}
   <label for="business">${t('businessName')}</label>
   <input id="business" name="businessName" required maxlength="200" autocomplete="organization" value="${values.businessName ?? ''}">
   <button type="submit" class="primary">${t('createAccount')}</button>
@@ -89,12 +74,6 @@ function loginPage(dash: Dash, email: string, messages: { error?: string; done?:
   return page(dash, { title: t('loginTitle'), path: '/dashboard/login', body });
 }
 
-/** A throttled attempt's answer: 429 with the wait, in the header and on the page. */
-export function throttled(reply: FastifyReply, dash: Dash, retryAfterSeconds: number): { status: 429; error: string } {
-  reply.header('Retry-After', String(retryAfterSeconds));
-  return { status: 429, error: tooManyAttempts(dash, retryAfterSeconds) };
-}
-
 export function signedInto(reply: FastifyReply, dash: Dash, token: string): FastifyReply {
   setSessionCookie(reply, dash, token, SESSION_TTL_SECONDS);
   return reply.redirect('/dashboard', 303);
@@ -106,21 +85,21 @@ function toSecondFactor(reply: FastifyReply, dash: Dash, token: string): Fastify
   return reply.redirect('/dashboard/login/verify', 303);
 }
 
-function accountRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void {
+function accountRoutes(app: FastifyInstance, { accounts, accountLinks }: DashboardDeps): void {
   app.get('/signup', ROUTE, async (request, reply) => sendPage(reply, signupPage(dashOf(request), {})));
   app.post<{ Body: Form }>('/signup', ROUTE, async (request, reply) => {
     const dash = dashOf(request);
     const businessName = field(request.body, 'businessName');
-    const given = credentials(request.body);
+    const email = emailOf(request.body);
     const values = { email: field(request.body, 'email'), businessName };
-    if ('error' in given) return sendPage(reply, signupPage(dash, values, dash.t(given.error)), 400);
+    if (email === null) return sendPage(reply, signupPage(dash, values, dash.t('emailInvalid')), 400);
     if (businessName.length < 1 || businessName.length > 200) return sendPage(reply, signupPage(dash, values, dash.t('businessNameInvalid')), 400);
-    const result = await accounts.signUp({ ...given, businessName, address: request.ip, lang: dash.lang });
+    const result = await accountLinks.signUp({ email, businessName, address: request.ip, lang: dash.lang });
     if (!result.ok) {
       const { status, error } = throttled(reply, dash, result.retryAfterSeconds);
       return sendPage(reply, signupPage(dash, values, error), status);
     }
-    return sendPage(reply, checkEmailPage(dash, given.email));
+    return sendPage(reply, checkEmailPage(dash, email));
   });
 
   app.get<{ Querystring: { done?: string } }>('/login', ROUTE, async (request, reply) => {
@@ -154,11 +133,21 @@ function accountRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void 
     const signed = signedIn(request);
     const live = field(request.body, 'mode') === 'live';
     if (!live || signed.product.live_enabled) await accounts.setMode(signed.token, live);
-    const back = new URL(String(request.headers.referer ?? '/dashboard'), 'http://dashboard').pathname;
-    return reply.redirect(back.startsWith('/dashboard') ? back : '/dashboard', 303);
+    return reply.redirect(dashboardPathOf(request.headers.referer), 303);
   });
 
   app.get('/', ROUTE, async (request, reply) => reply.redirect(dashOf(request).signed ? '/dashboard/overview' : '/dashboard/login', 303));
+}
+
+/** The dashboard page a Referer names, to go back to; the dashboard's first page for anything else. */
+function dashboardPathOf(referer: string | undefined): string {
+  let path = '/dashboard';
+  try {
+    path = new URL(referer ?? path, 'http://dashboard').pathname;
+  } catch {
+    // a Referer that is no URL: back to the first page
+  }
+  return /^\/dashboard(\/|$)/.test(path) ? path : '/dashboard';
 }
 
 function verifyPage(dash: Dash, error?: string): Html {
@@ -195,48 +184,62 @@ function secondFactorRoutes(app: FastifyInstance, accounts: DashboardDeps['accou
   });
 }
 
-function invitationPage(dash: Dash, invitation: { email: string; account_name: string; role: string }, token: string, error?: string): Html {
+type Invitation = NonNullable<Awaited<ReturnType<DashboardDeps['accounts']['invitation']>>>;
+
+/**
+ * An invitation, as its reader (the invited address) sees it: signed in as that login, a button that joins; with a
+ * login of that address, the way to log in first; without one, the password of the login it makes.
+ */
+function invitationPage(dash: Dash, invitation: Invitation, token: string, error?: string): Html {
   const { t } = dash;
-  const body = html`${notice('error', error)}
-<p>${t('invitedTo', { account: invitation.account_name, role: t(`role_${invitation.role as 'owner'}`) })}</p>
-<form class="card narrow" method="post" action="/dashboard/invite/${token}">${csrfField(dash)}
-  ${emailInput(dash, invitation.email, true)}
-  ${passwordInput(dash, 'new-password')}
-  <p class="hint">${t('inviteExistingUser')}</p>
-  <button type="submit" class="primary">${t('joinTeam')}</button>
-</form>`;
-  return page(dash, { title: t('inviteTitle'), path: `/dashboard/invite/${token}`, body });
+  const signedAs = dash.signed?.session.email;
+  const action = `/dashboard/invite/${token}`;
+  const invited = html`<p>${t('invitedTo', { account: invitation.account_name, role: t(`role_${invitation.role}`) })}</p>`;
+  const body =
+    signedAs === invitation.email
+      ? html`<form class="card narrow" method="post" action="${action}">${csrfField(dash)}${invited}<button type="submit" class="primary">${t('joinTeam')}</button></form>`
+      : invitation.hasLogin
+        ? html`<div class="card narrow">${invited}<p>${t('inviteLogInFirst', { email: invitation.email })}</p>
+          ${signedAs ? html`<p class="hint">${t('inviteOtherLogin', { current: signedAs })}</p>` : html`<p><a href="/dashboard/login">${t('logIn')}</a></p>`}</div>`
+        : html`${notice('error', error)}<form class="card narrow" method="post" action="${action}">${csrfField(dash)}${invited}
+          ${emailInput(dash, invitation.email, true)}
+          ${passwordInput(dash, 'new-password')}
+          <button type="submit" class="primary">${t('joinTeam')}</button></form>`;
+  return page(dash, { title: t('inviteTitle'), path: action, body });
+}
+
+function invitationGone(reply: FastifyReply, dash: Dash): FastifyReply {
+  return sendPage(reply, page(dash, { title: dash.t('inviteGone'), path: '/dashboard', body: html`<p>${dash.t('inviteGoneExplained')}</p>` }), 404);
 }
 
 function invitationRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void {
   type Invite = FastifyRequest<{ Params: { token: string }; Body: Form }>;
-  const invitationOf = async (request: Invite) => {
-    const token = request.params.token;
-    return /^[A-Za-z0-9_-]{43}$/.test(token) ? accounts.invitation(token) : undefined;
-  };
+  const invitationOf = (request: Invite) => (isToken(request.params.token) ? accounts.invitation(request.params.token) : Promise.resolve(undefined));
   app.get('/invite/:token', ROUTE, async (request: Invite, reply) => {
     const dash = dashOf(request);
     const invitation = await invitationOf(request);
-    if (!invitation) return sendPage(reply, page(dash, { title: dash.t('inviteGone'), path: '/dashboard', body: html`<p>${dash.t('inviteGoneExplained')}</p>` }), 404);
+    if (!invitation) return invitationGone(reply, dash);
     return sendPage(reply, invitationPage(dash, invitation, request.params.token));
   });
   app.post('/invite/:token', ROUTE, async (request: Invite, reply) => {
     const dash = dashOf(request);
     const invitation = await invitationOf(request);
-    if (!invitation) return sendPage(reply, page(dash, { title: dash.t('inviteGone'), path: '/dashboard', body: html`<p>${dash.t('inviteGoneExplained')}</p>` }), 404);
-    const given = credentials({ ...request.body, email: invitation.email });
-    if ('error' in given) return sendPage(reply, invitationPage(dash, invitation, request.params.token, dash.t(given.error)), 400);
-    const result = await accounts.acceptInvitation(request.params.token, given.password, request.ip);
-    if (!result.ok) {
-      const refused =
-        result.reason === 'throttled'
-          ? throttled(reply, dash, result.retryAfterSeconds)
-          : result.reason === 'wrong_password'
-            ? { status: 401, error: dash.t('inviteWrongPassword') }
-            : { status: 404, error: dash.t('inviteGoneExplained') };
-      return sendPage(reply, invitationPage(dash, invitation, request.params.token, refused.error), refused.status);
+    if (!invitation) return invitationGone(reply, dash);
+    const { token } = request.params;
+    if (dash.signed?.session.email === invitation.email) {
+      const joined = await accounts.joinSignedIn(token, { ...sessionOf(dash.signed), email: dash.signed.session.email });
+      return joined.ok ? signedInto(reply, dash, joined.token) : invitationGone(reply, dash);
     }
-    return result.secondFactor ? toSecondFactor(reply, dash, result.token) : signedInto(reply, dash, result.token);
+    if (invitation.hasLogin) return sendPage(reply, invitationPage(dash, invitation, token), 409);
+    const password = passwordOf(request.body);
+    if (password === null) return sendPage(reply, invitationPage(dash, invitation, token, dash.t('passwordLength')), 400);
+    const result = await accounts.joinAsNewUser(token, password, request.ip);
+    if (result.ok) return signedInto(reply, dash, result.token);
+    if (result.reason === 'throttled') {
+      const { status, error } = throttled(reply, dash, result.retryAfterSeconds);
+      return sendPage(reply, invitationPage(dash, invitation, token, error), status);
+    }
+    return result.reason === 'has_login' ? sendPage(reply, invitationPage(dash, { ...invitation, hasLogin: true }, token), 409) : invitationGone(reply, dash);
   });
 }
 

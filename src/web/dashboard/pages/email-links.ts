@@ -1,42 +1,52 @@
-// The pages that links in Tolov's mail open: finishing a sign-up, and setting a new password. A link's GET only shows a
-// form (mail scanners open links); its POST does the work, once.
+// The pages that links in Tolov's mail open: finishing a sign-up with its password, and setting a new password. A
+// link's GET only shows a form (mail scanners open links); its POST does the work, once.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { dashOf, ROUTE, type Dash } from '../context.js';
+import { dashOf, emailOf, isToken, passwordOf, ROUTE, throttled, type Dash } from '../context.js';
 import { html, type Html } from '../../html.js';
 import { csrfField, notice, page, sendPage } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
-import { emailOf, passwordInput, passwordOf, signedInto, throttled } from './auth.js';
+import { passwordInput, signedInto } from './auth.js';
 
 type Link = FastifyRequest<{ Params: { token: string }; Body: Form }>;
-
-const isToken = (token: string) => /^[A-Za-z0-9_-]{43}$/.test(token);
 
 function linkGone(reply: FastifyReply, dash: Dash, status = 404): FastifyReply {
   const body = html`<p>${dash.t('linkGoneExplained')}</p><p><a href="/dashboard/password/forgot">${dash.t('forgotPassword')}</a></p>`;
   return sendPage(reply, page(dash, { title: dash.t('linkGone'), path: '/dashboard', body }), status);
 }
 
-function confirmSignupPage(dash: Dash, token: string, signup: { email: string; business_name: string }): Html {
+function confirmSignupPage(dash: Dash, token: string, signup: { email: string; business_name: string }, error?: string): Html {
   const { t } = dash;
-  const body = html`<form class="card narrow" method="post" action="/dashboard/signup/confirm/${token}">${csrfField(dash)}
+  const body = html`${notice('error', error)}<form class="card narrow" method="post" action="/dashboard/signup/confirm/${token}">${csrfField(dash)}
   <p>${t('confirmSignupText', { business: signup.business_name, email: signup.email })}</p>
+  <p class="hint">${t('confirmSignupPassword')}</p>
+  <input type="hidden" name="email" value="${signup.email}" autocomplete="username">
+  ${passwordInput(dash, 'new-password')}
   <button type="submit" class="primary">${t('createAccount')}</button>
 </form>`;
   return page(dash, { title: t('confirmSignupTitle'), path: `/dashboard/signup/confirm/${token}`, body });
 }
 
-function signupLinks(app: FastifyInstance, { accounts }: DashboardDeps): void {
+function signupLinks(app: FastifyInstance, { accountLinks }: DashboardDeps): void {
   app.get('/signup/confirm/:token', ROUTE, async (request: Link, reply) => {
     const dash = dashOf(request);
-    const signup = isToken(request.params.token) ? await accounts.signupOf(request.params.token) : undefined;
+    const signup = isToken(request.params.token) ? await accountLinks.signupOf(request.params.token) : undefined;
     if (!signup) return linkGone(reply, dash);
     return sendPage(reply, confirmSignupPage(dash, request.params.token, signup));
   });
   app.post('/signup/confirm/:token', ROUTE, async (request: Link, reply) => {
     const dash = dashOf(request);
-    const result = isToken(request.params.token) ? await accounts.confirmSignUp(request.params.token) : ({ ok: false, reason: 'not_found' } as const);
+    const { token } = request.params;
+    const signup = isToken(token) ? await accountLinks.signupOf(token) : undefined;
+    if (!signup) return linkGone(reply, dash);
+    const password = passwordOf(request.body);
+    if (password === null) return sendPage(reply, confirmSignupPage(dash, token, signup, dash.t('passwordLength')), 400);
+    const result = await accountLinks.confirmSignUp(token, password, request.ip);
     if (result.ok) return signedInto(reply, dash, result.token);
     if (result.reason === 'not_found') return linkGone(reply, dash);
+    if (result.reason === 'throttled') {
+      const { status, error } = throttled(reply, dash, result.retryAfterSeconds);
+      return sendPage(reply, confirmSignupPage(dash, token, signup, error), status);
+    }
     const body = html`<p>${dash.t('emailTakenAtConfirm')}</p><p><a href="/dashboard/login">${dash.t('logIn')}</a> · <a href="/dashboard/password/forgot">${dash.t('forgotPassword')}</a></p>`;
     return sendPage(reply, page(dash, { title: dash.t('confirmSignupTitle'), path: '/dashboard', body }), 409);
   });
@@ -66,13 +76,13 @@ function resetPage(dash: Dash, token: string, error?: string): Html {
   return page(dash, { title: t('forgotTitle'), path: `/dashboard/password/reset/${token}`, body });
 }
 
-function passwordLinks(app: FastifyInstance, { accounts }: DashboardDeps): void {
+function passwordLinks(app: FastifyInstance, { accountLinks }: DashboardDeps): void {
   app.get('/password/forgot', ROUTE, async (request, reply) => sendPage(reply, forgotPage(dashOf(request))));
   app.post<{ Body: Form }>('/password/forgot', ROUTE, async (request, reply) => {
     const dash = dashOf(request);
     const email = emailOf(request.body);
     if (email === null) return sendPage(reply, forgotPage(dash, { error: dash.t('emailInvalid') }), 400);
-    const result = await accounts.requestPasswordReset({ email, address: request.ip, lang: dash.lang });
+    const result = await accountLinks.requestPasswordReset({ email, address: request.ip, lang: dash.lang });
     if (!result.ok) {
       const { status, error } = throttled(reply, dash, result.retryAfterSeconds);
       return sendPage(reply, forgotPage(dash, { email, error }), status);
@@ -82,7 +92,7 @@ function passwordLinks(app: FastifyInstance, { accounts }: DashboardDeps): void 
 
   app.get('/password/reset/:token', ROUTE, async (request: Link, reply) => {
     const dash = dashOf(request);
-    if (!isToken(request.params.token) || !(await accounts.passwordResetOpen(request.params.token))) return linkGone(reply, dash);
+    if (!isToken(request.params.token) || !(await accountLinks.passwordResetOpen(request.params.token))) return linkGone(reply, dash);
     return sendPage(reply, resetPage(dash, request.params.token));
   });
   app.post('/password/reset/:token', ROUTE, async (request: Link, reply) => {
@@ -90,7 +100,7 @@ function passwordLinks(app: FastifyInstance, { accounts }: DashboardDeps): void 
     if (!isToken(request.params.token)) return linkGone(reply, dash);
     const password = passwordOf(request.body);
     if (password === null) return sendPage(reply, resetPage(dash, request.params.token, dash.t('passwordLength')), 400);
-    const result = await accounts.resetPassword(request.params.token, password, { address: request.ip, lang: dash.lang });
+    const result = await accountLinks.resetPassword(request.params.token, password, { address: request.ip, lang: dash.lang });
     if (result.ok) return reply.redirect('/dashboard/login?done=reset', 303);
     if (result.reason === 'not_found') return linkGone(reply, dash);
     const { status, error } = throttled(reply, dash, result.retryAfterSeconds);

@@ -1,11 +1,10 @@
 // The user's own security: the optional second factor (an authenticator app, with recovery codes), and the password.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { actorOf, dashOf, field, ROUTE, signedIn, tooManyAttempts, type Dash, type Signed } from '../context.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { dashOf, field, passwordOf, ROUTE, sessionOf, signedIn, throttled, type Dash, type Signed } from '../context.js';
 import { html, raw, type Html, type Value } from '../../html.js';
 import { csrfField, notice, page, sendPage } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
 import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from '../../../modules/accounts/passwords.js';
-import { passwordOf } from './auth.js';
 
 const PATH = '/dashboard/account';
 
@@ -59,7 +58,7 @@ function setupForm(dash: Dash, seed: { base32: string; qrSvg: string; sealed: st
 </form>`;
 }
 
-export function securityPages(app: FastifyInstance, { accounts }: DashboardDeps): void {
+export function securityPages(app: FastifyInstance, { accounts, accountLinks }: DashboardDeps): void {
   const show = async (request: FastifyRequest, content: { error?: string; done?: string; setup?: Value; codes?: string[] } = {}) => {
     const signed = signedIn(request);
     // The session was read before this request's change: what it says of the second factor is read again.
@@ -77,7 +76,7 @@ export function securityPages(app: FastifyInstance, { accounts }: DashboardDeps)
   app.post<{ Body: Form }>('/account/second-factor/enable', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     const dash = dashOf(request);
-    const result = await accounts.enableSecondFactor({ token: signed.token, actor: actorOf(signed) }, field(request.body, 'seed'), field(request.body, 'code'));
+    const result = await accounts.enableSecondFactor(sessionOf(signed), field(request.body, 'seed'), field(request.body, 'code'));
     if (!result.ok) return sendPage(reply, await show(request, { error: dash.t('wrongSetupCode') }), 400);
     return sendPage(reply, await show(request, { codes: result.recoveryCodes, done: dash.t('secondFactorEnabled') }));
   });
@@ -87,25 +86,28 @@ export function securityPages(app: FastifyInstance, { accounts }: DashboardDeps)
     const dash = dashOf(request);
     const next = passwordOf(request.body);
     if (next === null) return sendPage(reply, await show(request, { error: dash.t('passwordLength') }), 400);
-    const current = typeof request.body?.current === 'string' ? request.body.current : '';
-    const result = await accounts.changePassword({ token: signed.token, actor: actorOf(signed) }, current, next, { address: request.ip, lang: dash.lang });
+    const result = await accountLinks.changePassword(sessionOf(signed), passwordField(request.body, 'current'), next, { address: request.ip, lang: dash.lang });
     if (result.ok) return sendPage(reply, await show(request, { done: dash.t('passwordChanged') }));
-    if (result.reason === 'wrong_password') return sendPage(reply, await show(request, { error: dash.t('wrongPasswordGeneric') }), 401);
-    reply.header('Retry-After', String(result.retryAfterSeconds));
-    return sendPage(reply, await show(request, { error: tooManyAttempts(dash, result.retryAfterSeconds) }), 429);
+    const { status, error } = refusal(reply, dash, result);
+    return sendPage(reply, await show(request, { error }), status);
   });
 
   app.post<{ Body: Form }>('/account/second-factor/disable', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     const dash = dashOf(request);
-    const password = typeof request.body?.password === 'string' ? request.body.password : '';
-    const result = await accounts.disableSecondFactor({ actor: actorOf(signed), secondFactorProved: signed.session.second_factor }, password, request.ip);
+    const result = await accounts.disableSecondFactor(sessionOf(signed), passwordField(request.body, 'password'), request.ip);
     if (result.ok) return sendPage(reply, await show(request, { done: dash.t('secondFactorDisabled') }));
-    if (result.reason === 'throttled') {
-      reply.header('Retry-After', String(result.retryAfterSeconds));
-      return sendPage(reply, await show(request, { error: tooManyAttempts(dash, result.retryAfterSeconds) }), 429);
-    }
-    const unproved = result.reason === 'second_factor_required';
-    return sendPage(reply, await show(request, { error: dash.t(unproved ? 'secondFactorProofRequired' : 'wrongPasswordGeneric') }), unproved ? 403 : 401);
+    const { status, error } = refusal(reply, dash, result);
+    return sendPage(reply, await show(request, { error }), status);
   });
+}
+
+/** A password as typed, whatever its length (a wrong one is answered as wrong). */
+const passwordField = (form: Form | undefined, name: string) => (typeof form?.[name] === 'string' ? form[name] : '');
+
+/** Why a change of the user's own security was refused, and its status. */
+function refusal(reply: FastifyReply, dash: Dash, result: { reason: 'wrong_password' | 'second_factor_required' | 'throttled'; retryAfterSeconds?: number }): { status: number; error: string } {
+  if (result.reason === 'throttled') return throttled(reply, dash, result.retryAfterSeconds!);
+  if (result.reason === 'second_factor_required') return { status: 403, error: dash.t('secondFactorProofRequired') };
+  return { status: 401, error: dash.t('wrongPasswordGeneric') };
 }

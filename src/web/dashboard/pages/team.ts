@@ -1,10 +1,10 @@
-// The team: members and their roles, invitations by one-time link, and the audit log (owners only manage and read it).
+// The team: members and their roles, invitations mailed to the invitee, and the audit log (owners only manage and read it).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ROLES, type Role } from '../../../modules/accounts/store.js';
-import { actorOf, dashOf, EMAIL_PATTERN, field, MANAGES_TEAM, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
+import { actorOf, dashOf, emailOf, field, MANAGES_TEAM, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
-import { csrfField, notice, page, sendPage, shownOnce, when } from '../layout.js';
+import { csrfField, notice, page, sendPage, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
 
 type Members = Awaited<ReturnType<DashboardDeps['accounts']['members']>>;
@@ -29,14 +29,13 @@ function memberRow(dash: Dash, signed: Signed, member: Members[number]): Html {
   return html`<tr><td>${member.email}</td><td>${t(`role_${member.role}`)}</td><td>${when(member.created_at)}</td><td class="actions">${controls}</td></tr>`;
 }
 
-function invitationsSection(dash: Dash, invitations: Invitations, link?: string): Html {
+function invitationsSection(dash: Dash, invitations: Invitations): Html {
   const { t } = dash;
   const rows = invitations.map(
     (i) => html`<tr><td>${i.email}</td><td>${t(`role_${i.role}`)}</td><td>${when(i.expires_at)}</td>
       <td><form class="inline" method="post" action="/dashboard/team/invitations/${i.id}/revoke">${csrfField(dash)}<button type="submit" class="danger">${t('revokeInvitation')}</button></form></td></tr>`,
   );
   return html`<section class="card" aria-labelledby="invite-title"><h2 id="invite-title">${t('inviteMember')}</h2>
-  ${link ? shownOnce(dash, t('inviteLink'), link, 'invite-link') : ''}
   <form method="post" action="/dashboard/team/invite">${csrfField(dash)}
     <label for="invite-email">${t('email')}</label><input id="invite-email" name="email" type="email" required maxlength="254">
     <label for="invite-role">${t('role')}</label><select id="invite-role" name="role">${roleOptions(dash, 'developer')}</select>
@@ -47,7 +46,7 @@ function invitationsSection(dash: Dash, invitations: Invitations, link?: string)
 </section>`;
 }
 
-function teamPage(dash: Dash, signed: Signed, data: { members: Members; invitations: Invitations; link?: string; error?: string; done?: string }): Html {
+function teamPage(dash: Dash, signed: Signed, data: { members: Members; invitations: Invitations; error?: string; done?: string }): Html {
   const { t } = dash;
   const owner = MANAGES_TEAM.includes(signed.session.role);
   const body = html`${notice('error', data.error)}${notice('ok', data.done)}
@@ -55,12 +54,12 @@ function teamPage(dash: Dash, signed: Signed, data: { members: Members; invitati
 <div class="table-wrap"><table><caption>${t('membersCaption')}</caption>
 <thead><tr><th scope="col">${t('email')}</th><th scope="col">${t('role')}</th><th scope="col">${t('joined')}</th><th scope="col">${t('actions')}</th></tr></thead>
 <tbody>${data.members.map((m) => memberRow(dash, signed, m))}</tbody></table></div>
-${owner ? invitationsSection(dash, data.invitations, data.link) : ''}
+${owner ? invitationsSection(dash, data.invitations) : ''}
 ${owner ? html`<p><a href="/dashboard/team/audit">${t('auditLog')}</a></p>` : ''}`;
   return page(dash, { title: t('navTeam'), path: '/dashboard/team', section: 'team', body });
 }
 
-export function teamPages(app: FastifyInstance, { accounts, publicUrl }: DashboardDeps): void {
+export function teamPages(app: FastifyInstance, { accounts }: DashboardDeps): void {
   type Member = FastifyRequest<{ Params: { id: string }; Body: Form }>;
   const show = async (request: FastifyRequest, extra: { link?: string; error?: string; done?: string } = {}) => {
     const signed = signedIn(request);
@@ -85,14 +84,14 @@ export function teamPages(app: FastifyInstance, { accounts, publicUrl }: Dashboa
 
   app.post<{ Body: Form }>('/team/invite', ROUTE, async (request, reply) => {
     const signed = owner(request);
-    const { t } = dashOf(request);
-    const email = field(request.body, 'email').toLowerCase();
+    const { t, lang } = dashOf(request);
+    const email = emailOf(request.body);
     const role = field(request.body, 'role') as Role;
-    if (!EMAIL_PATTERN.test(email) || email.length > 254) return sendPage(reply, await show(request, { error: t('emailInvalid') }), 400);
+    if (email === null) return sendPage(reply, await show(request, { error: t('emailInvalid') }), 400);
     if (!ROLES.includes(role)) return sendPage(reply, await show(request, { error: t('badFormExplained') }), 400);
-    const result = await accounts.invite(actorOf(signed), email, role);
+    const result = await accounts.invite(actorOf(signed), { email, role, lang });
     if (!result.ok) return sendPage(reply, await show(request, { error: t('alreadyMember') }), 409);
-    return sendPage(reply, await show(request, { link: `${publicUrl}/dashboard/invite/${result.token}` }), 201);
+    return sendPage(reply, await show(request, { done: t('inviteSent', { email }) }), 201);
   });
 
   app.post('/team/members/:id/role', ROUTE, async (request: Member, reply) => {

@@ -6,7 +6,7 @@ import type { Merchant } from '../../../core/merchant.js';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../../../modules/webhooks/events.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../../modules/webhooks/schema.js';
 import { TEST_EVENTS_PER_MINUTE } from '../../../modules/webhooks/service.js';
-import { actorOf, CHANGES, dashOf, field, fields, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, tooManyAttempts, type Dash, type Signed } from '../context.js';
+import { actorOf, CHANGES, dashOf, field, fields, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, shownOnce, when } from '../layout.js';
@@ -226,8 +226,8 @@ function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: Deta
     await webhooks.get(merchant, request.params.id);
     const checked = await accounts.confirmPassword(signed.session.user_id, typeof request.body?.password === 'string' ? request.body.password : '', request.ip);
     if (!checked.ok && checked.reason === 'throttled') {
-      reply.header('Retry-After', String(checked.retryAfterSeconds));
-      return sendPage(reply, await detail(request, { error: tooManyAttempts(dashOf(request), checked.retryAfterSeconds) }), 429);
+      const { status, error } = throttled(reply, dashOf(request), checked.retryAfterSeconds);
+      return sendPage(reply, await detail(request, { error }), status);
     }
     if (!checked.ok) {
       // A wrong password here is someone at a signed-in browser guessing: the owners see it in the audit log.
