@@ -33,7 +33,7 @@ import { logTransport, smtpTransport } from './modules/mail/transport.js';
 import { mailDelivery } from './workers/mail-delivery.js';
 import { TestHelpersService } from './modules/test-helpers/service.js';
 import { keyFromFile, Sealer } from './lib/sealing.js';
-import { sessionCleanup } from './workers/session-cleanup.js';
+import { accountCleanup } from './workers/account-cleanup.js';
 import { maintenanceNeeded, tableMaintenance } from './workers/table-maintenance.js';
 import { eventRetention } from './workers/event-retention.js';
 import { webhookDelivery } from './workers/webhook-delivery.js';
@@ -160,7 +160,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
           settlement(payments, config.settlementDelaySeconds),
           webhookDelivery(webhooks, app.log),
           eventRetention(webhooks),
-          sessionCleanup(accounts),
+          accountCleanup(accounts),
           mailDelivery(mail),
           requestLogWriter(requestLog),
           ...(maintained ? [tableMaintenance(db)] : []),

@@ -21,8 +21,9 @@ afterAll(async () => service.stop());
 const formKeyOf = (html: string) => /name="idempotencyKey" value="([0-9a-f-]{36})"/.exec(html)?.[1];
 
 async function viewer(): Promise<DashboardClient> {
-  const invited = await owner.post('/dashboard/team/invite', { email: uniqueEmail('viewer'), role: 'viewer' });
-  const path = new URL(/<code id="invite-link">([^<]+)<\/code>/.exec(invited.html)![1]!).pathname;
+  const invitee = uniqueEmail('viewer');
+  await owner.post('/dashboard/team/invite', { email: invitee, role: 'viewer' });
+  const path = await owner.invitationFor(invitee);
   const member = new DashboardClient(service);
   await member.get(path);
   expect((await member.post(path, { password: 'correct horse battery' })).status).toBe(303);

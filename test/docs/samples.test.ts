@@ -64,7 +64,8 @@ let schemas: Record<string, any>;
 beforeAll(async () => {
   service = await startService({ TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true' });
   base = await service.app.listen({ port: 0, host: '127.0.0.1' });
-  schemas = (await service.call({ method: 'GET', url: '/openapi.json' })).body.components.schemas;
+  // The operator's description: the docs show the operator's objects too (a reconciliation report).
+  schemas = (await service.admin('GET', '/admin/v1/openapi.json')).body.components.schemas;
   // Samples import @tolov/node as a reader's project would: the package as built.
   await run('npm', ['run', 'build', '--workspace', '@tolov/node'], { cwd: ROOT });
   binDir = await mkdtemp(join(ROOT, 'test/artifacts/samples-bin-'));
