@@ -137,7 +137,7 @@ describe('webhook deliveries', () => {
     const deliveries = async () =>
       (await service.call({ method: 'GET', url: `/v1/webhook_endpoints/${endpoint.id}/deliveries`, key: shop.test })).body.data;
     const dieHolding = async () => {
-      const leased = await leaseDueDeliveries(service.db, { batchMax: 100, leaseMs: 60_000, firstDelaySeconds: 0, attemptsMax: 3, perEndpointMax: 8 });
+      const leased = await leaseDueDeliveries(service.db, { batchMax: 100, leaseMs: 60_000, firstDelaySeconds: 0, attemptsMax: 3, perEndpointMax: 8, perProductMax: 64 });
       expect(leased.length).toBeGreaterThan(0);
       await service.db.query(`UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE locked_until IS NOT NULL`);
     };

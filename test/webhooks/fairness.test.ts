@@ -1,9 +1,9 @@
 // One merchant's dead endpoints hold back only their own deliveries: another merchant's event arrives while theirs hang,
-// on another host or on the same one, each endpoint has a bounded number of attempts in flight, and an endpoint that
-// does not answer waits before the next.
+// on another host or on the same one, each endpoint and each account has a bounded number of attempts in flight, and
+// an endpoint that does not answer waits before the next.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SENDS_PER_ENDPOINT_MAX } from '../../src/modules/webhooks/dispatch.js';
+import { SENDS_PER_ENDPOINT_MAX, SENDS_PER_PRODUCT_MAX } from '../../src/modules/webhooks/dispatch.js';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
@@ -25,10 +25,10 @@ afterAll(async () => {
 });
 
 /** An order expired now: one order.expired event, delivered to every endpoint of the product. */
-async function expiredOrder(shop: Merchant): Promise<string> {
-  const order = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: idem(), body: { amount: 100 } });
-  await service.db.query('UPDATE orders SET expires_at = now() WHERE id = $1', [order.body.id]);
-  await service.orders.expireDue(100);
+async function expiredOrder(shop: Merchant, on: TestService = service): Promise<string> {
+  const order = await on.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: idem(), body: { amount: 100 } });
+  await on.db.query('UPDATE orders SET expires_at = now() WHERE id = $1', [order.body.id]);
+  await on.orders.expireDue(100);
   return order.body.id;
 }
 
@@ -119,4 +119,31 @@ describe('webhook delivery under a dead endpoint', () => {
     expect(await service.webhooks.deliverDue(256)).toBe(1);
     expect(healthy.received.filter((request) => request.path === '/slow')).toHaveLength(1);
   }, 30_000);
+  it("delivers another merchant's event at once while three accounts' 48 endpoints hang, each account within its share", async () => {
+    // A service of its own: nothing else in flight.
+    const own = await startService({ TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true', TOLOV_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) });
+    try {
+      const noisy = await Promise.all(Array.from({ length: 3 }, () => own.createMerchant()));
+      for (const [m, shop] of noisy.entries()) {
+        for (let n = 0; n < 16; n++) await own.call({ method: 'POST', url: '/v1/webhook_endpoints', key: shop.test, body: { url: `${blackHole.url}/share/${m}/${n}` } });
+        for (let i = 0; i < 8; i++) await expiredOrder(shop, own);
+      }
+      const quiet = await own.createMerchant();
+      await own.call({ method: 'POST', url: '/v1/webhook_endpoints', key: quiet.test, body: { url: `${healthy.url}/shared-quiet` } });
+
+      // 3 × 16 × 8 = 384 attempts are due, more than the process's 256: each account gets its share and no more.
+      for (let round = 0; round < 4; round++) await own.webhooks.startDue(256);
+      await sleep(300);
+      const perAccount = [0, 1, 2].map((m) => blackHole.received.filter((request) => request.path.startsWith(`/share/${m}/`)).length);
+      expect(perAccount).toEqual([SENDS_PER_PRODUCT_MAX, SENDS_PER_PRODUCT_MAX, SENDS_PER_PRODUCT_MAX]);
+      const sent = Date.now();
+      const orderId = await expiredOrder(quiet, own);
+      await own.webhooks.startDue(256);
+      while (!healthy.received.some((request) => JSON.parse(request.body).data.id === orderId) && Date.now() - sent < TIMEOUT_MS * 2) await sleep(20);
+      expect(Date.now() - sent).toBeLessThan(TIMEOUT_MS / 2);
+      await own.webhooks.idle();
+    } finally {
+      await own.stop();
+    }
+  }, 60_000);
 });

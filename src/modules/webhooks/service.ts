@@ -6,7 +6,7 @@ import { listPage, type List, type ListFilter, type ListQuery, type PageQuery } 
 import { RateLimiter } from '../../core/rate-limit.js';
 import { newId } from '../../core/ids.js';
 import { LOCAL_ONLY_REFUSALS, refuseByForm } from './addresses.js';
-import { Dispatch, SENDS_PER_ENDPOINT_MAX } from './dispatch.js';
+import { Dispatch, SENDS_PER_ENDPOINT_MAX, SENDS_PER_PRODUCT_MAX } from './dispatch.js';
 import type { CreateEndpointBody, Event, EventsQuery, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
 import { newWebhookSecret, standardSignature, tolovSignature } from './signing.js';
 import type { Sender } from './sender.js';
@@ -253,7 +253,7 @@ export class WebhooksService {
   }
 
   /**
-   * Leases due attempts that have room to be sent (per endpoint and in all) and starts each, without waiting for any:
+   * Leases due attempts that have room to be sent (per endpoint, per product and in all) and starts each, without waiting for any:
    * resolves with how many it leased, and `done` once they are all recorded. A slow attempt holds back no other.
    */
   async startDue(batchMax: number): Promise<{ leased: number; done: Promise<void> }> {
@@ -267,8 +267,10 @@ export class WebhooksService {
       attemptsMax: schedule.length,
       perEndpointMax: SENDS_PER_ENDPOINT_MAX,
       room: room.endpoints,
+      perProductMax: SENDS_PER_PRODUCT_MAX,
+      productRoom: room.products,
     });
-    const runs = due.map((delivery) => this.dispatch.start(delivery.endpoint_id, () => this.attempt(delivery)));
+    const runs = due.map((delivery) => this.dispatch.start({ endpointId: delivery.endpoint_id, productId: delivery.product_id }, () => this.attempt(delivery)));
     return { leased: due.length, done: Promise.all(runs).then(() => {}) };
   }
 

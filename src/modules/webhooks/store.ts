@@ -139,6 +139,7 @@ export interface DueDelivery {
   id: string;
   attempts: number;
   endpoint_id: string;
+  product_id: string;
   url: string;
   endpoint_status: EndpointRow['status'];
   /** Sealed: the current secret, and the previous one during a roll's overlap. */
@@ -171,28 +172,37 @@ export async function leaseDueDeliveries(
     /** Deliveries one endpoint may get in this batch; `room` says less for some (0: none). */
     perEndpointMax: number;
     room?: Map<string, number>;
+    /** Deliveries one product may get in this batch; `productRoom` says less for some (0: none). */
+    perProductMax: number;
+    productRoom?: Map<string, number>;
   },
 ): Promise<DueDelivery[]> {
   const room = [...(limits.room ?? new Map<string, number>())];
-  // The oldest due deliveries, at most perEndpointMax (or the endpoint's room) per endpoint, those of endpoints without
-  // room not even read; then locked, skipping any another worker holds, their conditions checked again under the lock.
+  const productRoom = [...(limits.productRoom ?? new Map<string, number>())];
+  // The oldest due deliveries, at most perEndpointMax (or the endpoint's room) per endpoint and perProductMax (or the
+  // product's room) per product, those of endpoints and products without room not even read; then locked, skipping
+  // any another worker holds, their conditions checked again under the lock.
   return db.query<DueDelivery>(
     `WITH room AS (SELECT * FROM unnest($6::text[], $7::integer[]) AS r (endpoint_id, room)),
+     product_room AS (SELECT * FROM unnest($9::text[], $10::integer[]) AS p (product_id, room)),
      candidates AS (
-       SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
-        WHERE status = 'pending' AND (locked_until IS NULL OR locked_until <= now())
-          AND ((attempts > 0 AND next_attempt_at <= now())
-            OR (attempts = 0 AND next_attempt_at <= now() - $3 * interval '1 second'))
-          AND endpoint_id NOT IN (SELECT endpoint_id FROM room WHERE room = 0)
-        ORDER BY next_attempt_at LIMIT $1 * 4),
+       SELECT d.id, d.endpoint_id, w.product_id, d.next_attempt_at
+         FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+        WHERE d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= now())
+          AND ((d.attempts > 0 AND d.next_attempt_at <= now())
+            OR (d.attempts = 0 AND d.next_attempt_at <= now() - $3 * interval '1 second'))
+          AND d.endpoint_id NOT IN (SELECT endpoint_id FROM room WHERE room = 0)
+          AND w.product_id NOT IN (SELECT product_id FROM product_room WHERE room = 0)
+        ORDER BY d.next_attempt_at LIMIT $1 * 4),
      ranked AS (
-       SELECT c.id, c.next_attempt_at, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rank,
-              coalesce(r.room, $8) AS room
-         FROM candidates c LEFT JOIN room r ON r.endpoint_id = c.endpoint_id),
+       SELECT c.id, c.next_attempt_at,
+              row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rank, coalesce(r.room, $8) AS room,
+              row_number() OVER (PARTITION BY c.product_id ORDER BY c.next_attempt_at) AS product_rank, coalesce(p.room, $11) AS product_room
+         FROM candidates c LEFT JOIN room r ON r.endpoint_id = c.endpoint_id LEFT JOIN product_room p ON p.product_id = c.product_id),
      picked AS (
        SELECT d.id, d.attempts, d.locked_until IS NOT NULL AS interrupted
          FROM webhook_deliveries d JOIN ranked k ON k.id = d.id
-        WHERE k.rank <= k.room AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= now())
+        WHERE k.rank <= k.room AND k.product_rank <= k.product_room AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= now())
         ORDER BY k.next_attempt_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED),
      logged AS (
        INSERT INTO webhook_attempts (delivery_id, number, attempted_at, status_code, duration_ms, error)
@@ -206,7 +216,7 @@ export async function leaseDueDeliveries(
               next_attempt_at = CASE WHEN p.attempts >= $4 THEN NULL ELSE d.next_attempt_at END
          FROM picked p WHERE d.id = p.id
         RETURNING d.id, d.attempts, d.endpoint_id, d.event_id, d.status)
-     SELECT c.id, c.attempts, c.endpoint_id, w.url, w.status AS endpoint_status,
+     SELECT c.id, c.attempts, c.endpoint_id, w.product_id, w.url, w.status AS endpoint_status,
             array_remove(ARRAY[w.secret_sealed, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret_sealed END], NULL) AS secrets,
             e.id AS event_id, e.type, e.livemode, e.created_at, e.data
        FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id
@@ -220,6 +230,9 @@ export async function leaseDueDeliveries(
       room.map(([id]) => id),
       room.map(([, free]) => free),
       limits.perEndpointMax,
+      productRoom.map(([id]) => id),
+      productRoom.map(([, free]) => free),
+      limits.perProductMax,
     ],
   );
 }
