@@ -155,35 +155,11 @@ export interface DueDelivery {
 export const INTERRUPTED_ATTEMPT = 'interrupted: the sending process stopped during this attempt; it may have reached the endpoint';
 
 /**
- * Leases a bounded batch of due deliveries: each attempt is numbered and held for `leaseMs`, so another worker (in this
- * or any process) skips it meanwhile. A first attempt is due `firstDelaySeconds` after the event (the schedule's first
- * delay, 0 by default). An attempt whose lease ended unrecorded was interrupted (its worker died, perhaps after
- * sending): it stays counted, is logged as interrupted, and a delivery whose last attempt it was fails instead of being
- * sent once more, so that no delivery is sent more often than the schedule's `attemptsMax`. Returns what sending needs,
- * in one round trip.
+ * The oldest due deliveries, at most perEndpointMax (or the endpoint's room) per endpoint and perProductMax (or the
+ * product's room) per product, those of endpoints and products without room not even read; then locked, skipping
+ * any another worker holds, their conditions checked again under the lock.
  */
-export async function leaseDueDeliveries(
-  db: Queryable,
-  limits: {
-    batchMax: number;
-    leaseMs: number;
-    firstDelaySeconds: number;
-    attemptsMax: number;
-    /** Deliveries one endpoint may get in this batch; `room` says less for some (0: none). */
-    perEndpointMax: number;
-    room?: Map<string, number>;
-    /** Deliveries one product may get in this batch; `productRoom` says less for some (0: none). */
-    perProductMax: number;
-    productRoom?: Map<string, number>;
-  },
-): Promise<DueDelivery[]> {
-  const room = [...(limits.room ?? new Map<string, number>())];
-  const productRoom = [...(limits.productRoom ?? new Map<string, number>())];
-  // The oldest due deliveries, at most perEndpointMax (or the endpoint's room) per endpoint and perProductMax (or the
-  // product's room) per product, those of endpoints and products without room not even read; then locked, skipping
-  // any another worker holds, their conditions checked again under the lock.
-  return db.query<DueDelivery>(
-    `WITH room AS (SELECT * FROM unnest($6::text[], $7::integer[]) AS r (endpoint_id, room)),
+const LEASE_DUE = `WITH room AS (SELECT * FROM unnest($6::text[], $7::integer[]) AS r (endpoint_id, room)),
      product_room AS (SELECT * FROM unnest($9::text[], $10::integer[]) AS p (product_id, room)),
      candidates AS (
        SELECT d.id, d.endpoint_id, w.product_id, d.next_attempt_at
@@ -220,7 +196,35 @@ export async function leaseDueDeliveries(
             array_remove(ARRAY[w.secret_sealed, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret_sealed END], NULL) AS secrets,
             e.id AS event_id, e.type, e.livemode, e.created_at, e.data
        FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id
-      WHERE c.status = 'pending'`,
+      WHERE c.status = 'pending'`;
+
+/**
+ * Leases a bounded batch of due deliveries: each attempt is numbered and held for `leaseMs`, so another worker (in this
+ * or any process) skips it meanwhile. A first attempt is due `firstDelaySeconds` after the event (the schedule's first
+ * delay, 0 by default). An attempt whose lease ended unrecorded was interrupted (its worker died, perhaps after
+ * sending): it stays counted, is logged as interrupted, and a delivery whose last attempt it was fails instead of being
+ * sent once more, so that no delivery is sent more often than the schedule's `attemptsMax`. Returns what sending needs,
+ * in one round trip.
+ */
+export async function leaseDueDeliveries(
+  db: Queryable,
+  limits: {
+    batchMax: number;
+    leaseMs: number;
+    firstDelaySeconds: number;
+    attemptsMax: number;
+    /** Deliveries one endpoint may get in this batch; `room` says less for some (0: none). */
+    perEndpointMax: number;
+    room?: Map<string, number>;
+    /** Deliveries one product may get in this batch; `productRoom` says less for some (0: none). */
+    perProductMax: number;
+    productRoom?: Map<string, number>;
+  },
+): Promise<DueDelivery[]> {
+  const room = [...(limits.room ?? new Map<string, number>())];
+  const productRoom = [...(limits.productRoom ?? new Map<string, number>())];
+  return db.query<DueDelivery>(
+    LEASE_DUE,
     [
       limits.batchMax,
       limits.leaseMs,
