@@ -1,6 +1,7 @@
 // The dashboard's three languages: the same words in each, chosen from the browser, remembered once picked; and the
 // API's own rules, said in the page's language, for what the dashboard refuses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SENT_EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../src/modules/webhooks/events.js';
 import { LANGS, MESSAGES } from '../../src/web/dashboard/i18n.js';
 import { startService, type TestService } from '../support/harness.js';
 import { DashboardClient, uniqueEmail } from './client.js';
@@ -68,7 +69,24 @@ describe('webhook addresses in the dashboard', () => {
       expect(page.html).toContain('This URL cannot receive webhooks');
       expect(page.html).toContain(`value="${url}"`);
     }
-    expect((await client.post('/dashboard/webhooks', { url: 'http://shop.example.uz/hooks' })).html).toContain('TOLOV_WEBHOOK_ALLOW_PRIVATE=true');
+    const plain = (await client.post('/dashboard/webhooks', { url: 'http://shop.example.uz/hooks' })).html;
+    // Said once, in the page's words, without the API's backticks; with the way to receive events on one's own machine.
+    expect(plain).toContain('This URL cannot receive webhooks: it must start with https://. To receive events on your own machine, run “tolov listen --forward-to &lt;your URL&gt;”.');
+    expect(plain).not.toContain('`');
+    client.lang = 'ru';
+    expect((await client.post('/dashboard/webhooks', { url: 'https://127.0.0.1/hooks' })).html).toContain('Этот URL не может принимать вебхуки: он указывает на частный адрес.');
+    expect((await client.post('/dashboard/webhooks', { url: 'not a url' })).html).not.toContain('tolov listen');
     expect(await service.db.query('SELECT count(*)::int AS n FROM webhook_endpoints')).toEqual(before);
+  });
+
+  it('offers only the event types Tolov sends, and shows the others as not sent yet', async () => {
+    const client = new DashboardClient(service);
+    await client.signUp(uniqueEmail());
+    const form = (await client.get('/dashboard/webhooks')).html;
+    const offered = [...form.matchAll(/<input type="checkbox" name="events" value="([^"]+)"/g)].map((match) => match[1]);
+    expect(offered).toEqual([...SENT_EVENT_TYPES]);
+    for (const type of SUBSCRIBABLE_EVENT_TYPES.filter((one) => !offered.includes(one))) {
+      expect(form).toContain(`<input type="checkbox" disabled> <code>${type}</code> <span class="hint">not sent yet</span>`);
+    }
   });
 });

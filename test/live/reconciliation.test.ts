@@ -68,11 +68,12 @@ describe('the reconciliation report', () => {
 });
 
 describe('npm run bank-sim', () => {
-  it('runs as its own process on its own port and storage, and stops on SIGTERM', async () => {
+  it('runs as its own process on its own port and storage, started as the README says, and stops on SIGTERM', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tolov-sim-process-'));
     try {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'bank-sim/main.ts'], {
-        env: { PATH: process.env.PATH, BANK_SIM_PORT: '0', BANK_SIM_SECRET: 's3cret', BANK_SIM_DATA_DIR: dir },
+      // `npm run bank-sim`: the SIGTERM npm passes on must reach the simulator itself, not only a shell between them.
+      const child = spawn('npm', ['run', '--silent', 'bank-sim'], {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, BANK_SIM_PORT: '0', BANK_SIM_SECRET: 's3cret', BANK_SIM_DATA_DIR: dir },
       });
       let output = '';
       child.stdout.on('data', (chunk) => (output += chunk));
@@ -90,7 +91,9 @@ describe('npm run bank-sim', () => {
       const refused = await fetch(`${url}/v1/debits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       expect(refused.status).toBe(401);
       child.kill('SIGTERM');
-      expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+      await new Promise((resolve) => child.on('exit', resolve));
+      // Nothing answers on its port any more: no simulator was left running.
+      await expect(fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) })).rejects.toThrow();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -1,4 +1,5 @@
 // The code's shape, checked like its behaviour: dependencies point one way and functions stay short enough to read.
+import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,5 +125,10 @@ describe('the structure of the code', () => {
 
   it(`has no function longer than ${FUNCTION_LINES_MAX} lines`, () => {
     expect(SOURCES.flatMap(longFunctions)).toEqual([]);
+  });
+
+  it('keeps out of git what `npm start` writes into the repository: the data folder and its sealing key', () => {
+    const ignored = spawnSync('git', ['check-ignore', 'data/', 'data.secrets-key', 'bank-sim-data/'], { cwd: ROOT, encoding: 'utf8' });
+    expect(ignored.stdout.trim().split('\n')).toEqual(['data/', 'data.secrets-key', 'bank-sim-data/']);
   });
 });

@@ -93,21 +93,25 @@ export function isPrivateAddress(address: string): boolean {
   return !GLOBAL_UNICAST.check(address, 'ipv6');
 }
 
+const NOT_ABSOLUTE = 'must be an absolute URL';
+const CREDENTIALS = 'must not carry credentials';
 const NOT_HTTPS = 'must be an https:// URL';
 const NOT_PUBLIC_ADDRESS = 'must point to a public address';
 const NOT_PUBLIC_NAME = 'must point to a public host name';
+/** Every reason a URL's form is refused, as the API says it (the dashboard says each in the page's language). */
+export type UrlRefusal = typeof NOT_ABSOLUTE | typeof CREDENTIALS | typeof NOT_HTTPS | typeof NOT_PUBLIC_ADDRESS | typeof NOT_PUBLIC_NAME;
 /** The refusals that TOLOV_WEBHOOK_ALLOW_PRIVATE lifts: what a developer aiming at their own machine meets. */
-export const LOCAL_ONLY_REFUSALS: ReadonlySet<string> = new Set([NOT_HTTPS, NOT_PUBLIC_ADDRESS, NOT_PUBLIC_NAME]);
+export const LOCAL_ONLY_REFUSALS: ReadonlySet<UrlRefusal> = new Set([NOT_HTTPS, NOT_PUBLIC_ADDRESS, NOT_PUBLIC_NAME]);
 
 /** Why a URL may not receive webhooks, judged by its form alone; null when it may. */
-export function refuseByForm(url: string, allowPrivate: boolean): string | null {
+export function refuseByForm(url: string, allowPrivate: boolean): UrlRefusal | null {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return 'must be an absolute URL';
+    return NOT_ABSOLUTE;
   }
-  if (parsed.username || parsed.password) return 'must not carry credentials';
+  if (parsed.username || parsed.password) return CREDENTIALS;
   if (allowPrivate) return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? null : NOT_HTTPS;
   if (parsed.protocol !== 'https:') return NOT_HTTPS;
   // A trailing dot names the same host (localhost. is localhost).

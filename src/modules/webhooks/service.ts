@@ -5,7 +5,7 @@ import { ApiError, notFound } from '../../core/errors.js';
 import { listPage, type List, type ListFilter, type ListQuery, type PageQuery } from '../../core/pagination.js';
 import { RateLimiter } from '../../core/rate-limit.js';
 import { newId } from '../../core/ids.js';
-import { LOCAL_ONLY_REFUSALS, refuseByForm } from './addresses.js';
+import { LOCAL_ONLY_REFUSALS, refuseByForm, type UrlRefusal } from './addresses.js';
 import { Dispatch, SENDS_PER_ENDPOINT_MAX, SENDS_PER_PRODUCT_MAX } from './dispatch.js';
 import type { CreateEndpointBody, Event, EventsQuery, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
 import { newWebhookSecret, standardSignature, tolovSignature } from './signing.js';
@@ -96,15 +96,24 @@ export class WebhooksService {
     private readonly sealer: Sealer,
   ) {}
 
-  private checkUrl(url: string): void {
+  /**
+   * Why `url` may not receive webhooks, judged by its form; `local` when the reason is that it aims at a developer's
+   * own machine (which TOLOV_WEBHOOK_ALLOW_PRIVATE allows). Null when it may.
+   */
+  urlRefusal(url: string): { refusal: UrlRefusal; local: boolean } | null {
     const refusal = refuseByForm(url, this.settings.webhookAllowPrivate);
-    if (!refusal) return;
+    if (refusal === null) return null;
+    return { refusal, local: !this.settings.webhookAllowPrivate && LOCAL_ONLY_REFUSALS.has(refusal) };
+  }
+
+  private checkUrl(url: string): void {
+    const refused = this.urlRefusal(url);
+    if (!refused) return;
     // What a developer aiming webhooks at their own machine needs to read.
-    const local = !this.settings.webhookAllowPrivate && LOCAL_ONLY_REFUSALS.has(refusal);
-    const hint = local
-      ? ': webhooks go to https:// URLs on the internet; on your machine, forward events with `tolov listen --forward-to <url>`, or run Tolov with TOLOV_WEBHOOK_ALLOW_PRIVATE=true'
+    const hint = refused.local
+      ? '; to receive events on your own machine, forward them with tolov listen --forward-to <url>, or run Tolov with TOLOV_WEBHOOK_ALLOW_PRIVATE=true'
       : '';
-    throw new ApiError('VALIDATION_ERROR', `url ${refusal}${hint}`, { param: 'url' });
+    throw new ApiError('VALIDATION_ERROR', `url ${refused.refusal}${hint}`, { param: 'url' });
   }
 
   private async endpointOf(merchant: Merchant, id: string, db: Queryable = this.db): Promise<EndpointRow> {

@@ -280,6 +280,13 @@ export const en = {
   inviteLogInFirst: 'You have a Tolov login with {email}: log in with it, then open this invitation again.',
   inviteOtherLogin: 'You are logged in as {current}: log out first.',
   confirmSignupPassword: 'Choose the password you will log in with.',
+  eventNotSent: 'not sent yet',
+  urlNotAbsolute: 'enter the whole address, starting with https://',
+  urlCredentials: 'it must not hold a user name or password',
+  urlNotHttps: 'it must start with https://',
+  urlNotPublicAddress: 'it points to a private address',
+  urlNotPublicName: 'it names a host that is not on the internet',
+  endpointUrlLocal: 'To receive events on your own machine, run “tolov listen --forward-to <your URL>”.',
 };
 
 export type Messages = typeof en;

@@ -273,4 +273,11 @@ export const ru: Messages = {
   inviteLogInFirst: 'У вас есть вход в Tolov с почтой {email}: войдите с ним и откройте приглашение снова.',
   inviteOtherLogin: 'Вы вошли как {current}: сначала выйдите.',
   confirmSignupPassword: 'Придумайте пароль для входа.',
+  eventNotSent: 'пока не отправляется',
+  urlNotAbsolute: 'укажите адрес целиком, начиная с https://',
+  urlCredentials: 'в нём не должно быть имени пользователя или пароля',
+  urlNotHttps: 'он должен начинаться с https://',
+  urlNotPublicAddress: 'он указывает на частный адрес',
+  urlNotPublicName: 'он называет хост, которого нет в интернете',
+  endpointUrlLocal: 'Чтобы получать события на своём компьютере, запустите «tolov listen --forward-to <ваш URL>».',
 };

@@ -273,4 +273,11 @@ export const uz: Messages = {
   inviteLogInFirst: "Sizda {email} pochtali Tolov kirishi bor: u bilan kiring va taklifni qaytadan oching.",
   inviteOtherLogin: "Siz {current} sifatida kirgansiz: avval chiqing.",
   confirmSignupPassword: "Kirish uchun parol o'ylab toping.",
+  eventNotSent: 'hozircha yuborilmaydi',
+  urlNotAbsolute: "manzilni to'liq, https:// bilan boshlab kiriting",
+  urlCredentials: "unda foydalanuvchi nomi yoki parol bo'lmasligi kerak",
+  urlNotHttps: 'u https:// bilan boshlanishi kerak',
+  urlNotPublicAddress: "u xususiy manzilga ko'rsatadi",
+  urlNotPublicName: "u internetda bo'lmagan xostni ko'rsatadi",
+  endpointUrlLocal: "Hodisalarni o'z kompyuteringizda olish uchun «tolov listen --forward-to <URL manzilingiz>» ni ishga tushiring.",
 };

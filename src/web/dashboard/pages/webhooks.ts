@@ -3,7 +3,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
 import type { Merchant } from '../../../core/merchant.js';
-import { SUBSCRIBABLE_EVENT_TYPES } from '../../../modules/webhooks/events.js';
+import type { UrlRefusal } from '../../../modules/webhooks/addresses.js';
+import { SENT_EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../../modules/webhooks/events.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../../modules/webhooks/schema.js';
 import { TEST_EVENTS_PER_MINUTE } from '../../../modules/webhooks/service.js';
 import { actorOf, CHANGES, dashOf, field, fields, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, type Dash, type Signed } from '../context.js';
@@ -28,11 +29,15 @@ type EndpointRequest = FastifyRequest<{ Params: { id: string }; Body: Form; Quer
 
 const events = (dash: Dash, endpoint: WebhookEndpoint) => (endpoint.enabledEvents.length === 0 ? dash.t('allEvents') : endpoint.enabledEvents.join(', '));
 
+/** The types an endpoint may subscribe to that Tolov does not send yet: shown, but not offered. */
+const NOT_SENT = SUBSCRIBABLE_EVENT_TYPES.filter((type) => !(SENT_EVENT_TYPES as readonly string[]).includes(type));
+
 function addForm(dash: Dash, values: { url?: string; description?: string; events?: string[] } = {}): Html {
   const { t } = dash;
-  const boxes = SUBSCRIBABLE_EVENT_TYPES.map(
+  const boxes = SENT_EVENT_TYPES.map(
     (type) => html`<label class="check"><input type="checkbox" name="events" value="${type}"${values.events?.includes(type) ? html` checked` : ''}> <code>${type}</code></label>`,
   );
+  const unsent = NOT_SENT.map((type) => html`<label class="check"><input type="checkbox" disabled> <code>${type}</code> <span class="hint">${t('eventNotSent')}</span></label>`);
   return html`<form class="card" method="post" action="/dashboard/webhooks">${csrfField(dash)}
   <h2>${t('addEndpointTitle')}</h2>
   <label for="url">${t('endpointUrl')}</label>
@@ -40,7 +45,7 @@ function addForm(dash: Dash, values: { url?: string; description?: string; event
   <p class="hint" id="url-hint">${t('endpointUrlHint')}</p>
   <label for="description">${t('description')}</label>
   <input id="description" name="description" maxlength="500" value="${values.description ?? ''}">
-  <fieldset><legend>${t('eventsToSend')}</legend><p class="hint">${t('noneMeansAll')}</p>${boxes}</fieldset>
+  <fieldset><legend>${t('eventsToSend')}</legend><p class="hint">${t('noneMeansAll')}</p>${boxes}${unsent}</fieldset>
   <button type="submit" class="primary">${t('addEndpoint')}</button>
 </form>`;
 }
@@ -162,6 +167,8 @@ export function webhookPages(app: FastifyInstance, deps: DashboardDeps): void {
     requireRole(signed, CHANGES);
     const values = { url: field(request.body, 'url'), description: field(request.body, 'description'), events: fields(request.body, 'events') };
     const known = values.events.filter((e) => (SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(e)) as WebhookEndpoint['enabledEvents'];
+    const refused = webhooks.urlRefusal(values.url);
+    if (refused) return sendPage(reply, await list(request, { error: urlRefusalText(dashOf(request), refused), values }), 400);
     try {
       const endpoint = await db.transaction(async (tx) => {
         const created = await webhooks.create(tx, merchantOfSigned(signed), {
@@ -176,7 +183,7 @@ export function webhookPages(app: FastifyInstance, deps: DashboardDeps): void {
       return sendPage(reply, page, 201);
     } catch (error) {
       if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
-      return sendPage(reply, await list(request, { error: refusalText(dashOf(request), error), values }), error.statusCode);
+      return sendPage(reply, await list(request, { error: error.message, values }), error.statusCode);
     }
   });
 
@@ -188,10 +195,18 @@ export function webhookPages(app: FastifyInstance, deps: DashboardDeps): void {
   endpointActions(app, deps, detail);
 }
 
-/** An API refusal as the dashboard says it: the address rules in the user's language, anything else as the API put it. */
-function refusalText(dash: Dash, error: ApiError): string {
-  if (error.extra.param === 'url') return dash.t('endpointUrlRefused', { reason: error.message });
-  return error.message;
+const URL_REFUSALS: Record<UrlRefusal, MessageKey> = {
+  'must be an absolute URL': 'urlNotAbsolute',
+  'must not carry credentials': 'urlCredentials',
+  'must be an https:// URL': 'urlNotHttps',
+  'must point to a public address': 'urlNotPublicAddress',
+  'must point to a public host name': 'urlNotPublicName',
+};
+
+/** Why an address cannot receive webhooks, in the page's language, with the way to receive them locally when it helps. */
+function urlRefusalText(dash: Dash, refused: { refusal: UrlRefusal; local: boolean }): string {
+  const reason = dash.t('endpointUrlRefused', { reason: dash.t(URL_REFUSALS[refused.refusal]) });
+  return refused.local ? `${reason} ${dash.t('endpointUrlLocal')}` : reason;
 }
 
 type DetailOf = (request: EndpointRequest, extra?: Partial<Detail>) => Promise<Html>;
