@@ -44,7 +44,7 @@ export class Bank {
     private readonly printSms: boolean,
   ) {}
 
-  /** Issues the test cards of CONTRACT §6 (once: a restarted bank keeps its balances). */
+  /** Issues the test cards of docs/testing.md, as the test rail does (once: a restarted bank keeps its balances). */
   async issueTestCards(): Promise<void> {
     for (const [pan, behaviour] of Object.entries(TEST_CARDS)) {
       await this.db.query(

@@ -1,5 +1,5 @@
-// Every setting of CONTRACT §1, parsed and validated once at start. A bad value stops the start with a
-// message naming the variable and the form it accepts.
+// Every setting (the TOLOV_* variables, PORT, HOST, DATABASE_URL, LOG_LEVEL), parsed and validated once at start. A
+// bad value stops the start with a message naming the variable and the form it accepts.
 import { parseSealingKey } from './lib/sealing.js';
 
 export interface Config {

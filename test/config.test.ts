@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
 describe('configuration', () => {
-  it('has the defaults of CONTRACT §1', () => {
+  it('has the defaults the README lists', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 4000,

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 
-/** The closed set of error codes (CONTRACT §2), each with its one HTTP status. */
+/** The closed set of error codes, each with its one HTTP status (docs/errors.md lists them). */
 export const ERROR_STATUS = {
   VALIDATION_ERROR: 400,
   IDEMPOTENCY_KEY_REQUIRED: 400,

@@ -1,4 +1,4 @@
-// Field schemas shared by every resource, with the bounds of CONTRACT §2.
+// Field schemas shared by every resource, with the bounds the API promises (ids, amounts, texts, metadata).
 import { Type, type Static } from '@sinclair/typebox';
 
 export const AMOUNT_MAX = 1_000_000_000_000;

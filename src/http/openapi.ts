@@ -6,7 +6,7 @@ import type { FastifySchema, RouteOptions } from 'fastify';
 import { ERROR_STATUS } from '../core/errors.js';
 import { SENT_EVENT_TYPES } from '../modules/webhooks/events.js';
 
-/** The one error body (CONTRACT §2). */
+/** The one error body every refusal answers with, whatever its status (docs/errors.md). */
 export const ErrorBody = Type.Object(
   {
     statusCode: Type.Integer(),

@@ -1,4 +1,4 @@
-// The test cards of CONTRACT §6, defined once: the test rail and the bank simulator issue the same cards with the
+// The test cards of docs/testing.md, defined once: the test rail and the bank simulator issue the same cards with the
 // same behaviours.
 
 export type Behaviour =

@@ -1,4 +1,4 @@
-// The test rail: the deterministic test cards of CONTRACT §6. It keeps its own books in the database (tokens and
+// The test rail: the deterministic test cards of docs/testing.md. It keeps its own books in the database (tokens and
 // operations, never card numbers) so that an "ambiguous" debit has really happened, or really not, and `status`
 // tells the truth after a restart.
 import type { Db } from '../db/types.js';

@@ -20,7 +20,7 @@ async function tokenFor(pan: string): Promise<string> {
   return result.token;
 }
 
-describe('the test rail (CONTRACT §6)', () => {
+describe('the test rail (the test cards of docs/testing.md)', () => {
   it.each([
     ['8600000000000007', { status: 'SUCCEEDED' }, { status: 'SUCCEEDED' }],
     ['9860000000000000', { status: 'SUCCEEDED' }, { status: 'SUCCEEDED' }],

@@ -19,7 +19,7 @@ describe('charging a saved card: every test card', () => {
     expect(reply.status).toBe(201);
     const intent = reply.body;
     expect(Object.keys(intent).sort()).toEqual(
-      ['amount', 'amountRefunded', 'card', 'created', 'currency', 'description', 'failureCode', 'fee', 'id', 'livemode', 'metadata', 'object', 'order', 'rail', 'status'].sort(),
+      ['amount', 'amountRefunded', 'card', 'created', 'currency', 'description', 'failureCode', 'fee', 'id', 'livemode', 'maskedPan', 'metadata', 'object', 'order', 'rail', 'status'].sort(),
     );
     expect(intent).toMatchObject({
       object: 'payment_intent',
@@ -249,7 +249,7 @@ describe('bad charges: a clear error, nothing written', () => {
     for (const [key, cardId, status, code] of [
       [merchant.test, 'card_unknown', 404, 'NOT_FOUND'],
       [other.test, card, 404, 'NOT_FOUND'],
-      // No live rail is configured: every live charge is refused before anything else (CONTRACT §1).
+      // No live rail is configured: every live charge is refused before anything else.
       [merchant.live, card, 503, 'RAIL_UNAVAILABLE'],
     ] as const) {
       const reply = await charge(service, key, { amount: 100, card: cardId });

@@ -1,5 +1,5 @@
-// The lists' filters (CONTRACT §7): each narrows its list, combines with the others and with cursor paging, and a bad
-// value is a 400 naming its parameter.
+// The lists' filters (status, dates, customer, type): each narrows its list, combines with the others and with cursor
+// paging, and a bad value is a 400 naming its parameter.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard } from '../support/binding.js';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';

@@ -19,9 +19,11 @@ describe('the request log', () => {
   });
 
   it('lists each call with its method, path, status, duration, request id and Idempotency-Key, newest first', async () => {
+    const started = performance.now();
     const created = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: merchant.test, idempotencyKey: 'order-log-1', body: { amount: 1_500_000, description: 'secret-looking text' } });
     const read = await service.call({ method: 'GET', url: `/merchant/v1/orders/${created.body.id}?expand=nothing`, key: merchant.test });
     const missing = await service.call({ method: 'GET', url: '/merchant/v1/orders/ord_missing', key: merchant.test });
+    const elapsedMs = performance.now() - started;
     const log = await logOf(merchant.test, '?limit=3');
     expect(log.status).toBe(200);
     expect(log.body.data).toEqual([
@@ -29,7 +31,11 @@ describe('the request log', () => {
       expect.objectContaining({ id: read.headers['request-id'], method: 'GET', path: `/merchant/v1/orders/${created.body.id}`, status: 200 }),
       expect.objectContaining({ id: created.headers['request-id'], method: 'POST', path: '/merchant/v1/orders', status: 201, idempotencyKey: 'order-log-1' }),
     ]);
-    for (const entry of log.body.data) expect(entry.durationMs).toBeGreaterThanOrEqual(0);
+    // Each call's own time, in whole milliseconds, within the time the three calls took together.
+    for (const entry of log.body.data) {
+      expect(Number.isInteger(entry.durationMs)).toBe(true);
+      expect(entry.durationMs).toBeLessThanOrEqual(Math.ceil(elapsedMs));
+    }
     expect(log.text).not.toContain('secret-looking text');
     expect(log.text).not.toContain('sk_test_');
     // Reading the log is not in it.

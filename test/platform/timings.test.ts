@@ -36,10 +36,7 @@ describe('where the time of requests goes, for the operator', () => {
       'test rail operations: waiting for the group before': 3,
       'test rail operations: group write (execute and commit)': 3,
     });
-    for (const series of report.series) {
-      expect(series.p50Ms, series.name).toBeGreaterThanOrEqual(0);
-      expect(series.p99Ms, series.name).toBeGreaterThanOrEqual(series.p50Ms);
-    }
+    for (const series of report.series) expect(series.p50Ms, series.name).toBeLessThanOrEqual(series.p99Ms);
     // A whole charge takes at least as long as its phases together (within the histogram's 5%).
     const mean = (name: string) => report.series.find((series: { name: string }) => series.name === name).meanMs as number;
     const phases = mean(`${route} · started: write`) + mean(`${route} · debit: call`) + mean(`${route} · debit: record`);
