@@ -70,9 +70,12 @@ export function checkExpiry(text: string, now: Date): Checked<Expiry> {
   return { ok: false, param: 'expiry', message: 'The expiry must be MMYY, MM/YY or YYMM' };
 }
 
+/** Cards here are issued to Uzbek mobile numbers: the country code 998, then the 9 national digits. */
+const UZBEK_MOBILE = /^998\d{9}$/;
+
 export function checkPhone(phone: string): Checked<string> {
-  if (!/^\d{11,15}$/.test(phone)) {
-    return { ok: false, param: 'phone', message: 'The phone must be 11 to 15 digits with the country code, e.g. 998901234567' };
+  if (!UZBEK_MOBILE.test(phone)) {
+    return { ok: false, param: 'phone', message: 'The phone must be 998 and the 9 digits of an Uzbek mobile number, e.g. 998901234567' };
   }
   return { ok: true, value: phone };
 }

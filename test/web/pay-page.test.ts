@@ -159,8 +159,7 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await page.keyboard.type('1230');
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('phone');
-    // The country code is already there: the buyer types the rest.
-    await page.keyboard.press('End');
+    // The country code stands fixed before the field: the buyer types the rest.
     await page.keyboard.type('901234567');
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('save-card');
@@ -172,6 +171,89 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('h1').textContent()).toBe('To‘lov qabul qilindi');
     expect(await readOrder(order.id)).toMatchObject({ status: 'PAID', saveCard: true });
+  });
+
+  /** The phone the page sends with the card, read from its request to the public card call. */
+  const phoneSent = (page: Page) =>
+    page
+      .waitForRequest((request) => request.method() === 'POST' && request.url().endsWith('/card'))
+      .then((request) => request.postDataJSON().phone as string);
+
+  it('sends the documented number once, typed key by key with its country code, and pays', async () => {
+    const { order, page, problems } = await openOrder();
+    await page.getByLabel('Karta raqami').pressSequentially('8600000000000007');
+    await page.getByLabel('Amal qilish muddati').pressSequentially('1230');
+    const phone = page.getByLabel('Kartaga ulangan telefon raqami');
+    await phone.pressSequentially('998901234567');
+    // The code typed again after the page's own +998 is dropped as the buyer types.
+    expect(await phone.inputValue()).toBe('90 123 45 67');
+    expect(await page.locator('.affixed .prefix').textContent()).toBe('+998');
+    await shot(page, '10-phone-typed-uz');
+    const sent = phoneSent(page);
+    await page.getByRole('button', { name: 'Davom etish' }).click();
+    expect(await sent).toBe('998901234567');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('SMS-kodni kiriting');
+    await page.getByLabel('SMS-kod').fill('111111');
+    await page.getByRole('button', { name: /to‘lash$/ }).click();
+    await expect.poll(() => page.locator('h1').textContent()).toBe('To‘lov qabul qilindi');
+    expect((await readOrder(order.id)).status).toBe('PAID');
+    expect(problems).toEqual([]);
+  });
+
+  it('takes a whole number pasted as people write it, and keeps the caret where the buyer edits', async () => {
+    const { page, problems } = await openOrder();
+    await page.getByRole('button', { name: 'Русский' }).click();
+    await enterCard(page, '8600000000000007', { pan: 'Номер карты', expiry: 'Срок действия', phone: 'Телефон, привязанный к карте' });
+    const phone = page.getByLabel('Телефон, привязанный к карте');
+    await phone.fill('');
+    await phone.focus();
+    await page.keyboard.insertText('+998 (90) 123-45-67');
+    expect(await phone.inputValue()).toBe('90 123 45 67');
+    await phone.fill('');
+    await page.keyboard.insertText('+998 90 123-45-67');
+    expect(await phone.inputValue()).toBe('90 123 45 67');
+    expect(await phone.evaluate((input: HTMLInputElement) => input.selectionStart)).toBe('90 123 45 67'.length);
+    // A digit fixed in the middle: the caret stays after it, not thrown to the end.
+    await page.keyboard.press('Home');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('Delete');
+    await page.keyboard.type('1');
+    expect(await phone.inputValue()).toBe('91 123 45 67');
+    expect(await phone.evaluate((input: HTMLInputElement) => input.selectionStart)).toBe(2);
+    await page.keyboard.press('Backspace');
+    await page.keyboard.type('0');
+    await shot(page, '11-phone-pasted-ru');
+    const sent = phoneSent(page);
+    await page.getByRole('button', { name: 'Продолжить' }).click();
+    expect(await sent).toBe('998901234567');
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Введите код из SMS');
+    expect(problems).toEqual([]);
+  });
+
+  it('refuses a phone that is not an Uzbek mobile number before the bank sees it, in the buyer\'s language', async () => {
+    const { page, problems } = await openOrder();
+    const cardCalls: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().endsWith('/card')) cardCalls.push(request.url());
+    });
+    await page.getByLabel('Karta raqami').pressSequentially('8600000000000007');
+    await page.getByLabel('Amal qilish muddati').pressSequentially('1230');
+    await page.getByLabel('Kartaga ulangan telefon raqami').pressSequentially('90123456');
+    await page.getByRole('button', { name: 'Davom etish' }).click();
+    const refusals = {
+      uz: ['O‘zbekcha', 'O‘zbekiston mobil raqamini kiriting: +998 kodidan keyin 9 ta raqam'],
+      ru: ['Русский', 'Введите узбекский мобильный номер: 9 цифр после +998'],
+      en: ['English', 'Enter an Uzbek mobile number: 9 digits after +998'],
+    };
+    for (const [language, [button, refusal]] of Object.entries(refusals)) {
+      await page.getByRole('button', { name: button }).click();
+      await expect.poll(() => page.locator('#phone-error').textContent(), { message: language }).toBe(refusal);
+      expect(await page.locator('#phone').getAttribute('aria-invalid')).toBe('true');
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await shot(page, `12-phone-refused-${language}`);
+    }
+    expect(cardCalls).toEqual([]);
+    expect(problems).toEqual([]);
   });
 
   /**
@@ -221,6 +303,17 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await deliver();
     await page.keyboard.type('00000007');
     expect(await page.locator('#pan').inputValue()).toBe('8600 0000 0000 0007');
+    expect(problems).toEqual([]);
+  });
+
+  it('keeps the phone being typed, and its caret, when an answer draws the page again mid-number', async () => {
+    const { page, problems, deliver } = await openWithFirstLookHeld();
+    await page.locator('#phone').focus();
+    await page.keyboard.type('9989012');
+    await deliver();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('phone');
+    await page.keyboard.type('34567');
+    expect(await page.locator('#phone').inputValue()).toBe('90 123 45 67');
     expect(problems).toEqual([]);
   });
 

@@ -56,6 +56,52 @@ export function formatExpiry(digits) {
   return d.length > 2 ? `${d.slice(0, 2)}/${d.slice(2)}` : d;
 }
 
+/** The country code the page shows before the phone field: cards here are tied to Uzbek mobile numbers. */
+export const COUNTRY_CODE = '998';
+const NATIONAL_DIGITS = 9;
+/** What the server takes (card-data.ts): the code and the 9 national digits. */
+const UZBEK_MOBILE = /^998\d{9}$/;
+
+/**
+ * The national digits of a phone as typed or pasted. A full number (`+998 90 123-45-67`), or one whose code was typed
+ * again after the page's own, loses its leading codes, so that the code is never sent twice.
+ */
+export function nationalPhone(text) {
+  let digits = digitsOnly(text);
+  while (digits.length > NATIONAL_DIGITS && digits.startsWith(COUNTRY_CODE)) digits = digits.slice(COUNTRY_CODE.length);
+  return digits;
+}
+
+/** `901234567` → `90 123 45 67`, as the buyer types; digits past the ninth stay, for the check to refuse. */
+export function formatPhone(digits) {
+  const groups = /^(\d{1,2})(\d{1,3})?(\d{1,2})?(\d*)$/.exec(digits);
+  return groups ? groups.slice(1).filter(Boolean).join(' ') : '';
+}
+
+/**
+ * Writes the phone field's text again as its national digits, grouped, with the caret after the same digit it was
+ * after (less the codes dropped before it); returns the digits.
+ */
+export function enterPhone(input) {
+  const typed = digitsOnly(input.value);
+  const beforeCaret = digitsOnly(input.value.slice(0, input.selectionStart ?? input.value.length)).length;
+  const digits = nationalPhone(input.value);
+  input.value = formatPhone(digits);
+  const caret = positionAfterDigits(input.value, beforeCaret - (typed.length - digits.length));
+  input.setSelectionRange(caret, caret);
+  return digits;
+}
+
+/** The position in `text` just after its `count`th digit (0 for none). */
+function positionAfterDigits(text, count) {
+  let seen = 0;
+  for (let position = 0; position < text.length; position++) {
+    if (seen >= count) return position;
+    if (/\d/.test(text[position])) seen++;
+  }
+  return text.length;
+}
+
 /** The same checks the server makes, so most mistakes show before a round trip (the server still decides). */
 export function checkCard({ pan, expiry, phone }, now = new Date()) {
   const errors = {};
@@ -65,7 +111,7 @@ export function checkCard({ pan, expiry, phone }, now = new Date()) {
   const match = /^(\d{2})(\d{2})$/.exec(expiry);
   if (!match || Number(match[1]) < 1 || Number(match[1]) > 12) errors.expiry = 'expiryFormat';
   else if ((2000 + Number(match[2])) * 12 + Number(match[1]) < now.getFullYear() * 12 + now.getMonth() + 1) errors.expiry = 'expired';
-  if (!/^\d{11,15}$/.test(phone)) errors.phone = 'phone';
+  if (!UZBEK_MOBILE.test(phone)) errors.phone = 'phone';
   return errors;
 }
 
@@ -110,22 +156,26 @@ export function el(tag, attributes = {}, ...children) {
   return node;
 }
 
-/** A labelled input with its hint and inline error, wired for screen readers. */
-export function field({ id, label, hint, error, ...input }) {
+/**
+ * A labelled input with its hint and inline error, wired for screen readers. A `prefix` (the phone's +998) stands
+ * fixed before the input, outside its text; as a second label it is read with the field's name and focuses it.
+ */
+export function field({ id, label, hint, error, prefix, ...input }) {
   const hintId = hint ? `${id}-hint` : undefined;
   const errorId = error ? `${id}-error` : undefined;
+  const box = el('input', {
+    id,
+    name: id,
+    'aria-invalid': error ? 'true' : undefined,
+    'aria-describedby': [hintId, errorId].filter(Boolean).join(' ') || undefined,
+    ...input,
+  });
   return el(
     'div',
     { class: error ? 'field invalid' : 'field' },
     el('label', { for: id }, label),
     hint ? el('p', { class: 'hint', id: hintId }, hint) : null,
-    el('input', {
-      id,
-      name: id,
-      'aria-invalid': error ? 'true' : undefined,
-      'aria-describedby': [hintId, errorId].filter(Boolean).join(' ') || undefined,
-      ...input,
-    }),
+    prefix ? el('div', { class: 'affixed' }, el('label', { class: 'prefix', for: id }, prefix), box) : box,
     error ? el('p', { class: 'error', id: errorId, role: 'alert' }, error) : null,
   );
 }

@@ -2,11 +2,14 @@
 // Card → SMS code → outcome, on the public session calls only; the session state says which kind this is.
 import {
   checkCard,
+  COUNTRY_CODE,
   digitsOnly,
   el,
+  enterPhone,
   field,
   formatExpiry,
   formatPan,
+  formatPhone,
   initialLanguage,
   languageSwitcher,
   networkOf,
@@ -46,7 +49,8 @@ const page = {
   polls: 0,
   /** Session calls started so far: a look at the state answered after a later call started may be older than that call's answer. */
   calls: 0,
-  form: { pan: '', expiry: '', phone: '998', code: '', saveCard: false },
+  /** `phone` holds the national digits only: the page shows the country code fixed before the field. */
+  form: { pan: '', expiry: '', phone: '', code: '', saveCard: false },
 };
 
 const t = () => textsFor(page.language);
@@ -109,7 +113,7 @@ async function submit(action) {
 
 function onCard(event) {
   event.preventDefault();
-  const card = { pan: digitsOnly(page.form.pan), expiry: digitsOnly(page.form.expiry), phone: digitsOnly(page.form.phone) };
+  const card = { pan: digitsOnly(page.form.pan), expiry: digitsOnly(page.form.expiry), phone: COUNTRY_CODE + page.form.phone };
   page.errors = checkCard(card);
   if (Object.keys(page.errors).length > 0) return render();
   const saveCard = page.session.canSaveCard && page.form.saveCard ? { saveCard: true } : {};
@@ -204,12 +208,14 @@ function cardForm(session) {
       label: text.phone,
       hint: text.phoneHint,
       error: errors.phone && errorText(errors.phone),
+      prefix: `+${COUNTRY_CODE}`,
       type: 'tel',
       autocomplete: 'tel',
       inputmode: 'tel',
+      // Room for a whole number pasted as written (`+998 (90) 123-45-67`): it is cut down to its national digits.
       maxlength: 20,
-      value: page.form.phone,
-      oninput: (event) => (page.form.phone = event.target.value),
+      value: formatPhone(page.form.phone),
+      oninput: (event) => (page.form.phone = enterPhone(event.target)),
     }),
     saveCard,
     // Saving a card, asked for here or by a binding, lets the merchant charge it later: the buyer is told so, by name.

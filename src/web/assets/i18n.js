@@ -2,6 +2,9 @@
 export const LANGUAGES = { uz: "O‘zbekcha", ru: 'Русский', en: 'English' };
 export const DEFAULT_LANGUAGE = 'uz';
 
+/** The national digits of the documented test phone, kept on one line wherever the hint wraps. */
+const PHONE_EXAMPLE = '90\u00a0123\u00a045\u00a067';
+
 /** Digit grouping and decimal mark per language (uz and ru: 1 500 000,00; en: 1,500,000.00). */
 const NUMBER_MARKS = { uz: ['\u00a0', ','], ru: ['\u00a0', ','], en: [',', '.'] };
 
@@ -68,7 +71,7 @@ const TEXTS = {
     expiry: 'Amal qilish muddati',
     expiryHint: 'OO/YY',
     phone: 'Kartaga ulangan telefon raqami',
-    phoneHint: 'Mamlakat kodi bilan, masalan 998 90 123 45 67',
+    phoneHint: `+998 kodidan keyingi 9 ta raqam, masalan ${PHONE_EXAMPLE}`,
     continue: 'Davom etish',
     cardAttempts: (n) => `Yana ${n} marta karta kiritish mumkin.`,
     codeTitle: 'SMS-kodni kiriting',
@@ -97,7 +100,7 @@ const TEXTS = {
       panNetwork: 'Faqat Uzcard (8600) va Humo (9860) kartalari qabul qilinadi',
       expiryFormat: 'Muddatni OO/YY ko‘rinishida kiriting',
       expired: 'Kartaning muddati tugagan',
-      phone: 'Telefon raqamini mamlakat kodi bilan kiriting',
+      phone: 'O‘zbekiston mobil raqamini kiriting: +998 kodidan keyin 9 ta raqam',
       code: 'Kodni kiriting',
       CARD_INACTIVE: 'Bank bu kartani qabul qilmadi: u faol emas yoki bloklangan',
       WRONG_CODE: 'Kod noto‘g‘ri',
@@ -138,7 +141,7 @@ const TEXTS = {
     expiry: 'Срок действия',
     expiryHint: 'ММ/ГГ',
     phone: 'Телефон, привязанный к карте',
-    phoneHint: 'С кодом страны, например 998 90 123 45 67',
+    phoneHint: `9 цифр после +998, например ${PHONE_EXAMPLE}`,
     continue: 'Продолжить',
     cardAttempts: (n) => `Можно ввести карту ещё ${n} ${russianPlural(n, 'раз', 'раза', 'раз')}.`,
     codeTitle: 'Введите код из SMS',
@@ -167,7 +170,7 @@ const TEXTS = {
       panNetwork: 'Принимаются только карты Uzcard (8600) и Humo (9860)',
       expiryFormat: 'Введите срок в формате ММ/ГГ',
       expired: 'Срок действия карты истёк',
-      phone: 'Введите телефон с кодом страны',
+      phone: 'Введите узбекский мобильный номер: 9 цифр после +998',
       code: 'Введите код',
       CARD_INACTIVE: 'Банк не принял эту карту: она неактивна или заблокирована',
       WRONG_CODE: 'Неверный код',
@@ -208,7 +211,7 @@ const TEXTS = {
     expiry: 'Expiry date',
     expiryHint: 'MM/YY',
     phone: 'Phone number linked to the card',
-    phoneHint: 'With the country code, e.g. 998 90 123 45 67',
+    phoneHint: `The 9 digits after +998, e.g. ${PHONE_EXAMPLE}`,
     continue: 'Continue',
     cardAttempts: (n) => `You can enter a card ${n} more ${n === 1 ? 'time' : 'times'}.`,
     codeTitle: 'Enter the SMS code',
@@ -237,7 +240,7 @@ const TEXTS = {
       panNetwork: 'Only Uzcard (8600) and Humo (9860) cards are accepted',
       expiryFormat: 'Enter the expiry as MM/YY',
       expired: 'This card has expired',
-      phone: 'Enter the phone number with the country code',
+      phone: 'Enter an Uzbek mobile number: 9 digits after +998',
       code: 'Enter the code',
       CARD_INACTIVE: 'The bank did not accept this card: it is inactive or blocked',
       WRONG_CODE: 'The code is wrong',
