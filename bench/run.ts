@@ -497,9 +497,9 @@ async function benchAtScale(engine: string, env: Record<string, string>, product
         for (const [status, count] of [['FAILED', failedToAdd], ['SUCCEEDED', succeededToAdd]] as const) {
           for (let from = 1; from <= count; from += SEED_SLICE) {
             await db.query(
-              `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, rail, metadata, succeeded_at)
+              `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, rail, masked_pan, metadata, succeeded_at)
                SELECT 'pi_seed_' || $5 || '_' || $6 || '_' || lpad(g::text, 8, '0'), $1, false, 1500000, 15000, 'UZS', $5,
-                      CASE WHEN $5 = 'FAILED' THEN 'INSUFFICIENT_FUNDS' END, $2, 'seeded', 'uzcard', '{}', CASE WHEN $5 = 'SUCCEEDED' THEN now() END
+                      CASE WHEN $5 = 'FAILED' THEN 'INSUFFICIENT_FUNDS' END, $2, 'seeded', 'uzcard', '860000******0007', '{}', CASE WHEN $5 = 'SUCCEEDED' THEN now() END
                  FROM generate_series($3::int, $4::int) AS g`,
               [productId, card, from, Math.min(count, from + SEED_SLICE - 1), status, target],
             );
@@ -670,7 +670,7 @@ async function chargeRowsWriter(db: Db): Promise<(n: number) => Promise<void>> {
       VALUES ('card_direct', 'prod_direct', false, 'ACTIVE', 'uzcard', 'tr_direct', '860000******0007', '12/30');`);
   const answer = (id: string) =>
     JSON.stringify({ id, object: 'payment_intent', amount: 2_500_000, fee: 25_000, currency: 'UZS', status: 'SUCCEEDED', failureCode: null,
-      rail: 'uzcard', card: 'card_direct', order: null, description: 'Benchmark charge', metadata: { plan: 'pro' }, amountRefunded: 0,
+      rail: 'uzcard', card: 'card_direct', maskedPan: '860000******0007', order: null, description: 'Benchmark charge', metadata: { plan: 'pro' }, amountRefunded: 0,
       livemode: false, created: new Date().toISOString() });
   const hash = Buffer.alloc(32, 7);
   return (n) =>
@@ -684,9 +684,9 @@ async function chargeRowsWriter(db: Db): Promise<(n: number) => Promise<void>> {
         [`direct-${n}`, hash, intent, body],
       );
       await tx.query(
-        `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, description, metadata,
+        `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, masked_pan, description, metadata,
                                       succeeded_at)
-         VALUES ($1, 'prod_direct', false, 2500000, 25000, 'UZS', 'SUCCEEDED', 'card_direct', 'tr_direct', 'uzcard', 'Benchmark charge',
+         VALUES ($1, 'prod_direct', false, 2500000, 25000, 'UZS', 'SUCCEEDED', 'card_direct', 'tr_direct', 'uzcard', '860000******0007', 'Benchmark charge',
                  '{"plan":"pro"}', now())`,
         [intent],
       );

@@ -1,7 +1,7 @@
 // A payment's and an order's page: fields, linked objects, the timeline with its deliveries; refund and cancel by owners
 // and developers, through the API's phases under the form's idempotency key, audited; never by a viewer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bindCard } from '../support/binding.js';
+import { bindCard, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
 import { idem, startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
 import { DashboardClient, uniqueEmail } from './client.js';
@@ -44,6 +44,21 @@ describe('a payment’s page', () => {
     expect(orderPage.html).toContain(`href="/dashboard/payments/${paid.body.paymentIntent}"`);
     expect(orderPage.html).toMatch(/<code>order\.paid<\/code>/);
     expect((await owner.get('/dashboard/payments/pi_nothing')).status).toBe(404);
+  });
+
+  it('names the card a hosted-page payment debited, whether or not it was saved', async () => {
+    const order = (await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 31_000 } })).body;
+    const token = order.paymentUrl.split('/pay/')[1] as string;
+    await submitCard(service, token, { pan: '8600000000000007' });
+    expect((await submitCode(service, token, TEST_CODE)).body.status).toBe('COMPLETED');
+    const intent = (await service.call({ method: 'GET', url: `/merchant/v1/orders/${order.id}`, key })).body.paymentIntent as string;
+    expect((await owner.get(`/dashboard/payments/${intent}`)).html).toMatch(/<dt>Card<\/dt>\s*<dd>Uzcard •••• 0007<\/dd>/);
+
+    const card = await bindCard(service, key, '8600000000000007');
+    const charged = (await charge(service, key, { amount: 12_000, card })).body.id;
+    const saved = (await owner.get(`/dashboard/payments/${charged}`)).html;
+    expect(saved).toContain('Uzcard •••• 0007');
+    expect(saved).toContain(`href="/dashboard/payments?card=${card}"`);
   });
 
   it('refunds once, however often the form is posted, audited; a second refund says why not', async () => {

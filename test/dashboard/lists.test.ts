@@ -1,7 +1,7 @@
 // The dashboard's lists: payments, orders, refunds, cards, events and the request log of the selected mode, with their
 // filters in the address, search by id or customer reference, and paging; the same filters as the API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bindCard } from '../support/binding.js';
+import { bindCard, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
 import { idem, startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
 import { DashboardClient, uniqueEmail } from './client.js';
@@ -39,6 +39,63 @@ describe('dashboard lists', () => {
     expect((await client.get('/dashboard/payments?q=pi_nothing')).html).toContain('Nothing matches in this mode.');
     // The form shows what is applied.
     expect((await client.get('/dashboard/payments?status=FAILED')).html).toMatch(/<option value="FAILED" selected>/);
+  });
+
+  it('show the card a hosted-page payment debited, unsaved, on the list and in the CSV', async () => {
+    const order = (await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 40_000, customerRef: 'hosted-card' } })).body;
+    const token = order.paymentUrl.split('/pay/')[1] as string;
+    expect((await submitCard(service, token, { pan: '8600000000000007' })).status).toBe(200);
+    expect((await submitCode(service, token, TEST_CODE)).body.status).toBe('COMPLETED');
+    const intent = (await service.call({ method: 'GET', url: `/merchant/v1/orders/${order.id}`, key })).body.paymentIntent as string;
+
+    const row = /<tr><td><a [^>]+><code>(pi_\w+)<\/code>.*?<\/tr>/s.exec((await client.get(`/dashboard/payments?q=${intent}`)).html)!;
+    expect(row[1]).toBe(intent);
+    expect(row[0]).toContain('Uzcard •••• 0007');
+    const csv = (await client.get(`/dashboard/payments.csv?q=${intent}`)).html.trimEnd().split('\r\n');
+    expect(csv[0]).toBe('id,created,amount_uzs,fee_uzs,status,failure_code,card,network,masked_pan,order,refunded_uzs,description');
+    expect(csv[1]).toMatch(new RegExp(`^${intent},[^,]+,400\\.00,[0-9.]+,SUCCEEDED,,,uzcard,860000\\*{6}0007,${order.id},0\\.00,`));
+  });
+
+  it('show amounts past 2^53 tiyin exactly on the overview, in each language, and the largest payment exactly in the list and CSV', async () => {
+    const owner = new DashboardClient(service);
+    await owner.signUp(uniqueEmail('rich'));
+    const richKey = /sk_test_[0-9A-Za-z]{32}/.exec((await owner.post('/dashboard/api-keys', {})).html)![0];
+    const card = await bindCard(service, richKey, '8600000000000007');
+    const largest = (await charge(service, richKey, { amount: 1_000_000_000_000, card })).body.id as string;
+    const productId = (await service.db.query<{ product_id: string }>('SELECT product_id FROM payment_intents WHERE id = $1', [largest]))[0]!.product_id;
+    // No API moves this much: the ledger and today's payments are written as they would be after years of them.
+    await service.db.transaction(async (tx) => {
+      await tx.query("INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ('ltx_rich', $1, false, 'test', 'test')", [productId]);
+      await tx.query(
+        `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
+         VALUES ('ltx_rich', $1, false, 'merchant_available', 9010000000000001), ('ltx_rich', $1, false, 'rail_clearing', -9010000000000001)`,
+        [productId],
+      );
+      await tx.query(
+        `INSERT INTO ledger_balances (product_id, livemode, account, shard, amount) VALUES ($1, false, 'merchant_available', 0, 9010000000000001)
+         ON CONFLICT (product_id, livemode, account, shard) DO UPDATE SET amount = ledger_balances.amount + EXCLUDED.amount`,
+        [productId],
+      );
+      await tx.query(
+        `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, masked_pan, succeeded_at)
+         SELECT 'pi_rich' || g, $1, false, CASE WHEN g = 0 THEN 1 ELSE 1000000000000 END, 0, 'UZS', 'SUCCEEDED', $2, 'tr_rich', 'uzcard',
+                '860000******0007', now()
+           FROM generate_series(0, 9010) g`,
+        [productId, card],
+      );
+    });
+    // Today: the charge above, the 9,010 of 10^10 so'm and one tiyin.
+    const cases = [['en', '90,100,000,000,000.01 UZS', '90,110,000,000,000.01 UZS'], ['ru', '90 100 000 000 000,01 UZS', '90 110 000 000 000,01 UZS'], ['uz', '90 100 000 000 000,01 UZS', '90 110 000 000 000,01 UZS']];
+    for (const [lang, available, volume] of cases) {
+      owner.lang = lang!;
+      const overview = (await owner.get('/dashboard/overview')).html.replaceAll('\u00a0', ' ');
+      expect(overview, lang).toContain(available);
+      expect(overview, lang).toContain(volume);
+    }
+    owner.lang = 'en';
+    expect((await owner.get(`/dashboard/payments?q=${largest}`)).html).toContain('10,000,000,000.00 UZS');
+    expect((await owner.get(`/dashboard/payments.csv?q=${largest}`)).html).toContain(`${largest},`);
+    expect((await owner.get('/dashboard/payments.csv?status=SUCCEEDED')).html).toMatch(new RegExp(`^${largest},[^,]+,10000000000\\.00,`, 'm'));
   });
 
   it('filter orders by day, page them with the filters kept, and refuse a bad date without failing', async () => {

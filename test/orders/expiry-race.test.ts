@@ -116,8 +116,8 @@ describe.skipIf(engine !== 'postgres')('an expiry that meets a payment holding t
         lockTaken();
         await held;
         await tx.query(
-          `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, order_id, rail_token, rail)
-           SELECT 'pi_held' || substr(id, 4), product_id, livemode, amount, 0, 'UZS', 'PROCESSING', id, 'tok', 'uzcard' FROM orders WHERE id = $1`,
+          `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, order_id, rail_token, rail, masked_pan)
+           SELECT 'pi_held' || substr(id, 4), product_id, livemode, amount, 0, 'UZS', 'PROCESSING', id, 'tok', 'uzcard', '860000******0007' FROM orders WHERE id = $1`,
           [order.id],
         );
       });

@@ -21,8 +21,8 @@ describe(`queues that grew after their statistics were taken (${engine})`, () =>
         VALUES ('card_q', 'prod_q', false, 'ACTIVE', 'uzcard', 'tr_q', '860000******0007', '12/30');
       INSERT INTO webhook_endpoints (id, product_id, livemode, url, status, secret)
         VALUES ('we_q', 'prod_q', false, 'https://hooks.example.com/q', 'enabled', 'whsec_cXVldWUtc2VjcmV0LXF1ZXVlLXNlY3JldC1xdWV1ZS0wMTI=');
-      INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, succeeded_at)
-        SELECT 'pi_s' || g, 'prod_q', false, 100, 1, 'UZS', 'SUCCEEDED', 'card_q', 'tr_q', 'uzcard', now() FROM generate_series(1, ${SETTLED}) g;
+      INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, masked_pan, succeeded_at)
+        SELECT 'pi_s' || g, 'prod_q', false, 100, 1, 'UZS', 'SUCCEEDED', 'card_q', 'tr_q', 'uzcard', '860000******0007', now() FROM generate_series(1, ${SETTLED}) g;
       INSERT INTO refunds (id, product_id, livemode, payment_intent_id, amount, currency, status)
         SELECT 're_s' || g, 'prod_q', false, 'pi_s' || g, 100, 'UZS', 'SUCCEEDED' FROM generate_series(1, ${SETTLED}) g;
       INSERT INTO events (id, product_id, livemode, type, object_id, data)
@@ -35,8 +35,8 @@ describe(`queues that grew after their statistics were taken (${engine})`, () =>
         SELECT 'cs_s' || g, 'order', 'prod_q', false, 'ord_s' || g, 'COMPLETED', now() FROM generate_series(1, ${SETTLED}) g;`);
     await db.exec('VACUUM ANALYZE');
     await db.exec(`
-      INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, reconcile_after)
-        SELECT 'pi_w' || g, 'prod_q', false, 100, 1, 'UZS', 'PROCESSING', 'card_q', 'tr_q', 'uzcard', now() FROM generate_series(1, ${WAITING}) g;
+      INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail, masked_pan, reconcile_after)
+        SELECT 'pi_w' || g, 'prod_q', false, 100, 1, 'UZS', 'PROCESSING', 'card_q', 'tr_q', 'uzcard', '860000******0007', now() FROM generate_series(1, ${WAITING}) g;
       INSERT INTO refunds (id, product_id, livemode, payment_intent_id, amount, currency, status, reconcile_after)
         SELECT 're_w' || g, 'prod_q', false, 'pi_s' || (${SETTLED} - g), 100, 'UZS', 'PENDING', now() FROM generate_series(1, ${WAITING}) g
         ON CONFLICT DO NOTHING;

@@ -807,9 +807,12 @@ export interface components {
             status: "REQUIRES_PAYMENT" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "CANCELED";
             /** @description Why it FAILED: INSUFFICIENT_FUNDS, CARD_BLOCKED, PROCESSING_ERROR */
             failureCode: string | null;
+            /** @description The card's network */
             rail: "uzcard" | "humo";
             /** @description The saved card charged; null for an order paid without saving the card */
             card: string | null;
+            /** @description The card debited, saved or not: its first six and last four digits, as a card shows them */
+            maskedPan: string;
             /** @description The order this payment paid, if any */
             order: string | null;
             description: string | null;
@@ -1073,9 +1076,12 @@ export interface components {
             status: "succeeded" | "failed";
             /** @description Why it FAILED: INSUFFICIENT_FUNDS, CARD_BLOCKED, PROCESSING_ERROR */
             failureCode: string | null;
+            /** @description The card's network */
             rail: "uzcard" | "humo";
             /** @description The saved card charged; null for an order paid without saving the card */
             card: string | null;
+            /** @description The card debited, saved or not: its first six and last four digits, as a card shows them */
+            maskedPan: string;
             /** @description The order this payment paid, if any */
             order: string | null;
             description: string | null;

@@ -187,13 +187,14 @@ export class CheckoutService {
       if (session.card_attempts >= CARD_ATTEMPTS_MAX) {
         return fail(new ApiError('TOO_MANY_ATTEMPTS', `At most ${CARD_ATTEMPTS_MAX} cards can be submitted in one session`));
       }
+      // A malformed phone is a typo of the form, not a card tried: refused before it costs the buyer an attempt.
+      const phone = checkPhone(submission.phone);
+      if (!phone.ok) return fail(new ApiError('VALIDATION_ERROR', phone.message, { param: 'phone' }));
       await store.countCardAttempt(tx, token);
       const pan = checkPan(submission.pan);
       const expiry = checkExpiry(submission.expiry, new Date());
-      const phone = checkPhone(submission.phone);
       if (!pan.ok) return fail(new ApiError('INVALID_CARD', pan.message, { param: 'pan' }));
       if (!expiry.ok) return fail(new ApiError('INVALID_CARD', expiry.message, { param: 'expiry' }));
-      if (!phone.ok) return fail(new ApiError('VALIDATION_ERROR', phone.message, { param: 'phone' }));
       return ok({ session, pan: pan.value, expiry: expiry.value, phone: phone.value });
     });
 
@@ -298,6 +299,8 @@ export class CheckoutService {
         orderId: order.id,
         railToken: session.rail_token!,
         rail: session.network!,
+        // What the receipt shows of the card: the payment keeps it, the card being saved or not.
+        maskedPan: session.masked_pan!,
         description: order.description,
         metadata: {},
         inFlightMs: this.rails.forMode(session.livemode).callWindowMs,

@@ -9,8 +9,8 @@ export interface Day {
   /** The UTC day, YYYY-MM-DD. */
   day: string;
   succeededCount: number;
-  /** In tiyin. */
-  succeededAmount: number;
+  /** In tiyin; a BigInt, since a day's sum may pass 2^53. */
+  succeededAmount: bigint;
   failedCount: number;
 }
 
@@ -50,6 +50,6 @@ export class PaymentActivity {
         GROUP BY d.day ORDER BY d.day`,
       [merchant.productId, merchant.livemode, new Date(fromMs).toISOString(), count],
     );
-    return rows.map((row) => ({ day: row.day, succeededCount: row.succeeded_count, succeededAmount: Number(row.succeeded_amount), failedCount: row.failed_count }));
+    return rows.map((row) => ({ day: row.day, succeededCount: row.succeeded_count, succeededAmount: BigInt(row.succeeded_amount), failedCount: row.failed_count }));
   }
 }

@@ -4,7 +4,7 @@ import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
 import type { Metadata, IntentStatus } from './schema.js';
 
-const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, description, metadata, amount_refunded, reconcile_count, created_at';
+const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, masked_pan, description, metadata, amount_refunded, reconcile_count, created_at';
 /** What a merchant's list of them reads. */
 export const INTENT_LIST: Listed = { table: 'payment_intents', columns: INTENT_COLUMNS };
 
@@ -21,6 +21,8 @@ export interface IntentRow {
   rail_token: string;
   order_id: string | null;
   rail: 'uzcard' | 'humo';
+  /** The card debited, first six and last four digits: what a payment shows of it, saved or not. */
+  masked_pan: string;
   description: string | null;
   metadata: Metadata;
   amount_refunded: number;
@@ -38,6 +40,7 @@ export interface NewIntent {
   orderId: string | null;
   railToken: string;
   rail: 'uzcard' | 'humo';
+  maskedPan: string;
   description: string | null;
   metadata: Metadata;
   /** For PROCESSING: how long the debit may be in flight before reconciliation may look. */
@@ -47,8 +50,8 @@ export interface NewIntent {
 export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, intent: NewIntent): Promise<IntentRow> {
   const [row] = await tx.query<IntentRow>(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, order_id, rail_token, rail,
-                                  description, metadata, reconcile_after)
-     VALUES ($1, $2, $3, $4, $5, 'UZS', $6, $7, $12, $13, $8, $9, $10, now() + $11 * interval '1 millisecond')
+                                  masked_pan, description, metadata, reconcile_after)
+     VALUES ($1, $2, $3, $4, $5, 'UZS', $6, $7, $12, $13, $8, $14, $9, $10, now() + $11 * interval '1 millisecond')
      RETURNING ${INTENT_COLUMNS}`,
     [
       intent.id,
@@ -64,6 +67,7 @@ export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'pr
       intent.inFlightMs,
       intent.orderId,
       intent.railToken,
+      intent.maskedPan,
     ],
   );
   return row!;
@@ -101,15 +105,15 @@ export async function insertIntentsOnActiveCards(
   );
   const usable = st.items(
     'card',
-    `SELECT v.i, c.id, c.rail_token, c.rail FROM ${values} v
+    `SELECT v.i, c.id, c.rail_token, c.rail, c.masked_pan FROM ${values} v
        JOIN cards c ON c.id = ANY(${cardIds}) AND c.id = v.card_id AND c.product_id = v.product_id AND c.livemode = v.livemode AND c.status = 'ACTIVE'`,
   );
   const guard = also(st, usable);
   const rows = await st.run<IntentRow>(
     db,
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
-                                  description, metadata, reconcile_after)
-     SELECT v.id, v.product_id, v.livemode, v.amount, v.fee, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, v.description,
+                                  masked_pan, description, metadata, reconcile_after)
+     SELECT v.id, v.product_id, v.livemode, v.amount, v.fee, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, c.masked_pan, v.description,
             v.metadata::json, now() + v.in_flight_ms * interval '1 millisecond'
        FROM ${values} v JOIN ${usable} c USING (i)
       WHERE ${guarded(guard, 'v.i')}

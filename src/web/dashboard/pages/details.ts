@@ -12,7 +12,7 @@ import type { DashboardDeps, Form } from '../deps.js';
 import { html, type Html, type Value } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, when } from '../layout.js';
-import { money } from './lists.js';
+import { cardShown, money } from './lists.js';
 
 type DetailRequest = FastifyRequest<{ Params: { id: string }; Querystring: { done?: string; error?: string }; Body: Form }>;
 const IDEMPOTENCY_FIELD = /^[0-9a-f-]{36}$/;
@@ -64,7 +64,7 @@ async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: 
     ['fee', money(dash, intent.fee)],
     ['status', html`<span class="status s-${intent.status.toLowerCase()}">${intent.status}</span>${intent.failureCode ? html` ${intent.failureCode}` : ''}`],
     ['amountRefunded', money(dash, intent.amountRefunded)],
-    ['card', intent.card ? link(`/dashboard/payments?card=${intent.card}`, intent.card) : '—'],
+    ['card', html`${cardShown(intent)}${intent.card ? html` · ${link(`/dashboard/payments?card=${intent.card}`, intent.card)}` : ''}`],
     ['order', intent.order ? link(`/dashboard/orders/${intent.order}`, intent.order) : '—'],
     ['description', intent.description ?? '—'],
     ['metadata', Object.keys(intent.metadata).length ? html`<code>${JSON.stringify(intent.metadata)}</code>` : '—'],

@@ -22,11 +22,30 @@ import type { DashboardDeps } from '../deps.js';
 
 const PAGE_SIZE = 25;
 
-/** An amount in tiyin as so'm with two decimals, grouped as the language writes numbers. */
-export function money(dash: Dash, tiyin: number): string {
-  const locale = { uz: 'uz-UZ', ru: 'ru-RU', en: 'en-US' }[dash.lang];
-  return `${new Intl.NumberFormat(locale, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(tiyin / 100)} UZS`;
+/** Tiyin as an integer: a number (a safe one), a BigInt or decimal digits (a sum the ledger keeps exact). */
+export type Tiyin = number | bigint | string;
+
+/** So'm with two decimals and a point, from the integer: a float would round the cents of a large amount. */
+function somOf(tiyin: Tiyin): string {
+  const value = BigInt(tiyin);
+  const size = value < 0n ? -value : value;
+  return `${value < 0n ? '-' : ''}${size / 100n}.${String(size % 100n).padStart(2, '0')}`;
 }
+
+const LOCALES = { uz: 'uz-UZ', ru: 'ru-RU', en: 'en-US' } as const;
+// Intl formats a decimal string exactly (ECMA-402 2023, in Node 20); the ES2022 lib typed here knows only numbers.
+type DecimalFormat = (decimal: string) => string;
+
+/** An amount in tiyin as so'm with two decimals, grouped as the language writes numbers, exact at any size. */
+export function money(dash: Dash, tiyin: Tiyin): string {
+  const format = new Intl.NumberFormat(LOCALES[dash.lang], { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format as unknown as DecimalFormat;
+  return `${format(somOf(tiyin))} UZS`;
+}
+
+const NETWORKS = { uzcard: 'Uzcard', humo: 'Humo' } as const;
+
+/** The card a payment debited, saved or not, as the buyer's receipt names it: "Uzcard •••• 0007". */
+export const cardShown = (intent: Pick<PaymentIntent, 'rail' | 'maskedPan'>) => `${NETWORKS[intent.rail]} •••• ${intent.maskedPan.slice(-4)}`;
 
 const badge = (status: string) => html`<span class="status s-${status.toLowerCase()}">${status}</span>`;
 
@@ -56,7 +75,7 @@ function csvCell(value: string | number | null): string {
 }
 
 /** So'm with two decimals and a point, as a spreadsheet reads a number. */
-export const uzs = (tiyin: number) => (tiyin / 100).toFixed(2);
+export const uzs = (tiyin: Tiyin) => somOf(tiyin);
 
 /** What the address may say about a list. */
 interface Params {
@@ -250,14 +269,15 @@ function moneyLists(app: FastifyInstance, { payments, orders, refunds }: Dashboa
     find: (merchant, found) => payments.get(merchant, found),
     csv: [
       ['id', (item) => item.id], ['created', (item) => item.created], ['amount_uzs', (item) => uzs(item.amount)], ['fee_uzs', (item) => uzs(item.fee)],
-      ['status', (item) => item.status], ['failure_code', (item) => item.failureCode], ['card', (item) => item.card], ['order', (item) => item.order],
+      ['status', (item) => item.status], ['failure_code', (item) => item.failureCode], ['card', (item) => item.card], ['network', (item) => item.rail],
+      ['masked_pan', (item) => item.maskedPan], ['order', (item) => item.order],
       ['refunded_uzs', (item) => uzs(item.amountRefunded)], ['description', (item) => item.description],
     ],
     columns: [
       { label: 'id', cell: linked('payments') },
       { label: 'amount', cell: (item, dash) => money(dash, item.amount), num: true },
       { label: 'status', cell: (item) => html`${badge(item.status)}${item.failureCode ? html` <small>${item.failureCode}</small>` : ''}` },
-      { label: 'card', cell: (item) => (item.card ? html`<a href="/dashboard/payments?card=${item.card}"><code>${item.card}</code></a>` : '') },
+      { label: 'card', cell: (item) => (item.card ? html`<a href="/dashboard/payments?card=${item.card}">${cardShown(item)}</a>` : cardShown(item)) },
       { label: 'description', cell: (item) => item.description ?? '' },
       { label: 'created', cell: created },
     ],

@@ -6,16 +6,16 @@ import { dashOf, merchantOfSigned, ROUTE, signedIn, type Dash } from '../context
 import type { DashboardDeps } from '../deps.js';
 import { html, type Html } from '../../html.js';
 import { page, sendPage, when } from '../layout.js';
-import { money } from './lists.js';
+import { money, type Tiyin } from './lists.js';
 import { serveLibrary } from '../../library.js';
 
 const RECENT = 5;
 
-function figures(dash: Dash, days: Day[], balance: { available: number; pending: number }): Html {
+function figures(dash: Dash, days: Day[], balance: { available: Tiyin; pending: Tiyin }): Html {
   const { t } = dash;
   const succeeded = days.reduce((sum, day) => sum + day.succeededCount, 0);
   const failed = days.reduce((sum, day) => sum + day.failedCount, 0);
-  const volume = days.reduce((sum, day) => sum + day.succeededAmount, 0);
+  const volume = days.reduce((sum, day) => sum + day.succeededAmount, 0n);
   const rate = succeeded + failed === 0 ? '—' : `${((100 * succeeded) / (succeeded + failed)).toFixed(1)} %`;
   const tile = (label: string, value: string, hint?: string) =>
     html`<div class="tile"><p class="tile-label">${label}</p><p class="tile-value">${value}</p>${hint ? html`<p class="hint">${hint}</p>` : ''}</div>`;
@@ -30,7 +30,8 @@ function figures(dash: Dash, days: Day[], balance: { available: number; pending:
 /** The chart (drawn by overview.js from the data attribute) and the same figures as a table. */
 function activity(dash: Dash, days: Day[]): Html {
   const { t } = dash;
-  const data = JSON.stringify({ days: days.map((day) => day.day), volume: days.map((day) => day.succeededAmount / 100), count: days.map((day) => day.succeededCount), labels: { day: t('day'), volume: t('volume'), count: t('navPayments') } });
+  // The chart only draws (to the pixel): a float is enough there; the table below says each figure exactly.
+  const data = JSON.stringify({ days: days.map((day) => day.day), volume: days.map((day) => Number(day.succeededAmount) / 100), count: days.map((day) => day.succeededCount), labels: { day: t('day'), volume: t('volume'), count: t('navPayments') } });
   const rows = days.map(
     (day) => html`<tr><td>${day.day}</td><td class="num">${money(dash, day.succeededAmount)}</td><td class="num">${String(day.succeededCount)}</td><td class="num">${String(day.failedCount)}</td></tr>`,
   );
@@ -51,7 +52,7 @@ export function overviewPages(app: FastifyInstance, { payments, activity: paymen
       (intent) => html`<tr><td><a href="/dashboard/payments/${intent.id}"><code>${intent.id}</code></a></td><td class="num">${money(dash, intent.amount)}</td>
         <td><span class="status s-${intent.status.toLowerCase()}">${intent.status}</span></td><td>${when(intent.created)}</td></tr>`,
     );
-    const body = html`${figures(dash, days, { available: Number(balance.available), pending: Number(balance.pending) })}
+    const body = html`${figures(dash, days, balance)}
 ${activity(dash, days)}
 <h2>${dash.t('recentPayments')}</h2>
 ${latest.length === 0 ? html`<p class="empty">${dash.t('nothingYet')}</p>` : html`<div class="table-wrap"><table><caption>${dash.t('recentPayments')}</caption>
