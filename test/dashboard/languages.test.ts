@@ -85,8 +85,7 @@ describe('webhook addresses in the dashboard', () => {
     const form = (await client.get('/dashboard/webhooks')).html;
     const offered = [...form.matchAll(/<input type="checkbox" name="events" value="([^"]+)"/g)].map((match) => match[1]);
     expect(offered).toEqual([...SENT_EVENT_TYPES]);
-    for (const type of SUBSCRIBABLE_EVENT_TYPES.filter((one) => !offered.includes(one))) {
-      expect(form).toContain(`<input type="checkbox" disabled> <code>${type}</code> <span class="hint">not sent yet</span>`);
-    }
+    expect(form).toContain('<p class="hint">Not sent yet:</p>');
+    for (const type of SUBSCRIBABLE_EVENT_TYPES.filter((one) => !offered.includes(one))) expect(form).toContain(`<input type="checkbox" disabled> <code>${type}</code>`);
   });
 });

@@ -280,7 +280,7 @@ export const en = {
   inviteLogInFirst: 'You have a Tolov login with {email}: log in with it, then open this invitation again.',
   inviteOtherLogin: 'You are logged in as {current}: log out first.',
   confirmSignupPassword: 'Choose the password you will log in with.',
-  eventNotSent: 'not sent yet',
+  eventsNotSent: 'Not sent yet:',
   urlNotAbsolute: 'enter the whole address, starting with https://',
   urlCredentials: 'it must not hold a user name or password',
   urlNotHttps: 'it must start with https://',

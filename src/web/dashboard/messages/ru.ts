@@ -273,7 +273,7 @@ export const ru: Messages = {
   inviteLogInFirst: 'У вас есть вход в Tolov с почтой {email}: войдите с ним и откройте приглашение снова.',
   inviteOtherLogin: 'Вы вошли как {current}: сначала выйдите.',
   confirmSignupPassword: 'Придумайте пароль для входа.',
-  eventNotSent: 'пока не отправляется',
+  eventsNotSent: 'Пока не отправляются:',
   urlNotAbsolute: 'укажите адрес целиком, начиная с https://',
   urlCredentials: 'в нём не должно быть имени пользователя или пароля',
   urlNotHttps: 'он должен начинаться с https://',

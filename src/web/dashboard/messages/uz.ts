@@ -273,7 +273,7 @@ export const uz: Messages = {
   inviteLogInFirst: "Sizda {email} pochtali Tolov kirishi bor: u bilan kiring va taklifni qaytadan oching.",
   inviteOtherLogin: "Siz {current} sifatida kirgansiz: avval chiqing.",
   confirmSignupPassword: "Kirish uchun parol o'ylab toping.",
-  eventNotSent: 'hozircha yuborilmaydi',
+  eventsNotSent: 'Hozircha yuborilmaydi:',
   urlNotAbsolute: "manzilni to'liq, https:// bilan boshlab kiriting",
   urlCredentials: "unda foydalanuvchi nomi yoki parol bo'lmasligi kerak",
   urlNotHttps: 'u https:// bilan boshlanishi kerak',

@@ -37,7 +37,7 @@ function addForm(dash: Dash, values: { url?: string; description?: string; event
   const boxes = SENT_EVENT_TYPES.map(
     (type) => html`<label class="check"><input type="checkbox" name="events" value="${type}"${values.events?.includes(type) ? html` checked` : ''}> <code>${type}</code></label>`,
   );
-  const unsent = NOT_SENT.map((type) => html`<label class="check"><input type="checkbox" disabled> <code>${type}</code> <span class="hint">${t('eventNotSent')}</span></label>`);
+  const unsent = html`<p class="hint">${t('eventsNotSent')}</p>${NOT_SENT.map((type) => html`<label class="check"><input type="checkbox" disabled> <code>${type}</code></label>`)}`;
   return html`<form class="card" method="post" action="/dashboard/webhooks">${csrfField(dash)}
   <h2>${t('addEndpointTitle')}</h2>
   <label for="url">${t('endpointUrl')}</label>
