@@ -144,9 +144,8 @@ function showNetwork(badge, pan) {
   badge.alt = network ? NETWORK_NAMES[network] : '';
 }
 
-function cardForm(session) {
-  const text = t();
-  const errors = page.errors;
+/** The card number, with the badge of its network drawn as it is typed. */
+function panField(text, errors) {
   const badge = el('img', { class: 'network', width: 48, height: 30 });
   showNetwork(badge, page.form.pan);
   const pan = field({
@@ -167,57 +166,68 @@ function cardForm(session) {
   });
   pan.querySelector('input').after(badge);
   pan.classList.add('with-badge');
-  const saveCard = session.canSaveCard
-    ? el(
-        'label',
-        { class: 'check', for: 'save-card' },
-        el('input', {
-          type: 'checkbox',
-          id: 'save-card',
-          checked: page.form.saveCard,
-          onchange: (event) => (page.form.saveCard = event.target.checked),
-        }),
-        text.saveCard,
-      )
-    : null;
+  return pan;
+}
+
+function expiryField(text, errors) {
+  return field({
+    id: 'expiry',
+    label: text.expiry,
+    error: errors.expiry && errorText(errors.expiry),
+    autocomplete: 'cc-exp',
+    inputmode: 'numeric',
+    placeholder: text.expiryHint,
+    maxlength: 5,
+    value: formatExpiry(digitsOnly(page.form.expiry)),
+    oninput: (event) => {
+      page.form.expiry = event.target.value;
+      event.target.value = formatExpiry(digitsOnly(event.target.value));
+    },
+  });
+}
+
+function phoneField(text, errors) {
+  return field({
+    id: 'phone',
+    label: text.phone,
+    hint: text.phoneHint,
+    error: errors.phone && errorText(errors.phone),
+    prefix: `+${COUNTRY_CODE}`,
+    type: 'tel',
+    autocomplete: 'tel',
+    inputmode: 'tel',
+    // Room for a whole number pasted as written (`+998 (90) 123-45-67`): it is cut down to its national digits.
+    maxlength: 20,
+    value: formatPhone(page.form.phone),
+    oninput: (event) => (page.form.phone = enterPhone(event.target)),
+  });
+}
+
+function saveCardBox(text) {
+  return el(
+    'label',
+    { class: 'check', for: 'save-card' },
+    el('input', {
+      type: 'checkbox',
+      id: 'save-card',
+      checked: page.form.saveCard,
+      onchange: (event) => (page.form.saveCard = event.target.checked),
+    }),
+    text.saveCard,
+  );
+}
+
+function cardForm(session) {
+  const text = t();
+  const errors = page.errors;
   return el(
     'form',
     { novalidate: true, onsubmit: onCard },
     isOrder() ? null : el('p', { class: 'lead' }, text.bindLead),
-    pan,
-    el(
-      'div',
-      { class: 'row' },
-      field({
-        id: 'expiry',
-        label: text.expiry,
-        error: errors.expiry && errorText(errors.expiry),
-        autocomplete: 'cc-exp',
-        inputmode: 'numeric',
-        placeholder: text.expiryHint,
-        maxlength: 5,
-        value: formatExpiry(digitsOnly(page.form.expiry)),
-        oninput: (event) => {
-          page.form.expiry = event.target.value;
-          event.target.value = formatExpiry(digitsOnly(event.target.value));
-        },
-      }),
-    ),
-    field({
-      id: 'phone',
-      label: text.phone,
-      hint: text.phoneHint,
-      error: errors.phone && errorText(errors.phone),
-      prefix: `+${COUNTRY_CODE}`,
-      type: 'tel',
-      autocomplete: 'tel',
-      inputmode: 'tel',
-      // Room for a whole number pasted as written (`+998 (90) 123-45-67`): it is cut down to its national digits.
-      maxlength: 20,
-      value: formatPhone(page.form.phone),
-      oninput: (event) => (page.form.phone = enterPhone(event.target)),
-    }),
-    saveCard,
+    panField(text, errors),
+    el('div', { class: 'row' }, expiryField(text, errors)),
+    phoneField(text, errors),
+    session.canSaveCard ? saveCardBox(text) : null,
     // Saving a card, asked for here or by a binding, lets the merchant charge it later: the buyer is told so, by name.
     !isOrder() || session.canSaveCard ? el('p', { class: 'hint consent' }, text.consent(session.productName)) : null,
     session.cardAttemptsLeft < CARD_ATTEMPTS ? el('p', { class: 'hint' }, text.cardAttempts(session.cardAttemptsLeft)) : null,
