@@ -78,6 +78,14 @@ describe('a payment’s page', () => {
     const after = await owner.get(`/dashboard/payments/${intent}?done=refunded`);
     expect(after.html).toContain('The refund is made');
     expect(after.html).not.toContain('Refund the full amount');
+    // The API still says SUCCEEDED; the page says what happened, and its timeline shows the refund, linked.
+    expect(after.html).toMatch(/<dt>Status<\/dt>\s*<dd><span class="status s-refunded">Refunded<\/span><\/dd>/);
+    const refund = refunds.body.data[0].id as string;
+    const timeline = /<ol class="timeline">(.*?)<\/ol>\s*$/s.exec(after.html.split('</main>')[0]!)?.[1] ?? '';
+    expect(timeline).toMatch(new RegExp(`<li><span>[^<]+ UTC</span> Refund <a href="/dashboard/refunds\\?q=${refund}"><code>${refund}</code></a> · 8,800\\.00 UZS · <span class="status s-succeeded">SUCCEEDED</span></li>`));
+    owner.lang = 'ru';
+    expect((await owner.get(`/dashboard/payments/${intent}`)).html).toContain('<span class="status s-refunded">Возвращён</span>');
+    owner.lang = 'en';
     const audit = await owner.get('/dashboard/team/audit');
     expect(audit.html.match(new RegExp(`<code>payment\\.refunded</code></td><td>${intent}<`, 'g')) ?? []).toHaveLength(1);
 

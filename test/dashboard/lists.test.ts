@@ -98,6 +98,32 @@ describe('dashboard lists', () => {
     expect((await owner.get('/dashboard/payments.csv?status=SUCCEEDED')).html).toMatch(new RegExp(`^${largest},[^,]+,10000000000\\.00,`, 'm'));
   });
 
+  it('show a refunded payment as Refunded in the list and the overview, and explain the negative balance its refund left', async () => {
+    const owner = new DashboardClient(service);
+    await owner.signUp(uniqueEmail('refunding'));
+    const ownKey = /sk_test_[0-9A-Za-z]{32}/.exec((await owner.post('/dashboard/api-keys', {})).html)![0];
+    const card = await bindCard(service, ownKey, '8600000000000007');
+    const kept = (await charge(service, ownKey, { amount: 20_000, card })).body.id as string;
+    const refunded = (await charge(service, ownKey, { amount: 30_000, card })).body.id as string;
+    expect((await owner.get('/dashboard/overview')).html).not.toContain('Negative:');
+    await service.call({ method: 'POST', url: '/v1/refunds', key: ownKey, idempotencyKey: idem(), body: { paymentIntent: refunded } });
+    // The API's status stays SUCCEEDED; the dashboard says what the merchant needs to know.
+    expect((await service.call({ method: 'GET', url: `/v1/payment_intents/${refunded}`, key: ownKey })).body.status).toBe('SUCCEEDED');
+    const rowOf = (html: string, id: string) => new RegExp(`<tr><td><a [^>]+><code>${id}</code>.*?</tr>`, 's').exec(html)?.[0] ?? '';
+    const list = (await owner.get('/dashboard/payments')).html;
+    expect(rowOf(list, refunded)).toContain('<span class="status s-refunded">Refunded</span>');
+    expect(rowOf(list, kept)).toContain('<span class="status s-succeeded">SUCCEEDED</span>');
+    // The payments are not settled yet: the refund came out of the available balance, now below zero.
+    const cases = [['en', 'Refunded', 'Negative: refunds were paid'], ['ru', 'Возвращён', 'Меньше нуля: возвраты'], ['uz', 'Qaytarilgan', 'Manfiy: qaytarishlar']];
+    for (const [lang, badge, explained] of cases) {
+      owner.lang = lang!;
+      const overview = (await owner.get('/dashboard/overview')).html.replaceAll('\u00a0', ' ');
+      expect(overview, lang).toMatch(new RegExp(`<p class="tile-value">-300[.,]00 UZS</p><p class="hint">${explained}`));
+      expect(rowOf(overview, refunded), lang).toContain(`<span class="status s-refunded">${badge}</span>`);
+      expect(rowOf((await owner.get('/dashboard/payments')).html, refunded), lang).toContain(`<span class="status s-refunded">${badge}</span>`);
+    }
+  });
+
   it('filter orders by day, page them with the filters kept, and refuse a bad date without failing', async () => {
     const today = new Date().toISOString().slice(0, 10);
     const made = [];

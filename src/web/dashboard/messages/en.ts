@@ -287,6 +287,9 @@ export const en = {
   urlNotPublicAddress: 'it points to a private address',
   urlNotPublicName: 'it names a host that is not on the internet',
   endpointUrlLocal: 'To receive events on your own machine, run “tolov listen --forward-to <your URL>”.',
+  statusRefunded: 'Refunded',
+  refundInTimeline: 'Refund',
+  negativeBalanceExplained: 'Negative: refunds were paid out of money not yet available; it evens out as payments settle.',
 };
 
 export type Messages = typeof en;

@@ -280,4 +280,7 @@ export const ru: Messages = {
   urlNotPublicAddress: 'он указывает на частный адрес',
   urlNotPublicName: 'он называет хост, которого нет в интернете',
   endpointUrlLocal: 'Чтобы получать события на своём компьютере, запустите «tolov listen --forward-to <ваш URL>».',
+  statusRefunded: 'Возвращён',
+  refundInTimeline: 'Возврат',
+  negativeBalanceExplained: 'Меньше нуля: возвраты оплачены из денег, ещё не зачисленных; выровняется, когда платежи будут зачислены.',
 };

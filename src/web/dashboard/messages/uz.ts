@@ -280,4 +280,7 @@ export const uz: Messages = {
   urlNotPublicAddress: "u xususiy manzilga ko'rsatadi",
   urlNotPublicName: "u internetda bo'lmagan xostni ko'rsatadi",
   endpointUrlLocal: "Hodisalarni o'z kompyuteringizda olish uchun «tolov listen --forward-to <URL manzilingiz>» ni ishga tushiring.",
+  statusRefunded: 'Qaytarilgan',
+  refundInTimeline: 'Qaytarish',
+  negativeBalanceExplained: "Manfiy: qaytarishlar hali mavjud bo'lmagan puldan to'langan; to'lovlar o'tkazilgach tenglashadi.",
 };

@@ -6,13 +6,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
 import { runIdempotent, type Phase } from '../../../core/idempotency.js';
 import type { Merchant } from '../../../core/merchant.js';
+import type { Refund } from '../../../modules/refunds/schema.js';
 import type { Event, WebhookDelivery } from '../../../modules/webhooks/schema.js';
 import { actorOf, CHANGES, dashOf, field, merchantOfSigned, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
 import type { DashboardDeps, Form } from '../deps.js';
 import { html, type Html, type Value } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, when } from '../layout.js';
-import { cardShown, money } from './lists.js';
+import { badge, cardShown, money, paymentBadge } from './lists.js';
 
 type DetailRequest = FastifyRequest<{ Params: { id: string }; Querystring: { done?: string; error?: string }; Body: Form }>;
 const IDEMPOTENCY_FIELD = /^[0-9a-f-]{36}$/;
@@ -30,15 +31,32 @@ function deliveryLine(dash: Dash, delivery: WebhookDelivery): Html {
     · ${dash.t('attemptsMade', { count: delivery.attempts.length })}${outcome ? html` · ${outcome}` : ''}</li>`;
 }
 
-/** The object's events, oldest first, each with where it was delivered. */
-function timeline(dash: Dash, entries: Array<{ event: Event; deliveries: WebhookDelivery[] }>): Html {
+type Entry = { event: Event; deliveries: WebhookDelivery[] };
+
+function eventItem(dash: Dash, { event, deliveries }: Entry): Html {
+  return html`<li><span>${when(event.created)}</span> <code>${event.type}</code> <code>${event.id}</code>
+      ${deliveries.length === 0 ? html`<p class="hint">${dash.t('noEndpointWanted')}</p>` : html`<ul>${deliveries.map((d) => deliveryLine(dash, d))}</ul>`}</li>`;
+}
+
+/** A refund, found by its id on the refunds list (it has no page of its own). */
+const refundLink = (refund: Refund) => link(`/dashboard/refunds?q=${refund.id}`, refund.id);
+
+function refundItem(dash: Dash, refund: Refund): Html {
+  return html`<li><span>${when(refund.created)}</span> ${dash.t('refundInTimeline')} ${refundLink(refund)} · ${money(dash, refund.amount)} · ${badge(refund.status)}</li>`;
+}
+
+/**
+ * The object's events and a payment's refunds, oldest first, each event with where it was delivered. A refund's own
+ * events are about the refund, not the payment, so without it here the payment's timeline would not show it at all.
+ */
+function timeline(dash: Dash, entries: Entry[], refunds: Refund[] = []): Html {
   const { t } = dash;
-  if (entries.length === 0) return html`<h2>${t('timeline')}</h2><p class="empty">${t('noEventsYet')}</p>`;
-  const items = entries.map(
-    ({ event, deliveries }) => html`<li><span>${when(event.created)}</span> <code>${event.type}</code> <code>${event.id}</code>
-      ${deliveries.length === 0 ? html`<p class="hint">${t('noEndpointWanted')}</p>` : html`<ul>${deliveries.map((d) => deliveryLine(dash, d))}</ul>`}</li>`,
-  );
-  return html`<h2>${t('timeline')}</h2><ol class="timeline">${items}</ol>`;
+  if (entries.length === 0 && refunds.length === 0) return html`<h2>${t('timeline')}</h2><p class="empty">${t('noEventsYet')}</p>`;
+  const items = [
+    ...entries.map((entry) => ({ at: entry.event.created, item: eventItem(dash, entry) })),
+    ...refunds.map((refund) => ({ at: refund.created, item: refundItem(dash, refund) })),
+  ].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+  return html`<h2>${t('timeline')}</h2><ol class="timeline">${items.map(({ item }) => item)}</ol>`;
 }
 
 /** A confirmed action button: its form carries the form token and a fresh idempotency key. */
@@ -58,11 +76,12 @@ const outcome = (dash: Dash, request: DetailRequest) => {
 async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: Signed, merchant: Merchant): Promise<Html> {
   const dash = dashOf(request);
   const intent = await deps.payments.get(merchant, request.params.id);
-  const refunds = await deps.refunds.list(merchant, { limit: 10, paymentIntent: intent.id });
+  // Every refund of the payment: at most one has not failed, so the largest page holds them all.
+  const refunds = await deps.refunds.list(merchant, { limit: 100, paymentIntent: intent.id });
   const rows: Array<[MessageKey, Value]> = [
     ['amount', money(dash, intent.amount)],
     ['fee', money(dash, intent.fee)],
-    ['status', html`<span class="status s-${intent.status.toLowerCase()}">${intent.status}</span>${intent.failureCode ? html` ${intent.failureCode}` : ''}`],
+    ['status', html`${paymentBadge(dash, intent)}${intent.failureCode ? html` ${intent.failureCode}` : ''}`],
     ['amountRefunded', money(dash, intent.amountRefunded)],
     ['card', html`${cardShown(intent)}${intent.card ? html` · ${link(`/dashboard/payments?card=${intent.card}`, intent.card)}` : ''}`],
     ['order', intent.order ? link(`/dashboard/orders/${intent.order}`, intent.order) : '—'],
@@ -70,7 +89,7 @@ async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: 
     ['metadata', Object.keys(intent.metadata).length ? html`<code>${JSON.stringify(intent.metadata)}</code>` : '—'],
     ['created', when(intent.created)],
   ];
-  const refundRows = refunds.data.map((refund) => html`<li><code>${refund.id}</code> · ${money(dash, refund.amount)} · ${refund.status} · ${when(refund.created)}</li>`);
+  const refundRows = refunds.data.map((refund) => html`<li>${refundLink(refund)} · ${money(dash, refund.amount)} · ${refund.status} · ${when(refund.created)}</li>`);
   const canRefund = CHANGES.includes(signed.session.role) && intent.status === 'SUCCEEDED' && intent.amountRefunded === 0;
   return page(dash, {
     title: `${dash.t('paymentTitle')} ${intent.id}`,
@@ -79,7 +98,7 @@ async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: 
     body: html`${outcome(dash, request)}${fieldsList(dash, rows)}
       ${canRefund ? actionForm(dash, `/dashboard/payments/${intent.id}/refund`, 'refundPayment', 'refundConfirm') : ''}
       <h2>${dash.t('navRefunds')}</h2>${refundRows.length ? html`<ul>${refundRows}</ul>` : html`<p class="empty">${dash.t('noRefunds')}</p>`}
-      ${timeline(dash, await deps.webhooks.timeline(merchant, intent.id))}`,
+      ${timeline(dash, await deps.webhooks.timeline(merchant, intent.id), refunds.data)}`,
   });
 }
 

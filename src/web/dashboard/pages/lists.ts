@@ -47,7 +47,14 @@ const NETWORKS = { uzcard: 'Uzcard', humo: 'Humo' } as const;
 /** The card a payment debited, saved or not, as the buyer's receipt names it: "Uzcard •••• 0007". */
 export const cardShown = (intent: Pick<PaymentIntent, 'rail' | 'maskedPan'>) => `${NETWORKS[intent.rail]} •••• ${intent.maskedPan.slice(-4)}`;
 
-const badge = (status: string) => html`<span class="status s-${status.toLowerCase()}">${status}</span>`;
+export const badge = (status: string) => html`<span class="status s-${status.toLowerCase()}">${status}</span>`;
+
+/**
+ * A payment's status as a merchant reads it: the API keeps a refunded payment SUCCEEDED (its refund is an object of its
+ * own), so a fully refunded one says so here. Refunds are full only: there is no partly refunded payment to show.
+ */
+export const paymentBadge = (dash: Dash, intent: Pick<PaymentIntent, 'status' | 'amount' | 'amountRefunded'>) =>
+  intent.amountRefunded > 0 && intent.amountRefunded === intent.amount ? html`<span class="status s-refunded">${dash.t('statusRefunded')}</span>` : badge(intent.status);
 
 /** Rows an export writes at most; past it the file ends with a line that says so. */
 const EXPORT_ROWS_MAX = 1_000_000;
@@ -276,7 +283,7 @@ function moneyLists(app: FastifyInstance, { payments, orders, refunds }: Dashboa
     columns: [
       { label: 'id', cell: linked('payments') },
       { label: 'amount', cell: (item, dash) => money(dash, item.amount), num: true },
-      { label: 'status', cell: (item) => html`${badge(item.status)}${item.failureCode ? html` <small>${item.failureCode}</small>` : ''}` },
+      { label: 'status', cell: (item, dash) => html`${paymentBadge(dash, item)}${item.failureCode ? html` <small>${item.failureCode}</small>` : ''}` },
       { label: 'card', cell: (item) => (item.card ? html`<a href="/dashboard/payments?card=${item.card}">${cardShown(item)}</a>` : cardShown(item)) },
       { label: 'description', cell: (item) => item.description ?? '' },
       { label: 'created', cell: created },

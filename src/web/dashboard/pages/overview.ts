@@ -6,7 +6,7 @@ import { dashOf, merchantOfSigned, ROUTE, signedIn, type Dash } from '../context
 import type { DashboardDeps } from '../deps.js';
 import { html, type Html } from '../../html.js';
 import { page, sendPage, when } from '../layout.js';
-import { money, type Tiyin } from './lists.js';
+import { money, paymentBadge, type Tiyin } from './lists.js';
 import { serveLibrary } from '../../library.js';
 
 const RECENT = 5;
@@ -20,7 +20,7 @@ function figures(dash: Dash, days: Day[], balance: { available: Tiyin; pending: 
   const tile = (label: string, value: string, hint?: string) =>
     html`<div class="tile"><p class="tile-label">${label}</p><p class="tile-value">${value}</p>${hint ? html`<p class="hint">${hint}</p>` : ''}</div>`;
   return html`<section class="tiles" aria-label="${t('navOverview')}">
-  ${tile(t('availableBalance'), money(dash, balance.available))}
+  ${tile(t('availableBalance'), money(dash, balance.available), BigInt(balance.available) < 0n ? t('negativeBalanceExplained') : undefined)}
   ${tile(t('pendingBalance'), money(dash, balance.pending), t('pendingExplained'))}
   ${tile(t('volume30'), money(dash, volume), t('paymentsCountOf', { count: succeeded }))}
   ${tile(t('successRate'), rate, t('declinedCountOf', { count: failed }))}
@@ -50,7 +50,7 @@ export function overviewPages(app: FastifyInstance, { payments, activity: paymen
     const [days, balance, recent] = await Promise.all([paymentActivity.daily(merchant), ledger.balance(merchant), payments.list(merchant, { limit: RECENT })]);
     const latest = recent.data.map(
       (intent) => html`<tr><td><a href="/dashboard/payments/${intent.id}"><code>${intent.id}</code></a></td><td class="num">${money(dash, intent.amount)}</td>
-        <td><span class="status s-${intent.status.toLowerCase()}">${intent.status}</span></td><td>${when(intent.created)}</td></tr>`,
+        <td>${paymentBadge(dash, intent)}</td><td>${when(intent.created)}</td></tr>`,
     );
     const body = html`${figures(dash, days, balance)}
 ${activity(dash, days)}
