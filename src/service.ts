@@ -74,6 +74,7 @@ function buildServices(parts: {
   const orders = new OrdersService(db, config);
   const payments = new PaymentsService(db, rails, orders, log, timings);
   const products = new ProductsService(db, keys, config.defaultFeeBps);
+  const ledger = new LedgerService(db);
   const throttles = new Throttles(db);
   const mailer = new AccountMailer(mail, config.checkoutUrl);
   const accounts = new AccountsService(db, sealer, throttles, mailer);
@@ -90,9 +91,9 @@ function buildServices(parts: {
     bindings,
     checkout,
     testHelpers: new TestHelpersService(orders, bindings, checkout),
-    ledger: new LedgerService(db),
+    ledger,
     webhooks: new WebhooksService(db, config, sender, sealer),
-    eventStreams: new EventStreams(db),
+    eventStreams: new EventStreams(db, ledger),
     requestLog: new RequestLog(db),
     activity: new PaymentActivity(db),
     reconciliation: new ReconciliationService(db, rails),

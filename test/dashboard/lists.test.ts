@@ -20,6 +20,15 @@ afterAll(async () => service.stop());
 /** The ids in the first column of the page's table, in order. */
 const idsOn = (html: string) => [...html.matchAll(/<tr><td>(?:<a [^>]+>)?<code>((?:pi|ord|re|evt|req)_\w+)<\/code>/g)].map((match) => match[1]);
 
+
+/** An owner of an account of their own, its test key made in the dashboard, and a card saved with it. */
+async function ownerWithCard(name: string): Promise<{ owner: DashboardClient; key: string; card: string }> {
+  const owner = new DashboardClient(service);
+  await owner.signUp(uniqueEmail(name));
+  const key = /sk_test_[0-9A-Za-z]{32}/.exec((await owner.post('/dashboard/api-keys', {})).html)![0];
+  return { owner, key, card: await bindCard(service, key, '8600000000000007') };
+}
+
 describe('dashboard lists', () => {
   it('filter payments by status and customer, and find one by id', async () => {
     const good = await bindCard(service, key, '8600000000000007', { customerRef: 'dilnoza' });
@@ -57,10 +66,7 @@ describe('dashboard lists', () => {
   });
 
   it('show amounts past 2^53 tiyin exactly on the overview, in each language, and the largest payment exactly in the list and CSV', async () => {
-    const owner = new DashboardClient(service);
-    await owner.signUp(uniqueEmail('rich'));
-    const richKey = /sk_test_[0-9A-Za-z]{32}/.exec((await owner.post('/dashboard/api-keys', {})).html)![0];
-    const card = await bindCard(service, richKey, '8600000000000007');
+    const { owner, key: richKey, card } = await ownerWithCard('rich');
     const largest = (await charge(service, richKey, { amount: 1_000_000_000_000, card })).body.id as string;
     const productId = (await service.db.query<{ product_id: string }>('SELECT product_id FROM payment_intents WHERE id = $1', [largest]))[0]!.product_id;
     // No API moves this much: the ledger and today's payments are written as they would be after years of them.
@@ -99,10 +105,7 @@ describe('dashboard lists', () => {
   });
 
   it('show a refunded payment as Refunded in the list and the overview, and explain the negative balance its refund left', async () => {
-    const owner = new DashboardClient(service);
-    await owner.signUp(uniqueEmail('refunding'));
-    const ownKey = /sk_test_[0-9A-Za-z]{32}/.exec((await owner.post('/dashboard/api-keys', {})).html)![0];
-    const card = await bindCard(service, ownKey, '8600000000000007');
+    const { owner, key: ownKey, card } = await ownerWithCard('refunding');
     const kept = (await charge(service, ownKey, { amount: 20_000, card })).body.id as string;
     const refunded = (await charge(service, ownKey, { amount: 30_000, card })).body.id as string;
     expect((await owner.get('/dashboard/overview')).html).not.toContain('Negative:');

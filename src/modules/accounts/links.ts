@@ -6,7 +6,7 @@ import { sha256 } from '../../lib/secrets.js';
 import type { ProductsService } from '../products/service.js';
 import type { Throttles } from '../throttles/service.js';
 import type { AccountMailer } from './mailer.js';
-import type { AccountMail, MailLang } from './mail-texts.js';
+import type { MailLang } from './mail-texts.js';
 import { hashPassword } from './passwords.js';
 import { emailSubject, MAIL_PER_EMAIL, MAIL_REQUEST_ADDRESS, PASSWORD_ACCOUNT } from './policies.js';
 import { newToken, type AccountsService, type PasswordCheck, type SignedSession, type Throttled } from './service.js';
@@ -36,10 +36,10 @@ export class AccountLinks {
     const token = newToken();
     await this.db.transaction(async (tx) => {
       if (await store.findUserByEmail(tx, input.email)) {
-        return this.mail(tx, input.lang, input.email, { kind: 'account_exists', login: this.mailer.link('/dashboard/login'), forgot: this.mailer.link('/dashboard/password/forgot') });
+        return this.mailer.queue(tx, input.lang, input.email, { kind: 'account_exists', login: this.mailer.link('/dashboard/login'), forgot: this.mailer.link('/dashboard/password/forgot') });
       }
       await store.insertSignup(tx, { tokenHash: sha256(token), email: input.email, businessName: input.businessName, ttlSeconds: SIGNUP_TTL_SECONDS });
-      await this.mail(tx, input.lang, input.email, { kind: 'confirm_signup', link: this.mailer.link(`/dashboard/signup/confirm/${token}`), business: input.businessName });
+      await this.mailer.queue(tx, input.lang, input.email, { kind: 'confirm_signup', link: this.mailer.link(`/dashboard/signup/confirm/${token}`), business: input.businessName });
     });
     this.mailer.sendNow();
     return { ok: true };
@@ -81,7 +81,7 @@ export class AccountLinks {
       const user = await store.findUserByEmail(tx, input.email);
       if (!user) return false;
       await store.insertPasswordReset(tx, { tokenHash: sha256(token), userId: user.id, ttlSeconds: RESET_TTL_SECONDS });
-      await this.mail(tx, input.lang, user.email, { kind: 'reset_password', link: this.mailer.link(`/dashboard/password/reset/${token}`) });
+      await this.mailer.queue(tx, input.lang, user.email, { kind: 'reset_password', link: this.mailer.link(`/dashboard/password/reset/${token}`) });
       return true;
     });
     if (queued) this.mailer.sendNow();
@@ -147,10 +147,6 @@ export class AccountLinks {
     await store.revokeSessionsOf(tx, change.userId, change.keepSession);
     await store.closePasswordResets(tx, change.userId);
     await this.accounts.auditUser({ userId: change.userId, livemode: null }, 'user.password_changed', tx);
-    await this.mail(tx, change.lang, change.email, { kind: 'password_changed', email: change.email, forgot: this.mailer.link('/dashboard/password/forgot') });
-  }
-
-  private mail(tx: Transaction, lang: MailLang, to: string, mail: AccountMail): Promise<void> {
-    return this.mailer.queue(tx, lang, to, mail);
+    await this.mailer.queue(tx, change.lang, change.email, { kind: 'password_changed', email: change.email, forgot: this.mailer.link('/dashboard/password/forgot') });
   }
 }

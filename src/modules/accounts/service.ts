@@ -234,8 +234,7 @@ export class AccountsService {
   /** Deletes what no longer counts (ended sessions and links, spent throttles, old mail), a bounded batch of each. */
   async deleteEnded(batchMax: number): Promise<number> {
     const counts = [
-      await store.deleteEndedSessions(this.db, batchMax),
-      await store.deleteEndedLinks(this.db, batchMax),
+      await store.deleteEnded(this.db, batchMax),
       await this.throttles.deleteExpired(batchMax),
       await this.mailer.deleteOld(batchMax),
     ];

@@ -226,17 +226,6 @@ export async function setSessionMode(db: Queryable, tokenHash: Buffer, livemode:
   await db.query('UPDATE dashboard_sessions SET livemode = $2 WHERE token_hash = $1', [tokenHash, livemode]);
 }
 
-/** Removes sessions that ended a day ago or more, a bounded batch. */
-export async function deleteEndedSessions(db: Queryable, batchMax: number): Promise<number> {
-  const rows = await db.query(
-    `DELETE FROM dashboard_sessions WHERE token_hash IN (
-       SELECT token_hash FROM dashboard_sessions WHERE expires_at < now() - interval '1 day' LIMIT $1 FOR UPDATE SKIP LOCKED)
-     RETURNING 1`,
-    [batchMax],
-  );
-  return rows.length;
-}
-
 export interface InvitationRow {
   id: string;
   account_id: string;
@@ -417,12 +406,14 @@ export async function revokeSessionsOf(tx: Transaction, userId: string, keep: Bu
   await tx.query('UPDATE dashboard_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL AND token_hash IS DISTINCT FROM $2', [userId, keep]);
 }
 
-/** Removes sign-ups and reset links that ended a day ago, a bounded batch of each. */
-export async function deleteEndedLinks(db: Queryable, batchMax: number): Promise<number> {
+/** Removes sessions, sign-ups and reset links that ended a day ago or more, a bounded batch of each. */
+export async function deleteEnded(db: Queryable, batchMax: number): Promise<number> {
   let deleted = 0;
-  for (const table of ['signups', 'password_resets']) {
+  for (const table of ['dashboard_sessions', 'signups', 'password_resets']) {
     const rows = await db.query(
-      `DELETE FROM ${table} WHERE token_hash IN (SELECT token_hash FROM ${table} WHERE expires_at < now() - interval '1 day' LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING 1`,
+      `DELETE FROM ${table} WHERE token_hash IN (
+         SELECT token_hash FROM ${table} WHERE expires_at < now() - interval '1 day' LIMIT $1 FOR UPDATE SKIP LOCKED)
+       RETURNING 1`,
       [batchMax],
     );
     deleted += rows.length;

@@ -1,7 +1,7 @@
 // The merchant's balance: the ledger's entries as summed, in the same transactions, into the balance rows.
 import type { Queryable } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
-import { balanceSums } from './store.js';
+import { balanceSums, hadLivePayment } from './store.js';
 
 export interface Balance {
   object: 'balance';
@@ -25,4 +25,9 @@ export class LedgerService {
     const sums = await balanceSums(this.db, merchant);
     return { object: 'balance', available: exactSum(sums.available), pending: exactSum(sums.pending), currency: 'UZS', livemode: merchant.livemode };
   }
+  /** Whether the product ever took a live payment (its event streams get a larger share once it has). */
+  hadLivePayment(productId: string): Promise<boolean> {
+    return hadLivePayment(this.db, productId);
+  }
+
 }

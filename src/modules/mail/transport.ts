@@ -37,7 +37,7 @@ export function smtpTransport(url: string, from: string): MailTransport {
   };
 }
 
-/** Development without an SMTP server: each message in the log, links included (start refuses this with live mode). */
+/** Development without an SMTP server: each message in the log, links included (a production start refuses this). */
 export function logTransport(log: FastifyBaseLogger): MailTransport {
   return {
     async send(message) {

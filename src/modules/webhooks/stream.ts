@@ -5,7 +5,7 @@
 import type { Db } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError } from '../../core/errors.js';
-import { hadLivePayment } from '../ledger/store.js';
+import type { LedgerService } from '../ledger/service.js';
 import { presentEvent } from './service.js';
 import { readStream, SENT_EVENT_TYPES, streamCursorAfter, streamStart, type StreamCursor } from './events.js';
 import type { Event } from './schema.js';
@@ -76,7 +76,10 @@ export class EventStreams {
   private sweep: NodeJS.Timeout | null = null;
   private unlisten: (() => Promise<void>) | null = null;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly ledger: Pick<LedgerService, 'hadLivePayment'>,
+  ) {}
 
   /** Follows the database's notifications, and looks at every stream every few seconds. */
   async start(): Promise<void> {
@@ -104,7 +107,7 @@ export class EventStreams {
   async open(merchant: Merchant, options: StreamOptions, send: StreamSend): Promise<OpenStream> {
     const [cursor, established] = await Promise.all([
       options.after === undefined ? streamStart(this.db) : streamCursorAfter(this.db, merchant, options.after),
-      hadLivePayment(this.db, merchant.productId),
+      this.ledger.hadLivePayment(merchant.productId),
     ]);
     if (cursor === undefined) {
       throw new ApiError('VALIDATION_ERROR', `Last-Event-ID must be the id of an event of this key's product and mode from the last 30 days`, {

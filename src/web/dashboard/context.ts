@@ -162,9 +162,15 @@ export function emailOf(form: Form | undefined): string | null {
   return email.length > 254 || !EMAIL_PATTERN.test(email) ? null : email;
 }
 
-/** The form's `name` field as a password of an allowed length (untrimmed), or null. */
+/** A password field as typed (untrimmed), whatever its length: a wrong one is answered as wrong; '' when absent. */
+export function typedPassword(form: Form | undefined, name = 'password'): string {
+  const value = form?.[name];
+  return typeof value === 'string' ? value : '';
+}
+
+/** The form's `name` field as a new password of an allowed length, or null. */
 export function passwordOf(form: Form | undefined, name = 'password'): string | null {
-  const password = typeof form?.[name] === 'string' ? form[name] : '';
+  const password = typedPassword(form, name);
   return password.length < PASSWORD_LENGTH_MIN || password.length > PASSWORD_LENGTH_MAX ? null : password;
 }
 

@@ -9,9 +9,9 @@ import { passwordInput, signedInto } from './auth.js';
 
 type Link = FastifyRequest<{ Params: { token: string }; Body: Form }>;
 
-function linkGone(reply: FastifyReply, dash: Dash, status = 404): FastifyReply {
+function linkGone(reply: FastifyReply, dash: Dash): FastifyReply {
   const body = html`<p>${dash.t('linkGoneExplained')}</p><p><a href="/dashboard/password/forgot">${dash.t('forgotPassword')}</a></p>`;
-  return sendPage(reply, page(dash, { title: dash.t('linkGone'), path: '/dashboard', body }), status);
+  return sendPage(reply, page(dash, { title: dash.t('linkGone'), path: '/dashboard', body }), 404);
 }
 
 function confirmSignupPage(dash: Dash, token: string, signup: { email: string; business_name: string }, error?: string): Html {

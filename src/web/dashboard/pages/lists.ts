@@ -32,14 +32,15 @@ function somOf(tiyin: Tiyin): string {
   return `${value < 0n ? '-' : ''}${size / 100n}.${String(size % 100n).padStart(2, '0')}`;
 }
 
-const LOCALES = { uz: 'uz-UZ', ru: 'ru-RU', en: 'en-US' } as const;
 // Intl formats a decimal string exactly (ECMA-402 2023, in Node 20); the ES2022 lib typed here knows only numbers.
 type DecimalFormat = (decimal: string) => string;
+const formatOf = (locale: string) => new Intl.NumberFormat(locale, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format as unknown as DecimalFormat;
+/** Made once: a page writes many amounts. */
+const FORMATS = { uz: formatOf('uz-UZ'), ru: formatOf('ru-RU'), en: formatOf('en-US') } as const;
 
 /** An amount in tiyin as so'm with two decimals, grouped as the language writes numbers, exact at any size. */
 export function money(dash: Dash, tiyin: Tiyin): string {
-  const format = new Intl.NumberFormat(LOCALES[dash.lang], { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format as unknown as DecimalFormat;
-  return `${format(somOf(tiyin))} UZS`;
+  return `${FORMATS[dash.lang](somOf(tiyin))} UZS`;
 }
 
 const NETWORKS = { uzcard: 'Uzcard', humo: 'Humo' } as const;

@@ -1,6 +1,6 @@
 // The user's own security: the optional second factor (an authenticator app, with recovery codes), and the password.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { dashOf, field, passwordOf, ROUTE, sessionOf, signedIn, throttled, type Dash, type Signed } from '../context.js';
+import { dashOf, field, passwordOf, ROUTE, sessionOf, signedIn, throttled, typedPassword, type Dash, type Signed } from '../context.js';
 import { html, raw, type Html, type Value } from '../../html.js';
 import { csrfField, notice, page, sendPage } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
@@ -86,7 +86,7 @@ export function securityPages(app: FastifyInstance, { accounts, accountLinks }: 
     const dash = dashOf(request);
     const next = passwordOf(request.body);
     if (next === null) return sendPage(reply, await show(request, { error: dash.t('passwordLength') }), 400);
-    const result = await accountLinks.changePassword(sessionOf(signed), passwordField(request.body, 'current'), next, { address: request.ip, lang: dash.lang });
+    const result = await accountLinks.changePassword(sessionOf(signed), typedPassword(request.body, 'current'), next, { address: request.ip, lang: dash.lang });
     if (result.ok) return sendPage(reply, await show(request, { done: dash.t('passwordChanged') }));
     const { status, error } = refusal(reply, dash, result);
     return sendPage(reply, await show(request, { error }), status);
@@ -95,15 +95,12 @@ export function securityPages(app: FastifyInstance, { accounts, accountLinks }: 
   app.post<{ Body: Form }>('/account/second-factor/disable', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     const dash = dashOf(request);
-    const result = await accounts.disableSecondFactor(sessionOf(signed), passwordField(request.body, 'password'), request.ip);
+    const result = await accounts.disableSecondFactor(sessionOf(signed), typedPassword(request.body), request.ip);
     if (result.ok) return sendPage(reply, await show(request, { done: dash.t('secondFactorDisabled') }));
     const { status, error } = refusal(reply, dash, result);
     return sendPage(reply, await show(request, { error }), status);
   });
 }
-
-/** A password as typed, whatever its length (a wrong one is answered as wrong). */
-const passwordField = (form: Form | undefined, name: string) => (typeof form?.[name] === 'string' ? form[name] : '');
 
 /** Why a change of the user's own security was refused, and its status. */
 function refusal(reply: FastifyReply, dash: Dash, result: { reason: 'wrong_password' | 'second_factor_required' | 'throttled'; retryAfterSeconds?: number }): { status: number; error: string } {

@@ -7,7 +7,7 @@ import type { UrlRefusal } from '../../../modules/webhooks/addresses.js';
 import { SENT_EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../../modules/webhooks/events.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../../modules/webhooks/schema.js';
 import { TEST_EVENTS_PER_MINUTE } from '../../../modules/webhooks/service.js';
-import { actorOf, CHANGES, dashOf, field, fields, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, type Dash, type Signed } from '../context.js';
+import { actorOf, CHANGES, dashOf, field, fields, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, typedPassword, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, shownOnce, when } from '../layout.js';
@@ -239,7 +239,7 @@ function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: Deta
     requireRole(signed, SEES_SECRETS);
     const merchant = merchantOfSigned(signed);
     await webhooks.get(merchant, request.params.id);
-    const checked = await accounts.confirmPassword(signed.session.user_id, typeof request.body?.password === 'string' ? request.body.password : '', request.ip);
+    const checked = await accounts.confirmPassword(signed.session.user_id, typedPassword(request.body), request.ip);
     if (!checked.ok && checked.reason === 'throttled') {
       const { status, error } = throttled(reply, dashOf(request), checked.retryAfterSeconds);
       return sendPage(reply, await detail(request, { error }), status);
