@@ -17,7 +17,7 @@ function securityPage(dash: Dash, signed: Signed, content: { left: number; error
         <button type="button" class="copy" data-copy="recovery-codes">${t('copy')}</button></div>`
     : '';
   const disable = signed.session.second_factor
-    ? html`<form method="post" action="${PATH}/second-factor/disable">${csrfField(dash)}
+    ? html`<form class="stack" method="post" action="${PATH}/second-factor/disable">${csrfField(dash)}
         <label for="disable-password">${t('password')}</label>
         <input id="disable-password" name="password" type="password" autocomplete="current-password" required maxlength="200">
         <button type="submit" class="danger">${t('turnOffSecondFactor')}</button></form>`
@@ -35,7 +35,7 @@ ${passwordForm(dash)}`;
 function passwordForm(dash: Dash): Html {
   const { t } = dash;
   return html`<section class="card" aria-labelledby="password-title"><h2 id="password-title">${t('passwordTitle')}</h2>
-<form method="post" action="${PATH}/password">${csrfField(dash)}
+<form class="stack" method="post" action="${PATH}/password">${csrfField(dash)}
   <label for="current-password">${t('currentPassword')}</label>
   <input id="current-password" name="current" type="password" autocomplete="current-password" required maxlength="${PASSWORD_LENGTH_MAX}">
   <label for="new-password">${t('newPassword')}</label>
@@ -50,7 +50,7 @@ function setupForm(dash: Dash, seed: { base32: string; qrSvg: string; sealed: st
   return html`<p>${t('scanQr')}</p>
 <figure class="qr" aria-label="${t('qrLabel')}">${raw(seed.qrSvg)}</figure>
 <p class="hint">${t('typeSeed')} <code id="seed">${seed.base32}</code></p>
-<form method="post" action="${PATH}/second-factor/enable">${csrfField(dash)}
+<form class="stack" method="post" action="${PATH}/second-factor/enable">${csrfField(dash)}
   <input type="hidden" name="seed" value="${seed.sealed}">
   <label for="setup-code">${t('authenticationCode')}</label>
   <input id="setup-code" name="code" required maxlength="6" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}">
