@@ -37,6 +37,7 @@ import { refundRoutes } from './routes/refunds.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { eventStreamRoutes } from './routes/event-stream.js';
 import { requestLogRoutes } from './routes/request-log.js';
+import { sdkPackageRoutes } from './routes/sdk-packages.js';
 import { recordMerchantCalls } from './request-log.js';
 import { testHelperRoutes } from './routes/test-helpers.js';
 
@@ -86,5 +87,6 @@ export async function registerApi(
   await app.register(testHelperRoutes, { helpers: testHelpers });
   await app.register(pageRoutes, { checkout, products });
   await app.register(apiReferenceRoutes);
+  await app.register(sdkPackageRoutes);
   await app.register(dashboardRoutes, { prefix: '/dashboard', db, accounts, accountLinks, products, webhooks, payments, orders, refunds, cards, requestLog, activity, ledger, publicUrl });
 }

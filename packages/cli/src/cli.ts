@@ -32,6 +32,8 @@ const SUCCEEDS = '8600000000000007';
 const DECLINED = '8600000000000015';
 const ORDER_AMOUNT = 1_500_000;
 const CHARGE_AMOUNT = 990_000;
+/** How often a long-running command started by npm checks that its parent is still the one that started it. */
+const PARENT_CHECK_MS = 500;
 
 type EventType = NonNullable<NonNullable<Parameters<Tolov['events']['list']>[0]>['type']>;
 type Options = { json: boolean; type?: string; limit?: string; endpoint?: string; forwardTo?: string; events?: string; printSecret: boolean };
@@ -86,11 +88,21 @@ async function events(tolov: Tolov, [action, eventId]: string[], options: Option
   throw new UsageError('tolov events list [--type T] [--limit N] | tolov events resend <evt_…> --endpoint <we_…>');
 }
 
-/** A signal that aborts at Ctrl-C (or a stop from the system): long-running commands end cleanly, with status 0. */
+/**
+ * A signal that aborts at Ctrl-C (or a stop from the system): long-running commands end cleanly, with status 0.
+ * Started by npx or an npm script, this process is the child of npm's `sh -c`, and npm passes a stop (SIGTERM) to that
+ * shell only: the shell dies and this process is adopted by another. So there, a new parent is a stop too (started
+ * otherwise, with nohup say, it may outlive its parent on purpose).
+ */
 function untilInterrupted(): AbortSignal {
   const stop = new AbortController();
   process.once('SIGINT', () => stop.abort());
   process.once('SIGTERM', () => stop.abort());
+  if (process.env.npm_lifecycle_event !== undefined) {
+    const parent = process.ppid;
+    const watch = setInterval(() => process.ppid !== parent && stop.abort(), PARENT_CHECK_MS).unref();
+    stop.signal.addEventListener('abort', () => clearInterval(watch), { once: true });
+  }
   return stop.signal;
 }
 
