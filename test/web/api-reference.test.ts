@@ -38,9 +38,28 @@ describe.runIf(hasBrowser)('GET /docs/api', () => {
     // Each operation, and each event under Webhooks.
     expect(await page.locator('.opblock').count()).toBe(operationIds.length + Object.keys(document.webhooks).length);
     await page.screenshot({ path: `${ARTIFACTS_DIR}/api-reference.png`, fullPage: false });
+    // The introduction: the error codes and every failureCode, as tables.
+    const introduction = page.locator('.information-container');
+    expect(await introduction.locator('table').count()).toBe(2);
+    expect(await introduction.locator('td', { hasText: /^INSUFFICIENT_FUNDS$/ }).count()).toBe(1);
+    await introduction.screenshot({ path: `${ARTIFACTS_DIR}/api-reference-introduction.png` });
 
-    await page.locator('#operations-charges-createCharge .opblock-summary').click();
-    await page.locator('#operations-charges-createCharge .parameter__name', { hasText: 'Idempotency-Key' }).waitFor();
+    const charge = page.locator('#operations-charges-createCharge');
+    await charge.locator('.opblock-summary').click();
+    await charge.locator('.parameter__name', { hasText: 'Idempotency-Key' }).waitFor();
+    // The recorded request and answer, not a schema's placeholders ("string", 1); each refusal by status, with its codes.
+    const recorded = (await service.admin('GET', '/admin/v1/openapi.json')).body.paths['/subscribe/v1/charges'].post;
+    const sent = recorded.requestBody.content['application/json'].example;
+    await expect.poll(() => charge.locator('.body-param__example').innerText()).toContain(`"amount": ${sent.amount}`);
+    const answers = charge.locator('.responses-table .response');
+    expect(await answers.locator('.response-col_status').allInnerTexts()).toEqual(['201', '400', '401', '403', '404', '409', '422', '429', '503', '4XX', '5XX']);
+    const created = answers.filter({ has: page.locator('.response-col_status', { hasText: /^201$/ }) });
+    expect(await created.locator('.response-col_description').innerText()).toMatch(/^The payment intent: SUCCEEDED/);
+    expect(await created.locator('.microlight').first().innerText()).toContain(`"id": "${recorded.responses['201'].content['application/json'].example.id}"`);
+    const conflict = answers.filter({ has: page.locator('.response-col_status', { hasText: /^409$/ }) });
+    expect(await conflict.locator('.response-col_description').innerText()).toContain('IDEMPOTENCY_KEY_IN_USE');
+    expect(await charge.innerText()).not.toContain('Default Response');
+    await charge.screenshot({ path: `${ARTIFACTS_DIR}/api-reference-charge-operation.png` });
     expect(await page.getByRole('button', { name: 'Try it out' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Authorize' }).isVisible()).toBe(false);
     const tags = await page.locator('.opblock-tag-section h3').allInnerTexts();

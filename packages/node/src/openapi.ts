@@ -11,12 +11,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List orders, newest first */
+        /**
+         * List orders, newest first
+         * @description Needs a secret key with the `sale_of_goods` scope (else 403 `SCOPE_REQUIRED`).
+         */
         get: operations["listOrders"];
         put?: never;
         /**
          * Create an order and its payment link
-         * @description Needs an Idempotency-Key. The buyer pays at paymentUrl.
+         * @description Send the buyer to `paymentUrl`, the hosted page where they pay. The outcome comes as the event `order.paid` or `order.failed`, or `order.expired` once `expiresAt` passes unpaid.
+         *
+         *     Needs a secret key with the `sale_of_goods` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Idempotency-Key: required** (400 `IDEMPOTENCY_KEY_REQUIRED` without it). Use a new key for each new request, and the same key for its retries:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -32,7 +44,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an order */
+        /**
+         * Read an order
+         * @description Needs a secret key with the `sale_of_goods` scope (else 403 `SCOPE_REQUIRED`).
+         */
         get: operations["retrieveOrder"];
         put?: never;
         post?: never;
@@ -53,7 +68,16 @@ export interface paths {
         put?: never;
         /**
          * Cancel an unpaid order
-         * @description 409 ORDER_DEBIT_IN_PROGRESS while the buyer is paying; 409 ORDER_NOT_CANCELABLE unless PENDING.
+         * @description Only a `PENDING` order can be canceled, and not while the buyer is paying it (its debit is in progress).
+         *
+         *     Needs a secret key with the `sale_of_goods` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
          */
         post: operations["cancelOrder"];
         delete?: never;
@@ -88,7 +112,17 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start binding a card: send the buyer to url, or build your own page on the public session calls */
+        /**
+         * Start binding a card: send the buyer to url, or build your own page on the public session calls
+         * @description Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
         post: operations["createCardBinding"];
         delete?: never;
         options?: never;
@@ -103,7 +137,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a card binding */
+        /**
+         * Read a card binding
+         * @description Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         */
         get: operations["retrieveCardBinding"];
         put?: never;
         post?: never;
@@ -120,11 +157,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a saved card */
+        /**
+         * Read a saved card
+         * @description Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         */
         get: operations["retrieveCard"];
         put?: never;
         post?: never;
-        /** Delete a saved card; charges to it then answer CARD_INACTIVE */
+        /**
+         * Delete a saved card; charges to it then answer CARD_INACTIVE
+         * @description Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Repeating it:** Deleting a deleted card answers it again, `DELETED`.
+         */
         delete: operations["deleteCard"];
         options?: never;
         head?: never;
@@ -138,7 +183,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List saved cards, newest first */
+        /**
+         * List saved cards, newest first
+         * @description Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         */
         get: operations["listCards"];
         put?: never;
         post?: never;
@@ -155,12 +203,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List payment intents, newest first */
+        /**
+         * List payment intents, newest first
+         * @description Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         */
         get: operations["listCharges"];
         put?: never;
         /**
          * Charge a saved card: create and debit in one call
-         * @description Needs an Idempotency-Key. Answers the payment intent: SUCCEEDED, FAILED with failureCode, or PROCESSING when the bank answer was unclear (reconciliation settles it; do not charge again meanwhile).
+         * @description Creates the payment intent and debits the card in one call. A refusal by the bank is an answer, not an error: the intent `FAILED` with its `failureCode`. When the bank's answer is unclear the intent stays `PROCESSING` until reconciliation settles it (event `payment_intent.succeeded` or `payment_intent.failed`): do not charge again meanwhile; a retry with the same Idempotency-Key is safe.
+         *
+         *     Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Idempotency-Key: required** (400 `IDEMPOTENCY_KEY_REQUIRED` without it). Use a new key for each new request, and the same key for its retries:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
          */
         post: operations["createCharge"];
         delete?: never;
@@ -176,7 +236,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a payment intent */
+        /**
+         * Read a payment intent
+         * @description Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         */
         get: operations["retrieveCharge"];
         put?: never;
         post?: never;
@@ -195,7 +258,17 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a payment intent to confirm later (REQUIRES_PAYMENT) */
+        /**
+         * Create a payment intent to confirm later (REQUIRES_PAYMENT)
+         * @description Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
         post: operations["createPaymentIntent"];
         delete?: never;
         options?: never;
@@ -212,7 +285,17 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Confirm: debit the card, as the charge call does */
+        /**
+         * Confirm: debit the card, as the charge call does
+         * @description Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Idempotency-Key: required** (400 `IDEMPOTENCY_KEY_REQUIRED` without it). Use a new key for each new request, and the same key for its retries:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
         post: operations["confirmPaymentIntent"];
         delete?: never;
         options?: never;
@@ -229,7 +312,17 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel an intent not yet confirmed */
+        /**
+         * Cancel an intent not yet confirmed
+         * @description Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
         post: operations["cancelPaymentIntent"];
         delete?: never;
         options?: never;
@@ -244,7 +337,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a payment intent */
+        /**
+         * Read a payment intent
+         * @description Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         */
         get: operations["retrievePaymentIntent"];
         put?: never;
         post?: never;
@@ -266,7 +362,14 @@ export interface paths {
         put?: never;
         /**
          * Refund a payment's full amount
-         * @description PENDING when the bank answer was unclear; reconciliation settles it.
+         * @description Returns the whole amount of a `SUCCEEDED` payment to the card it was paid with; `amount`, if given, must equal the payment's.
+         *
+         *     **Idempotency-Key: required** (400 `IDEMPOTENCY_KEY_REQUIRED` without it). Use a new key for each new request, and the same key for its retries:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
          */
         post: operations["createRefund"];
         delete?: never;
@@ -318,7 +421,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Submit the card; the bank sends a code by SMS (at most 3 cards per session) */
+        /**
+         * Submit the card; the bank sends a code by SMS (at most 3 cards per session)
+         * @description **Repeating it:** Takes no Idempotency-Key: each call is an attempt, counted against the session (at most 3 cards).
+         */
         post: operations["submitCheckoutCard"];
         delete?: never;
         options?: never;
@@ -335,7 +441,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Confirm with the SMS code (at most 5 codes per session) */
+        /**
+         * Confirm with the SMS code (at most 5 codes per session)
+         * @description **Repeating it:** Takes no Idempotency-Key: each call is an attempt, counted against the session (at most 5 codes); a correct code never debits twice.
+         */
         post: operations["submitCheckoutCode"];
         delete?: never;
         options?: never;
@@ -352,7 +461,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send the code again */
+        /**
+         * Send the code again
+         * @description **Repeating it:** Takes no Idempotency-Key: codes are sent at least 30 seconds apart (429 `RATE_LIMITED` with `Retry-After` before that).
+         */
         post: operations["resendCheckoutCode"];
         delete?: never;
         options?: never;
@@ -370,7 +482,15 @@ export interface paths {
         /** List endpoints, newest first */
         get: operations["listWebhookEndpoints"];
         put?: never;
-        /** Add an endpoint; its signing secret is in this answer only */
+        /**
+         * Add an endpoint; its signing secret is in this answer only
+         * @description **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
         post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
@@ -388,9 +508,20 @@ export interface paths {
         /** Read an endpoint */
         get: operations["retrieveWebhookEndpoint"];
         put?: never;
-        /** Change the URL, the events, the description, or enable/disable */
+        /**
+         * Change the URL, the events, the description, or enable/disable
+         * @description **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
         post: operations["updateWebhookEndpoint"];
-        /** Delete an endpoint */
+        /**
+         * Delete an endpoint
+         * @description **Repeating it:** Deleting it again answers 404 `NOT_FOUND`.
+         */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
@@ -406,7 +537,15 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Make a new secret; deliveries carry signatures of both until the overlap ends */
+        /**
+         * Make a new secret; deliveries carry signatures of both until the overlap ends
+         * @description **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
         post: operations["rollWebhookEndpointSecret"];
         delete?: never;
         options?: never;
@@ -474,7 +613,15 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver an event again to an endpoint */
+        /**
+         * Deliver an event again to an endpoint
+         * @description **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
         post: operations["resendEvent"];
         delete?: never;
         options?: never;
@@ -525,7 +672,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Test mode: expire a PENDING order now, as its time passing would (order.expired) */
+        /**
+         * Test mode: expire a PENDING order now, as its time passing would (order.expired)
+         * @description **Repeating it:** Takes no Idempotency-Key: a repeat answers 409 `INVALID_STATE` once the object is no longer `PENDING`.
+         */
         post: operations["expireTestOrder"];
         delete?: never;
         options?: never;
@@ -542,7 +692,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Test mode: pay a PENDING order as a buyer would, with a test card whose behaviour decides the outcome */
+        /**
+         * Test mode: pay a PENDING order as a buyer would, with a test card whose behaviour decides the outcome
+         * @description **Repeating it:** Takes no Idempotency-Key: a repeat answers 409 `INVALID_STATE` once the object is no longer `PENDING`.
+         */
         post: operations["payTestOrder"];
         delete?: never;
         options?: never;
@@ -559,7 +712,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Test mode: complete a PENDING card binding as a buyer would, saving a test card */
+        /**
+         * Test mode: complete a PENDING card binding as a buyer would, saving a test card
+         * @description **Repeating it:** Takes no Idempotency-Key: a repeat answers 409 `INVALID_STATE` once the object is no longer `PENDING`.
+         */
         post: operations["completeTestCardBinding"];
         delete?: never;
         options?: never;
@@ -1150,16 +1306,105 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of orders, newest first; `has_more` says whether another page follows (pass the last id as `starting_after`) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "ord_0Vc0kpiZAArUljkEqVInMOwO",
+                     *           "object": "order",
+                     *           "amount": 640000,
+                     *           "currency": "UZS",
+                     *           "status": "FAILED",
+                     *           "description": "Dried figs, 1 kg",
+                     *           "customerRef": "customer-4821",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_oewgrzYzez5u4UF8rb5jZ1l84RKnXIVECCNJVKdt",
+                     *           "returnUrl": "https://shop.example.uz/orders/1004/done",
+                     *           "saveCard": false,
+                     *           "paymentIntent": "pi_0Vc0kpj110UHGfWE141YpbzI",
+                     *           "savedCard": null,
+                     *           "paidAt": null,
+                     *           "failureCode": "INSUFFICIENT_FUNDS",
+                     *           "expiresAt": "2026-11-25T19:01:52.615Z",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:52.615Z"
+                     *         },
+                     *         {
+                     *           "id": "ord_0Vc0kpgj76m1AmaNPBVU3rXU",
+                     *           "object": "order",
+                     *           "amount": 2400000,
+                     *           "currency": "UZS",
+                     *           "status": "EXPIRED",
+                     *           "description": "Walnuts, 3 kg",
+                     *           "customerRef": "customer-4821",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_5lwFk56sKxJnpZ1FxuzbH9WL5FuX4Kk0uV2n7h5u",
+                     *           "returnUrl": "https://shop.example.uz/orders/1003/done",
+                     *           "saveCard": false,
+                     *           "paymentIntent": null,
+                     *           "savedCard": null,
+                     *           "paidAt": null,
+                     *           "failureCode": null,
+                     *           "expiresAt": "2026-11-25T18:31:52.525Z",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:52.501Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["OrderList"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1168,7 +1413,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1183,7 +1432,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -1191,20 +1440,113 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 1500000,
+                 *       "description": "Dried apricots, 2 kg",
+                 *       "customerRef": "customer-4821",
+                 *       "returnUrl": "https://shop.example.uz/orders/1001/done"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateOrderBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The new order: `PENDING`, with the `paymentUrl` to send the buyer to and its `expiresAt` */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ord_0Vc0kpWvaVmiL5Ehp8UNrUW7",
+                     *       "object": "order",
+                     *       "amount": 1500000,
+                     *       "currency": "UZS",
+                     *       "status": "PENDING",
+                     *       "description": "Dried apricots, 2 kg",
+                     *       "customerRef": "customer-4821",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Y3hWYRvkM2VWIuXy0bHBxR1mpqdERkNQCBqIqKTZ",
+                     *       "returnUrl": "https://shop.example.uz/orders/1001/done",
+                     *       "saveCard": false,
+                     *       "paymentIntent": null,
+                     *       "savedCard": null,
+                     *       "paidAt": null,
+                     *       "failureCode": null,
+                     *       "expiresAt": "2026-11-25T19:01:51.893Z",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:51.893Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `IDEMPOTENCY_KEY_REQUIRED`: This call needs an `Idempotency-Key` header
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1213,7 +1555,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1235,16 +1581,89 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The order; `paidAt` and `paymentIntent` once `PAID`, `failureCode` once `FAILED` */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ord_0Vc0kpWvaVmiL5Ehp8UNrUW7",
+                     *       "object": "order",
+                     *       "amount": 1500000,
+                     *       "currency": "UZS",
+                     *       "status": "PAID",
+                     *       "description": "Dried apricots, 2 kg",
+                     *       "customerRef": "customer-4821",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Y3hWYRvkM2VWIuXy0bHBxR1mpqdERkNQCBqIqKTZ",
+                     *       "returnUrl": "https://shop.example.uz/orders/1001/done",
+                     *       "saveCard": false,
+                     *       "paymentIntent": "pi_0Vc0kpaHQrLGwXWNuMuE9bmg",
+                     *       "savedCard": null,
+                     *       "paidAt": "2026-11-25T18:31:52.172Z",
+                     *       "failureCode": null,
+                     *       "expiresAt": "2026-11-25T19:01:51.893Z",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:51.893Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1253,7 +1672,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1268,7 +1691,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -1278,16 +1701,111 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The order, now `CANCELED` */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ord_0Vc0kpftUGMNlfSIaiR5XhHy",
+                     *       "object": "order",
+                     *       "amount": 890000,
+                     *       "currency": "UZS",
+                     *       "status": "CANCELED",
+                     *       "description": "Raisins, 1 kg",
+                     *       "customerRef": "customer-4821",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_UB2tQCyF4IhE8MnsrvmM8FcFmfvgQx8rDBDgz8qQ",
+                     *       "returnUrl": "https://shop.example.uz/orders/1002/done",
+                     *       "saveCard": false,
+                     *       "paymentIntent": null,
+                     *       "savedCard": null,
+                     *       "paidAt": null,
+                     *       "failureCode": null,
+                     *       "expiresAt": "2026-11-25T19:01:52.449Z",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:52.449Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly
+             *     - `ORDER_DEBIT_IN_PROGRESS`: The buyer is paying the order right now; its outcome comes as an event
+             *     - `ORDER_NOT_CANCELABLE`: Only a `PENDING` order can be canceled
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1296,7 +1814,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1316,16 +1838,50 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The balance in tiyin, summed from the ledger */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "balance",
+                     *       "available": -2500000,
+                     *       "pending": 8108100,
+                     *       "currency": "UZS",
+                     *       "livemode": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["Balance"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1334,7 +1890,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1349,7 +1909,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1357,20 +1917,115 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "customerRef": "customer-4821",
+                 *       "returnUrl": "https://shop.example.uz/account/cards"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateBindingBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The new card binding: `PENDING`, with the hosted page's `url` and the `clientToken` of the public session calls */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cb_0Vc0kprhOxZwrNGpxqk6IadL",
+                     *       "object": "card_binding",
+                     *       "status": "PENDING",
+                     *       "failureCode": null,
+                     *       "clientToken": "cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
+                     *       "url": "https://api.tolov.example/bind/cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
+                     *       "card": null,
+                     *       "customerRef": "customer-4821",
+                     *       "returnUrl": "https://shop.example.uz/account/cards",
+                     *       "expiresAt": "2026-11-25T18:46:53.181Z",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.181Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CardBinding"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1379,7 +2034,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1401,16 +2059,84 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The card binding; once `COMPLETED`, `card` is the saved card's id */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cb_0Vc0kprhOxZwrNGpxqk6IadL",
+                     *       "object": "card_binding",
+                     *       "status": "COMPLETED",
+                     *       "failureCode": null,
+                     *       "clientToken": "cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
+                     *       "url": "https://api.tolov.example/bind/cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
+                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "customerRef": "customer-4821",
+                     *       "returnUrl": "https://shop.example.uz/account/cards",
+                     *       "expiresAt": "2026-11-25T18:46:53.181Z",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.181Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CardBinding"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1419,7 +2145,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1441,16 +2171,81 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The saved card */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "object": "card",
+                     *       "status": "ACTIVE",
+                     *       "maskedPan": "860000******0007",
+                     *       "rail": "uzcard",
+                     *       "expiry": "12/27",
+                     *       "customerRef": "customer-4821",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.199Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Card"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1459,7 +2254,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1481,16 +2280,81 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The card, now `DELETED` */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "card_0Vc0kptSvxXVvBvO30ZpkSfW",
+                     *       "object": "card",
+                     *       "status": "DELETED",
+                     *       "maskedPan": "986000******0000",
+                     *       "rail": "humo",
+                     *       "expiry": "12/27",
+                     *       "customerRef": "customer-5310",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.289Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Card"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1499,7 +2363,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1530,16 +2398,89 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of saved cards, newest first; `has_more` says whether another page follows (pass the last id as `starting_after`) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "card_0Vc0kptmzy2BQSjenikhzYPR",
+                     *           "object": "card",
+                     *           "status": "ACTIVE",
+                     *           "maskedPan": "860000******0015",
+                     *           "rail": "uzcard",
+                     *           "expiry": "12/27",
+                     *           "customerRef": "customer-6172",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.309Z"
+                     *         },
+                     *         {
+                     *           "id": "card_0Vc0kptSvxXVvBvO30ZpkSfW",
+                     *           "object": "card",
+                     *           "status": "DELETED",
+                     *           "maskedPan": "986000******0000",
+                     *           "rail": "humo",
+                     *           "expiry": "12/27",
+                     *           "customerRef": "customer-5310",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.289Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["CardList"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1548,7 +2489,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1584,16 +2529,109 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of payment intents, newest first; `has_more` says whether another page follows (pass the last id as `starting_after`) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "pi_0Vc0kpvY0K9IfXYd2wpNxC0H",
+                     *           "object": "payment_intent",
+                     *           "amount": 2500000,
+                     *           "fee": 25000,
+                     *           "currency": "UZS",
+                     *           "status": "FAILED",
+                     *           "failureCode": "INSUFFICIENT_FUNDS",
+                     *           "rail": "uzcard",
+                     *           "card": "card_0Vc0kptmzy2BQSjenikhzYPR",
+                     *           "maskedPan": "860000******0015",
+                     *           "order": null,
+                     *           "description": "Dried fruit box, monthly subscription",
+                     *           "metadata": {
+                     *             "subscription": "sub-6172",
+                     *             "period": "2026-12"
+                     *           },
+                     *           "amountRefunded": 0,
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.420Z"
+                     *         },
+                     *         {
+                     *           "id": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *           "object": "payment_intent",
+                     *           "amount": 2500000,
+                     *           "fee": 25000,
+                     *           "currency": "UZS",
+                     *           "status": "SUCCEEDED",
+                     *           "failureCode": null,
+                     *           "rail": "uzcard",
+                     *           "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *           "maskedPan": "860000******0007",
+                     *           "order": null,
+                     *           "description": "Dried fruit box, monthly subscription",
+                     *           "metadata": {
+                     *             "subscription": "sub-4821",
+                     *             "period": "2026-12"
+                     *           },
+                     *           "amountRefunded": 0,
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.373Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentIntentList"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1602,7 +2640,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1617,7 +2659,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -1625,20 +2667,140 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 2500000,
+                 *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                 *       "description": "Dried fruit box, monthly subscription",
+                 *       "metadata": {
+                 *         "subscription": "sub-4821",
+                 *         "period": "2026-12"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateChargeBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The payment intent: `SUCCEEDED`; `FAILED` with its `failureCode` (the bank's refusal is an answer, not an error); or `PROCESSING` when the bank's answer was unclear, until reconciliation settles it (do not charge again meanwhile) */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *       "object": "payment_intent",
+                     *       "amount": 2500000,
+                     *       "fee": 25000,
+                     *       "currency": "UZS",
+                     *       "status": "SUCCEEDED",
+                     *       "failureCode": null,
+                     *       "rail": "uzcard",
+                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "maskedPan": "860000******0007",
+                     *       "order": null,
+                     *       "description": "Dried fruit box, monthly subscription",
+                     *       "metadata": {
+                     *         "subscription": "sub-4821",
+                     *         "period": "2026-12"
+                     *       },
+                     *       "amountRefunded": 0,
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.373Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentIntent"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `IDEMPOTENCY_KEY_REQUIRED`: This call needs an `Idempotency-Key` header
+             *     - `CARD_INACTIVE`: The card is blocked or deleted, or the bank does not accept it
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1647,7 +2809,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1669,16 +2834,91 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The payment intent */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *       "object": "payment_intent",
+                     *       "amount": 2500000,
+                     *       "fee": 25000,
+                     *       "currency": "UZS",
+                     *       "status": "SUCCEEDED",
+                     *       "failureCode": null,
+                     *       "rail": "uzcard",
+                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "maskedPan": "860000******0007",
+                     *       "order": null,
+                     *       "description": "Dried fruit box, monthly subscription",
+                     *       "metadata": {
+                     *         "subscription": "sub-4821",
+                     *         "period": "2026-12"
+                     *       },
+                     *       "amountRefunded": 0,
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.373Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentIntent"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1687,7 +2927,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1702,7 +2946,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1710,20 +2954,117 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 990000,
+                 *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                 *       "description": "Almonds, 1 kg"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateIntentBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The payment intent, `REQUIRES_PAYMENT`: no money moves until it is confirmed */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pi_0Vc0kpwd8Gc05i17xZBH0aMa",
+                     *       "object": "payment_intent",
+                     *       "amount": 990000,
+                     *       "fee": 9900,
+                     *       "currency": "UZS",
+                     *       "status": "REQUIRES_PAYMENT",
+                     *       "failureCode": null,
+                     *       "rail": "uzcard",
+                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "maskedPan": "860000******0007",
+                     *       "order": null,
+                     *       "description": "Almonds, 1 kg",
+                     *       "metadata": {},
+                     *       "amountRefunded": 0,
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.486Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentIntent"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1732,7 +3073,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1747,7 +3092,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key": string;
             };
             path: {
@@ -1757,16 +3102,125 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The payment intent after the debit, as the charge call answers it: `SUCCEEDED`, `FAILED` with `failureCode`, or `PROCESSING` */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pi_0Vc0kpwd8Gc05i17xZBH0aMa",
+                     *       "object": "payment_intent",
+                     *       "amount": 990000,
+                     *       "fee": 9900,
+                     *       "currency": "UZS",
+                     *       "status": "SUCCEEDED",
+                     *       "failureCode": null,
+                     *       "rail": "uzcard",
+                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "maskedPan": "860000******0007",
+                     *       "order": null,
+                     *       "description": "Almonds, 1 kg",
+                     *       "metadata": {},
+                     *       "amountRefunded": 0,
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.486Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentIntent"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `IDEMPOTENCY_KEY_REQUIRED`: This call needs an `Idempotency-Key` header
+             *     - `CARD_INACTIVE`: The card is blocked or deleted, or the bank does not accept it
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly
+             *     - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…)
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1775,7 +3229,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1790,7 +3247,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -1800,16 +3257,109 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The payment intent, now `CANCELED` */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pi_0Vc0kpy2umcSrDZxOzb3Xuex",
+                     *       "object": "payment_intent",
+                     *       "amount": 990000,
+                     *       "fee": 9900,
+                     *       "currency": "UZS",
+                     *       "status": "CANCELED",
+                     *       "failureCode": null,
+                     *       "rail": "uzcard",
+                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "maskedPan": "860000******0007",
+                     *       "order": null,
+                     *       "description": "Almonds, 1 kg",
+                     *       "metadata": {},
+                     *       "amountRefunded": 0,
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.574Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentIntent"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly
+             *     - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…)
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1818,7 +3368,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1840,16 +3394,88 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The payment intent */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "pi_0Vc0kpwd8Gc05i17xZBH0aMa",
+                     *       "object": "payment_intent",
+                     *       "amount": 990000,
+                     *       "fee": 9900,
+                     *       "currency": "UZS",
+                     *       "status": "SUCCEEDED",
+                     *       "failureCode": null,
+                     *       "rail": "uzcard",
+                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "maskedPan": "860000******0007",
+                     *       "order": null,
+                     *       "description": "Almonds, 1 kg",
+                     *       "metadata": {},
+                     *       "amountRefunded": 0,
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.486Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentIntent"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1858,7 +3484,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1890,16 +3520,70 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of refunds, newest first; `has_more` says whether another page follows (pass the last id as `starting_after`) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "re_0Vc0kpymvXqIheXOUyeJPbNM",
+                     *           "object": "refund",
+                     *           "amount": 2500000,
+                     *           "currency": "UZS",
+                     *           "paymentIntent": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *           "status": "SUCCEEDED",
+                     *           "failureCode": null,
+                     *           "reason": "requested_by_customer",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.618Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["RefundList"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1908,7 +3592,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1923,7 +3611,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -1931,20 +3619,121 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "paymentIntent": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                 *       "reason": "requested_by_customer"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateRefundBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The refund: `SUCCEEDED`, or `PENDING` when the bank's answer was unclear, until reconciliation settles it */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "re_0Vc0kpymvXqIheXOUyeJPbNM",
+                     *       "object": "refund",
+                     *       "amount": 2500000,
+                     *       "currency": "UZS",
+                     *       "paymentIntent": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *       "status": "SUCCEEDED",
+                     *       "failureCode": null,
+                     *       "reason": "requested_by_customer",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.618Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Refund"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `IDEMPOTENCY_KEY_REQUIRED`: This call needs an `Idempotency-Key` header
+             *     - `PARTIAL_REFUND_NOT_SUPPORTED`: A refund's `amount` differs from the payment's: only full refunds; nothing was created
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly
+             *     - `ALREADY_REFUNDED`: The payment already has a refund
+             *     - `PAYMENT_NOT_REFUNDABLE`: Only a `SUCCEEDED` payment can be refunded
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1953,7 +3742,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1975,16 +3767,73 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The refund */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "re_0Vc0kpymvXqIheXOUyeJPbNM",
+                     *       "object": "refund",
+                     *       "amount": 2500000,
+                     *       "currency": "UZS",
+                     *       "paymentIntent": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *       "status": "SUCCEEDED",
+                     *       "failureCode": null,
+                     *       "reason": "requested_by_customer",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.618Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Refund"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1993,7 +3842,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2015,16 +3868,84 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The session's state; nothing sensitive */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "checkout_session",
+                     *       "kind": "order",
+                     *       "status": "PENDING",
+                     *       "productName": "Samarkand Dried Fruit",
+                     *       "livemode": false,
+                     *       "maskedPan": null,
+                     *       "returnUrl": null,
+                     *       "expiresAt": "2026-11-25T19:01:52.857Z",
+                     *       "failureCode": null,
+                     *       "cardAttemptsLeft": 3,
+                     *       "codeAttemptsLeft": 5,
+                     *       "resendAvailableAt": null,
+                     *       "order": {
+                     *         "amount": 3200000,
+                     *         "currency": "UZS",
+                     *         "description": "Dried apricots and almonds, gift box",
+                     *         "status": "PENDING",
+                     *         "paidAt": null,
+                     *         "payment": null
+                     *       },
+                     *       "canSaveCard": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["SessionState"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SESSION_EXPIRED`: The checkout session has expired (`"error": "Gone"`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2033,7 +3954,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2055,20 +3980,124 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "pan": "8600000000000007",
+                 *       "expiry": "12/30",
+                 *       "phone": "998901234567",
+                 *       "saveCard": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["CardSubmission"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The session, `AWAITING_CODE`, with the card's `maskedPan`: the bank sent a code by SMS */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "checkout_session",
+                     *       "kind": "order",
+                     *       "status": "AWAITING_CODE",
+                     *       "productName": "Samarkand Dried Fruit",
+                     *       "livemode": false,
+                     *       "maskedPan": "860000******0007",
+                     *       "returnUrl": null,
+                     *       "expiresAt": "2026-11-25T19:01:52.857Z",
+                     *       "failureCode": null,
+                     *       "cardAttemptsLeft": 0,
+                     *       "codeAttemptsLeft": 5,
+                     *       "resendAvailableAt": "2026-11-25T18:32:22.949Z",
+                     *       "order": {
+                     *         "amount": 3200000,
+                     *         "currency": "UZS",
+                     *         "description": "Dried apricots and almonds, gift box",
+                     *         "status": "PENDING",
+                     *         "paidAt": null,
+                     *         "payment": null
+                     *       },
+                     *       "canSaveCard": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["SessionState"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `INVALID_CARD`: The card number fails its check digit or belongs to no known network, or the card has expired
+             *     - `CARD_INACTIVE`: The card is blocked or deleted, or the bank does not accept it
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SESSION_EXPIRED`: The checkout session has expired (`"error": "Gone"`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `TOO_MANY_ATTEMPTS`: The session's card or code attempts are used up (3 cards, 5 codes)
+             *     - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2077,7 +4106,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2099,20 +4131,117 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "111111"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CodeSubmission"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The session: `COMPLETED` with `returnUrl` (the card is saved, or the order paid), or `PROCESSING` while the bank's answer to an order's payment is unclear */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "checkout_session",
+                     *       "kind": "order",
+                     *       "status": "COMPLETED",
+                     *       "productName": "Samarkand Dried Fruit",
+                     *       "livemode": false,
+                     *       "maskedPan": "860000******0007",
+                     *       "returnUrl": "https://shop.example.uz/orders/1005/done",
+                     *       "expiresAt": "2026-11-25T19:01:52.857Z",
+                     *       "failureCode": null,
+                     *       "cardAttemptsLeft": 0,
+                     *       "codeAttemptsLeft": 3,
+                     *       "resendAvailableAt": null,
+                     *       "order": {
+                     *         "amount": 3200000,
+                     *         "currency": "UZS",
+                     *         "description": "Dried apricots and almonds, gift box",
+                     *         "status": "PAID",
+                     *         "paidAt": "2026-11-25T18:31:53.074Z",
+                     *         "payment": "pi_0Vc0kppvodi1DBsCFFd9ZeSu"
+                     *       },
+                     *       "canSaveCard": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["SessionState"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `WRONG_CODE`: Wrong SMS code
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `PAYMENT_FAILED`: The bank refused an order's payment; `failureCode` says why */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SESSION_EXPIRED`: The checkout session has expired (`"error": "Gone"`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `TOO_MANY_ATTEMPTS`: The session's card or code attempts are used up (3 cards, 5 codes)
+             *     - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2121,7 +4250,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2143,16 +4276,96 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The session, `AWAITING_CODE`, with `resendAvailableAt`: a new code was sent */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "checkout_session",
+                     *       "kind": "order",
+                     *       "status": "AWAITING_CODE",
+                     *       "productName": "Samarkand Dried Fruit",
+                     *       "livemode": false,
+                     *       "maskedPan": "860000******0007",
+                     *       "returnUrl": null,
+                     *       "expiresAt": "2026-11-25T19:01:52.857Z",
+                     *       "failureCode": null,
+                     *       "cardAttemptsLeft": 0,
+                     *       "codeAttemptsLeft": 5,
+                     *       "resendAvailableAt": "2026-11-25T18:32:23.016Z",
+                     *       "order": {
+                     *         "amount": 3200000,
+                     *         "currency": "UZS",
+                     *         "description": "Dried apricots and almonds, gift box",
+                     *         "status": "PENDING",
+                     *         "paidAt": null,
+                     *         "payment": null
+                     *       },
+                     *       "canSaveCard": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["SessionState"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SESSION_EXPIRED`: The checkout session has expired (`"error": "Gone"`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `TOO_MANY_ATTEMPTS`: The session's card or code attempts are used up (3 cards, 5 codes)
+             *     - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2161,7 +4374,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2190,16 +4407,74 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of webhook endpoints, newest first; `has_more` says whether another page follows (pass the last id as `starting_after`) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "we_0Vc0kq00kapPH43WkdXxDHwJ",
+                     *           "object": "webhook_endpoint",
+                     *           "url": "https://shop.example.uz/webhooks/tolov",
+                     *           "enabledEvents": [
+                     *             "order.paid",
+                     *             "order.failed",
+                     *             "payment_intent.succeeded",
+                     *             "payment_intent.failed",
+                     *             "order.expired"
+                     *           ],
+                     *           "description": "Order fulfilment and receipts",
+                     *           "status": "enabled",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.693Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2208,7 +4483,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2223,7 +4502,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2231,20 +4510,105 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example.uz/webhooks/tolov",
+                 *       "enabledEvents": [
+                 *         "order.paid",
+                 *         "order.failed",
+                 *         "payment_intent.succeeded",
+                 *         "payment_intent.failed"
+                 *       ],
+                 *       "description": "Order fulfilment"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateEndpointBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The new endpoint, `enabled`, with its signing `secret` (`whsec_…`), shown in this answer only */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_0Vc0kq00kapPH43WkdXxDHwJ",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.uz/webhooks/tolov",
+                     *       "enabledEvents": [
+                     *         "order.paid",
+                     *         "order.failed",
+                     *         "payment_intent.succeeded",
+                     *         "payment_intent.failed"
+                     *       ],
+                     *       "description": "Order fulfilment",
+                     *       "status": "enabled",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.693Z",
+                     *       "secret": "whsec_NiPKkjz7XTxwb1LY9bNiUtOCrMA54gHSeBKl5p8qtS8="
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly
+             *     - `LIMIT_REACHED`: A count limit is reached: 16 webhook endpoints per mode, or 10 deliveries of one event to one endpoint
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2253,7 +4617,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2275,16 +4643,76 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint, without its secret */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_0Vc0kq00kapPH43WkdXxDHwJ",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.uz/webhooks/tolov",
+                     *       "enabledEvents": [
+                     *         "order.paid",
+                     *         "order.failed",
+                     *         "payment_intent.succeeded",
+                     *         "payment_intent.failed"
+                     *       ],
+                     *       "description": "Order fulfilment",
+                     *       "status": "enabled",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.693Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2293,7 +4721,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2308,7 +4740,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2318,20 +4750,111 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "description": "Order fulfilment and receipts",
+                 *       "enabledEvents": [
+                 *         "order.paid",
+                 *         "order.failed",
+                 *         "payment_intent.succeeded",
+                 *         "payment_intent.failed",
+                 *         "order.expired"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateEndpointBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint as changed */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_0Vc0kq00kapPH43WkdXxDHwJ",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.uz/webhooks/tolov",
+                     *       "enabledEvents": [
+                     *         "order.paid",
+                     *         "order.failed",
+                     *         "payment_intent.succeeded",
+                     *         "payment_intent.failed",
+                     *         "order.expired"
+                     *       ],
+                     *       "description": "Order fulfilment and receipts",
+                     *       "status": "enabled",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.693Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2340,7 +4863,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2362,16 +4889,66 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint's id with `deleted: true` */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_0Vc0kq0fIv9fDoZdPEuslf75",
+                     *       "object": "webhook_endpoint",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["DeletedWebhookEndpoint"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2380,7 +4957,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2395,7 +4976,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2405,20 +4986,105 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "overlapSeconds": 3600
+                 *     }
+                 */
                 "application/json": components["schemas"]["RollSecretBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint with its new `secret`, shown in this answer only */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_0Vc0kq00kapPH43WkdXxDHwJ",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://shop.example.uz/webhooks/tolov",
+                     *       "enabledEvents": [
+                     *         "order.paid",
+                     *         "order.failed",
+                     *         "payment_intent.succeeded",
+                     *         "payment_intent.failed",
+                     *         "order.expired"
+                     *       ],
+                     *       "description": "Order fulfilment and receipts",
+                     *       "status": "enabled",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.693Z",
+                     *       "secret": "whsec_IQpVTCBBFQ6rckl8q4cH67zNRqV+8G0WNIkW4buzwpk="
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2427,7 +5093,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2454,16 +5124,87 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the endpoint's deliveries with their attempts, newest first; `has_more` says whether another page follows (pass the last id as `starting_after`) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "wd_bf67a402bf344e3fa1ca44de5b81e41d",
+                     *           "object": "webhook_delivery",
+                     *           "endpoint": "we_0Vc0kq0meWu0cN9g4SdDQXb8",
+                     *           "event": "evt_0Vc0kpq3QKYxWQiXZw3nhXln",
+                     *           "eventType": "order.paid",
+                     *           "status": "succeeded",
+                     *           "nextAttemptAt": null,
+                     *           "attempts": [
+                     *             {
+                     *               "number": 1,
+                     *               "attemptedAt": "2026-11-25T18:31:53.779Z",
+                     *               "statusCode": 200,
+                     *               "durationMs": 54,
+                     *               "error": null,
+                     *               "responseExcerpt": "ok"
+                     *             }
+                     *           ],
+                     *           "created": "2026-11-25T18:31:53.755Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2472,7 +5213,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2505,16 +5250,139 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the events of the last 30 days, newest first; `has_more` says whether another page follows (pass the last id as `starting_after`) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_0Vc0kpxa9B0467IO2AjZiqA6",
+                     *           "object": "event",
+                     *           "type": "payment_intent.succeeded",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.543Z",
+                     *           "data": {
+                     *             "id": "pi_0Vc0kpwd8Gc05i17xZBH0aMa",
+                     *             "object": "payment_intent",
+                     *             "amount": 990000,
+                     *             "fee": 9900,
+                     *             "currency": "UZS",
+                     *             "status": "succeeded",
+                     *             "failureCode": null,
+                     *             "rail": "uzcard",
+                     *             "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *             "maskedPan": "860000******0007",
+                     *             "order": null,
+                     *             "description": "Almonds, 1 kg",
+                     *             "metadata": {},
+                     *             "amountRefunded": 0,
+                     *             "livemode": false,
+                     *             "created": "2026-11-25T18:31:53.486Z"
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "evt_0Vc0kpvhqmhgRlDcK1flxFYt",
+                     *           "object": "event",
+                     *           "type": "payment_intent.failed",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.427Z",
+                     *           "data": {
+                     *             "id": "pi_0Vc0kpvY0K9IfXYd2wpNxC0H",
+                     *             "object": "payment_intent",
+                     *             "amount": 2500000,
+                     *             "fee": 25000,
+                     *             "currency": "UZS",
+                     *             "status": "failed",
+                     *             "failureCode": "INSUFFICIENT_FUNDS",
+                     *             "rail": "uzcard",
+                     *             "card": "card_0Vc0kptmzy2BQSjenikhzYPR",
+                     *             "maskedPan": "860000******0015",
+                     *             "order": null,
+                     *             "description": "Dried fruit box, monthly subscription",
+                     *             "metadata": {
+                     *               "subscription": "sub-6172",
+                     *               "period": "2026-12"
+                     *             },
+                     *             "amountRefunded": 0,
+                     *             "livemode": false,
+                     *             "created": "2026-11-25T18:31:53.420Z"
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "evt_0Vc0kpuykthiozRE2uDDpjMl",
+                     *           "object": "event",
+                     *           "type": "payment_intent.succeeded",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.379Z",
+                     *           "data": {
+                     *             "id": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *             "object": "payment_intent",
+                     *             "amount": 2500000,
+                     *             "fee": 25000,
+                     *             "currency": "UZS",
+                     *             "status": "succeeded",
+                     *             "failureCode": null,
+                     *             "rail": "uzcard",
+                     *             "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *             "maskedPan": "860000******0007",
+                     *             "order": null,
+                     *             "description": "Dried fruit box, monthly subscription",
+                     *             "metadata": {
+                     *               "subscription": "sub-4821",
+                     *               "period": "2026-12"
+                     *             },
+                     *             "amountRefunded": 0,
+                     *             "livemode": false,
+                     *             "created": "2026-11-25T18:31:53.373Z"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["EventList"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2523,7 +5391,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2545,16 +5417,87 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The event */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_0Vc0kpq3QKYxWQiXZw3nhXln",
+                     *       "object": "event",
+                     *       "type": "order.paid",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.074Z",
+                     *       "data": {
+                     *         "id": "ord_0Vc0kpmT94tx7o0wpxQSav9s",
+                     *         "object": "order",
+                     *         "amount": 3200000,
+                     *         "currency": "UZS",
+                     *         "status": "PAID",
+                     *         "description": "Dried apricots and almonds, gift box",
+                     *         "customerRef": "customer-4821",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_DnhoIitIbL8ez5eLiUq9vn2CYFWorRqqLtJp9yQH",
+                     *         "returnUrl": "https://shop.example.uz/orders/1005/done",
+                     *         "saveCard": true,
+                     *         "paymentIntent": "pi_0Vc0kppvodi1DBsCFFd9ZeSu",
+                     *         "savedCard": "card_0Vc0kpq0KhrfIcqzHczDyzXO",
+                     *         "paidAt": "2026-11-25T18:31:53.074Z",
+                     *         "failureCode": null,
+                     *         "expiresAt": "2026-11-25T19:01:52.857Z",
+                     *         "livemode": false,
+                     *         "created": "2026-11-25T18:31:52.857Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Event"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2563,7 +5506,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2578,7 +5525,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the call safe to retry: the same key with the same request answers the first answer again (24 hours). 1 to 255 printable ASCII characters. */
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2588,20 +5535,103 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "endpoint": "we_0Vc0kq0meWu0cN9g4SdDQXb8"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ResendBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The new delivery, due now */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wd_bf67a402bf344e3fa1ca44de5b81e41d",
+                     *       "object": "webhook_delivery",
+                     *       "endpoint": "we_0Vc0kq0meWu0cN9g4SdDQXb8",
+                     *       "event": "evt_0Vc0kpq3QKYxWQiXZw3nhXln",
+                     *       "eventType": "order.paid",
+                     *       "status": "pending",
+                     *       "nextAttemptAt": "2026-11-25T18:31:53.755Z",
+                     *       "attempts": [],
+                     *       "created": "2026-11-25T18:31:53.755Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly
+             *     - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…)
+             *     - `LIMIT_REACHED`: A count limit is reached: 16 webhook endpoints per mode, or 10 deliveries of one event to one endpoint
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2610,7 +5640,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2636,7 +5670,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A text/event-stream: per event, `id` (the event id), `event` (its type) and `data` (the Event as JSON) */
+            /** @description A `text/event-stream`: per event, `id` (the event id), `event` (its type) and `data` (the Event as JSON) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2645,7 +5679,41 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2654,7 +5722,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2681,16 +5753,91 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the product's latest API calls in the key's mode, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "req_0Vc0kpz3Sqbp9oyQq0flvbw3",
+                     *           "object": "request_log",
+                     *           "method": "POST",
+                     *           "path": "/v1/refunds",
+                     *           "status": 409,
+                     *           "durationMs": 2,
+                     *           "idempotencyKey": "refund-sub-6172-2026-12",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.640Z"
+                     *         },
+                     *         {
+                     *           "id": "req_0Vc0kpz0TFUfHJpsCsKR2DH5",
+                     *           "object": "request_log",
+                     *           "method": "POST",
+                     *           "path": "/v1/refunds",
+                     *           "status": 409,
+                     *           "durationMs": 3,
+                     *           "idempotencyKey": "refund-sub-4821-2026-12-again",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.637Z"
+                     *         },
+                     *         {
+                     *           "id": "req_0Vc0kpyjHf9yPpgzF2Q0QCn9",
+                     *           "object": "request_log",
+                     *           "method": "POST",
+                     *           "path": "/v1/refunds",
+                     *           "status": 201,
+                     *           "durationMs": 17,
+                     *           "idempotencyKey": "refund-sub-4821-2026-12",
+                     *           "livemode": false,
+                     *           "created": "2026-11-25T18:31:53.634Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["RequestLogEntryList"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2699,7 +5846,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2721,16 +5872,92 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The order, now `EXPIRED` */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ord_0Vc0kpgj76m1AmaNPBVU3rXU",
+                     *       "object": "order",
+                     *       "amount": 2400000,
+                     *       "currency": "UZS",
+                     *       "status": "EXPIRED",
+                     *       "description": "Walnuts, 3 kg",
+                     *       "customerRef": "customer-4821",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_5lwFk56sKxJnpZ1FxuzbH9WL5FuX4Kk0uV2n7h5u",
+                     *       "returnUrl": "https://shop.example.uz/orders/1003/done",
+                     *       "saveCard": false,
+                     *       "paymentIntent": null,
+                     *       "savedCard": null,
+                     *       "paidAt": null,
+                     *       "failureCode": null,
+                     *       "expiresAt": "2026-11-25T18:31:52.525Z",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:52.501Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…)
+             *     - `ORDER_DEBIT_IN_PROGRESS`: The buyer is paying the order right now; its outcome comes as an event
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2739,7 +5966,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2761,20 +5992,102 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "card": "8600000000000007"
+                 *     }
+                 */
                 "application/json": components["schemas"]["TestCardBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The order after the buyer's attempt: `PAID`, `FAILED` with `failureCode`, or still `PENDING` while its payment is `PROCESSING` */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ord_0Vc0kpWvaVmiL5Ehp8UNrUW7",
+                     *       "object": "order",
+                     *       "amount": 1500000,
+                     *       "currency": "UZS",
+                     *       "status": "PAID",
+                     *       "description": "Dried apricots, 2 kg",
+                     *       "customerRef": "customer-4821",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Y3hWYRvkM2VWIuXy0bHBxR1mpqdERkNQCBqIqKTZ",
+                     *       "returnUrl": "https://shop.example.uz/orders/1001/done",
+                     *       "saveCard": false,
+                     *       "paymentIntent": "pi_0Vc0kpaHQrLGwXWNuMuE9bmg",
+                     *       "savedCard": null,
+                     *       "paidAt": "2026-11-25T18:31:52.172Z",
+                     *       "failureCode": null,
+                     *       "expiresAt": "2026-11-25T19:01:51.893Z",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:51.893Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `INVALID_CARD`: The card number fails its check digit or belongs to no known network, or the card has expired
+             *     - `CARD_INACTIVE`: The card is blocked or deleted, or the bank does not accept it
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2783,7 +6096,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2805,20 +6122,97 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "card": "8600000000000007"
+                 *     }
+                 */
                 "application/json": components["schemas"]["TestCardBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The card binding, `COMPLETED`, with the saved `card` */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cb_0Vc0kprhOxZwrNGpxqk6IadL",
+                     *       "object": "card_binding",
+                     *       "status": "COMPLETED",
+                     *       "failureCode": null,
+                     *       "clientToken": "cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
+                     *       "url": "https://api.tolov.example/bind/cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
+                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "customerRef": "customer-4821",
+                     *       "returnUrl": "https://shop.example.uz/account/cards",
+                     *       "expiresAt": "2026-11-25T18:46:53.181Z",
+                     *       "livemode": false,
+                     *       "created": "2026-11-25T18:31:53.181Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CardBinding"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `INVALID_CARD`: The card number fails its check digit or belongs to no known network, or the card has expired
+             *     - `CARD_INACTIVE`: The card is blocked or deleted, or the bank does not accept it
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2827,7 +6221,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request was refused; `code` says why */
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2847,6 +6245,34 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0Vc0kpq3QKYxWQiXZw3nhXln",
+                 *       "object": "event",
+                 *       "type": "order.paid",
+                 *       "livemode": false,
+                 *       "created": "2026-11-25T18:31:53.074Z",
+                 *       "data": {
+                 *         "id": "ord_0Vc0kpmT94tx7o0wpxQSav9s",
+                 *         "object": "order",
+                 *         "amount": 3200000,
+                 *         "currency": "UZS",
+                 *         "status": "PAID",
+                 *         "description": "Dried apricots and almonds, gift box",
+                 *         "customerRef": "customer-4821",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_DnhoIitIbL8ez5eLiUq9vn2CYFWorRqqLtJp9yQH",
+                 *         "returnUrl": "https://shop.example.uz/orders/1005/done",
+                 *         "saveCard": true,
+                 *         "paymentIntent": "pi_0Vc0kppvodi1DBsCFFd9ZeSu",
+                 *         "savedCard": "card_0Vc0kpq0KhrfIcqzHczDyzXO",
+                 *         "paidAt": "2026-11-25T18:31:53.074Z",
+                 *         "failureCode": null,
+                 *         "expiresAt": "2026-11-25T19:01:52.857Z",
+                 *         "livemode": false,
+                 *         "created": "2026-11-25T18:31:52.857Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrderPaidEvent"];
             };
         };
@@ -2869,6 +6295,34 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0Vc0kpqoFtvvGaRJx1ckVtLT",
+                 *       "object": "event",
+                 *       "type": "order.failed",
+                 *       "livemode": false,
+                 *       "created": "2026-11-25T18:31:53.124Z",
+                 *       "data": {
+                 *         "id": "ord_0Vc0kpqVQ8uiAc10GjvP11Lo",
+                 *         "object": "order",
+                 *         "amount": 5100000,
+                 *         "currency": "UZS",
+                 *         "status": "FAILED",
+                 *         "description": "Pistachios, 2 kg",
+                 *         "customerRef": "customer-4821",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_YVANUsfJilpram23vMcw8VsQhsLhWPz1MBwKdIaB",
+                 *         "returnUrl": "https://shop.example.uz/orders/1006/done",
+                 *         "saveCard": false,
+                 *         "paymentIntent": "pi_0Vc0kpqjbKhitJMD4dsswaiT",
+                 *         "savedCard": null,
+                 *         "paidAt": null,
+                 *         "failureCode": "INSUFFICIENT_FUNDS",
+                 *         "expiresAt": "2026-11-25T19:01:53.107Z",
+                 *         "livemode": false,
+                 *         "created": "2026-11-25T18:31:53.107Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrderFailedEvent"];
             };
         };
@@ -2891,6 +6345,34 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0Vc0kphWqZe0tvRV0zfJznit",
+                 *       "object": "event",
+                 *       "type": "order.expired",
+                 *       "livemode": false,
+                 *       "created": "2026-11-25T18:31:52.525Z",
+                 *       "data": {
+                 *         "id": "ord_0Vc0kpgj76m1AmaNPBVU3rXU",
+                 *         "object": "order",
+                 *         "amount": 2400000,
+                 *         "currency": "UZS",
+                 *         "status": "EXPIRED",
+                 *         "description": "Walnuts, 3 kg",
+                 *         "customerRef": "customer-4821",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_5lwFk56sKxJnpZ1FxuzbH9WL5FuX4Kk0uV2n7h5u",
+                 *         "returnUrl": "https://shop.example.uz/orders/1003/done",
+                 *         "saveCard": false,
+                 *         "paymentIntent": null,
+                 *         "savedCard": null,
+                 *         "paidAt": null,
+                 *         "failureCode": null,
+                 *         "expiresAt": "2026-11-25T18:31:52.525Z",
+                 *         "livemode": false,
+                 *         "created": "2026-11-25T18:31:52.501Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrderExpiredEvent"];
             };
         };
@@ -2913,6 +6395,33 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0Vc0kpxa9B0467IO2AjZiqA6",
+                 *       "object": "event",
+                 *       "type": "payment_intent.succeeded",
+                 *       "livemode": false,
+                 *       "created": "2026-11-25T18:31:53.543Z",
+                 *       "data": {
+                 *         "id": "pi_0Vc0kpwd8Gc05i17xZBH0aMa",
+                 *         "object": "payment_intent",
+                 *         "amount": 990000,
+                 *         "fee": 9900,
+                 *         "currency": "UZS",
+                 *         "status": "succeeded",
+                 *         "failureCode": null,
+                 *         "rail": "uzcard",
+                 *         "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                 *         "maskedPan": "860000******0007",
+                 *         "order": null,
+                 *         "description": "Almonds, 1 kg",
+                 *         "metadata": {},
+                 *         "amountRefunded": 0,
+                 *         "livemode": false,
+                 *         "created": "2026-11-25T18:31:53.486Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["PaymentIntentSucceededEvent"];
             };
         };
@@ -2935,6 +6444,36 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0Vc0kpvhqmhgRlDcK1flxFYt",
+                 *       "object": "event",
+                 *       "type": "payment_intent.failed",
+                 *       "livemode": false,
+                 *       "created": "2026-11-25T18:31:53.427Z",
+                 *       "data": {
+                 *         "id": "pi_0Vc0kpvY0K9IfXYd2wpNxC0H",
+                 *         "object": "payment_intent",
+                 *         "amount": 2500000,
+                 *         "fee": 25000,
+                 *         "currency": "UZS",
+                 *         "status": "failed",
+                 *         "failureCode": "INSUFFICIENT_FUNDS",
+                 *         "rail": "uzcard",
+                 *         "card": "card_0Vc0kptmzy2BQSjenikhzYPR",
+                 *         "maskedPan": "860000******0015",
+                 *         "order": null,
+                 *         "description": "Dried fruit box, monthly subscription",
+                 *         "metadata": {
+                 *           "subscription": "sub-6172",
+                 *           "period": "2026-12"
+                 *         },
+                 *         "amountRefunded": 0,
+                 *         "livemode": false,
+                 *         "created": "2026-11-25T18:31:53.420Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["PaymentIntentFailedEvent"];
             };
         };

@@ -18,7 +18,9 @@ export const orderRoutes: FastifyPluginAsync<{ orders: OrdersService; idempotent
         tags,
         operationId: 'createOrder',
         summary: 'Create an order and its payment link',
-        description: 'Needs an Idempotency-Key. The buyer pays at paymentUrl.',
+        description:
+          'Send the buyer to `paymentUrl`, the hosted page where they pay. The outcome comes as the event `order.paid` or `order.failed`, ' +
+          'or `order.expired` once `expiresAt` passes unpaid.',
         body: CreateOrderBody,
         response: { 201: Order },
       },
@@ -43,7 +45,7 @@ export const orderRoutes: FastifyPluginAsync<{ orders: OrdersService; idempotent
         tags,
         operationId: 'cancelOrder',
         summary: 'Cancel an unpaid order',
-        description: '409 ORDER_DEBIT_IN_PROGRESS while the buyer is paying; 409 ORDER_NOT_CANCELABLE unless PENDING.',
+        description: 'Only a `PENDING` order can be canceled, and not while the buyer is paying it (its debit is in progress).',
         params: IdParams,
         response: { 200: Order },
       },

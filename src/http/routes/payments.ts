@@ -29,8 +29,9 @@ function chargeRoutes(app: FastifyInstance, { payments, idempotent }: Deps): voi
         operationId: 'createCharge',
         summary: 'Charge a saved card: create and debit in one call',
         description:
-          'Needs an Idempotency-Key. Answers the payment intent: SUCCEEDED, FAILED with failureCode, or PROCESSING when the bank ' +
-          'answer was unclear (reconciliation settles it; do not charge again meanwhile).',
+          'Creates the payment intent and debits the card in one call. A refusal by the bank is an answer, not an error: the intent ' +
+          "`FAILED` with its `failureCode`. When the bank's answer is unclear the intent stays `PROCESSING` until reconciliation " +
+          'settles it (event `payment_intent.succeeded` or `payment_intent.failed`): do not charge again meanwhile; a retry with the same Idempotency-Key is safe.',
         body: CreateChargeBody,
         response: { 201: PaymentIntent },
       },

@@ -18,7 +18,7 @@ export const refundRoutes: FastifyPluginAsync<{ refunds: RefundsService; idempot
         tags,
         operationId: 'createRefund',
         summary: "Refund a payment's full amount",
-        description: 'PENDING when the bank answer was unclear; reconciliation settles it.',
+        description: "Returns the whole amount of a `SUCCEEDED` payment to the card it was paid with; `amount`, if given, must equal the payment's.",
         body: CreateRefundBody,
         response: { 201: Refund },
       },

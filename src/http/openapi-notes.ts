@@ -1,0 +1,164 @@
+// What the OpenAPI description says beyond the schemas: what each error code and failureCode means, and per operation
+// what its success answer is and which errors its own logic answers. The errors every call of a kind answers (a
+// missing key, a bad field, a reused Idempotency-Key) are added from the route's declaration by openapi.ts.
+import type { ErrorCode } from '../core/errors.js';
+
+/** Each error code's meaning, as docs/errors.md gives it. */
+export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
+  VALIDATION_ERROR: 'A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it',
+  IDEMPOTENCY_KEY_REQUIRED: 'This call needs an `Idempotency-Key` header',
+  CARD_INACTIVE: 'The card is blocked or deleted, or the bank does not accept it',
+  INVALID_CARD: 'The card number fails its check digit or belongs to no known network, or the card has expired',
+  WRONG_CODE: 'Wrong SMS code',
+  PARTIAL_REFUND_NOT_SUPPORTED: "A refund's `amount` differs from the payment's: only full refunds; nothing was created",
+  UNAUTHENTICATED: 'The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`)',
+  PAYMENT_FAILED: "The bank refused an order's payment; `failureCode` says why",
+  SCOPE_REQUIRED: 'The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe`',
+  NOT_FOUND: "No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route",
+  IDEMPOTENCY_KEY_IN_USE: 'The first request with this `Idempotency-Key` is still running; retry shortly',
+  ORDER_DEBIT_IN_PROGRESS: 'The buyer is paying the order right now; its outcome comes as an event',
+  ORDER_NOT_CANCELABLE: 'Only a `PENDING` order can be canceled',
+  INVALID_STATE: "The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…)",
+  LIMIT_REACHED: 'A count limit is reached: 16 webhook endpoints per mode, or 10 deliveries of one event to one endpoint',
+  ALREADY_REFUNDED: 'The payment already has a refund',
+  PAYMENT_NOT_REFUNDABLE: 'Only a `SUCCEEDED` payment can be refunded',
+  REQUEST_TIMEOUT: 'The request did not arrive whole in time',
+  SESSION_EXPIRED: 'The checkout session has expired (`"error": "Gone"`)',
+  BODY_TOO_LARGE: 'The body is over 64 KiB',
+  URI_TOO_LONG: 'A path parameter is longer than any id Tolov issues',
+  UNSUPPORTED_MEDIA_TYPE: 'The body is not `Content-Type: application/json` in UTF-8',
+  IDEMPOTENCY_KEY_REUSED: 'The `Idempotency-Key` was used before with another method, path or body, or by another API key',
+  TOO_MANY_ATTEMPTS: "The session's card or code attempts are used up (3 cards, 5 codes)",
+  RATE_LIMITED: 'Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds',
+  HEADERS_TOO_LARGE: 'The request headers are larger than the server accepts',
+  INTERNAL_ERROR: 'Our fault; retrying with the same `Idempotency-Key` is always safe',
+  RAIL_UNAVAILABLE: 'Live mode has no bank gateway configured',
+  SERVICE_UNAVAILABLE: 'The database is briefly unreachable; retry after `Retry-After` seconds',
+};
+
+/** Every `failureCode` a payment intent, order, card binding, checkout session or refund can carry. */
+export const FAILURE_CODES: Readonly<Record<string, { on: string; meaning: string }>> = {
+  INSUFFICIENT_FUNDS: {
+    on: 'payment intents, orders, order sessions (402 `PAYMENT_FAILED`)',
+    meaning: 'The card lacks the money. Ask the buyer for another card',
+  },
+  CARD_BLOCKED: {
+    on: 'payment intents, orders, order sessions',
+    meaning: 'The bank blocked the card; a saved card becomes `BLOCKED`, and later charges to it answer 400 `CARD_INACTIVE`',
+  },
+  PROCESSING_ERROR: {
+    on: 'payment intents, orders, refunds',
+    meaning: 'The bank could not execute it, or reconciliation found that a `PROCESSING` payment never reached it. No money moved; a failed refund may be made again',
+  },
+  TOO_MANY_ATTEMPTS: {
+    on: 'orders, card bindings, checkout sessions',
+    meaning: 'The buyer used up the 3 card or 5 code attempts of the hosted page; no payment was made',
+  },
+};
+
+export interface OperationNotes {
+  /** The success answer, as its response's description. */
+  returns: string;
+  /** The error codes of the operation's own logic. */
+  errors?: readonly ErrorCode[];
+  /** A write that takes no Idempotency-Key: what a repeat of it does. */
+  repeat?: string;
+}
+
+const ONE_ATTEMPT = 'Takes no Idempotency-Key: each call is an attempt, counted against the session';
+const HELPER_REPEAT = 'Takes no Idempotency-Key: a repeat answers 409 `INVALID_STATE` once the object is no longer `PENDING`';
+const TEST_HELPER_ERRORS = ['NOT_FOUND', 'INVALID_STATE', 'INVALID_CARD', 'CARD_INACTIVE'] as const;
+const CAPTURE_ERRORS = ['NOT_FOUND', 'SESSION_EXPIRED', 'INVALID_STATE', 'TOO_MANY_ATTEMPTS', 'RATE_LIMITED'] as const;
+const PAGE = 'newest first; `has_more` says whether another page follows (pass the last id as `starting_after`)';
+
+/** The merchant's operations, in the order the reference shows them. */
+export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
+  createOrder: { returns: 'The new order: `PENDING`, with the `paymentUrl` to send the buyer to and its `expiresAt`' },
+  retrieveOrder: { returns: 'The order; `paidAt` and `paymentIntent` once `PAID`, `failureCode` once `FAILED`', errors: ['NOT_FOUND'] },
+  cancelOrder: { returns: 'The order, now `CANCELED`', errors: ['NOT_FOUND', 'ORDER_DEBIT_IN_PROGRESS', 'ORDER_NOT_CANCELABLE'] },
+  listOrders: { returns: `A page of orders, ${PAGE}` },
+  retrieveBalance: { returns: 'The balance in tiyin, summed from the ledger' },
+  createCardBinding: {
+    returns: "The new card binding: `PENDING`, with the hosted page's `url` and the `clientToken` of the public session calls",
+    errors: ['RAIL_UNAVAILABLE'],
+  },
+  retrieveCardBinding: { returns: "The card binding; once `COMPLETED`, `card` is the saved card's id", errors: ['NOT_FOUND'] },
+  retrieveCard: { returns: 'The saved card', errors: ['NOT_FOUND'] },
+  deleteCard: { returns: 'The card, now `DELETED`', errors: ['NOT_FOUND'], repeat: 'Deleting a deleted card answers it again, `DELETED`' },
+  listCards: { returns: `A page of saved cards, ${PAGE}` },
+  createCharge: {
+    returns:
+      "The payment intent: `SUCCEEDED`; `FAILED` with its `failureCode` (the bank's refusal is an answer, not an error); or `PROCESSING` when the bank's answer was unclear, until reconciliation settles it (do not charge again meanwhile)",
+    errors: ['NOT_FOUND', 'CARD_INACTIVE', 'RAIL_UNAVAILABLE'],
+  },
+  retrieveCharge: { returns: 'The payment intent', errors: ['NOT_FOUND'] },
+  listCharges: { returns: `A page of payment intents, ${PAGE}` },
+  createPaymentIntent: { returns: 'The payment intent, `REQUIRES_PAYMENT`: no money moves until it is confirmed', errors: ['NOT_FOUND'] },
+  confirmPaymentIntent: {
+    returns: 'The payment intent after the debit, as the charge call answers it: `SUCCEEDED`, `FAILED` with `failureCode`, or `PROCESSING`',
+    errors: ['NOT_FOUND', 'INVALID_STATE', 'CARD_INACTIVE', 'RAIL_UNAVAILABLE'],
+  },
+  cancelPaymentIntent: { returns: 'The payment intent, now `CANCELED`', errors: ['NOT_FOUND', 'INVALID_STATE'] },
+  retrievePaymentIntent: { returns: 'The payment intent', errors: ['NOT_FOUND'] },
+  createRefund: {
+    returns: "The refund: `SUCCEEDED`, or `PENDING` when the bank's answer was unclear, until reconciliation settles it",
+    errors: ['NOT_FOUND', 'PARTIAL_REFUND_NOT_SUPPORTED', 'ALREADY_REFUNDED', 'PAYMENT_NOT_REFUNDABLE', 'RAIL_UNAVAILABLE'],
+  },
+  retrieveRefund: { returns: 'The refund', errors: ['NOT_FOUND'] },
+  listRefunds: { returns: `A page of refunds, ${PAGE}` },
+  retrieveCheckoutSession: { returns: "The session's state; nothing sensitive", errors: ['NOT_FOUND', 'SESSION_EXPIRED', 'RATE_LIMITED'] },
+  submitCheckoutCard: {
+    returns: "The session, `AWAITING_CODE`, with the card's `maskedPan`: the bank sent a code by SMS",
+    errors: [...CAPTURE_ERRORS, 'INVALID_CARD', 'CARD_INACTIVE', 'RAIL_UNAVAILABLE'],
+    repeat: `${ONE_ATTEMPT} (at most 3 cards)`,
+  },
+  submitCheckoutCode: {
+    returns: "The session: `COMPLETED` with `returnUrl` (the card is saved, or the order paid), or `PROCESSING` while the bank's answer to an order's payment is unclear",
+    errors: [...CAPTURE_ERRORS, 'WRONG_CODE', 'PAYMENT_FAILED'],
+    repeat: `${ONE_ATTEMPT} (at most 5 codes); a correct code never debits twice`,
+  },
+  resendCheckoutCode: {
+    returns: 'The session, `AWAITING_CODE`, with `resendAvailableAt`: a new code was sent',
+    errors: CAPTURE_ERRORS,
+    repeat: 'Takes no Idempotency-Key: codes are sent at least 30 seconds apart (429 `RATE_LIMITED` with `Retry-After` before that)',
+  },
+  createWebhookEndpoint: { returns: 'The new endpoint, `enabled`, with its signing `secret` (`whsec_…`), shown in this answer only', errors: ['LIMIT_REACHED'] },
+  listWebhookEndpoints: { returns: `A page of webhook endpoints, ${PAGE}` },
+  retrieveWebhookEndpoint: { returns: 'The endpoint, without its secret', errors: ['NOT_FOUND'] },
+  updateWebhookEndpoint: { returns: 'The endpoint as changed', errors: ['NOT_FOUND'] },
+  deleteWebhookEndpoint: { returns: "The endpoint's id with `deleted: true`", errors: ['NOT_FOUND'], repeat: 'Deleting it again answers 404 `NOT_FOUND`' },
+  rollWebhookEndpointSecret: { returns: 'The endpoint with its new `secret`, shown in this answer only', errors: ['NOT_FOUND'] },
+  listWebhookDeliveries: { returns: `A page of the endpoint's deliveries with their attempts, ${PAGE}`, errors: ['NOT_FOUND'] },
+  listEvents: { returns: `A page of the events of the last 30 days, ${PAGE}` },
+  retrieveEvent: { returns: 'The event', errors: ['NOT_FOUND'] },
+  resendEvent: { returns: 'The new delivery, due now', errors: ['NOT_FOUND', 'INVALID_STATE', 'LIMIT_REACHED', 'RATE_LIMITED'] },
+  streamEvents: { returns: 'A `text/event-stream`: per event, `id` (the event id), `event` (its type) and `data` (the Event as JSON)', errors: ['RATE_LIMITED'] },
+  listRequestLogs: { returns: "A page of the product's latest API calls in the key's mode, newest first" },
+  expireTestOrder: { returns: 'The order, now `EXPIRED`', errors: ['NOT_FOUND', 'INVALID_STATE', 'ORDER_DEBIT_IN_PROGRESS'], repeat: HELPER_REPEAT },
+  payTestOrder: {
+    returns: "The order after the buyer's attempt: `PAID`, `FAILED` with `failureCode`, or still `PENDING` while its payment is `PROCESSING`",
+    errors: TEST_HELPER_ERRORS,
+    repeat: HELPER_REPEAT,
+  },
+  completeTestCardBinding: { returns: 'The card binding, `COMPLETED`, with the saved `card`', errors: TEST_HELPER_ERRORS, repeat: HELPER_REPEAT },
+};
+
+/** The operator's operations (TOLOV_ADMIN_TOKEN), described at /admin/v1/openapi.json only. */
+const OPERATOR_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
+  createProduct: { returns: 'The product with its test and live secret keys, shown in this answer only', repeat: 'Each call makes another product' },
+  createApiKey: {
+    returns: 'The new key with its `secret`, shown in this answer only',
+    errors: ['NOT_FOUND', 'INVALID_STATE'],
+    repeat: 'Each call makes another key',
+  },
+  listApiKeys: { returns: "The product's keys, newest first, without their secrets", errors: ['NOT_FOUND'] },
+  enableLiveMode: { returns: 'The product, `liveEnabled`', errors: ['NOT_FOUND'], repeat: 'Enabling it again changes nothing' },
+  revokeApiKey: { returns: 'The key, `revoked`', errors: ['NOT_FOUND'], repeat: 'Revoking it again answers the key, revoked at the first time' },
+  getBranding: { returns: "The product's branding", errors: ['NOT_FOUND'] },
+  updateBranding: { returns: 'The branding as changed', errors: ['NOT_FOUND'], repeat: 'Setting the same values again changes nothing' },
+  retrieveReconciliationReport: { returns: "The day's comparison: how many operations each side counts, and every mismatch", errors: ['RAIL_UNAVAILABLE'] },
+  retrieveTimings: { returns: "This process's timings since it started counting" },
+  resetTimings: { returns: 'The timings, empty: counting starts afresh', repeat: 'Each call starts counting afresh' },
+};
+
+export const OPERATION_NOTES: Readonly<Record<string, OperationNotes>> = { ...MERCHANT_OPERATIONS, ...OPERATOR_OPERATIONS };
