@@ -4,10 +4,10 @@ import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
@@ -240,8 +240,9 @@ async function stripeEmulator(): Promise<Result> {
   }
 }
 
-async function startService(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['dist/main.js'], {
+/** Starts the build in `dir` (this checkout's by default) as `npm start` does, and waits for its address. */
+async function startService(env: Record<string, string>, dir = '.'): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [join(dir, 'dist/main.js')], {
     // The benchmark is one merchant on purpose; its per-key limit is lifted so that the service, not the limit, is measured.
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, TOLOV_RATE_LIMIT_KEY_PER_MINUTE: '10000000', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -721,8 +722,8 @@ async function chargeRowsWriter(db: Db): Promise<(n: number) => Promise<void>> {
 /**
  * The service's own charge without HTTP: the phases and statements POST /subscribe/v1/charges runs (`runIdempotent`
  * with `chargePhases`: key, intent, rail, outcome, ledger, event), called in this process by 32 concurrent loops.
- * Between it and the direct rows lies the cost of the charge's design (two commits and the recovery points, both
- * statements and the test rail's record written in groups of concurrent charges); between it and POST charge, the cost
+ * Between it and the direct rows lies the cost of the charge's design (the key's claim, the phases' transactions and
+ * their recovery points, the test rail's record); between it and POST charge, the cost
  * of HTTP (Node's server, Fastify, the load's client on the same two cores).
  */
 async function benchChargeWithoutHttp(engine: string, db: Db): Promise<Result> {
@@ -765,8 +766,8 @@ const BESIDE_POISON = `charge without HTTP, beside another product's ${POISONED_
 
 /**
  * One product's charges, without HTTP, alone and then beside another product whose charges fail in the database
- * (text PostgreSQL refuses, sent past the HTTP layer's validation, as any cause of a failing write would be): the
- * failing charges join the same group writes, and what they cost the other product is the ratio of the two rates.
+ * (text PostgreSQL refuses, sent past the HTTP layer's validation, as any cause of a failing write would be): what
+ * they cost the other product, which shares the database and the process with them, is the ratio of the two rates.
  */
 async function benchPoisonedGroups(engine: string, db: Db): Promise<Result[]> {
   const service = await createService(loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent' }), { db });
@@ -1071,6 +1072,71 @@ async function poisonedGroupsOnEachEngine(): Promise<Result[]> {
   return (await onEachEngine(benchPoisonedGroups)).flat();
 }
 
+/** Where `BENCH_BASELINE_REF` is built: a worktree of that commit, with this checkout's dependencies. */
+async function buildBaseline(ref: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'tolov-bench-baseline-'));
+  await runCommand('git', ['worktree', 'add', '--detach', dir, ref]);
+  await symlink(resolve('node_modules'), join(dir, 'node_modules'));
+  await runCommand(process.execPath, [resolve('node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], dir);
+  await runCommand(process.execPath, ['scripts/copy-assets.mjs'], dir);
+  return dir;
+}
+
+function runCommand(command: string, args: string[], cwd = '.'): Promise<void> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`${command} ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+/** POST charge on one engine against the build in `dir`, on a fresh product and card. */
+async function chargeRate(env: Record<string, string>, dir: string): Promise<Omit<Result, 'engine' | 'scenario'>> {
+  const { url, child } = await startService(env, dir);
+  try {
+    const product = await createBenchProduct(fetchCaller(url));
+    const authorization = `Bearer ${product.keys.test}`;
+    const card = await bindTestCard(fetchCaller(url), authorization);
+    return await chargeLoad('POST /subscribe/v1/charges', url, authorization, card, { servicePid: child.pid });
+  } finally {
+    await stopService(child);
+  }
+}
+
+/**
+ * POST charge of this checkout against `BENCH_BASELINE_REF`, on both engines, alternating the two builds round by round
+ * (each on a fresh database) so that both meet the same machine; the ratio is of their best rates.
+ */
+async function baselineLines(ref: string): Promise<string[]> {
+  const dir = await buildBaseline(ref);
+  const lines: string[] = [];
+  try {
+    for (const engine of ['pglite', 'postgres'] as const) {
+      const best = { head: 0, base: 0 };
+      for (let round = 0; round < RATIO_ROUNDS; round++) {
+        for (const [side, build] of [['head', '.'], ['base', dir]] as const) {
+          const rate = await onFreshDatabase(engine, (env) => chargeRate(env, build));
+          if (rate) best[side] = Math.max(best[side], rate.requestsPerSecond);
+        }
+      }
+      if (best.base > 0) lines.push(`${engine}: POST charge ${best.head}/s against ${best.base}/s at ${ref}: ${(best.head / best.base).toFixed(2)} ×`);
+    }
+  } finally {
+    await runCommand('git', ['worktree', 'remove', '--force', dir]);
+  }
+  return lines;
+}
+
+/** Runs `measure` with the environment of a fresh database of `engine` (null when PostgreSQL is not there). */
+async function onFreshDatabase<T>(engine: 'pglite' | 'postgres', measure: (env: Record<string, string>) => Promise<T>): Promise<T | null> {
+  if (engine === 'postgres') return withPostgresDatabase((url) => measure({ DATABASE_URL: url }));
+  const dataDir = await mkdtemp(join(tmpdir(), 'tolov-bench-'));
+  try {
+    return await measure({ TOLOV_DATA_DIR: dataDir });
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   // `BENCH_ONLY=poisoned-groups`: that scenario alone, for a quick comparison.
   if (process.env.BENCH_ONLY === 'poisoned-groups') {
@@ -1089,6 +1155,12 @@ async function main(): Promise<void> {
     if (one) results.push(...one);
     process.stdout.write(`\n${[...breakdownLines(results), ...(scaleOut ? scaleOutLines(scaleOut, results) : [])].join('\n')}\n`);
     if (scaleOut && !scaleOut.conserved) process.exitCode = 1;
+    return;
+  }
+  const baselineRef = process.env.BENCH_BASELINE_REF;
+  if (process.env.BENCH_ONLY === 'baseline') {
+    if (!baselineRef) throw new Error('BENCH_ONLY=baseline needs BENCH_BASELINE_REF=<git ref>');
+    process.stdout.write(`\n${(await baselineLines(baselineRef)).join('\n')}\n`);
     return;
   }
   if (process.env.BENCH_ONLY === 'webhook-fairness') {
@@ -1169,7 +1241,8 @@ async function main(): Promise<void> {
   const scaleOut = await withPostgresDatabase(benchScaleOut);
 
   const fairness = await webhookFairnessOnEachEngine();
-  const text = [report(results, ratios), '', ...(scaleOut ? scaleOutLines(scaleOut, results) : []), '', 'Webhook delivery beside a product whose endpoints never answer:', ...fairness].join('\n');
+  const baseline = baselineRef ? ['', `This checkout against ${baselineRef}, built and measured in this run:`, ...(await baselineLines(baselineRef))] : [];
+  const text = [report(results, ratios), '', ...(scaleOut ? scaleOutLines(scaleOut, results) : []), '', 'Webhook delivery beside a product whose endpoints never answer:', ...fairness, ...baseline].join('\n');
   process.stdout.write(`\n${text}\n`);
   await mkdir('bench/results', { recursive: true });
   await writeFile('bench/results/latest.md', `${text}\n`);

@@ -7,9 +7,11 @@ import { migrate } from './db/migrate.js';
 import { registerApi, type Services } from './http/app.js';
 import { IdempotentReplies } from './http/idempotency.js';
 import { createServer } from './http/server.js';
-import { releaseAllLocks, type PhaseHooks } from './core/idempotency.js';
+import type { PhaseHooks } from './core/idempotency.js';
+import { releaseAllLocks } from './core/idempotency-keys.js';
 import { CardBindingsService } from './modules/card-bindings/service.js';
 import { CardsService } from './modules/cards/service.js';
+import { CheckoutSessions } from './modules/checkout-sessions/service.js';
 import { CheckoutService } from './modules/checkout/service.js';
 import { LedgerService } from './modules/ledger/service.js';
 import { OrdersService } from './modules/orders/service.js';
@@ -71,28 +73,32 @@ function buildServices(parts: {
   mail: Mail;
 }): Services {
   const { config, db, rails, keys, sender, sealer, log, timings, mail } = parts;
-  const orders = new OrdersService(db, config);
-  const payments = new PaymentsService(db, rails, orders, log, timings);
-  const products = new ProductsService(db, keys, config.defaultFeeBps);
+  const webhooks = new WebhooksService(db, config, sender, sealer);
   const ledger = new LedgerService(db);
+  const cards = new CardsService(db);
+  const sessions = new CheckoutSessions(db);
+  const orders = new OrdersService(db, config, sessions, cards, webhooks);
+  const payments = new PaymentsService(db, rails, orders, cards, ledger, webhooks, log);
+  const refunds = new RefundsService(db, rails, payments, ledger, log);
+  const products = new ProductsService(db, keys, config.defaultFeeBps);
   const throttles = new Throttles(db);
   const mailer = new AccountMailer(mail, config.checkoutUrl);
   const accounts = new AccountsService(db, sealer, throttles, mailer);
-  const checkout = new CheckoutService(db, rails, payments, orders);
-  const bindings = new CardBindingsService(db, rails, config);
+  const bindings = new CardBindingsService(db, rails, sessions, config);
+  const checkout = new CheckoutService(db, rails, payments, orders, cards, bindings);
   return {
     accounts,
     accountLinks: new AccountLinks(db, accounts, products, throttles, mailer),
     products,
     orders,
     payments,
-    refunds: new RefundsService(db, rails, log),
-    cards: new CardsService(db),
+    refunds,
+    cards,
     bindings,
     checkout,
     testHelpers: new TestHelpersService(orders, bindings, checkout),
     ledger,
-    webhooks: new WebhooksService(db, config, sender, sealer),
+    webhooks,
     eventStreams: new EventStreams(db, ledger),
     requestLog: new RequestLog(db),
     activity: new PaymentActivity(db),

@@ -1,7 +1,7 @@
 // The Idempotency-Key header of merchant POSTs, and the reply of a request run by the idempotency engine.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
-import { runIdempotent, type Phase, type PhaseHooks } from '../core/idempotency.js';
+import { runIdempotent, type PhaseHooks, type Step, type Steps } from '../core/idempotency.js';
 import type { Db } from '../db/types.js';
 import type { Sealer } from '../lib/sealing.js';
 import { NO_TIMINGS, type Recorder } from '../lib/timings.js';
@@ -80,7 +80,7 @@ export class IdempotentReplies {
   async send(
     request: FastifyRequest,
     reply: FastifyReply,
-    options: { phases: Record<string, Phase>; secret?: boolean },
+    options: { phases: Steps; secret?: boolean },
   ): Promise<FastifyReply> {
     const declared = request.routeOptions.config.idempotencyKey;
     if (declared === undefined) throw new Error(`route ${request.routeOptions.url} runs idempotently but declares no idempotencyKey`);
@@ -104,19 +104,17 @@ export class IdempotentReplies {
     return reply.code(sent.status).send(JSON.parse(body));
   }
 
-  /** Plain phases whose successful answers are `{"sealed": …}`, the answer's JSON sealed. */
-  private sealAnswers(phases: Record<string, Phase>): Record<string, Phase> {
+  /** Atomic phases whose successful answers are `{"sealed": …}`, the answer's JSON sealed. */
+  private sealAnswers(steps: Steps): Steps {
     return Object.fromEntries(
-      Object.entries(phases).map(([name, phase]) => {
-        if (!('atomic' in phase)) throw new Error(`phase ${name}: only plain phases are sealed`);
-        const sealedPhase: Phase = {
-          atomic: async (tx, resourceId) => {
-            const result = await phase.atomic(tx, resourceId);
-            if (!('response' in result) || result.response.status >= 400) return result;
-            return { ...result, response: { ...result.response, body: { sealed: this.sealer.seal(JSON.stringify(result.response.body)) } } };
-          },
+      Object.entries(steps).map(([name, step]) => {
+        if (typeof step !== 'function') throw new Error(`step ${name}: only atomic phases are sealed`);
+        const sealed: Step = async (tx, resourceId) => {
+          const result = await step(tx, resourceId);
+          if (!('response' in result) || result.response.status >= 400) return result;
+          return { ...result, response: { ...result.response, body: { sealed: this.sealer.seal(JSON.stringify(result.response.body)) } } };
         };
-        return [name, sealedPhase];
+        return [name, sealed];
       }),
     );
   }

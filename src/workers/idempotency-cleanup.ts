@@ -1,5 +1,5 @@
 import type { Db } from '../db/types.js';
-import { deleteExpiredKeys } from '../core/idempotency.js';
+import { deleteExpiredKeys } from '../core/idempotency-keys.js';
 import type { Worker } from './loop.js';
 
 const BATCH_MAX = 1_000;

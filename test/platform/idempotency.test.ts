@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Merchant as AuthMerchant } from '../../src/core/merchant.js';
 import { ApiError } from '../../src/core/errors.js';
-import { foreignPhase, runIdempotent, type Phase } from '../../src/core/idempotency.js';
+import { foreignCall, runIdempotent, type Steps } from '../../src/core/idempotency.js';
 import { idempotencyCleanup } from '../../src/workers/idempotency-cleanup.js';
-import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
+import { engine, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 
 let service: TestService;
 let merchant: Merchant;
@@ -78,7 +78,7 @@ describe('Idempotency-Key on order creation', () => {
       text: created.text,
       replayed: 'true',
     });
-    // The same holds for a key claimed in a charge's or an order's one-statement path.
+    // The same holds for an order's key.
     const order = await createOrder(merchant.test, key + '-order');
     expect(order.status).toBe(201);
     expect((await createOrder(second, key + '-order')).status).toBe(422);
@@ -138,22 +138,18 @@ describe('Idempotency-Key on order creation', () => {
 describe('atomic phases and recovery points', () => {
   const calls: string[] = [];
   let failAt: string | null = null;
-  const phases: Record<string, Phase> = {
-    started: {
-      atomic: async (tx) => {
-        calls.push('started');
-        await tx.query('SELECT 1');
-        if (failAt === 'started') throw new Error('injected failure in started');
-        return { next: 'charged', resourceId: 'pi_resource' };
-      },
+  const phases: Steps = {
+    started: async (tx) => {
+      calls.push('started');
+      await tx.query('SELECT 1');
+      if (failAt === 'started') throw new Error('injected failure in started');
+      return { next: 'charged', resourceId: 'pi_resource' };
     },
-    charged: {
-      atomic: async (_tx, resourceId) => {
-        calls.push(`charged:${resourceId}`);
-        if (failAt === 'charged') throw new Error('injected failure in charged');
-        if (failAt === 'refused') throw new ApiError('CARD_INACTIVE', 'refused');
-        return { response: { status: 200, body: { id: resourceId, done: true } } };
-      },
+    charged: async (_tx, resourceId) => {
+      calls.push(`charged:${resourceId}`);
+      if (failAt === 'charged') throw new Error('injected failure in charged');
+      if (failAt === 'refused') throw new ApiError('CARD_INACTIVE', 'refused');
+      return { response: { status: 200, body: { id: resourceId, done: true } } };
     },
   };
   let scope: AuthMerchant;
@@ -237,23 +233,58 @@ describe('atomic phases and recovery points', () => {
       (await service.db.query<{ locked_at: Date }>('SELECT locked_at FROM idempotency_keys WHERE product_id = $1 AND key = $2', [merchant.productId, key]))[0]!
         .locked_at;
     const seen: Date[] = [];
-    const slow: Record<string, Phase> = {
-      started: { atomic: async () => ({ next: 'called', resourceId: 'pi_slow' }) },
-      called: foreignPhase<null>({
+    const slow: Steps = {
+      started: async () => ({ next: 'called', resourceId: 'pi_slow' }),
+      called: foreignCall<null>({
         call: async () => {
           seen.push(await lockedAt());
           await new Promise((resolve) => setTimeout(resolve, 3_500));
           seen.push(await lockedAt());
           return null;
         },
-        // Outside a transaction it writes nothing (null): the engine then records it in one, with the key.
-        record: async (tx) => (tx === null ? null : { response: { status: 200, body: { done: true } } }),
+        record: async () => ({ response: { status: 200, body: { done: true } } }),
         resume: async () => ({ response: { status: 200, body: { resumed: true } } }),
       }),
     };
     expect((await runIdempotent(service.db, scope, key, { id: 'req_slow', method: 'POST', path: '/v1/slow', body: {} }, slow)).status).toBe(200);
     expect(seen[1]!.getTime() - seen[0]!.getTime()).toBeGreaterThanOrEqual(2_500);
     expect(await lockedAt()).toBeNull();
+  });
+
+  // Only where processes share a database: on the embedded engine a transaction has the one connection to itself, and a
+  // process that stalls stalls the database's only user with it.
+  it.runIf(engine === 'postgres')('fences a stalled request whose key another took over: its phase writes nothing and it answers 409, the key keeping the other\'s answer', async () => {
+    const key = idem();
+    const marks = async (id: string) => (await service.db.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [`mark-${id}`])).length;
+    let release = () => {};
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    let reached = () => {};
+    const inPhase = new Promise<void>((resolve) => (reached = resolve));
+    // Each runner leaves a mark in its phase's transaction (a key row of its own), to see whose writes commit.
+    const steps = (id: string, wait: boolean): Steps => ({
+      started: async (tx) => {
+        await tx.query(
+          `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point) VALUES ($1, false, $2, 'POST', '/mark', '\\x00', 'finished')`,
+          [merchant.productId, `mark-${id}`],
+        );
+        if (wait) {
+          reached();
+          await stalled;
+        }
+        return { response: { status: 200, body: { by: id } } };
+      },
+    });
+    const request = { id: 'req_a', method: 'POST', path: '/v1/fenced', body: {} };
+    const first = runIdempotent(service.db, scope, key, request, steps('a', true));
+    await inPhase;
+    // The first request stalls past its lock's timeout, as a paused process would; a retry takes the key over.
+    await service.db.query(`UPDATE idempotency_keys SET locked_at = now() - interval '1 minute' WHERE product_id = $1 AND key = $2`, [merchant.productId, key]);
+    const second = await runIdempotent(service.db, scope, key, { ...request, id: 'req_b' }, steps('b', false));
+    expect(second).toEqual({ status: 200, body: '{"by":"b"}', replayed: false });
+    release();
+    await expect(first).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_USE' });
+    expect([await marks('a'), await marks('b')]).toEqual([0, 1]);
+    expect(await runIdempotent(service.db, scope, key, { ...request, id: 'req_c' }, steps('c', false))).toEqual({ status: 200, body: '{"by":"b"}', replayed: true });
   });
 
   it('stores a business refusal of a phase as the key\'s answer: the retry replays it and runs nothing', async () => {
@@ -274,11 +305,9 @@ describe('atomic phases and recovery points', () => {
     const key = idem();
     failAt = 'started';
     await expect(run(key)).rejects.toThrow('injected failure in started');
-    const invalid: Record<string, Phase> = {
-      started: {
-        atomic: async () => {
-          throw new ApiError('VALIDATION_ERROR', 'amount is wrong', { param: 'amount' });
-        },
+    const invalid: Steps = {
+      started: async () => {
+        throw new ApiError('VALIDATION_ERROR', 'amount is wrong', { param: 'amount' });
       },
     };
     await expect(runIdempotent(service.db, scope, key, { id: 'req_x', method: 'POST', path: '/v1/things', body: { amount: 1 } }, invalid)).rejects.toMatchObject({

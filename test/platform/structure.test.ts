@@ -123,6 +123,25 @@ describe('the structure of the code', () => {
     expect(upward).toEqual([]);
   });
 
+  it("lets a module change another's tables only through that module's service, never by importing its store", () => {
+    const moduleOf = (file: string) => (file.startsWith('src/modules/') ? file.split('/')[2]! : null);
+    // The buyer's checkout and its sessions are one capability kept in two folders: their state table is shared by the
+    // orders and bindings that open sessions, which the checkout drives.
+    const oneCapability = (from: string, to: string) => from === 'checkout' && to === 'checkout-sessions';
+    const reaching = SOURCES.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.endsWith('/store.ts') && moduleOf(file) !== null && moduleOf(target) !== null && moduleOf(target) !== moduleOf(file))
+        .filter((target) => !oneCapability(moduleOf(file)!, moduleOf(target)!))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(reaching).toEqual([]);
+  });
+
+  it('runs every phase of a capability in a transaction it is given: no module takes a transaction that may be absent', () => {
+    const nullable = /\b(?:Transaction|Queryable)\s*\|\s*(?:null|undefined)\b|\btx\?:/;
+    expect(SOURCES.filter((file) => file.startsWith('src/modules/') && nullable.test(readFileSync(join(ROOT, file), 'utf8')))).toEqual([]);
+  });
+
   it(`has no function longer than ${FUNCTION_LINES_MAX} lines, the hosted pages' and the dashboard's scripts included`, () => {
     expect([...SOURCES, ...sourceFiles('src/web/assets', '.js')].flatMap(longFunctions)).toEqual([]);
   });

@@ -1,5 +1,5 @@
 // Where this process's time goes, for the operator: each phase of the merchant POSTs by route, each group write of the
-// charge path (the wait for the group before, the write), and the event loop's delay.
+// test rail's record (the wait for the group before, the write), and the event loop's delay.
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Timings } from '../../lib/timings.js';
@@ -13,7 +13,7 @@ const TimingsReport = Type.Object(
     eventLoopDelay: Type.Object({ p50Ms: Millis, p99Ms: Millis, maxMs: Millis }, { description: 'How late the event loop ran its timers' }),
     series: Type.Array(
       Type.Object({
-        name: Type.String({ description: '`POST /subscribe/v1/charges · debit: call`, `charges started: group write (execute and commit)`, …' }),
+        name: Type.String({ description: '`POST /subscribe/v1/charges · debit: call`, `test rail operations: group write (execute and commit)`, …' }),
         count: Type.Integer(),
         meanMs: Millis,
         p50Ms: Millis,

@@ -148,7 +148,7 @@ export const webhookRoutes: FastifyPluginAsync<Deps> = async (app, { webhooks, i
   const written: Written = (request, reply, status, write, secret = false) =>
     idempotent.send(request, reply, {
       secret,
-      phases: { started: { atomic: async (tx) => ({ response: { status, body: await write(tx) } }) } },
+      phases: { started: async (tx) => ({ response: { status, body: await write(tx) } }) },
     });
   endpointRoutes(app, webhooks, written);
   endpointActionRoutes(app, webhooks, written);

@@ -1,11 +1,11 @@
-import type { Db } from '../../db/types.js';
+import type { Db, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { notFound } from '../../core/errors.js';
-import type { Phase } from '../../core/idempotency.js';
+import type { Steps } from '../../core/idempotency.js';
 import { newId } from '../../core/ids.js';
 import { randomBase62 } from '../../lib/random.js';
 import type { Rails } from '../../rails/index.js';
-import { expireSession } from '../checkout-sessions/store.js';
+import type { CheckoutSessions } from '../checkout-sessions/service.js';
 import type { CardBinding, CreateBindingBody } from './schema.js';
 import * as store from './store.js';
 import type { BindingRow } from './store.js';
@@ -38,27 +38,32 @@ export class CardBindingsService {
   constructor(
     private readonly db: Db,
     private readonly rails: Rails,
+    private readonly sessions: CheckoutSessions,
     private readonly settings: BindingSettings,
   ) {}
 
   /** Creating a binding is one atomic phase; live mode needs a rail, so it is refused before anything is written. */
-  createPhases(merchant: Merchant, body: CreateBindingBody): Record<string, Phase> {
+  createPhases(merchant: Merchant, body: CreateBindingBody): Steps {
     const settings = this.settings;
     this.rails.forMode(merchant.livemode);
     return {
-      started: {
-        atomic: async (tx) => {
-          const row = await store.insertBinding(tx, merchant, {
-            id: newId('cb'),
-            customerRef: body.customerRef ?? null,
-            returnUrl: body.returnUrl ?? null,
-            checkoutToken: `cbs_${randomBase62(CLIENT_TOKEN_RANDOM_CHARS)}`,
-            ttlSeconds: settings.sessionTtlSeconds,
-          });
-          return { response: { status: 201, body: presentBinding(row, settings) } };
-        },
+      started: async (tx) => {
+        const binding = await store.insertBinding(tx, merchant, {
+          id: newId('cb'),
+          customerRef: body.customerRef ?? null,
+          returnUrl: body.returnUrl ?? null,
+          checkoutToken: `cbs_${randomBase62(CLIENT_TOKEN_RANDOM_CHARS)}`,
+          ttlSeconds: settings.sessionTtlSeconds,
+        });
+        const session = await this.sessions.open(tx, 'card_binding', binding);
+        return { response: { status: 201, body: presentBinding({ ...binding, ...session, expired: false }, settings) } };
       },
     };
+  }
+
+  /** Records the card a completed binding saved, in the transaction that saved it. */
+  attachCard(tx: Transaction, bindingId: string, cardId: string): Promise<void> {
+    return store.attachCard(tx, bindingId, cardId);
   }
 
   /** Reads a binding; a session past its time reads as EXPIRED (and is recorded so) even before the worker runs. */
@@ -67,7 +72,7 @@ export class CardBindingsService {
     let row = await store.findBinding(db, merchant, id);
     if (!row) throw notFound('card binding');
     if (row.expired && (row.status === 'PENDING' || row.status === 'AWAITING_CODE')) {
-      await expireSession(db, 'card_binding', row.checkout_token);
+      await this.sessions.expire('card_binding', row.checkout_token);
       row = (await store.findBinding(db, merchant, id))!;
     }
     return presentBinding(row, this.settings);

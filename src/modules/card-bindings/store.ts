@@ -1,8 +1,7 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
-import { qualified, Statement } from '../../core/statement.js';
+import { qualified } from '../../core/sql.js';
 import type { SessionStatus } from '../checkout-sessions/state.js';
-import { addOpenSessions } from '../checkout-sessions/store.js';
 
 export interface BindingRow {
   id: string;
@@ -30,18 +29,14 @@ export interface NewBinding {
   ttlSeconds: number;
 }
 
-/** Inserts the binding and its PENDING session in one statement. */
-export async function insertBinding(tx: Transaction, merchant: Merchant, binding: NewBinding): Promise<BindingRow> {
-  const st = new Statement();
-  const inserted = st.with(
-    'binding_new',
+/** Inserts the binding, whose session expires `ttlSeconds` from now by the database's clock. */
+export async function insertBinding(tx: Transaction, merchant: Merchant, binding: NewBinding): Promise<Omit<BindingRow, 'status' | 'failure_code' | 'expired'>> {
+  const [row] = await tx.query<Omit<BindingRow, 'status' | 'failure_code' | 'expired'>>(
     `INSERT INTO card_bindings (id, product_id, livemode, checkout_token, customer_ref, return_url)
-     VALUES (${st.param(binding.id)}, ${st.param(merchant.productId)}, ${st.param(merchant.livemode, 'boolean')}, ${st.param(binding.checkoutToken)},
-             ${st.param(binding.customerRef)}, ${st.param(binding.returnUrl)})
-     RETURNING ${BINDING_COLUMNS}, now() + ${st.param(binding.ttlSeconds, 'integer')} * interval '1 second' AS expires_at`,
+     VALUES ($1, $2, $3, $4, $5, $6)
+     RETURNING ${BINDING_COLUMNS}, now() + $7 * interval '1 second' AS expires_at`,
+    [binding.id, merchant.productId, merchant.livemode, binding.checkoutToken, binding.customerRef, binding.returnUrl, binding.ttlSeconds],
   );
-  const session = addOpenSessions(st, 'card_binding', inserted);
-  const [row] = await st.run<BindingRow>(tx, `SELECT b.*, s.status, s.failure_code, false AS expired FROM ${inserted} b, ${session} s`);
   return row!;
 }
 

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/types.js';
+import type { Db, Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { notFound } from '../../core/errors.js';
 import { listPage, type List, type ListFilter } from '../../core/pagination.js';
@@ -22,6 +22,21 @@ export function presentCard(row: CardRow): Card {
 
 export class CardsService {
   constructor(private readonly db: Db) {}
+
+  /** Saves a card, in the transaction of the binding or payment that captured it. */
+  insert(tx: Transaction, card: Omit<CardRow, 'status' | 'created_at'>): Promise<CardRow> {
+    return store.insertCard(tx, card);
+  }
+
+  /** Blocks an ACTIVE card the bank reported blocked, in the transaction that records the report. */
+  block(tx: Transaction, id: string): Promise<void> {
+    return store.blockCard(tx, id);
+  }
+
+  /** The merchant's card, read in `on` (a transaction, to decide on it there). */
+  find(on: Queryable, merchant: Merchant, id: string): Promise<CardRow | undefined> {
+    return store.findCard(on, merchant, id);
+  }
 
   async get(merchant: Merchant, id: string): Promise<Card> {
     const row = await store.findCard(this.db, merchant, id);

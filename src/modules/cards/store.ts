@@ -1,7 +1,6 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
-import { guarded, type Items, type Statement } from '../../core/statement.js';
 
 const CARD_COLUMNS = 'id, product_id, livemode, status, rail, rail_token, masked_pan, expiry, customer_ref, created_at';
 /** What a merchant's list of them reads. */
@@ -49,13 +48,7 @@ export async function deleteCard(db: Queryable, merchant: Merchant, id: string):
   return row;
 }
 
-/** Adds to `st` the blocking of `cardIds[i - 1]` for item i (null: none), for the items `guard` holds (null: every item). */
-export function addBlockCards(st: Statement, cardIds: (string | null)[], guard: Items | null): void {
-  st.with(
-    'card_blocked',
-    `UPDATE cards SET status = 'BLOCKED'
-      WHERE status = 'ACTIVE'
-        AND id IN (SELECT v.card_id FROM unnest(${st.param(cardIds, 'text[]')}) WITH ORDINALITY AS v (card_id, i)
-                    WHERE v.card_id IS NOT NULL AND ${guarded(guard, 'v.i')})`,
-  );
+/** Blocks an ACTIVE card the bank reported blocked; a deleted card stays deleted. */
+export async function blockCard(tx: Transaction, id: string): Promise<void> {
+  await tx.query(`UPDATE cards SET status = 'BLOCKED' WHERE id = $1 AND status = 'ACTIVE'`, [id]);
 }

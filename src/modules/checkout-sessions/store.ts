@@ -1,5 +1,5 @@
 import type { Queryable, Transaction } from '../../db/types.js';
-import { qualified, type Expression, type Statement } from '../../core/statement.js';
+import { qualified } from '../../core/sql.js';
 import { moveOf, type SessionEvent, type SessionKind, type SessionStatus } from './state.js';
 
 export interface SessionRow {
@@ -43,18 +43,19 @@ export interface SessionRow {
   expired: boolean;
 }
 
-/**
- * Adds to `st` a PENDING session for each row of `subjects` (an order's or a binding's insert, returning its id,
- * checkout_token, product_id, livemode and expires_at): the session shares its subject's token and expiry.
- */
-export function addOpenSessions(st: Statement, kind: SessionKind, subjects: Expression): Expression {
-  const subject = kind === 'order' ? 'order_id' : 'binding_id';
-  return st.with(
-    'session_opened',
-    `INSERT INTO checkout_sessions (token, kind, product_id, livemode, ${subject}, status, expires_at)
-     SELECT checkout_token, '${kind}', product_id, livemode, id, 'PENDING', expires_at FROM ${subjects}
-     RETURNING token, status, failure_code`,
+/** A PENDING session for a new order or binding: it shares its subject's token and expiry. */
+export async function openSession(
+  tx: Transaction,
+  kind: SessionKind,
+  subject: { id: string; checkout_token: string; product_id: string; livemode: boolean; expires_at: Date },
+): Promise<{ status: SessionStatus; failure_code: string | null }> {
+  const column = kind === 'order' ? 'order_id' : 'binding_id';
+  const [row] = await tx.query<{ status: SessionStatus; failure_code: string | null }>(
+    `INSERT INTO checkout_sessions (token, kind, product_id, livemode, ${column}, status, expires_at)
+     VALUES ($1, $2, $3, $4, $5, 'PENDING', $6) RETURNING status, failure_code`,
+    [subject.checkout_token, kind, subject.product_id, subject.livemode, subject.id, subject.expires_at],
   );
+  return row!;
 }
 
 const SESSION_COLUMNS =

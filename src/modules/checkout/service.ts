@@ -4,15 +4,13 @@
 import type { Db, Transaction } from '../../db/types.js';
 import { ApiError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { runPhases } from '../../core/idempotency.js';
+import { runSteps } from '../../core/idempotency.js';
 import type { Rails } from '../../rails/index.js';
-import { attachCard } from '../card-bindings/store.js';
+import type { CardBindingsService } from '../card-bindings/service.js';
 import { checkExpiry, checkPan, checkPhone, formatExpiry, maskPan } from '../../rails/card-data.js';
-import { insertCard } from '../cards/store.js';
+import type { CardsService } from '../cards/service.js';
 import type { OrdersService } from '../orders/service.js';
-import { lockOrderById } from '../orders/store.js';
-import { feeOf, type PaymentsService } from '../payments/service.js';
-import { insertIntent, type IntentRow } from '../payments/store.js';
+import { feeOf, type IntentRow, type PaymentsService } from '../payments/service.js';
 import type { CardSubmission, SessionState } from './schema.js';
 import { moveOf, refusalOf, type SessionCall } from '../checkout-sessions/state.js';
 import * as store from '../checkout-sessions/store.js';
@@ -84,6 +82,8 @@ export class CheckoutService {
     private readonly rails: Rails,
     private readonly payments: PaymentsService,
     private readonly orders: OrdersService,
+    private readonly cards: CardsService,
+    private readonly bindings: CardBindingsService,
   ) {}
 
   /**
@@ -168,7 +168,7 @@ export class CheckoutService {
       (session.status === 'AWAITING_CODE' && session.code_attempts >= CODE_ATTEMPTS_MAX);
     if (!usedUp) return;
     await this.db.transaction(async (tx) => {
-      if (session.kind === 'order') await lockOrderById(tx, session.order_id!);
+      if (session.kind === 'order') await this.orders.lockById(tx, session.order_id!);
       if (!(await store.lockOutSession(tx, session.kind, token))) return;
       if (session.kind === 'order') await this.orders.fail(tx, session.order_id!, null, 'TOO_MANY_ATTEMPTS');
     });
@@ -239,7 +239,7 @@ export class CheckoutService {
     const token = session.token;
     const completed = await this.db.transaction(async (tx) => {
       if (!(await store.completeBindingSession(tx, token))) return false;
-      const card = await insertCard(tx, {
+      const card = await this.cards.insert(tx, {
         id: newId('card'),
         product_id: session.product_id,
         livemode: session.livemode,
@@ -249,7 +249,7 @@ export class CheckoutService {
         expiry: session.card_expiry!,
         customer_ref: session.customer_ref,
       });
-      await attachCard(tx, session.binding_id!, card.id);
+      await this.bindings.attachCard(tx, session.binding_id!, card.id);
       return true;
     });
     if (!completed) return this.refuseLostRace(token, 'submit_code');
@@ -263,17 +263,12 @@ export class CheckoutService {
    */
   private async payOrder(session: SessionRow): Promise<SessionState> {
     const token = session.token;
-    const started: { row?: IntentRow } = {};
-    const sent = await runPhases(this.db, {
-      started: {
-        atomic: async (tx) => {
-          const row = await this.startOrderDebit(tx, session);
-          if (row === null) return { response: LOST_RACE };
-          started.row = row;
-          return { next: 'debit', resourceId: row.id };
-        },
+    const sent = await runSteps(this.db, {
+      started: async (tx) => {
+        const row = await this.startOrderDebit(tx, session);
+        return row === null ? { response: LOST_RACE } : { next: 'debit', resourceId: row.id };
       },
-      debit: this.payments.debitPhase(session.livemode, (row) => ({ response: { status: 200, body: debitOf(row) } }), started),
+      debit: this.payments.debitStep(session.livemode, (row) => ({ response: { status: 200, body: debitOf(row) } })),
     });
     if (sent.status === LOST_RACE.status) return this.refuseLostRace(token, 'submit_code');
     const debit = JSON.parse(sent.body) as ReturnType<typeof debitOf>;
@@ -284,10 +279,10 @@ export class CheckoutService {
   /** The order's PROCESSING intent, its session moved to PROCESSING; null when the session had moved on. */
   private async startOrderDebit(tx: Transaction, session: SessionRow): Promise<IntentRow | null> {
     // The order's lock orders this against a cancel or an expiry, which close the session in their own transaction.
-    const order = await lockOrderById(tx, session.order_id!);
+    const order = await this.orders.lockById(tx, session.order_id!);
     if (!(await store.startOrderDebit(tx, session.token))) return null;
     if (order.status !== 'PENDING') throw new Error(`order ${order.id} is ${order.status} under an open session`);
-    return insertIntent(
+    return this.payments.insertIntent(
       tx,
       { productId: session.product_id, livemode: session.livemode },
       {

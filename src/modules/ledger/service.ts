@@ -1,7 +1,9 @@
 // The merchant's balance: the ledger's entries as summed, in the same transactions, into the balance rows.
-import type { Queryable } from '../../db/types.js';
+import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
-import { balanceSums, hadLivePayment } from './store.js';
+import { balanceSums, hadLivePayment, post, type LedgerTransaction } from './store.js';
+
+export type { Entry, LedgerTransaction } from './store.js';
 
 export interface Balance {
   object: 'balance';
@@ -20,6 +22,11 @@ function exactSum(text: string): number | bigint {
 
 export class LedgerService {
   constructor(private readonly db: Queryable) {}
+
+  /** Writes one balanced transaction in the caller's database transaction, with the change that moved the money. */
+  post(tx: Transaction, transaction: LedgerTransaction): Promise<string> {
+    return post(tx, transaction);
+  }
 
   async balance(merchant: Merchant): Promise<Balance> {
     const sums = await balanceSums(this.db, merchant);

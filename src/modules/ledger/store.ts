@@ -1,5 +1,4 @@
 import type { Queryable, Transaction } from '../../db/types.js';
-import { guarded, Statement, type Items } from '../../core/statement.js';
 import type { Merchant } from '../../core/merchant.js';
 import { newId } from '../../core/ids.js';
 
@@ -38,58 +37,29 @@ function assertBalanced(transaction: LedgerTransaction): void {
 }
 
 /**
- * Adds to `st` the writes of balanced transactions, `transactions[i - 1]` for item i of the statement (null: none for
- * that item), for the items `guard` holds (null: every item): the transactions, their entries, and the balance rows of
- * their accounts, summed per account into one shard. Balance is asserted here and enforced again by the database at
- * the end of the statement (trigger ledger_entries_balanced), so a transaction's entries are inserted together.
- * Returns the transactions' ids.
+ * Writes one balanced transaction in the caller's database transaction, in a single statement: the transaction, its
+ * entries, and the balance rows of its accounts, in one shard picked at random. Balance is asserted here and enforced
+ * again by the database at the end of the statement (trigger ledger_entries_balanced). Returns the transaction's id.
  */
-export function addPostings(st: Statement, transactions: (LedgerTransaction | null)[], guard: Items | null): (string | null)[] {
-  const ids = transactions.map((transaction) => {
-    if (transaction === null) return null;
-    assertBalanced(transaction);
-    return newId('ltx');
-  });
-  const each = <T>(of: (transaction: LedgerTransaction) => T) => transactions.map((transaction) => (transaction === null ? null : of(transaction)));
-  const entries = transactions.flatMap((transaction, index) => (transaction === null ? [] : transaction.entries.map((entry) => ({ id: ids[index]!, entry }))));
-  const values = st.with(
-    'ledger_v',
-    `SELECT * FROM unnest(${st.param(ids, 'text[]')}, ${st.param(each((t) => t.productId), 'text[]')}, ${st.param(each((t) => t.livemode), 'boolean[]')},
-                          ${st.param(each((t) => t.reason), 'text[]')}, ${st.param(each((t) => t.referenceId), 'text[]')})
-            WITH ORDINALITY AS v (id, product_id, livemode, reason, reference_id, i)`,
-  );
-  const inserted = st.with(
-    'ledger_t',
-    `INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id)
-     SELECT v.id, v.product_id, v.livemode, v.reason, v.reference_id FROM ${values} v
-      WHERE v.id IS NOT NULL AND ${guarded(guard, 'v.i')}
-     RETURNING id, product_id, livemode`,
-  );
-  const entryRows = st.with(
-    'ledger_e',
-    `INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
-     SELECT t.id, t.product_id, t.livemode, e.account, e.amount
-       FROM ${inserted} t JOIN unnest(${st.param(entries.map((e) => e.id), 'text[]')}, ${st.param(entries.map((e) => e.entry.account), 'text[]')},
-                                   ${st.param(entries.map((e) => e.entry.amount), 'bigint[]')}) AS e (transaction_id, account, amount)
-         ON e.transaction_id = t.id
-     RETURNING product_id, livemode, account, amount`,
-  );
-  st.with(
-    'ledger_b',
-    `INSERT INTO ledger_balances (product_id, livemode, account, shard, amount)
-     SELECT product_id, livemode, account, ${st.param(Math.floor(Math.random() * BALANCE_SHARDS), 'integer')}, sum(amount)
-       FROM ${entryRows} GROUP BY product_id, livemode, account ORDER BY product_id, livemode, account
-     ON CONFLICT (product_id, livemode, account, shard) DO UPDATE SET amount = ledger_balances.amount + EXCLUDED.amount`,
-  );
-  return ids;
-}
-
-/** Writes one balanced transaction in the caller's database transaction, in a single statement; returns its id. */
 export async function post(tx: Transaction, transaction: LedgerTransaction): Promise<string> {
-  const st = new Statement();
-  const [id] = addPostings(st, [transaction], null);
-  await st.run(tx, 'SELECT 1');
-  return id!;
+  assertBalanced(transaction);
+  const id = newId('ltx');
+  const { entries } = transaction;
+  await tx.query(
+    `WITH t AS (
+       INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ($1, $2, $3, $4, $5)
+       RETURNING id, product_id, livemode),
+     e AS (
+       INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
+       SELECT t.id, t.product_id, t.livemode, e.account, e.amount FROM t, unnest($6::text[], $7::bigint[]) AS e (account, amount)
+       RETURNING product_id, livemode, account, amount)
+     INSERT INTO ledger_balances (product_id, livemode, account, shard, amount)
+     SELECT product_id, livemode, account, $8, sum(amount) FROM e GROUP BY product_id, livemode, account ORDER BY account
+     ON CONFLICT (product_id, livemode, account, shard) DO UPDATE SET amount = ledger_balances.amount + EXCLUDED.amount`,
+    [id, transaction.productId, transaction.livemode, transaction.reason, transaction.referenceId, entries.map((e) => e.account), entries.map((e) => e.amount),
+      Math.floor(Math.random() * BALANCE_SHARDS)],
+  );
+  return id;
 }
 
 /** The merchant's available and pending sums, as text so that they are exact whatever their size. */

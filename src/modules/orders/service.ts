@@ -3,13 +3,13 @@
 import type { Db, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
-import { addKeyWrites, type Phase, type PhaseResult } from '../../core/idempotency.js';
+import type { Steps } from '../../core/idempotency.js';
 import { listPage, type List, type ListFilter } from '../../core/pagination.js';
 import { newId } from '../../core/ids.js';
 import { randomBase62 } from '../../lib/random.js';
-import { insertCard } from '../cards/store.js';
-import { capturedCardOfOrder, closeOrderSession } from '../checkout-sessions/store.js';
-import { recordEvent } from '../webhooks/events.js';
+import type { CardsService } from '../cards/service.js';
+import type { CheckoutSessions } from '../checkout-sessions/service.js';
+import type { EventRecorder } from '../webhooks/service.js';
 import type { CreateOrderBody, Order, OrdersQuery } from './schema.js';
 import * as store from './store.js';
 import type { OrderRow } from './store.js';
@@ -37,6 +37,9 @@ export class OrdersService {
   constructor(
     private readonly db: Db,
     private readonly settings: OrderSettings,
+    private readonly sessions: CheckoutSessions,
+    private readonly cards: CardsService,
+    private readonly events: EventRecorder,
   ) {}
 
   present(row: OrderRow): Order {
@@ -61,12 +64,8 @@ export class OrdersService {
     };
   }
 
-  /**
-   * Creating an order is a single atomic phase: the order, its session and the stored response commit together; with a
-   * new key, as one statement with the key's claim. The row is made here, its times included, so that the answer is
-   * known before it is written.
-   */
-  createPhases(merchant: Merchant, body: CreateOrderBody): Record<string, Phase> {
+  /** Creating an order is a single atomic phase: the order, its session and the stored response commit together. */
+  createPhases(merchant: Merchant, body: CreateOrderBody): Steps {
     const newOrder = (): OrderRow => {
       const created = new Date();
       return {
@@ -89,21 +88,19 @@ export class OrdersService {
         created_at: created,
       };
     };
-    const created = (row: OrderRow): PhaseResult => ({ response: { status: 201, body: this.present(row) } });
     return {
-      started: {
-        // Outside a transaction with the key's claim, inside one without: the same statement either way.
-        write: async (tx, key) => {
-          const row = newOrder();
-          const result = created(row);
-          const written = await store.insertOrder(tx ?? this.db, row, (st, guard) => addKeyWrites(st, [key && { write: key, result }], guard));
-          return written ? result : null;
-        },
-        refuse: async () => {
-          throw new Error('an order is always written in its transaction');
-        },
+      started: async (tx) => {
+        const row = newOrder();
+        await store.insertOrder(tx, row);
+        await this.sessions.open(tx, 'order', row);
+        return { response: { status: 201, body: this.present(row) } };
       },
     };
+  }
+
+  /** Locks an order by id alone, for a session that already belongs to it: a payment orders itself against a cancel. */
+  lockById(tx: Transaction, id: string): Promise<OrderRow> {
+    return store.lockOrderById(tx, id);
   }
 
   /**
@@ -115,8 +112,8 @@ export class OrdersService {
     await store.lockOrderById(tx, id);
     const row = await store.markExpired(tx, id);
     if (!row) return false;
-    await closeOrderSession(tx, id, 'order_closed');
-    await recordEvent(tx, { productId: row.product_id, livemode: row.livemode, type: 'order.expired', data: this.present(row) });
+    await this.sessions.closeOrderSession(tx, id, 'order_closed');
+    await this.events.record(tx, { productId: row.product_id, livemode: row.livemode, type: 'order.expired', data: this.present(row) });
     return true;
   }
 
@@ -167,24 +164,22 @@ export class OrdersService {
     return { ...page, data: rows.map((row) => this.present(row)) };
   }
 
-  cancelPhases(merchant: Merchant, id: string): Record<string, Phase> {
+  cancelPhases(merchant: Merchant, id: string): Steps {
     return {
-      started: {
-        atomic: async (tx) => {
-          const order = await store.lockOrder(tx, merchant, id);
-          if (!order) throw notFound('order');
-          if (order.status === 'PENDING' && (await store.debitInProgress(tx, id))) {
-            throw new ApiError('ORDER_DEBIT_IN_PROGRESS', 'The buyer is paying this order right now; its outcome comes as an event');
-          }
-          // Past its time the order reads as EXPIRED (reads and the worker record it so): no longer cancelable.
-          if (order.status === 'PENDING' && order.due) {
-            throw new ApiError('ORDER_NOT_CANCELABLE', `This order expired at ${order.expires_at.toISOString()}`);
-          }
-          const canceled = await store.markCanceled(tx, id);
-          if (!canceled) throw new ApiError('ORDER_NOT_CANCELABLE', `Only a PENDING order can be canceled; this one is ${order.status}`);
-          await closeOrderSession(tx, id, 'order_closed');
-          return { response: { status: 200, body: this.present(canceled) } };
-        },
+      started: async (tx) => {
+        const order = await store.lockOrder(tx, merchant, id);
+        if (!order) throw notFound('order');
+        if (order.status === 'PENDING' && (await store.debitInProgress(tx, id))) {
+          throw new ApiError('ORDER_DEBIT_IN_PROGRESS', 'The buyer is paying this order right now; its outcome comes as an event');
+        }
+        // Past its time the order reads as EXPIRED (reads and the worker record it so): no longer cancelable.
+        if (order.status === 'PENDING' && order.due) {
+          throw new ApiError('ORDER_NOT_CANCELABLE', `This order expired at ${order.expires_at.toISOString()}`);
+        }
+        const canceled = await store.markCanceled(tx, id);
+        if (!canceled) throw new ApiError('ORDER_NOT_CANCELABLE', `Only a PENDING order can be canceled; this one is ${order.status}`);
+        await this.sessions.closeOrderSession(tx, id, 'order_closed');
+        return { response: { status: 200, body: this.present(canceled) } };
       },
     };
   }
@@ -207,10 +202,10 @@ export class OrdersService {
     if (payment.order_id === null) return null;
     const order = await store.orderById(tx, payment.order_id);
     if (payment.status === 'SUCCEEDED') {
-      const captured = await capturedCardOfOrder(tx, order.id);
+      const captured = await this.sessions.capturedCardOfOrder(tx, order.id);
       const card =
         captured.save_card && order.customer_ref !== null
-          ? await insertCard(tx, {
+          ? await this.cards.insert(tx, {
               id: newId('card'),
               product_id: order.product_id,
               livemode: order.livemode,
@@ -223,8 +218,8 @@ export class OrdersService {
           : null;
       const paid = await store.markPaid(tx, order.id, payment.id, card?.id ?? null);
       if (!paid) throw new Error(`order ${order.id} was ${order.status} while its debit succeeded`);
-      await closeOrderSession(tx, order.id, 'debit_succeeded');
-      await recordEvent(tx, { productId: paid.product_id, livemode: paid.livemode, type: 'order.paid', data: this.present(paid) });
+      await this.sessions.closeOrderSession(tx, order.id, 'debit_succeeded');
+      await this.events.record(tx, { productId: paid.product_id, livemode: paid.livemode, type: 'order.paid', data: this.present(paid) });
       return card?.id ?? null;
     }
     // An order no longer PENDING (it expired) keeps its status: a refused debit moved no money.
@@ -236,8 +231,8 @@ export class OrdersService {
   async fail(tx: Transaction, id: string, paymentIntentId: string | null, failureCode: string): Promise<boolean> {
     const failed = await store.markFailed(tx, id, paymentIntentId, failureCode);
     if (!failed) return false;
-    await closeOrderSession(tx, id, 'debit_failed');
-    await recordEvent(tx, { productId: failed.product_id, livemode: failed.livemode, type: 'order.failed', data: this.present(failed) });
+    await this.sessions.closeOrderSession(tx, id, 'debit_failed');
+    await this.events.record(tx, { productId: failed.product_id, livemode: failed.livemode, type: 'order.failed', data: this.present(failed) });
     return true;
   }
 }

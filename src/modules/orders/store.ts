@@ -1,9 +1,8 @@
 import type { Queryable, Transaction } from '../../db/types.js';
-import { Statement, type Items } from '../../core/statement.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
-import { addOpenSessions } from '../checkout-sessions/store.js';
 import type { ORDER_STATUSES } from './schema.js';
+import { ORDER_STATES } from './state.js';
 
 const ORDER_COLUMNS = 'id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token, save_card, payment_intent_id, saved_card_id, paid_at, failure_code, expires_at, created_at';
 /** What a merchant's list of them reads. */
@@ -30,30 +29,14 @@ export interface OrderRow {
   created_at: Date;
 }
 
-/**
- * Inserts a PENDING order and its checkout session (same token, same expiry) in one statement, exactly as `row` says,
- * so that its answer can be made before it is written. With `also`, it writes only if the expression `also` returns has
- * a row (the idempotency key's claim joined to the order, item 1 of the statement); it says whether it wrote.
- */
-export async function insertOrder(
-  db: Queryable,
-  row: OrderRow,
-  also: (st: Statement, guard: Items) => Items = (_st, guard) => guard,
-): Promise<boolean> {
-  const st = new Statement();
-  const guard = also(st, st.items('order_new', 'SELECT 1 AS i'));
-  const order = st.with(
-    'o',
+/** Inserts a PENDING order exactly as `row` says, so that its answer is known before it is written. */
+export async function insertOrder(tx: Transaction, row: OrderRow): Promise<void> {
+  await tx.query(
     `INSERT INTO orders (id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token,
                          expires_at, created_at)
-     SELECT ${st.param(row.id)}, ${st.param(row.product_id)}, ${st.param(row.livemode, 'boolean')}, ${st.param(row.amount, 'bigint')}, 'UZS',
-            'PENDING', ${st.param(row.description)}, ${st.param(row.customer_ref)}, ${st.param(row.return_url)}, ${st.param(row.checkout_token)},
-            ${st.param(row.expires_at, 'timestamptz')}, ${st.param(row.created_at, 'timestamptz')}
-       FROM ${guard}
-     RETURNING id, checkout_token, product_id, livemode, expires_at`,
+     VALUES ($1, $2, $3, $4, 'UZS', 'PENDING', $5, $6, $7, $8, $9, $10)`,
+    [row.id, row.product_id, row.livemode, row.amount, row.description, row.customer_ref, row.return_url, row.checkout_token, row.expires_at, row.created_at],
   );
-  addOpenSessions(st, 'order', order);
-  return (await st.run(db, `SELECT id FROM ${order}`)).length === 1;
 }
 
 export async function findOrder(db: Queryable, merchant: Merchant, id: string): Promise<OrderRow | undefined> {
@@ -91,31 +74,30 @@ export async function debitInProgress(tx: Transaction, orderId: string): Promise
   return rows.length > 0;
 }
 
-/**
- * PENDING → PAID once, with its payment and, when the buyer asked, the card it saved. Also EXPIRED → PAID: the bank took
- * the money, so the order is paid, late, rather than the money lost to it (expiry and payment exclude each other; this
- * is the answer should they ever not).
- */
+/** → PAID once, with its payment and, when the buyer asked, the card it saved. */
 export async function markPaid(tx: Transaction, id: string, paymentIntentId: string, savedCardId: string | null): Promise<OrderRow | undefined> {
+  const { from, to } = ORDER_STATES.move('paid');
   const [row] = await tx.query<OrderRow>(
-    `UPDATE orders SET status = 'PAID', paid_at = now(), payment_intent_id = $2, saved_card_id = $3, save_card = $3::text IS NOT NULL
-      WHERE id = $1 AND status IN ('PENDING', 'EXPIRED') RETURNING ${ORDER_COLUMNS}`,
-    [id, paymentIntentId, savedCardId],
+    `UPDATE orders SET status = $4, paid_at = now(), payment_intent_id = $2, saved_card_id = $3, save_card = $3::text IS NOT NULL
+      WHERE id = $1 AND status = ANY($5::text[]) RETURNING ${ORDER_COLUMNS}`,
+    [id, paymentIntentId, savedCardId, to, from],
   );
   return row;
 }
 
-/** PENDING → FAILED once, with why, keeping the refused payment (none when the buyer used up the attempts). */
+/** → FAILED once, with why, keeping the refused payment (none when the buyer used up the attempts). */
 export async function markFailed(tx: Transaction, id: string, paymentIntentId: string | null, failureCode: string): Promise<OrderRow | undefined> {
+  const { from, to } = ORDER_STATES.move('failed');
   const [row] = await tx.query<OrderRow>(
-    `UPDATE orders SET status = 'FAILED', payment_intent_id = $2, failure_code = $3 WHERE id = $1 AND status = 'PENDING' RETURNING ${ORDER_COLUMNS}`,
-    [id, paymentIntentId, failureCode],
+    `UPDATE orders SET status = $4, payment_intent_id = $2, failure_code = $3 WHERE id = $1 AND status = ANY($5::text[]) RETURNING ${ORDER_COLUMNS}`,
+    [id, paymentIntentId, failureCode, to, from],
   );
   return row;
 }
 
 export async function markCanceled(tx: Transaction, id: string): Promise<OrderRow | undefined> {
-  const [row] = await tx.query<OrderRow>(`UPDATE orders SET status = 'CANCELED' WHERE id = $1 AND status = 'PENDING' RETURNING ${ORDER_COLUMNS}`, [id]);
+  const { from, to } = ORDER_STATES.move('cancel');
+  const [row] = await tx.query<OrderRow>(`UPDATE orders SET status = $2 WHERE id = $1 AND status = ANY($3::text[]) RETURNING ${ORDER_COLUMNS}`, [id, to, from]);
   return row;
 }
 
@@ -124,14 +106,15 @@ export async function endNow(tx: Transaction, id: string): Promise<void> {
   await tx.query(`UPDATE orders SET expires_at = least(expires_at, now()) WHERE id = $1 AND status = 'PENDING'`, [id]);
 }
 
-/** PENDING past its time → EXPIRED, but never under a debit in progress. */
+/** → EXPIRED past its time, but never under a debit in progress. */
 export async function markExpired(tx: Transaction, id: string): Promise<OrderRow | undefined> {
+  const { from, to } = ORDER_STATES.move('expire');
   const [row] = await tx.query<OrderRow>(
-    `UPDATE orders SET status = 'EXPIRED'
-      WHERE id = $1 AND status = 'PENDING' AND expires_at <= now()
+    `UPDATE orders SET status = $2
+      WHERE id = $1 AND status = ANY($3::text[]) AND expires_at <= now()
         AND NOT EXISTS (SELECT 1 FROM payment_intents WHERE order_id = orders.id AND status = 'PROCESSING')
       RETURNING ${ORDER_COLUMNS}`,
-    [id],
+    [id, to, from],
   );
   return row;
 }

@@ -1,8 +1,8 @@
 import type { Queryable, Transaction } from '../../db/types.js';
-import { guarded, Statement, type Expression, type Items } from '../../core/statement.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
 import type { Metadata, IntentStatus } from './schema.js';
+import { INTENT_STATES } from './state.js';
 
 const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, masked_pan, description, metadata, amount_refunded, reconcile_count, created_at';
 /** What a merchant's list of them reads. */
@@ -73,55 +73,26 @@ export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'pr
   return row!;
 }
 
-export interface NewCharge {
-  productId: string;
-  livemode: boolean;
-  cardId: string;
-  intent: { id: string; amount: number; fee: number; description: string | null; metadata: Metadata; inFlightMs: number };
-}
-
 /**
- * Charges' PROCESSING intents on saved cards, in one statement: each written only if its card is the merchant's, in
- * the same mode, and ACTIVE (undefined otherwise; the caller then says which of these failed). `also` may add writes
- * for the items whose card is usable (item i is `charges[i - 1]`) and answer the items whose intent may then be
- * written (the idempotency keys' claims).
+ * A charge's PROCESSING intent on a saved card, written only if the card is the merchant's, in the same mode, and ACTIVE
+ * (undefined otherwise: the caller then says which of these failed). `intent` holds what the card does not.
  */
-export async function insertIntentsOnActiveCards(
-  db: Queryable,
-  charges: NewCharge[],
-  also: (st: Statement, usable: Items) => Items = (_st, usable) => usable,
-): Promise<(IntentRow | undefined)[]> {
-  const st = new Statement();
-  const each = <T>(of: (charge: NewCharge) => T) => charges.map(of);
-  const cardIds = st.param(each((c) => c.cardId), 'text[]');
-  const values = st.with(
-    'charge_v',
-    `SELECT * FROM unnest(${st.param(each((c) => c.intent.id), 'text[]')}, ${st.param(each((c) => c.productId), 'text[]')},
-                          ${st.param(each((c) => c.livemode), 'boolean[]')}, ${cardIds},
-                          ${st.param(each((c) => c.intent.amount), 'bigint[]')}, ${st.param(each((c) => c.intent.fee), 'bigint[]')},
-                          ${st.param(each((c) => c.intent.description), 'text[]')}, ${st.param(each((c) => JSON.stringify(c.intent.metadata)), 'text[]')},
-                          ${st.param(each((c) => c.intent.inFlightMs), 'integer[]')})
-            WITH ORDINALITY AS v (id, product_id, livemode, card_id, amount, fee, description, metadata, in_flight_ms, i)`,
-  );
-  const usable = st.items(
-    'card',
-    `SELECT v.i, c.id, c.rail_token, c.rail, c.masked_pan FROM ${values} v
-       JOIN cards c ON c.id = ANY(${cardIds}) AND c.id = v.card_id AND c.product_id = v.product_id AND c.livemode = v.livemode AND c.status = 'ACTIVE'`,
-  );
-  const guard = also(st, usable);
-  const rows = await st.run<IntentRow>(
-    db,
+export async function insertIntentOnActiveCard(
+  tx: Transaction,
+  merchant: Pick<Merchant, 'productId' | 'livemode'>,
+  cardId: string,
+  intent: Pick<NewIntent, 'id' | 'amount' | 'fee' | 'description' | 'metadata'> & { inFlightMs: number },
+): Promise<IntentRow | undefined> {
+  const [row] = await tx.query<IntentRow>(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
                                   masked_pan, description, metadata, reconcile_after)
-     SELECT v.id, v.product_id, v.livemode, v.amount, v.fee, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, c.masked_pan, v.description,
-            v.metadata::json, now() + v.in_flight_ms * interval '1 millisecond'
-       FROM ${values} v JOIN ${usable} c USING (i)
-      WHERE ${guarded(guard, 'v.i')}
-      ORDER BY v.i
+     SELECT $1, c.product_id, c.livemode, $5, $6, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, c.masked_pan, $7, $8::json,
+            now() + $9 * interval '1 millisecond'
+       FROM cards c WHERE c.id = $4 AND c.product_id = $2 AND c.livemode = $3 AND c.status = 'ACTIVE'
      RETURNING ${INTENT_COLUMNS}`,
+    [intent.id, merchant.productId, merchant.livemode, cardId, intent.amount, intent.fee, intent.description, JSON.stringify(intent.metadata), intent.inFlightMs],
   );
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return charges.map((charge) => byId.get(charge.intent.id));
+  return row;
 }
 
 export async function findIntent(db: Queryable, merchant: Merchant, id: string, lock = false): Promise<IntentRow | undefined> {
@@ -140,10 +111,11 @@ export async function intentById(db: Queryable, id: string): Promise<IntentRow> 
 }
 
 export async function startDebit(tx: Transaction, id: string, inFlightMs: number): Promise<IntentRow> {
+  const confirm = INTENT_STATES.move('confirm');
   const [row] = await tx.query<IntentRow>(
-    `UPDATE payment_intents SET status = 'PROCESSING', reconcile_after = now() + $2 * interval '1 millisecond'
-      WHERE id = $1 AND status = 'REQUIRES_PAYMENT' RETURNING ${INTENT_COLUMNS}`,
-    [id, inFlightMs],
+    `UPDATE payment_intents SET status = $3, reconcile_after = now() + $2 * interval '1 millisecond'
+      WHERE id = $1 AND status = ANY($4::text[]) RETURNING ${INTENT_COLUMNS}`,
+    [id, inFlightMs, confirm.to, confirm.from],
   );
   if (!row) throw new Error(`payment intent ${id} left REQUIRES_PAYMENT under its lock`);
   return row;
@@ -151,40 +123,23 @@ export async function startDebit(tx: Transaction, id: string, inFlightMs: number
 
 export type FinalOutcome = { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string };
 
-/**
- * Adds to `st` debits' moves PROCESSING → SUCCEEDED or FAILED, once each, with the card an order payment saved (null
- * keeps the intent's): `finished` holds the ids of the intents changed (only for the caller that made the change),
- * `finishedItems` their items (`debits[i - 1]`).
- */
-export function addFinishDebits(
-  st: Statement,
-  debits: { id: string; outcome: FinalOutcome; cardId: string | null }[],
-): { finished: Expression; finishedItems: Items } {
-  const ids = st.param(debits.map((d) => d.id), 'text[]');
-  const values = st.with(
-    'finish_v',
-    `SELECT * FROM unnest(${ids}, ${st.param(debits.map((d) => d.outcome.status), 'text[]')},
-                          ${st.param(debits.map((d) => (d.outcome.status === 'FAILED' ? d.outcome.failureCode : null)), 'text[]')},
-                          ${st.param(debits.map((d) => d.cardId), 'text[]')})
-            WITH ORDINALITY AS v (id, status, failure_code, card_id, i)`,
+/** A debit's move PROCESSING → SUCCEEDED or FAILED, once; undefined when the intent was no longer PROCESSING. */
+export async function finishDebit(tx: Transaction, id: string, outcome: FinalOutcome): Promise<IntentRow | undefined> {
+  const move = INTENT_STATES.move(outcome.status === 'SUCCEEDED' ? 'debit_succeeded' : 'debit_failed');
+  const [row] = await tx.query<IntentRow>(
+    `UPDATE payment_intents
+        SET status = $2, failure_code = $3, reconcile_after = NULL, succeeded_at = CASE WHEN $2 = 'SUCCEEDED' THEN now() END
+      WHERE id = $1 AND status = ANY($4::text[])
+     RETURNING ${INTENT_COLUMNS}`,
+    [id, move.to, outcome.status === 'FAILED' ? outcome.failureCode : null, move.from],
   );
-  const finished = st.with(
-    'finished',
-    `UPDATE payment_intents p
-        SET status = v.status, failure_code = v.failure_code, reconcile_after = NULL, card_id = coalesce(v.card_id, p.card_id),
-            succeeded_at = CASE WHEN v.status = 'SUCCEEDED' THEN now() END
-       FROM ${values} v
-      WHERE p.id = ANY(${ids}) AND p.id = v.id AND p.status = 'PROCESSING'
-     RETURNING p.id`,
-  );
-  const finishedItems = st.items('finished_items', `SELECT v.i FROM ${values} v WHERE v.id IN (SELECT id FROM ${finished})`);
-  return { finished, finishedItems };
+  return row;
 }
 
-/** The intent, locked for this transaction, if it is PROCESSING: whoever holds it may finish the debit. */
-export async function lockProcessingIntent(tx: Transaction, id: string): Promise<IntentRow | undefined> {
-  const [row] = await tx.query<IntentRow>(`SELECT ${INTENT_COLUMNS} FROM payment_intents WHERE id = $1 AND status = 'PROCESSING' FOR UPDATE`, [id]);
-  return row;
+/** The card an order's payment saved, on its intent (the payment was made with the card captured by the session). */
+export async function attachSavedCard(tx: Transaction, id: string, cardId: string): Promise<IntentRow> {
+  const [row] = await tx.query<IntentRow>(`UPDATE payment_intents SET card_id = $2 WHERE id = $1 RETURNING ${INTENT_COLUMNS}`, [id, cardId]);
+  return row!;
 }
 
 /** Leaves a debit PROCESSING and tells reconciliation when to ask next. */
@@ -196,9 +151,10 @@ export async function deferDebit(tx: Transaction, id: string, delayMs: number): 
 }
 
 export async function cancelIntent(tx: Transaction, id: string): Promise<IntentRow | undefined> {
+  const cancel = INTENT_STATES.move('cancel');
   const [row] = await tx.query<IntentRow>(
-    `UPDATE payment_intents SET status = 'CANCELED' WHERE id = $1 AND status = 'REQUIRES_PAYMENT' RETURNING ${INTENT_COLUMNS}`,
-    [id],
+    `UPDATE payment_intents SET status = $2 WHERE id = $1 AND status = ANY($3::text[]) RETURNING ${INTENT_COLUMNS}`,
+    [id, cancel.to, cancel.from],
   );
   return row;
 }

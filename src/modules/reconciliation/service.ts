@@ -3,8 +3,8 @@ import type { Db } from '../../db/types.js';
 import { isCalendarDay } from '../../core/calendar.js';
 import type { Rails } from '../../rails/index.js';
 import type { RecordedOperation } from '../../rails/rail.js';
-import { debitOperationsBetween, type RecordedMoney } from '../payments/store.js';
-import { refundOperationsBetween } from '../refunds/store.js';
+import { debitOperationsBetween, type RecordedMoney } from '../payments/service.js';
+import { refundOperationsBetween } from '../refunds/service.js';
 import type { Mismatch, MismatchProblem, ReconciliationReport } from './schema.js';
 
 /** The days a report can be asked for: real calendar days whose next day is still a date. */

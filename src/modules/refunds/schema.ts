@@ -2,6 +2,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Amount, Description, Timestamp } from '../../core/schemas.js';
 import { listQuery, type ListQuery } from '../../core/pagination.js';
 
+export const REFUND_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const;
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
+
 export const CreateRefundBody = Type.Object(
   {
     paymentIntent: Type.String({ minLength: 1, maxLength: 64, description: 'The payment to refund (pi_…)' }),
@@ -18,7 +21,7 @@ export const Refund = Type.Object({
   amount: Type.Integer(),
   currency: Type.Literal('UZS'),
   paymentIntent: Type.String(),
-  status: Type.Union([Type.Literal('PENDING'), Type.Literal('SUCCEEDED'), Type.Literal('FAILED')]),
+  status: Type.Union(REFUND_STATUSES.map((status) => Type.Literal(status))),
   failureCode: Type.Union([Type.String(), Type.Null()]),
   reason: Type.Union([Type.String(), Type.Null()]),
   livemode: Type.Boolean(),
@@ -28,6 +31,6 @@ export type Refund = Static<typeof Refund>;
 
 export const RefundsQuery = listQuery({
   paymentIntent: Type.Optional(Type.String({ maxLength: 64, description: 'Refunds of this payment (pi_…)' })),
-  status: Type.Optional(Type.Union([Type.Literal('PENDING'), Type.Literal('SUCCEEDED'), Type.Literal('FAILED')])),
+  status: Type.Optional(Type.Union(REFUND_STATUSES.map((status) => Type.Literal(status)))),
 });
 export type RefundsQuery = ListQuery & Static<typeof RefundsQuery>;

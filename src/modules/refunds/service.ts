@@ -5,17 +5,20 @@ import type { Db, Transaction } from '../../db/types.js';
 import { isUniqueViolation } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
-import { foreignPhase, type Phase, type PhaseResult } from '../../core/idempotency.js';
+import { foreignCall, type PhaseResult, type Steps } from '../../core/idempotency.js';
 import { listPage, type List, type ListFilter } from '../../core/pagination.js';
 import { newId } from '../../core/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { reconcileBatch } from '../../rails/reconciliation.js';
-import { post } from '../ledger/store.js';
-import { findIntent, recordRefunded } from '../payments/store.js';
+import type { LedgerService } from '../ledger/service.js';
+import type { PaymentsService } from '../payments/service.js';
 import type { CreateRefundBody, Refund, RefundsQuery } from './schema.js';
 import * as store from './store.js';
 import type { RefundRow } from './store.js';
+
+/** The refunds created in [from, to) that went to the bank, oldest first: what reconciliation compares with the bank's. */
+export { refundOperationsBetween } from './store.js';
 
 export function presentRefund(row: RefundRow): Refund {
   return {
@@ -38,6 +41,8 @@ export class RefundsService {
   constructor(
     private readonly db: Db,
     private readonly rails: Rails,
+    private readonly payments: PaymentsService,
+    private readonly ledger: LedgerService,
     private readonly log: FastifyBaseLogger,
   ) {}
 
@@ -50,8 +55,8 @@ export class RefundsService {
     const row = await store.finishRefund(tx, id, outcome);
     if (!row) return store.refundById(tx, id);
     if (row.status === 'SUCCEEDED') {
-      await recordRefunded(tx, row.payment_intent_id, row.amount);
-      await post(tx, {
+      await this.payments.recordRefunded(tx, row.payment_intent_id, row.amount);
+      await this.ledger.post(tx, {
         productId: row.product_id,
         livemode: row.livemode,
         reason: 'refund_succeeded',
@@ -80,41 +85,39 @@ export class RefundsService {
     }
   }
 
-  createPhases(merchant: Merchant, body: CreateRefundBody): Record<string, Phase> {
+  createPhases(merchant: Merchant, body: CreateRefundBody): Steps {
     const window = this.rails.forMode(merchant.livemode).callWindowMs;
     const respond = (row: RefundRow): PhaseResult => ({ response: { status: 201, body: presentRefund(row) } });
     return {
-      started: {
-        atomic: async (tx) => {
-          const intent = await findIntent(tx, merchant, body.paymentIntent, true);
-          if (!intent) throw notFound('payment intent');
-          if (body.amount !== undefined && body.amount !== intent.amount) {
-            throw new ApiError('PARTIAL_REFUND_NOT_SUPPORTED', `Only full refunds are supported: amount must be ${intent.amount} or omitted`, {
-              param: 'amount',
-            });
-          }
-          if (intent.status !== 'SUCCEEDED') {
-            throw new ApiError('PAYMENT_NOT_REFUNDABLE', `Only a SUCCEEDED payment can be refunded; this one is ${intent.status}`);
-          }
-          if (await store.activeRefundOf(tx, intent.id)) throw alreadyRefunded();
-          try {
-            const refund = await store.insertRefund(tx, merchant, {
-              id: newId('re'),
-              paymentIntentId: intent.id,
-              amount: intent.amount,
-              reason: body.reason ?? null,
-              inFlightMs: window,
-            });
-            return { next: 'refund', resourceId: refund.id };
-          } catch (error) {
-            if (isUniqueViolation(error)) throw alreadyRefunded();
-            throw error;
-          }
-        },
+      started: async (tx) => {
+        const intent = await this.payments.lockIntent(tx, merchant, body.paymentIntent);
+        if (!intent) throw notFound('payment intent');
+        if (body.amount !== undefined && body.amount !== intent.amount) {
+          throw new ApiError('PARTIAL_REFUND_NOT_SUPPORTED', `Only full refunds are supported: amount must be ${intent.amount} or omitted`, {
+            param: 'amount',
+          });
+        }
+        if (intent.status !== 'SUCCEEDED') {
+          throw new ApiError('PAYMENT_NOT_REFUNDABLE', `Only a SUCCEEDED payment can be refunded; this one is ${intent.status}`);
+        }
+        if (await store.activeRefundOf(tx, intent.id)) throw alreadyRefunded();
+        try {
+          const refund = await store.insertRefund(tx, merchant, {
+            id: newId('re'),
+            paymentIntentId: intent.id,
+            amount: intent.amount,
+            reason: body.reason ?? null,
+            inFlightMs: window,
+          });
+          return { next: 'refund', resourceId: refund.id };
+        } catch (error) {
+          if (isUniqueViolation(error)) throw alreadyRefunded();
+          throw error;
+        }
       },
-      refund: foreignPhase<RailOutcome>({
+      refund: foreignCall<RailOutcome>({
         call: (id) => this.callRefund(id!),
-        record: async (tx, id, outcome) => (tx === null ? null : respond(await this.applyRefundOutcome(tx, id!, outcome, window))),
+        record: async (tx, id, outcome) => respond(await this.applyRefundOutcome(tx, id!, outcome, window)),
         resume: async (tx, id) => respond(await store.refundById(tx, id!)),
       }),
     };

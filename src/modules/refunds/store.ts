@@ -1,7 +1,9 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
-import type { RecordedMoney } from '../payments/store.js';
+import type { RecordedMoney } from '../payments/service.js';
+import { REFUND_STATES } from './state.js';
+import type { RefundStatus } from './schema.js';
 
 const REFUND_COLUMNS = 'id, product_id, livemode, payment_intent_id, amount, currency, status, failure_code, reason, reconcile_count, created_at';
 /** What a merchant's list of them reads. */
@@ -14,7 +16,7 @@ export interface RefundRow {
   payment_intent_id: string;
   amount: number;
   currency: 'UZS';
-  status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
+  status: RefundStatus;
   failure_code: string | null;
   reason: string | null;
   reconcile_count: number;
@@ -72,9 +74,10 @@ export async function finishRefund(
   id: string,
   outcome: { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string },
 ): Promise<RefundRow | undefined> {
+  const { from, to } = REFUND_STATES.move(outcome.status === 'SUCCEEDED' ? 'refund_succeeded' : 'refund_failed');
   const [row] = await tx.query<RefundRow>(
-    `UPDATE refunds SET status = $2, failure_code = $3, reconcile_after = NULL WHERE id = $1 AND status = 'PENDING' RETURNING ${REFUND_COLUMNS}`,
-    [id, outcome.status, outcome.status === 'FAILED' ? outcome.failureCode : null],
+    `UPDATE refunds SET status = $2, failure_code = $3, reconcile_after = NULL WHERE id = $1 AND status = ANY($4::text[]) RETURNING ${REFUND_COLUMNS}`,
+    [id, to, outcome.status === 'FAILED' ? outcome.failureCode : null, from],
   );
   return row;
 }

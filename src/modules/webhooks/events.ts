@@ -1,8 +1,7 @@
-// The event outbox: an event is written in the same statement or transaction as the change it reports, with a pending
+// The event outbox: an event is written in the same transaction as the change it reports, with a pending
 // delivery for each endpoint that wants it; the delivery worker sends them after the commit.
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
-import { guarded, Statement, type Items } from '../../core/statement.js';
 import { newId } from '../../core/ids.js';
 import type { Listed } from '../../core/pagination.js';
 
@@ -58,38 +57,16 @@ export interface NewEvent {
  * pending delivery for each enabled endpoint of the product and mode that subscribes to the type (none: every type).
  */
 export async function recordEvent(tx: Transaction, event: NewEvent): Promise<void> {
-  const st = new Statement();
-  addEvents(st, [event], null);
-  await st.run(tx, 'SELECT 1');
-}
-
-/**
- * Adds the writes of `recordEvent` for `events[i - 1]`, for item i of the statement (null: none for that item), for
- * the items `guard` holds (null: every item).
- */
-export function addEvents(st: Statement, events: (NewEvent | null)[], guard: Items | null): void {
-  const each = <T>(of: (event: NewEvent) => T) => events.map((event) => (event === null ? null : of(event)));
-  const values = st.with(
-    'event_v',
-    `SELECT * FROM unnest(${st.param(each(() => newId('evt')), 'text[]')}, ${st.param(each((e) => e.productId), 'text[]')},
-                          ${st.param(each((e) => e.livemode), 'boolean[]')}, ${st.param(each((e) => e.type), 'text[]')},
-                          ${st.param(each((e) => e.data.id), 'text[]')}, ${st.param(each((e) => JSON.stringify(e.data)), 'text[]')})
-            WITH ORDINALITY AS v (id, product_id, livemode, type, object_id, data, i)`,
-  );
-  const inserted = st.with(
-    'event_e',
-    `INSERT INTO events (id, product_id, livemode, type, object_id, data)
-     SELECT v.id, v.product_id, v.livemode, v.type, v.object_id, v.data::json FROM ${values} v
-      WHERE v.id IS NOT NULL AND ${guarded(guard, 'v.i')}
-     RETURNING id, product_id, livemode, type`,
-  );
-  st.with(
-    'event_d',
-    `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at)
+  await tx.query(
+    `WITH e AS (
+       INSERT INTO events (id, product_id, livemode, type, object_id, data) VALUES ($1, $2, $3, $4, $5, $6::json)
+       RETURNING id, product_id, livemode, type)
+     INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at)
      SELECT 'wd_' || replace(gen_random_uuid()::text, '-', ''), w.id, e.id, 'pending', now()
-       FROM ${inserted} e JOIN webhook_endpoints w
+       FROM e JOIN webhook_endpoints w
          ON w.product_id = e.product_id AND w.livemode = e.livemode AND w.status = 'enabled'
         AND (cardinality(w.enabled_events) = 0 OR e.type = ANY (w.enabled_events))`,
+    [newId('evt'), event.productId, event.livemode, event.type, event.data.id, JSON.stringify(event.data)],
   );
 }
 

@@ -11,7 +11,7 @@ import type { CreateEndpointBody, Event, EventsQuery, UpdateEndpointBody, Webhoo
 import { newWebhookSecret, standardSignature, tolovSignature } from './signing.js';
 import type { Sender } from './sender.js';
 import type { Sealer } from '../../lib/sealing.js';
-import { EVENT_LIST, findEvent, TEST_EVENT_TYPE, type EventRow } from './events.js';
+import { EVENT_LIST, findEvent, recordEvent, TEST_EVENT_TYPE, type EventRow, type NewEvent } from './events.js';
 import * as store from './store.js';
 import type { DeliveryRow, DueDelivery, EndpointRow } from './store.js';
 
@@ -84,6 +84,9 @@ export function presentEvent(row: EventRow): Event {
   };
 }
 
+/** What a capability that reports its changes needs of webhooks: the outbox's writer. */
+export type EventRecorder = Pick<WebhooksService, 'record'>;
+
 export class WebhooksService {
   private readonly resends = new RateLimiter(RESENDS_PER_MINUTE, 60_000);
   private readonly testEvents = new RateLimiter(TEST_EVENTS_PER_MINUTE, 60_000);
@@ -95,6 +98,11 @@ export class WebhooksService {
     private readonly sender: Sender,
     private readonly sealer: Sealer,
   ) {}
+
+  /** Writes an event into the outbox, with its deliveries, in the transaction of the change it reports. */
+  record(tx: Transaction, event: NewEvent): Promise<void> {
+    return recordEvent(tx, event);
+  }
 
   /**
    * Why `url` may not receive webhooks, judged by its form; `local` when the reason is that it aims at a developer's

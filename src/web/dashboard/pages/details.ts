@@ -4,16 +4,16 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
-import { runIdempotent, type Phase } from '../../../core/idempotency.js';
+import { runIdempotent, type Steps } from '../../../core/idempotency.js';
 import type { Merchant } from '../../../core/merchant.js';
 import type { Refund } from '../../../modules/refunds/schema.js';
 import type { Event, WebhookDelivery } from '../../../modules/webhooks/schema.js';
 import { actorOf, CHANGES, dashOf, field, merchantOfSigned, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
 import type { DashboardDeps, Form } from '../deps.js';
 import { html, type Html, type Value } from '../../html.js';
-import type { MessageKey } from '../i18n.js';
+import { attemptReason, type MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, when } from '../layout.js';
-import { badge, cardShown, money, paymentBadge } from './lists.js';
+import { badge, cardShown, failureReason, money, paymentBadge } from './lists.js';
 
 type DetailRequest = FastifyRequest<{ Params: { id: string }; Querystring: { done?: string; error?: string }; Body: Form }>;
 const IDEMPOTENCY_FIELD = /^[0-9a-f-]{36}$/;
@@ -26,7 +26,7 @@ function fieldsList(dash: Dash, rows: Array<[MessageKey, Value]>): Html {
 
 function deliveryLine(dash: Dash, delivery: WebhookDelivery): Html {
   const last = delivery.attempts.at(-1);
-  const outcome = last === undefined ? '' : last.statusCode === null ? last.error ?? '' : `HTTP ${last.statusCode}`;
+  const outcome = last === undefined ? '' : last.statusCode === null ? attemptReason(dash.t, last.error ?? '') : `HTTP ${last.statusCode}`;
   return html`<li><a href="/dashboard/webhooks/${delivery.endpoint}">${dash.t(`delivery_${delivery.status}`)}</a>
     · ${dash.t('attemptsMade', { count: delivery.attempts.length })}${outcome ? html` · ${outcome}` : ''}</li>`;
 }
@@ -42,7 +42,7 @@ function eventItem(dash: Dash, { event, deliveries }: Entry): Html {
 const refundLink = (refund: Refund) => link(`/dashboard/refunds?q=${refund.id}`, refund.id);
 
 function refundItem(dash: Dash, refund: Refund): Html {
-  return html`<li><span>${when(refund.created)}</span> ${dash.t('refundInTimeline')} ${refundLink(refund)} · ${money(dash, refund.amount)} · ${badge(refund.status)}</li>`;
+  return html`<li><span>${when(refund.created)}</span> ${dash.t('refundInTimeline')} ${refundLink(refund)} · ${money(dash, refund.amount)} · ${badge(dash, 'refund', refund.status)}</li>`;
 }
 
 /**
@@ -66,11 +66,22 @@ function actionForm(dash: Dash, action: string, label: MessageKey, confirm: Mess
     <button type="submit" class="danger">${dash.t(label)}</button></form>`;
 }
 
+/** Why the API refused a refund or a cancel, by its error code, in the page's words. */
+const REFUSALS: Record<string, MessageKey> = {
+  ALREADY_REFUNDED: 'refusedAlreadyRefunded',
+  PAYMENT_NOT_REFUNDABLE: 'refusedNotRefundable',
+  ORDER_NOT_CANCELABLE: 'refusedNotCancelable',
+  ORDER_DEBIT_IN_PROGRESS: 'refusedDebitInProgress',
+};
+/** An error code in the address; anything else there is not shown (a link must not put its own words on the page). */
+const ERROR_CODE = /^[A-Z0-9_]{1,40}$/;
+
 const outcome = (dash: Dash, request: DetailRequest) => {
   const { done, error } = request.query;
   if (done === 'refunded') return notice('ok', dash.t('refundDone'));
   if (done === 'canceled') return notice('ok', dash.t('orderCanceled'));
-  return typeof error === 'string' ? notice('error', error.slice(0, 300)) : '';
+  if (typeof error !== 'string' || !ERROR_CODE.test(error)) return '';
+  return notice('error', Object.hasOwn(REFUSALS, error) ? dash.t(REFUSALS[error]!) : dash.t('actionRefused', { code: error }));
 };
 
 async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: Signed, merchant: Merchant): Promise<Html> {
@@ -81,7 +92,7 @@ async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: 
   const rows: Array<[MessageKey, Value]> = [
     ['amount', money(dash, intent.amount)],
     ['fee', money(dash, intent.fee)],
-    ['status', html`${paymentBadge(dash, intent)}${intent.failureCode ? html` ${intent.failureCode}` : ''}`],
+    ['status', html`${paymentBadge(dash, intent)}${intent.failureCode ? html` ${failureReason(dash, intent.failureCode)}` : ''}`],
     ['amountRefunded', money(dash, intent.amountRefunded)],
     ['card', html`${cardShown(intent)}${intent.card ? html` · ${link(`/dashboard/payments?card=${intent.card}`, intent.card)}` : ''}`],
     ['order', intent.order ? link(`/dashboard/orders/${intent.order}`, intent.order) : '—'],
@@ -89,7 +100,7 @@ async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: 
     ['metadata', Object.keys(intent.metadata).length ? html`<code>${JSON.stringify(intent.metadata)}</code>` : '—'],
     ['created', when(intent.created)],
   ];
-  const refundRows = refunds.data.map((refund) => html`<li>${refundLink(refund)} · ${money(dash, refund.amount)} · ${refund.status} · ${when(refund.created)}</li>`);
+  const refundRows = refunds.data.map((refund) => html`<li>${refundLink(refund)} · ${money(dash, refund.amount)} · ${badge(dash, 'refund', refund.status)} · ${when(refund.created)}</li>`);
   const canRefund = CHANGES.includes(signed.session.role) && intent.status === 'SUCCEEDED' && intent.amountRefunded === 0;
   return page(dash, {
     title: `${dash.t('paymentTitle')} ${intent.id}`,
@@ -107,7 +118,7 @@ async function orderPage(deps: DashboardDeps, request: DetailRequest, signed: Si
   const order = await deps.orders.get(merchant, request.params.id);
   const rows: Array<[MessageKey, Value]> = [
     ['amount', money(dash, order.amount)],
-    ['status', html`<span class="status s-${order.status.toLowerCase()}">${order.status}</span>`],
+    ['status', badge(dash, 'order', order.status)],
     ['payment', order.paymentIntent ? link(`/dashboard/payments/${order.paymentIntent}`, order.paymentIntent) : '—'],
     ['customer', order.customerRef ?? '—'],
     ['description', order.description ?? '—'],
@@ -137,14 +148,14 @@ function action(deps: DashboardDeps, kind: 'refund' | 'cancel') {
     const key = field(request.body, 'idempotencyKey');
     if (!IDEMPOTENCY_FIELD.test(key)) throw new ApiError('VALIDATION_ERROR', 'idempotencyKey', { param: 'idempotencyKey' });
     const { id } = request.params;
-    const [path, body, phases, back, audited]: [string, unknown, Record<string, Phase>, string, string] =
+    const [path, body, phases, back, audited]: [string, unknown, Steps, string, string] =
       kind === 'refund'
         ? ['/v1/refunds', { paymentIntent: id }, deps.refunds.createPhases(merchant, { paymentIntent: id }), `/dashboard/payments/${id}`, 'payment.refunded']
         : [`/merchant/v1/orders/${id}/cancel`, undefined, deps.orders.cancelPhases(merchant, id), `/dashboard/orders/${id}`, 'order.canceled'];
     const sent = await runIdempotent(deps.db, merchant, `dashboard-${key}`, { id: request.id, method: 'POST', path, body }, phases);
     if (sent.status >= 400) {
-      const message = (JSON.parse(sent.body) as { message?: string }).message ?? `HTTP ${sent.status}`;
-      return reply.redirect(`${back}?error=${encodeURIComponent(message)}`, 303);
+      const code = (JSON.parse(sent.body) as { code?: string }).code ?? `HTTP_${sent.status}`;
+      return reply.redirect(`${back}?error=${encodeURIComponent(code)}`, 303);
     }
     if (!sent.replayed) await deps.accounts.audit(actorOf(signed), audited, id);
     return reply.redirect(`${back}?done=${kind === 'refund' ? 'refunded' : 'canceled'}`, 303);
