@@ -14,19 +14,41 @@ const PASSWORD = 'correct horse battery';
 const count = async (sql: string, params: unknown[] = []) => (await service.db.query<{ n: number }>(sql, params))[0]!.n;
 
 describe('sign-up', () => {
-  it('makes an account, its owner and a test-only product, and signs the owner in', async () => {
+  it('makes an account, its owner, a test-only product and its first test key, shown once on the getting-started page', async () => {
     const client = new DashboardClient(service);
     const email = uniqueEmail();
     const signed = await client.signUp(email.toUpperCase(), PASSWORD, 'Chorsu Market');
-    expect(signed.status).toBe(303);
-    expect(signed.location).toBe('/dashboard');
+    expect(signed.status).toBe(201);
+    expect(signed.headers['cache-control']).toBe('no-store');
     expect(String(signed.headers['set-cookie'])).toMatch(/tolov_session=[A-Za-z0-9_-]{43}; Path=\/dashboard; SameSite=Lax; HttpOnly/);
-    const [product] = await service.db.query<{ name: string; live_enabled: boolean; keys: number }>(
-      `SELECT p.name, p.live_enabled, (SELECT count(*)::int FROM api_keys k WHERE k.product_id = p.id) AS keys
+    expect(signed.html).toContain('<h1>Get started</h1>');
+    const secret = /<code id="test-key">(sk_test_[0-9A-Za-z]+)<\/code>/.exec(signed.html)?.[1];
+    expect(secret).toBeDefined();
+    // The steps are written with the key and this Tolov's address, ready to paste.
+    expect(signed.html).toContain(`${service.config.checkoutUrl}/merchant/v1/orders`);
+    expect(signed.html).toContain(`-u ${secret}:`);
+    const [product] = await service.db.query<{ name: string; live_enabled: boolean; keys: Array<{ livemode: boolean; last4: string }> }>(
+      `SELECT p.name, p.live_enabled, (SELECT json_agg(json_build_object('livemode', k.livemode, 'last4', k.secret_last4)) FROM api_keys k WHERE k.product_id = p.id) AS keys
          FROM products p JOIN memberships m ON m.account_id = p.account_id JOIN users u ON u.id = m.user_id WHERE u.email = $1 AND m.role = 'owner'`,
       [email],
     );
-    expect(product).toEqual({ name: 'Chorsu Market', live_enabled: false, keys: 0 });
+    expect(product).toEqual({ name: 'Chorsu Market', live_enabled: false, keys: [{ livemode: false, last4: secret!.slice(-4) }] });
+    // The key works at once, as the first step says.
+    const body = { amount: 1500000, description: 'Order #1001', customerRef: 'customer-77', returnUrl: 'https://shop.example.uz/orders/1001' };
+    const text = signed.html.replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&amp;', '&');
+    expect(text).toContain(`-H 'Idempotency-Key: order-1001' \\\n  -d '${JSON.stringify(body)}'`);
+    const order = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: secret!, body, idempotencyKey: 'order-1001' });
+    expect(order.status).toBe(201);
+    expect(order.body).toMatchObject({ status: 'PENDING', livemode: false });
+    // Later visits show the steps, never the secret again.
+    const again = await client.get('/dashboard/start');
+    expect(again.status).toBe(200);
+    expect(again.html).toContain('<h1>Get started</h1>');
+    expect(again.html).not.toContain(secret);
+    expect(again.html).toContain('-u sk_test_…:');
+    const keys = await client.get('/dashboard/api-keys');
+    expect(keys.html).toContain(`sk_test_…${secret!.slice(-4)}`);
+    expect(keys.html).not.toContain(secret);
     const payments = await client.get('/dashboard/payments');
     expect(payments.status).toBe(200);
     expect(payments.html).toContain('Chorsu Market');
@@ -56,7 +78,7 @@ describe('sign-up', () => {
 
   it('answers an e-mail that has a login exactly as a new one, and tells its owner by mail instead', async () => {
     const email = uniqueEmail();
-    expect((await new DashboardClient(service).signUp(email)).status).toBe(303);
+    expect((await new DashboardClient(service).signUp(email)).status).toBe(201);
     const fresh = uniqueEmail('fresh');
     const answers = await Promise.all(
       [email, fresh].map(async (address) => {
@@ -87,7 +109,8 @@ describe('sign-up', () => {
     expect(await count('SELECT count(*)::int AS n FROM users WHERE email = $1', [email])).toBe(0);
     expect((await client.post(link, { password: 'short' })).status).toBe(400);
     const confirmed = await client.post(link, { password: PASSWORD });
-    expect(confirmed.location).toBe('/dashboard');
+    expect(confirmed.status).toBe(201);
+    expect(confirmed.html).toContain('<h1>Get started</h1>');
     expect((await client.get('/dashboard/payments')).html).toContain('Bukhara Silk');
     const again = new DashboardClient(service);
     expect((await again.get(link)).status).toBe(404);
@@ -119,7 +142,7 @@ describe('sign-up', () => {
     const finisher = new DashboardClient(service);
     const finished = [];
     for (const link of links) finished.push((await finisher.post(link, { password: PASSWORD })).status);
-    expect(finished).toEqual([...Array<number>(10).fill(303), 429]);
+    expect(finished).toEqual([...Array<number>(10).fill(201), 429]);
   });
 });
 
@@ -334,7 +357,7 @@ describe('over https', () => {
     const secure = await startService({ TOLOV_CHECKOUT_URL: 'https://pay.example.uz' });
     try {
       const signed = await new DashboardClient(secure).signUp(uniqueEmail());
-      expect(signed.status).toBe(303);
+      expect(signed.status).toBe(201);
       expect(String(signed.headers['set-cookie'])).toMatch(/tolov_session=[A-Za-z0-9_-]{43}; Path=\/dashboard; SameSite=Lax; HttpOnly; Secure/);
     } finally {
       await secure.stop();

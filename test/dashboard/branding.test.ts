@@ -108,7 +108,7 @@ describe('branding in the dashboard', () => {
     }
     client.lang = 'ru';
     const russian = await client.postMultipart('/dashboard/branding', { displayName: 'x', brandColor: '#7c2d12' }, png(tooBig));
-    expect(russian.html).toContain('Логотип должен быть изображением PNG, JPEG или WebP не больше 128 КиБ.');
+    expect(russian.html).toContain('Логотип должен быть изображением PNG, JPEG или WebP размером не больше 128 КБ.');
     expect(await stored(email)).toEqual(kept);
   });
 

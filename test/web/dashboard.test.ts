@@ -60,6 +60,10 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await page.getByLabel(labels.password).fill(PASSWORD);
     if (screenshot) await shot(page, `${screenshot}-confirm`);
     await page.getByRole('button', { name: labels.button }).click();
+    // The account starts on its getting-started page, with its first test key shown this once.
+    expect(await page.locator('#test-key').textContent()).toMatch(/^sk_test_[0-9A-Za-z]{32}$/);
+    if (screenshot) await shot(page, `${screenshot}-started`);
+    await page.locator('nav.sections a[href="/dashboard/overview"]').click();
     await expect.poll(() => page.url()).toBe(`${base}/dashboard/overview`);
   }
 
@@ -84,7 +88,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = (await page.locator('#new-key').textContent())!;
     expect(key).toMatch(/^sk_test_[0-9A-Za-z]{32}$/);
-    expect(await page.getByRole('button', { name: 'Roll key' }).isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Roll key' }).count()).toBe(2); // the key made at sign-up, and this one
     await shot(page, 'key-created');
 
     await page.getByRole('link', { name: 'Webhooks' }).click();
@@ -148,7 +152,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
 
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.locator('#activity-chart canvas').waitFor();
-    expect(await page.locator('.tile-value').nth(3).textContent()).toBe('66.7 %');
+    expect(await page.locator('.tile-value').nth(3).textContent()).toBe('66.7%');
     expect(await page.locator('.tile-value').nth(2).textContent()).toBe('462,500.00 UZS');
     await shot(page, 'overview');
 
@@ -216,7 +220,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Вход в Tolov');
 
     // By keyboard alone: the email field, then the password, then the button.
-    await page.getByLabel('Эл. почта').focus();
+    await page.getByLabel('Электронная почта').focus();
     await page.keyboard.type(email);
     await page.keyboard.press('Tab');
     await page.keyboard.type(PASSWORD);
@@ -234,7 +238,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     const { context, page, problems } = await open({ width: 390, locale: 'ru-RU' });
     await page.goto(`${base}/dashboard/signup`);
     const email = `brand-${Date.now()}@example.uz`;
-    await page.getByLabel('Эл. почта').fill(email);
+    await page.getByLabel('Электронная почта').fill(email);
     await page.getByLabel('Название бизнеса').fill('Kulol Uyi LLC');
     await page.getByRole('button', { name: 'Создать аккаунт' }).click();
     await confirmSignUp(page, email, { password: 'Пароль', button: 'Создать аккаунт' });
@@ -244,13 +248,13 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await shot(page, 'phone-ru-branding-before');
 
     await page.getByLabel('Название для покупателей').fill('Kulol Uyi');
-    expect(await page.getByLabel('Зелёный цвет Tolov').isChecked()).toBe(true);
+    expect(await page.getByLabel('Фирменный зелёный Tolov').isChecked()).toBe(true);
     // Picking a colour unticks Tolov's own.
     await page.getByLabel('Цвет', { exact: true }).fill('#7c2d12');
-    expect(await page.getByLabel('Зелёный цвет Tolov').isChecked()).toBe(false);
+    expect(await page.getByLabel('Фирменный зелёный Tolov').isChecked()).toBe(false);
     await page.getByLabel('Логотип').setInputFiles({ name: 'kulol-uyi.png', mimeType: 'image/png', buffer: logoPng([124, 45, 18]) });
     await page.getByRole('button', { name: 'Сохранить оформление' }).click();
-    await expect.poll(() => page.getByRole('status').textContent()).toBe('Сохранено. Новые страницы оплаты сразу показывают его.');
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('Сохранено: новые страницы оплаты сразу получат это оформление.');
     expect(await page.locator('#brand-preview p').textContent()).toBe('Для Kulol Uyi');
     expect(await page.getByRole('img', { name: 'Кнопка цвета #7c2d12' }).count()).toBe(1);
     // The logo is served by Tolov and drawn.

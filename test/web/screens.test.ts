@@ -154,8 +154,8 @@ describe.runIf(browserAvailable())('every hosted screen, in three languages, on 
     await submitCard(service, refused.token, { pan: '8600000000000015' });
     await submitCode(service, refused.token, TEST_CODE);
     const declined = await openAsBuyer(browser, `${base}/pay/${refused.token}`, 'uz-UZ', { javaScriptEnabled: false });
-    expect(await declined.page.locator('h1').textContent()).toBe('To‘lov rad etildi');
-    expect(await declined.page.locator('.outcome p').first().textContent()).toBe('Kartada mablag‘ yetarli emas.');
+    expect(await declined.page.locator('h1').textContent()).toBe('Toʻlov rad etildi');
+    expect(await declined.page.locator('.outcome p').first().textContent()).toBe('Kartada mablagʻ yetarli emas.');
     await declined.page.context().close();
   });
 
@@ -175,7 +175,7 @@ describe.runIf(browserAvailable())('every hosted screen, in three languages, on 
       const requested: string[] = [];
       page.on('request', (request) => requested.push(request.url()));
       await page.reload();
-      await expect.poll(() => page.locator('h1').textContent()).toBe('Buyurtmani to‘lash');
+      await expect.poll(() => page.locator('h1').textContent()).toBe('Buyurtmani toʻlash');
       expect(await page.locator('#merchant').textContent()).toBe('Kulol Uyi uchun');
       const image = page.getByRole('img', { name: 'Kulol Uyi' });
       await expect.poll(() => image.evaluate((node) => (node as HTMLImageElement).naturalWidth)).toBe(150);

@@ -50,8 +50,11 @@ export class AccountLinks {
     return store.findOpenSignup(this.db, sha256(token));
   }
 
-  /** Finishes a sign-up, once, with the password chosen now: an account, its owner, its first product (test mode only). */
-  async confirmSignUp(token: string, password: string, address: string): Promise<{ ok: true; token: string } | { ok: false; reason: 'not_found' | 'email_taken' } | Throttled> {
+  /**
+   * Finishes a sign-up, once, with the password chosen now: an account, its owner, its first product (test mode only)
+   * and that product's first test key, whose secret the answer carries to be shown this once.
+   */
+  async confirmSignUp(token: string, password: string, address: string): Promise<{ ok: true; token: string; testKey: string } | { ok: false; reason: 'not_found' | 'email_taken' } | Throttled> {
     if (!(await this.signupOf(token))) return { ok: false, reason: 'not_found' };
     const turn = await this.accounts.newPasswordTurn(address);
     if (!turn.ok) return turn;
@@ -64,9 +67,10 @@ export class AccountLinks {
       const accountId = newId('acct');
       await store.insertAccount(tx, { id: accountId, name: signup.business_name });
       await store.insertMembership(tx, { accountId, userId: user.id, role: 'owner' });
-      const product = await this.products.createForAccount(tx, accountId, signup.business_name);
+      const { product, testKey } = await this.products.createForAccount(tx, accountId, signup.business_name);
       await store.insertAudit(tx, { accountId, userId: user.id, action: 'account.created', target: product.id, livemode: null });
-      return { token: await this.accounts.openSession(user.id, accountId, 'password', tx) };
+      await store.insertAudit(tx, { accountId, userId: user.id, action: 'api_key.created', target: testKey.row.id, livemode: false });
+      return { token: await this.accounts.openSession(user.id, accountId, 'password', tx), testKey: testKey.secret };
     });
     return typeof created === 'string' ? { ok: false, reason: created } : { ok: true, ...created };
   }

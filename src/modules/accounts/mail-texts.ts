@@ -12,7 +12,7 @@ export type AccountMail =
 const ROLES: Record<MailLang, Record<'owner' | 'developer' | 'viewer', string>> = {
   en: { owner: 'an owner', developer: 'a developer', viewer: 'a viewer' },
   ru: { owner: 'владелец', developer: 'разработчик', viewer: 'наблюдатель' },
-  uz: { owner: 'egasi', developer: 'dasturchi', viewer: 'kuzatuvchi' },
+  uz: { owner: 'ega', developer: 'dasturchi', viewer: 'kuzatuvchi' },
 };
 
 type Texts = { [K in AccountMail['kind']]: (mail: Extract<AccountMail, { kind: K }>) => { subject: string; text: string } };
@@ -33,7 +33,7 @@ const TEXTS: Record<MailLang, Texts> = {
     }),
     reset_password: ({ link }) => ({
       subject: 'Set a new password for Tolov',
-      text: `To set a new password for your Tolov account, open this link within 30 minutes. It works once:\n${link}\n\nYour second factor, if you have one, is still asked when you log in. If you did not ask for this, ignore this mail: your password stays as it is.`,
+      text: `To set a new password for your Tolov account, open this link within 30 minutes. It works once:\n${link}\n\nIf two-factor authentication is on, its code is still asked when you log in. If you did not ask for this, ignore this mail: your password stays as it is.`,
     }),
     password_changed: ({ email, forgot }) => ({
       subject: 'Your Tolov password was changed',
@@ -43,7 +43,7 @@ const TEXTS: Record<MailLang, Texts> = {
   ru: {
     confirm_signup: ({ link, business }) => ({
       subject: 'Подтвердите почту, чтобы завершить создание аккаунта Tolov',
-      text: `Кто-то, надеемся, что вы, начал создавать аккаунт Tolov для «${business}» с этой почтой.\n\nЧтобы завершить, откройте ссылку в течение 24 часов:\n${link}\n\nЕсли это были не вы, не обращайте внимания на письмо: без ссылки аккаунт не создаётся.`,
+      text: `Кто-то (надеемся, это были вы) начал регистрацию аккаунта Tolov для «${business}» с этой почтой.\n\nЧтобы завершить, откройте ссылку в течение 24 часов:\n${link}\n\nЕсли это были не вы, не обращайте внимания на письмо: без ссылки аккаунт не создаётся.`,
     }),
     invitation: ({ link, account, role }) => ({
       subject: `Приглашение в «${account}» в Tolov`,
@@ -51,37 +51,37 @@ const TEXTS: Record<MailLang, Texts> = {
     }),
     account_exists: ({ login, forgot }) => ({
       subject: 'У вас уже есть аккаунт Tolov',
-      text: `Кто-то пытался создать аккаунт Tolov с этой почтой, но он у неё уже есть.\n\nВойти: ${login}\nЗабыли пароль? Задайте новый: ${forgot}\n\nЕсли это были не вы, не обращайте внимания на письмо: ничего не изменилось.`,
+      text: `Кто-то пытался создать аккаунт Tolov с этой почтой, но аккаунт с ней уже есть.\n\nВойти: ${login}\nЗабыли пароль? Задайте новый: ${forgot}\n\nЕсли это были не вы, не обращайте внимания на письмо: ничего не изменилось.`,
     }),
     reset_password: ({ link }) => ({
       subject: 'Новый пароль для Tolov',
-      text: `Чтобы задать новый пароль аккаунта Tolov, откройте ссылку в течение 30 минут. Она работает один раз:\n${link}\n\nВторой фактор, если он включён, по-прежнему спрашивается при входе. Если вы этого не просили, не обращайте внимания на письмо: пароль останется прежним.`,
+      text: `Чтобы задать новый пароль аккаунта Tolov, откройте ссылку в течение 30 минут. Она работает один раз:\n${link}\n\nЕсли включена двухфакторная аутентификация, её код по-прежнему понадобится при входе. Если вы этого не просили, не обращайте внимания на письмо: пароль останется прежним.`,
     }),
     password_changed: ({ email, forgot }) => ({
       subject: 'Пароль Tolov изменён',
-      text: `Пароль входа Tolov ${email} изменён, а остальные его сеансы завершены.\n\nЕсли это были не вы, сразу задайте новый пароль: ${forgot}`,
+      text: `Пароль аккаунта Tolov ${email} изменён, остальные сеансы завершены.\n\nЕсли это были не вы, сразу задайте новый пароль: ${forgot}`,
     }),
   },
   uz: {
     confirm_signup: ({ link, business }) => ({
-      subject: "Tolov akkauntini yakunlash uchun pochtangizni tasdiqlang",
-      text: `Kimdir, umid qilamizki siz, ushbu pochta bilan «${business}» uchun Tolov akkauntini ochishni boshladi.\n\nYakunlash uchun 24 soat ichida ushbu havolani oching:\n${link}\n\nAgar bu siz bo'lmasangiz, xatga e'tibor bermang: havolasiz akkaunt ochilmaydi.`,
+      subject: 'Tolov akkauntini yakunlash uchun pochtangizni tasdiqlang',
+      text: `Kimdir (umid qilamizki, siz) ushbu pochta bilan «${business}» uchun Tolov akkauntini ochishni boshladi.\n\nYakunlash uchun 24 soat ichida ushbu havolani oching:\n${link}\n\nAgar bu siz boʻlmasangiz, xatga eʼtibor bermang: havolasiz akkaunt ochilmaydi.`,
     }),
     invitation: ({ link, account, role }) => ({
-      subject: `Tolovda «${account}» akkauntiga taklif`,
-      text: `Sizni Tolovdagi «${account}» akkauntiga taklif qilishmoqda, rolingiz: ${ROLES.uz[role]}.\n\nQabul qilish uchun 7 kun ichida ushbu havolani oching:\n${link}\n\nAgar taklifni kutmagan bo'lsangiz, xatga e'tibor bermang.`,
+      subject: `Tolovda «${account}» jamoasiga taklif`,
+      text: `Sizni Tolovdagi «${account}» jamoasiga taklif qilishmoqda, rolingiz: ${ROLES.uz[role]}.\n\nQabul qilish uchun 7 kun ichida ushbu havolani oching:\n${link}\n\nAgar taklifni kutmagan boʻlsangiz, xatga eʼtibor bermang.`,
     }),
     account_exists: ({ login, forgot }) => ({
-      subject: "Sizda Tolov akkaunti allaqachon bor",
-      text: `Kimdir ushbu pochta bilan Tolov akkauntini ochishga urindi, lekin unda akkaunt allaqachon bor.\n\nKirish: ${login}\nParolni unutdingizmi? Yangisini o'rnating: ${forgot}\n\nAgar bu siz bo'lmasangiz, xatga e'tibor bermang: hech narsa o'zgarmadi.`,
+      subject: 'Sizda Tolov akkaunti allaqachon bor',
+      text: `Kimdir ushbu pochta bilan Tolov akkauntini ochishga urindi, lekin bu pochta bilan akkaunt allaqachon bor.\n\nKirish: ${login}\nParolni unutdingizmi? Yangisini oʻrnating: ${forgot}\n\nAgar bu siz boʻlmasangiz, xatga eʼtibor bermang: hech narsa oʻzgarmadi.`,
     }),
     reset_password: ({ link }) => ({
-      subject: "Tolov uchun yangi parol",
-      text: `Tolov akkauntingizga yangi parol o'rnatish uchun ushbu havolani 30 daqiqa ichida oching. U bir marta ishlaydi:\n${link}\n\nIkkinchi omil, agar yoqilgan bo'lsa, kirishda baribir so'raladi. Agar buni so'ramagan bo'lsangiz, xatga e'tibor bermang: parolingiz o'zgarmaydi.`,
+      subject: 'Tolov uchun yangi parol',
+      text: `Tolov akkauntingizga yangi parol oʻrnatish uchun ushbu havolani 30 daqiqa ichida oching. U bir marta ishlaydi:\n${link}\n\nIkki bosqichli autentifikatsiya yoqilgan boʻlsa, kirishda uning kodi baribir soʻraladi. Agar buni soʻramagan boʻlsangiz, xatga eʼtibor bermang: parolingiz oʻzgarmaydi.`,
     }),
     password_changed: ({ email, forgot }) => ({
-      subject: "Tolov parolingiz o'zgartirildi",
-      text: `Tolovdagi ${email} kirishining paroli o'zgartirildi va uning boshqa seanslari yakunlandi.\n\nAgar bu siz bo'lmasangiz, darhol yangi parol o'rnating: ${forgot}`,
+      subject: 'Tolov parolingiz oʻzgartirildi',
+      text: `Tolovdagi ${email} akkauntingiz paroli oʻzgartirildi, boshqa seanslar yakunlandi.\n\nAgar bu siz boʻlmasangiz, darhol yangi parol oʻrnating: ${forgot}`,
     }),
   },
 };

@@ -61,8 +61,10 @@ export class ProductsService {
   }
 
   /** A signed-up account's first product: every scope, no key yet, live mode off until the operator enables it. */
-  createForAccount(tx: Transaction, accountId: string, name: string): Promise<store.ProductRow> {
-    return store.insertProduct(tx, { id: newId('prod'), name, scopes: [...SCOPES], fee_bps: this.defaultFeeBps, account_id: accountId, live_enabled: false });
+  /** A signed-up account's product, test mode only, with a first test key so that its first call needs no detour. */
+  async createForAccount(tx: Transaction, accountId: string, name: string): Promise<{ product: store.ProductRow; testKey: { row: store.KeyRow; secret: string } }> {
+    const product = await store.insertProduct(tx, { id: newId('prod'), name, scopes: [...SCOPES], fee_bps: this.defaultFeeBps, account_id: accountId, live_enabled: false });
+    return { product, testKey: await createKey(tx, product.id, 'test', product.scopes) };
   }
 
   ofAccount(accountId: string): Promise<store.ProductRow | undefined> {

@@ -1,5 +1,5 @@
 // Texts of the hosted pages in Uzbek (the default), Russian and English.
-export const LANGUAGES = { uz: "O‘zbekcha", ru: 'Русский', en: 'English' };
+export const LANGUAGES = { uz: 'Oʻzbekcha', ru: 'Русский', en: 'English' };
 export const DEFAULT_LANGUAGE = 'uz';
 
 /** The national digits of the documented test phone, kept on one line wherever the hint wraps. */
@@ -10,7 +10,7 @@ const NUMBER_MARKS = { uz: ['\u00a0', ','], ru: ['\u00a0', ','], en: [',', '.'] 
 
 /**
  * An amount in tiyin as so'm, exactly: the digits are split as text, so no floating point ever touches money.
- * `150000050` → `1 500 000,50 so‘m` (Uzbek).
+ * `150000050` → `1 500 000,50 soʻm` (Uzbek).
  */
 export function formatAmount(tiyin, language) {
   const [group, decimal] = NUMBER_MARKS[language] ?? NUMBER_MARKS[DEFAULT_LANGUAGE];
@@ -42,29 +42,29 @@ function russianPlural(n, one, few, many) {
 
 const TEXTS = {
   uz: {
-    payTitle: 'Buyurtmani to‘lash',
-    amountLabel: 'To‘lov summasi',
-    currency: (digits) => `${digits} so‘m`,
-    timeLeft: (left) => `To‘lash uchun ${left} qoldi`,
+    payTitle: 'Buyurtmani toʻlash',
+    amountLabel: 'Toʻlov summasi',
+    currency: (digits) => `${digits} soʻm`,
+    timeLeft: (left) => `Toʻlash uchun ${left} qoldi`,
     saveCard: 'Kartani keyingi xaridlar uchun saqlash',
-    consent: (name) => `Kartani saqlab, siz «${name}» do‘koniga keyingi xaridlaringiz uchun undan pul yechishga ruxsat berasiz. Kartani o‘chirishni istalgan vaqtda do‘kondan so‘rashingiz mumkin.`,
-    payButton: (amount) => `${amount} to‘lash`,
-    paidTitle: 'To‘lov qabul qilindi',
-    receipt: { title: 'Chek', merchant: 'Do‘kon', amount: 'Summa', card: 'Karta', date: 'Sana', reference: 'To‘lov raqami' },
+    consent: (name) => `Kartani saqlab, siz «${name}» doʻkoniga keyingi xaridlaringiz uchun undan pul yechishga ruxsat berasiz. Kartani oʻchirishni istalgan vaqtda doʻkondan soʻrashingiz mumkin.`,
+    payButton: (amount) => `${amount} toʻlash`,
+    paidTitle: 'Toʻlov qabul qilindi',
+    receipt: { title: 'Chek', merchant: 'Doʻkon', amount: 'Summa', card: 'Karta', date: 'Sana', reference: 'Toʻlov raqami' },
     cardSaved: (card) => `${card} kartasi keyingi xaridlar uchun saqlandi.`,
-    refusedTitle: 'To‘lov rad etildi',
-    refusedText: 'Pul yechilmadi. Do‘konga qaytib, boshqa karta bilan qayta buyurtma bering.',
-    processingTitle: 'Bank to‘lovni tasdiqlamoqda',
-    processingText: 'Bu bir necha daqiqa olishi mumkin. Natija shu yerda chiqadi, qayta to‘lamang.',
+    refusedTitle: 'Toʻlov rad etildi',
+    refusedText: 'Pul yechilmadi. Doʻkonga qaytib, boshqa karta bilan qayta buyurtma bering.',
+    processingTitle: 'Bank toʻlovni tasdiqlamoqda',
+    processingText: 'Bu bir necha daqiqa olishi mumkin. Natija shu yerda chiqadi, qayta toʻlamang.',
     canceledTitle: 'Buyurtma bekor qilingan',
-    canceledText: 'Do‘kon bu buyurtmani bekor qildi. Pul yechilmadi.',
+    canceledText: 'Doʻkon bu buyurtmani bekor qildi. Pul yechilmadi.',
     reasons: {
-      INSUFFICIENT_FUNDS: 'Kartada mablag‘ yetarli emas.',
+      INSUFFICIENT_FUNDS: 'Kartada mablagʻ yetarli emas.',
       CARD_BLOCKED: 'Karta bloklangan.',
-      PROCESSING_ERROR: 'Bank to‘lovni amalga oshira olmadi.',
+      PROCESSING_ERROR: 'Bank toʻlovni amalga oshira olmadi.',
     },
     bindTitle: 'Kartani ulash',
-    bindLead: 'Keyingi safar tezroq to‘lash uchun kartangizni bir marta kiriting.',
+    bindLead: 'Keyingi safar tezroq toʻlash uchun kartangizni bir marta kiriting.',
     forMerchant: (name) => `${name} uchun`,
     testMode: 'Test rejimi: haqiqiy pul yechilmaydi',
     pan: 'Karta raqami',
@@ -79,36 +79,36 @@ const TEXTS = {
     code: 'SMS-kod',
     confirm: 'Tasdiqlash',
     resend: 'Kodni qayta yuborish',
-    resendIn: (s) => `Kodni ${s} soniyadan so‘ng qayta yuborish mumkin`,
+    resendIn: (s) => `Kodni ${s} soniyadan soʻng qayta yuborish mumkin`,
     resent: 'Yangi kod yuborildi.',
     codeAttempts: (n) => `Yana ${n} marta urinish mumkin.`,
     doneTitle: 'Karta ulandi',
     doneText: (card) => `${card} kartasi saqlandi.`,
-    returning: 'Do‘konga qaytmoqdamiz…',
+    returning: 'Doʻkonga qaytmoqdamiz…',
     closeHint: 'Endi bu sahifani yopishingiz mumkin.',
-    backToShop: 'Do‘konga qaytish',
+    backToShop: 'Doʻkonga qaytish',
     expiredTitle: 'Havolaning muddati tugagan',
-    expiredText: 'Do‘konga qaytib, qaytadan urinib ko‘ring.',
+    expiredText: 'Doʻkonga qaytib, qaytadan urinib koʻring.',
     notFoundTitle: 'Havola topilmadi',
-    notFoundText: 'Havolani tekshiring yoki do‘konga qaytadan murojaat qiling.',
+    notFoundText: 'Havolani tekshiring yoki doʻkondan yangisini soʻrang.',
     failedTitle: 'Urinishlar tugadi',
-    failedText: 'Xavfsizlik uchun bu havola yopildi. Do‘konga qaytib, qaytadan boshlang.',
-    secure: 'Karta ma’lumotlari to‘g‘ridan-to‘g‘ri bankka yuboriladi. Biz faqat bank tokeni va yashirilgan raqamni saqlaymiz: to‘liq karta raqami va SMS-kod saqlanmaydi.',
+    failedText: 'Xavfsizlik uchun bu havola yopildi. Doʻkonga qaytib, qaytadan boshlang.',
+    secure: 'Karta maʼlumotlari toʻgʻridan-toʻgʻri bankka yuboriladi. Biz faqat bank tokeni va yashirilgan raqamni saqlaymiz: toʻliq karta raqami va SMS-kod saqlanmaydi.',
     errors: {
-      panLength: 'Karta raqami 16 ta raqamdan iborat bo‘lishi kerak',
+      panLength: 'Karta raqami 16 ta raqamdan iborat boʻlishi kerak',
       panLuhn: 'Karta raqamida xato bor',
       panNetwork: 'Faqat Uzcard (8600) va Humo (9860) kartalari qabul qilinadi',
-      expiryFormat: 'Muddatni OO/YY ko‘rinishida kiriting',
+      expiryFormat: 'Muddatni OO/YY koʻrinishida kiriting',
       expired: 'Kartaning muddati tugagan',
-      phone: 'O‘zbekiston mobil raqamini kiriting: +998 kodidan keyin 9 ta raqam',
+      phone: 'Oʻzbekiston mobil raqamini kiriting: +998 kodidan keyin 9 ta raqam',
       code: 'Kodni kiriting',
       CARD_INACTIVE: 'Bank bu kartani qabul qilmadi: u faol emas yoki bloklangan',
-      WRONG_CODE: 'Kod noto‘g‘ri',
+      WRONG_CODE: 'Kod notoʻgʻri',
       TOO_MANY_ATTEMPTS: 'Urinishlar soni tugadi',
-      RATE_LIMITED: 'Biroz kuting va qaytadan urinib ko‘ring',
+      RATE_LIMITED: 'Biroz kuting va qaytadan urinib koʻring',
       INVALID_STATE: 'Sahifa eskirgan, yangilanmoqda',
-      network: 'Aloqa uzildi. Qaytadan urinib ko‘ring',
-      generic: 'Xatolik yuz berdi. Qaytadan urinib ko‘ring',
+      network: 'Aloqa uzildi. Qaytadan urinib koʻring',
+      generic: 'Xatolik yuz berdi. Qaytadan urinib koʻring',
     },
   },
   ru: {
@@ -160,9 +160,9 @@ const TEXTS = {
     expiredTitle: 'Срок действия ссылки истёк',
     expiredText: 'Вернитесь в магазин и попробуйте ещё раз.',
     notFoundTitle: 'Ссылка не найдена',
-    notFoundText: 'Проверьте ссылку или обратитесь в магазин ещё раз.',
+    notFoundText: 'Проверьте ссылку или попросите у магазина новую.',
     failedTitle: 'Попытки закончились',
-    failedText: 'Ради безопасности эта ссылка закрыта. Вернитесь в магазин и начните заново.',
+    failedText: 'В целях безопасности ссылка больше не действует. Вернитесь в магазин и начните заново.',
     secure: 'Данные карты передаются напрямую в банк. Мы храним только токен банка и маскированный номер: полный номер карты и SMS-код не сохраняются.',
     errors: {
       panLength: 'Номер карты должен состоять из 16 цифр',

@@ -8,7 +8,7 @@ import type { SignedSession } from '../../modules/accounts/service.js';
 import type { Role, SessionRow } from '../../modules/accounts/store.js';
 import type { ProductRow } from '../../modules/products/store.js';
 import { cookiesOf as parseCookies, languageOf } from '../language.js';
-import type { Form } from './deps.js';
+import type { DashboardDeps, Form } from './deps.js';
 import { translator, type Lang, type Translate } from './i18n.js';
 
 export const SESSION_COOKIE = 'tolov_session';
@@ -85,6 +85,19 @@ export function startDash(request: FastifyRequest, reply: FastifyReply, secure: 
     reply.header('Set-Cookie', cookie(FORM_COOKIE, formToken, { secure }));
   }
   return { lang, t: translator(lang), signed: null, csrf: formToken, secure };
+}
+
+/** The signed-in user a session token stands for, while its session and its account's product exist. */
+export async function signedOf(deps: Pick<DashboardDeps, 'accounts' | 'products'>, token: string): Promise<Signed | undefined> {
+  const session = await deps.accounts.session(token);
+  const product = session ? await deps.products.ofAccount(session.account_id) : undefined;
+  return session && product ? { token, session, product } : undefined;
+}
+
+/** Makes the request's pages those of `signed`, whose forms then send its session's token. */
+export function signInto(dash: Dash, signed: Signed): void {
+  dash.signed = signed;
+  dash.csrf = signed.session.csrf_token;
 }
 
 export function tokensEqual(given: unknown, expected: string): boolean {

@@ -5,9 +5,10 @@ import type { Dash, Signed } from './context.js';
 import { html, pageStart, type Html, type Value } from '../html.js';
 import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
 
-export type Section = 'overview' | 'payments' | 'orders' | 'refunds' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'branding' | 'team' | 'account';
+export type Section = 'start' | 'overview' | 'payments' | 'orders' | 'refunds' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'branding' | 'team' | 'account';
 
 const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
+  { section: 'start', href: '/dashboard/start', label: 'navStart' },
   { section: 'overview', href: '/dashboard/overview', label: 'navOverview' },
   { section: 'payments', href: '/dashboard/payments', label: 'navPayments' },
   { section: 'orders', href: '/dashboard/orders', label: 'navOrders' },
@@ -55,7 +56,7 @@ function accountBar(dash: Dash, signed: Signed, current: Section): Html {
   return html`<header class="bar">
   <div class="who"><strong>${signed.session.account_name}</strong><span><a href="/dashboard/account" aria-label="${t('accountSecurity')}: ${signed.session.email}">${signed.session.email}</a> · ${t(`role_${signed.session.role}`)}</span></div>
   ${modeSwitch(dash, signed)}
-  <form method="post" action="/dashboard/logout">${csrfField(dash)}<button type="submit" class="quiet">${t('logOut')}</button></form>
+  <form class="logout" method="post" action="/dashboard/logout">${csrfField(dash)}<button type="submit" class="quiet">${t('logOut')}</button></form>
 </header>
 ${signed.session.livemode ? '' : html`<p class="test-banner">${t('testBanner')}</p>`}
 <nav class="sections" aria-label="${t('sections')}">${nav}</nav>`;
@@ -72,7 +73,7 @@ ${options.head ?? ''}
 <body data-path="${options.path}">
 <div class="top"><a class="brand" href="/dashboard">Tolov</a>${languages(dash, options.path)}</div>
 ${signed ? accountBar(dash, signed, options.section ?? 'account') : ''}
-<main id="main">
+<main id="main"${signed ? '' : html` class="entry"`}>
 <h1>${options.title}</h1>
 ${options.body}
 </main>
@@ -95,6 +96,9 @@ export const notice = (kind: 'ok' | 'error', text: string | null | undefined) =>
 
 /** A time as the user reads it: UTC, to the second. */
 export const when = (date: Date | string | null) => (date === null ? '—' : new Date(date).toISOString().replace('T', ' ').slice(0, 19) + ' UTC');
+
+/** A time in a table: as `when` writes it, in an element that keeps it on one line. */
+export const timeElement = (date: Date | string | null) => (date === null ? '—' : html`<time datetime="${new Date(date).toISOString()}">${when(date)}</time>`);
 
 /** A secret shown once, with a copy button (the script enables it). */
 export function shownOnce(dash: Dash, label: string, secret: string, id: string): Html {

@@ -14,9 +14,10 @@ import { listPages } from './pages/lists.js';
 import { detailPages } from './pages/details.js';
 import { overviewPages } from './pages/overview.js';
 import { securityPages } from './pages/security.js';
+import { startPages } from './pages/start.js';
 import { teamPages } from './pages/team.js';
 import { webhookPages } from './pages/webhooks.js';
-import { cookiesOf, DashboardError, dashOf, isToken, SESSION_COOKIE, SignInRequired, setLanguageCookie, startDash, tokensEqual } from './context.js';
+import { cookiesOf, DashboardError, dashOf, isToken, SESSION_COOKIE, SignInRequired, setLanguageCookie, signedOf, signInto, startDash, tokensEqual } from './context.js';
 import { html } from '../html.js';
 import { isLang } from './i18n.js';
 import { page, sendPage } from './layout.js';
@@ -76,12 +77,8 @@ function guardRequests(app: FastifyInstance, deps: DashboardDeps): void {
     request.dash = dash;
     const token = cookiesOf(request).get(SESSION_COOKIE);
     if (token === undefined || !isToken(token)) return;
-    const session = await deps.accounts.session(token);
-    const product = session ? await deps.products.ofAccount(session.account_id) : undefined;
-    if (session && product) {
-      dash.signed = { token, session, product };
-      dash.csrf = session.csrf_token;
-    }
+    const signed = await signedOf(deps, token);
+    if (signed) signInto(dash, signed);
   });
   app.addHook('preHandler', async (request, reply) => {
     const dash = dashOf(request);
@@ -123,6 +120,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
   renderErrors(app);
   authPages(app, deps);
   emailLinkPages(app, deps);
+  startPages(app, deps);
   overviewPages(app, deps);
   listPages(app, deps);
   detailPages(app, deps);

@@ -1,11 +1,13 @@
 // The pages that links in Tolov's mail open: finishing a sign-up with its password, and setting a new password. A
 // link's GET only shows a form (mail scanners open links); its POST does the work, once.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { dashOf, emailOf, isToken, passwordOf, ROUTE, throttled, type Dash } from '../context.js';
+import { dashOf, emailOf, isToken, passwordOf, ROUTE, setSessionCookie, signedOf, signInto, throttled, type Dash } from '../context.js';
 import { html, type Html } from '../../html.js';
 import { csrfField, notice, page, sendPage } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
-import { passwordInput, signedInto } from './auth.js';
+import { SESSION_TTL_SECONDS } from '../../../modules/accounts/service.js';
+import { passwordInput } from './auth.js';
+import { startPage } from './start.js';
 
 type Link = FastifyRequest<{ Params: { token: string }; Body: Form }>;
 
@@ -26,7 +28,17 @@ function confirmSignupPage(dash: Dash, token: string, signup: { email: string; b
   return page(dash, { title: t('confirmSignupTitle'), path: `/dashboard/signup/confirm/${token}`, body });
 }
 
-function signupLinks(app: FastifyInstance, { accountLinks }: DashboardDeps): void {
+/** A finished sign-up: signed in at once, on the getting-started page that shows the first test key this once. */
+async function welcome(reply: FastifyReply, dash: Dash, deps: DashboardDeps, created: { token: string; testKey: string }): Promise<FastifyReply> {
+  const signed = await signedOf(deps, created.token);
+  if (!signed) return reply.redirect('/dashboard/login', 303);
+  setSessionCookie(reply, dash, created.token, SESSION_TTL_SECONDS);
+  signInto(dash, signed);
+  return sendPage(reply, startPage(dash, signed, deps.publicUrl, created.testKey), 201);
+}
+
+function signupLinks(app: FastifyInstance, deps: DashboardDeps): void {
+  const { accountLinks } = deps;
   app.get('/signup/confirm/:token', ROUTE, async (request: Link, reply) => {
     const dash = dashOf(request);
     const signup = isToken(request.params.token) ? await accountLinks.signupOf(request.params.token) : undefined;
@@ -41,7 +53,7 @@ function signupLinks(app: FastifyInstance, { accountLinks }: DashboardDeps): voi
     const password = passwordOf(request.body);
     if (password === null) return sendPage(reply, confirmSignupPage(dash, token, signup, dash.t('passwordLength')), 400);
     const result = await accountLinks.confirmSignUp(token, password, request.ip);
-    if (result.ok) return signedInto(reply, dash, result.token);
+    if (result.ok) return welcome(reply, dash, deps, result);
     if (result.reason === 'not_found') return linkGone(reply, dash);
     if (result.reason === 'throttled') {
       const { status, error } = throttled(reply, dash, result.retryAfterSeconds);

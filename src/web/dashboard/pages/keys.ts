@@ -4,7 +4,7 @@ import type { KeyRow } from '../../../modules/products/store.js';
 import { actorOf, CHANGES, dashOf, field, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
 import { html, type Html, type Value } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
-import { csrfField, notice, page, sendPage, shownOnce, when } from '../layout.js';
+import { csrfField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
 
 /** How long a rolled key keeps working, as offered. */
@@ -40,8 +40,8 @@ function keysPage(dash: Dash, signed: Signed, keys: KeyRow[], extra: { created?:
   const { t } = dash;
   const mode = signed.session.livemode ? 'live' : 'test';
   const rows = keys.map(
-    (key) => html`<tr><td><code>sk_${mode}_…${key.secret_last4 ?? ''}</code></td><td>${keyState(dash, key)}</td>
-      <td>${when(key.created_at)}</td><td>${key.last_used_at ? when(key.last_used_at) : t('never')}</td><td class="actions">${keyActions(dash, key)}</td></tr>`,
+    (key) => html`<tr><td data-label="${t('key')}"><code>sk_${mode}_…${key.secret_last4 ?? ''}</code></td><td data-label="${t('status')}">${keyState(dash, key)}</td>
+      <td data-label="${t('created')}">${timeElement(key.created_at)}</td><td data-label="${t('lastUsed')}">${key.last_used_at ? timeElement(key.last_used_at) : t('never')}</td><td class="actions">${keyActions(dash, key)}</td></tr>`,
   );
   const canCreate = !signed.session.livemode || signed.product.live_enabled;
   const body = html`${notice('ok', extra.done)}

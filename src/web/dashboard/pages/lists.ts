@@ -16,8 +16,8 @@ import type { RequestLogEntry, RequestLogQuery } from '../../../modules/request-
 import { SENT_EVENT_TYPES } from '../../../modules/webhooks/events.js';
 import { dashOf, ROUTE, signedIn, merchantOfSigned, type Dash } from '../context.js';
 import { html, type Html, type Value } from '../../html.js';
-import type { MessageKey } from '../i18n.js';
-import { notice, page, sendPage, when, type Section } from '../layout.js';
+import { failureKey, LOCALES, statusKey, type MessageKey, type StatusOf } from '../i18n.js';
+import { notice, page, sendPage, timeElement, type Section } from '../layout.js';
 import type { DashboardDeps } from '../deps.js';
 
 const PAGE_SIZE = 25;
@@ -36,11 +36,11 @@ function somOf(tiyin: Tiyin): string {
 type DecimalFormat = (decimal: string) => string;
 const formatOf = (locale: string) => new Intl.NumberFormat(locale, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format as unknown as DecimalFormat;
 /** Made once: a page writes many amounts. */
-const FORMATS = { uz: formatOf('uz-UZ'), ru: formatOf('ru-RU'), en: formatOf('en-US') } as const;
+const FORMATS = { uz: formatOf(LOCALES.uz), ru: formatOf(LOCALES.ru), en: formatOf(LOCALES.en) } as const;
 
 /** An amount in tiyin as so'm with two decimals, grouped as the language writes numbers, exact at any size. */
 export function money(dash: Dash, tiyin: Tiyin): string {
-  return `${FORMATS[dash.lang](somOf(tiyin))} UZS`;
+  return dash.t('moneyAmount', { amount: FORMATS[dash.lang](somOf(tiyin)) });
 }
 
 const NETWORKS = { uzcard: 'Uzcard', humo: 'Humo' } as const;
@@ -48,14 +48,24 @@ const NETWORKS = { uzcard: 'Uzcard', humo: 'Humo' } as const;
 /** The card a payment debited, saved or not, as the buyer's receipt names it: "Uzcard •••• 0007". */
 export const cardShown = (intent: Pick<PaymentIntent, 'rail' | 'maskedPan'>) => `${NETWORKS[intent.rail]} •••• ${intent.maskedPan.slice(-4)}`;
 
-export const badge = (status: string) => html`<span class="status s-${status.toLowerCase()}">${status}</span>`;
+/** A status in the page's words (`shown`, when the page says more than the API), the API's value in its title for engineers. */
+export function badge(dash: Dash, of: StatusOf, status: string, shown = status): Html {
+  const key = statusKey(of, shown);
+  return html`<span class="status s-${shown.toLowerCase()}" title="${status}">${key ? dash.t(key) : status}</span>`;
+}
+
+/** Why the bank refused a payment, in the page's words, the code in its title; a code without words is shown as code. */
+export function failureReason(dash: Dash, code: string): Html {
+  const key = failureKey(code);
+  return key ? html`<small title="${code}">${dash.t(key)}</small>` : html`<code>${code}</code>`;
+}
 
 /**
  * A payment's status as a merchant reads it: the API keeps a refunded payment SUCCEEDED (its refund is an object of its
  * own), so a fully refunded one says so here. Refunds are full only: there is no partly refunded payment to show.
  */
 export const paymentBadge = (dash: Dash, intent: Pick<PaymentIntent, 'status' | 'amount' | 'amountRefunded'>) =>
-  intent.amountRefunded > 0 && intent.amountRefunded === intent.amount ? html`<span class="status s-refunded">${dash.t('statusRefunded')}</span>` : badge(intent.status);
+  badge(dash, 'payment', intent.status, intent.amountRefunded > 0 && intent.amountRefunded === intent.amount ? 'REFUNDED' : intent.status);
 
 /** Rows an export writes at most; past it the file ends with a line that says so. */
 const EXPORT_ROWS_MAX = 1_000_000;
@@ -112,8 +122,8 @@ interface ListSpec<Item extends { id: string }> {
   section: Section;
   title: MessageKey;
   caption: MessageKey;
-  /** The statuses (or event types) a select offers. */
-  choices?: { param: 'status' | 'type'; values: readonly string[] };
+  /** The statuses (of `of`, said in the page's words) or the event types a select offers. */
+  choices?: { param: 'status' | 'type'; values: readonly string[]; of?: StatusOf };
   /** Whether the list has creation dates to filter on. */
   dates: boolean;
   /** Whether the list takes `card` (a saved card's payments). */
@@ -153,13 +163,22 @@ function addressOf(path: string, params: Params): string {
   return kept.length === 0 ? path : `${path}?${new URLSearchParams(kept as [string, string][])}`;
 }
 
+/** A select's option: a status in the page's words; an event type as it is (it is code). */
+function choiceText(dash: Dash, of: StatusOf | undefined, value: string): string {
+  const key = of && statusKey(of, value);
+  return key ? dash.t(key) : value;
+}
+
+/** The field a refused filter names, as its label reads. */
+const FILTER_LABELS: Record<string, MessageKey> = { q: 'search', status: 'status', type: 'eventType', from: 'from', to: 'to', card: 'card' };
+
 function filterForm(dash: Dash, spec: Filtering, path: string, params: Params): Value {
   const { t } = dash;
   const choices = spec.choices;
   const select = choices
     ? html`<label>${t(choices.param === 'status' ? 'status' : 'eventType')} <select name="${choices.param}">
         <option value="">${t('filterAll')}</option>
-        ${choices.values.map((value) => html`<option value="${value}"${params[choices.param] === value ? html` selected` : ''}>${value}</option>`)}
+        ${choices.values.map((value) => html`<option value="${value}"${params[choices.param] === value ? html` selected` : ''}>${choiceText(dash, choices.of, value)}</option>`)}
       </select></label>`
     : '';
   const dates = spec.dates
@@ -181,7 +200,7 @@ function table<Item extends { id: string }>(dash: Dash, spec: ListSpec<Item>, it
   if (items.length === 0) return html`<p class="empty">${t('nothingFound')}</p>`;
   const head = spec.columns.map((column) => html`<th scope="col"${column.num ? html` class="num"` : ''}>${t(column.label)}</th>`);
   const rows = items.map(
-    (item) => html`<tr>${spec.columns.map((column) => html`<td${column.num ? html` class="num"` : ''}>${column.cell(item, dash)}</td>`)}</tr>`,
+    (item) => html`<tr>${spec.columns.map((column) => html`<td data-label="${t(column.label)}"${column.num ? html` class="num"` : ''}>${column.cell(item, dash)}</td>`)}</tr>`,
   );
   return html`<div class="table-wrap"><table><caption>${t(spec.caption)}</caption>
 <thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>
@@ -250,7 +269,7 @@ function listRoute<Item extends { id: string }>(app: FastifyInstance, spec: List
       body = table(dash, spec, found.data, older);
     } catch (error) {
       if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
-      body = notice('error', `${dash.t('badFilter')} (${error.message})`);
+      body = notice('error', dash.t('badFilter', { field: dash.t(FILTER_LABELS[error.extra.param ?? ''] ?? 'filters') }));
     }
     const { starting_after: _page, ...filters } = params;
     const exported = html`<p class="export"><a href="${addressOf(`${path}.csv`, filters)}" download>${dash.t('exportCsv')}</a></p>`;
@@ -265,13 +284,13 @@ const linked = (section: 'payments' | 'orders') => (item: { id: string }) => htm
 /** An object's id, linking to its page when it has one. */
 const objectLink = (objectId: string) =>
   objectId.startsWith('pi_') ? linked('payments')({ id: objectId }) : objectId.startsWith('ord_') ? linked('orders')({ id: objectId }) : html`<code>${objectId}</code>`;
-const created = (item: { created: string }) => when(item.created);
+const created = (item: { created: string }) => timeElement(item.created);
 
 /** Payments, orders and refunds. */
 function moneyLists(app: FastifyInstance, { payments, orders, refunds }: DashboardDeps): void {
   listRoute<PaymentIntent>(app, {
     section: 'payments', title: 'navPayments', caption: 'paymentsCaption', dates: true, byCard: true,
-    choices: { param: 'status', values: INTENT_STATUSES },
+    choices: { param: 'status', values: INTENT_STATUSES, of: 'payment' },
     search: { idPrefix: 'pi_', other: 'customerRef' },
     list: (merchant, query) => payments.list(merchant, query as ChargesQuery),
     find: (merchant, found) => payments.get(merchant, found),
@@ -284,15 +303,15 @@ function moneyLists(app: FastifyInstance, { payments, orders, refunds }: Dashboa
     columns: [
       { label: 'id', cell: linked('payments') },
       { label: 'amount', cell: (item, dash) => money(dash, item.amount), num: true },
-      { label: 'status', cell: (item, dash) => html`${paymentBadge(dash, item)}${item.failureCode ? html` <small>${item.failureCode}</small>` : ''}` },
-      { label: 'card', cell: (item) => (item.card ? html`<a href="/dashboard/payments?card=${item.card}">${cardShown(item)}</a>` : cardShown(item)) },
+      { label: 'status', cell: (item, dash) => html`${paymentBadge(dash, item)}${item.failureCode ? html` ${failureReason(dash, item.failureCode)}` : ''}` },
+      { label: 'card', cell: (item) => (item.card ? html`<a class="one-line" href="/dashboard/payments?card=${item.card}">${cardShown(item)}</a>` : html`<span class="one-line">${cardShown(item)}</span>`) },
       { label: 'description', cell: (item) => item.description ?? '' },
       { label: 'created', cell: created },
     ],
   }, 'payments');
   listRoute<Order>(app, {
     section: 'orders', title: 'navOrders', caption: 'ordersCaption', dates: true,
-    choices: { param: 'status', values: ORDER_STATUSES },
+    choices: { param: 'status', values: ORDER_STATUSES, of: 'order' },
     search: { idPrefix: 'ord_', other: 'customerRef' },
     list: (merchant, query) => orders.list(merchant, query as OrdersQuery),
     find: (merchant, found) => orders.get(merchant, found),
@@ -303,7 +322,7 @@ function moneyLists(app: FastifyInstance, { payments, orders, refunds }: Dashboa
     columns: [
       { label: 'id', cell: linked('orders') },
       { label: 'amount', cell: (item, dash) => money(dash, item.amount), num: true },
-      { label: 'status', cell: (item) => badge(item.status) },
+      { label: 'status', cell: (item, dash) => badge(dash, 'order', item.status) },
       { label: 'customer', cell: (item) => item.customerRef ?? '' },
       { label: 'description', cell: (item) => item.description ?? '' },
       { label: 'created', cell: created },
@@ -311,7 +330,7 @@ function moneyLists(app: FastifyInstance, { payments, orders, refunds }: Dashboa
   }, 'orders');
   listRoute<Refund>(app, {
     section: 'refunds', title: 'navRefunds', caption: 'refundsCaption', dates: true,
-    choices: { param: 'status', values: ['PENDING', 'SUCCEEDED', 'FAILED'] },
+    choices: { param: 'status', values: ['PENDING', 'SUCCEEDED', 'FAILED'], of: 'refund' },
     search: { idPrefix: 're_', other: null },
     list: (merchant, query) => refunds.list(merchant, query as RefundsQuery),
     find: (merchant, found) => refunds.get(merchant, found),
@@ -322,7 +341,7 @@ function moneyLists(app: FastifyInstance, { payments, orders, refunds }: Dashboa
     columns: [
       { label: 'id', cell: id },
       { label: 'amount', cell: (item, dash) => money(dash, item.amount), num: true },
-      { label: 'status', cell: (item) => badge(item.status) },
+      { label: 'status', cell: (item, dash) => badge(dash, 'refund', item.status) },
       { label: 'payment', cell: (item) => objectLink(item.paymentIntent) },
       { label: 'created', cell: created },
     ],
@@ -333,7 +352,7 @@ function moneyLists(app: FastifyInstance, { payments, orders, refunds }: Dashboa
 function recordLists(app: FastifyInstance, { cards, webhooks, requestLog }: DashboardDeps): void {
   listRoute<Card>(app, {
     section: 'cards', title: 'navCards', caption: 'cardsCaption', dates: true,
-    choices: { param: 'status', values: ['ACTIVE', 'BLOCKED', 'DELETED'] },
+    choices: { param: 'status', values: ['ACTIVE', 'BLOCKED', 'DELETED'], of: 'card' },
     search: { idPrefix: 'card_', other: 'customerRef' },
     list: (merchant, query) => cards.list(merchant, query as CardsQuery),
     find: (merchant, found) => cards.get(merchant, found),
@@ -344,7 +363,7 @@ function recordLists(app: FastifyInstance, { cards, webhooks, requestLog }: Dash
     columns: [
       { label: 'customer', cell: (item) => item.customerRef ?? '' },
       { label: 'card', cell: (item) => html`<a href="/dashboard/payments?card=${item.id}"><code>${item.maskedPan}</code></a> ${item.rail} ${item.expiry}` },
-      { label: 'status', cell: (item) => badge(item.status) },
+      { label: 'status', cell: (item, dash) => badge(dash, 'card', item.status) },
       { label: 'id', cell: id },
       { label: 'created', cell: created },
     ],
@@ -373,11 +392,12 @@ function recordLists(app: FastifyInstance, { cards, webhooks, requestLog }: Dash
     columns: [
       { label: 'when', cell: created },
       { label: 'method', cell: (item) => item.method },
-      { label: 'path', cell: (item) => html`<code>${item.path}</code>` },
+      // A long path breaks after a slash (<wbr>), never inside an id.
+      { label: 'path', cell: (item) => html`<code class="path">${item.path.split('/').map((part, index) => (index === 0 ? part : html`/<wbr>${part}`))}</code>` },
       { label: 'status', cell: (item) => html`<span class="status ${item.status < 400 ? 's-succeeded' : 's-failed'}">${String(item.status)}</span>` },
       { label: 'duration', cell: (item, dash) => dash.t('durationMs', { ms: String(item.durationMs) }), num: true },
       { label: 'requestId', cell: id },
-      { label: 'idempotencyKey', cell: (item) => item.idempotencyKey ?? '' },
+      { label: 'idempotencyKey', cell: (item) => (item.idempotencyKey === null ? '' : html`<code class="token">${item.idempotencyKey}</code>`) },
     ],
   }, 'logs');
 }

@@ -5,7 +5,8 @@ import type { Day } from '../../../modules/payments/activity.js';
 import { dashOf, merchantOfSigned, ROUTE, signedIn, type Dash } from '../context.js';
 import type { DashboardDeps } from '../deps.js';
 import { html, type Html } from '../../html.js';
-import { page, sendPage, when } from '../layout.js';
+import { formatCount, formatPercent, formatShortDay, NUMBER_WRITING } from '../i18n.js';
+import { page, sendPage, timeElement } from '../layout.js';
 import { money, paymentBadge, type Tiyin } from './lists.js';
 import { serveLibrary } from '../../library.js';
 
@@ -16,14 +17,14 @@ function figures(dash: Dash, days: Day[], balance: { available: Tiyin; pending: 
   const succeeded = days.reduce((sum, day) => sum + day.succeededCount, 0);
   const failed = days.reduce((sum, day) => sum + day.failedCount, 0);
   const volume = days.reduce((sum, day) => sum + day.succeededAmount, 0n);
-  const rate = succeeded + failed === 0 ? '—' : `${((100 * succeeded) / (succeeded + failed)).toFixed(1)} %`;
+  const rate = succeeded + failed === 0 ? '—' : formatPercent(dash.lang, succeeded / (succeeded + failed));
   const tile = (label: string, value: string, hint?: string) =>
     html`<div class="tile"><p class="tile-label">${label}</p><p class="tile-value">${value}</p>${hint ? html`<p class="hint">${hint}</p>` : ''}</div>`;
   return html`<section class="tiles" aria-label="${t('navOverview')}">
   ${tile(t('availableBalance'), money(dash, balance.available), BigInt(balance.available) < 0n ? t('negativeBalanceExplained') : undefined)}
   ${tile(t('pendingBalance'), money(dash, balance.pending), t('pendingExplained'))}
-  ${tile(t('volume30'), money(dash, volume), t('paymentsCountOf', { count: succeeded }))}
-  ${tile(t('successRate'), rate, t('declinedCountOf', { count: failed }))}
+  ${tile(t('volume30'), money(dash, volume), t('paymentsCountOf', { count: formatCount(dash.lang, succeeded) }))}
+  ${tile(t('successRate'), rate, t('declinedCountOf', { count: formatCount(dash.lang, failed) }))}
 </section>`;
 }
 
@@ -31,13 +32,13 @@ function figures(dash: Dash, days: Day[], balance: { available: Tiyin; pending: 
 function activity(dash: Dash, days: Day[]): Html {
   const { t } = dash;
   // The chart only draws (to the pixel): a float is enough there; the table below says each figure exactly.
-  const data = JSON.stringify({ days: days.map((day) => day.day), volume: days.map((day) => Number(day.succeededAmount) / 100), count: days.map((day) => day.succeededCount), labels: { day: t('day'), volume: t('volume'), count: t('navPayments') } });
+  const data = JSON.stringify({ days: days.map((day) => day.day), dayLabels: days.map((day) => formatShortDay(dash.lang, day.day)), volume: days.map((day) => Number(day.succeededAmount) / 100), count: days.map((day) => day.succeededCount), labels: { day: t('day'), volume: t('chartVolume'), count: t('navPayments') } });
   const rows = days.map(
-    (day) => html`<tr><td>${day.day}</td><td class="num">${money(dash, day.succeededAmount)}</td><td class="num">${String(day.succeededCount)}</td><td class="num">${String(day.failedCount)}</td></tr>`,
+    (day) => html`<tr><td>${day.day}</td><td class="num">${money(dash, day.succeededAmount)}</td><td class="num">${formatCount(dash.lang, day.succeededCount)}</td><td class="num">${formatCount(dash.lang, day.failedCount)}</td></tr>`,
   );
   return html`<h2>${t('last30Days')}</h2>
-<div class="chart" id="activity-chart" data-activity="${data}" role="img" aria-label="${t('chartLabel')}"></div>
-<details><summary>${t('chartTable')}</summary><div class="table-wrap"><table><caption>${t('chartLabel')}</caption>
+<div class="chart" id="activity-chart" data-activity="${data}" data-numbers="${JSON.stringify(NUMBER_WRITING[dash.lang])}" role="img" aria-label="${t('chartLabel')}"></div>
+<details><summary>${t('chartTable')}</summary><div class="table-wrap keeps-columns"><table><caption>${t('chartLabel')}</caption>
 <thead><tr><th scope="col">${t('day')}</th><th scope="col" class="num">${t('volume')}</th><th scope="col" class="num">${t('navPayments')}</th><th scope="col" class="num">${t('declined')}</th></tr></thead>
 <tbody>${rows}</tbody></table></div></details>`;
 }
@@ -49,8 +50,8 @@ export function overviewPages(app: FastifyInstance, { payments, activity: paymen
     const merchant = merchantOfSigned(signedIn(request));
     const [days, balance, recent] = await Promise.all([paymentActivity.daily(merchant), ledger.balance(merchant), payments.list(merchant, { limit: RECENT })]);
     const latest = recent.data.map(
-      (intent) => html`<tr><td><a href="/dashboard/payments/${intent.id}"><code>${intent.id}</code></a></td><td class="num">${money(dash, intent.amount)}</td>
-        <td>${paymentBadge(dash, intent)}</td><td>${when(intent.created)}</td></tr>`,
+      (intent) => html`<tr><td data-label="${dash.t('id')}"><a href="/dashboard/payments/${intent.id}"><code>${intent.id}</code></a></td><td data-label="${dash.t('amount')}" class="num">${money(dash, intent.amount)}</td>
+        <td data-label="${dash.t('status')}">${paymentBadge(dash, intent)}</td><td data-label="${dash.t('created')}">${timeElement(intent.created)}</td></tr>`,
     );
     const body = html`${figures(dash, days, balance)}
 ${activity(dash, days)}

@@ -4,7 +4,7 @@ import { ROLES, type Role } from '../../../modules/accounts/store.js';
 import { actorOf, dashOf, emailOf, field, MANAGES_TEAM, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
-import { csrfField, notice, page, sendPage, when } from '../layout.js';
+import { csrfField, notice, page, sendPage, timeElement } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
 
 type Members = Awaited<ReturnType<DashboardDeps['accounts']['members']>>;
@@ -26,17 +26,17 @@ function memberRow(dash: Dash, signed: Signed, member: Members[number]): Html {
       <form class="inline" method="post" action="/dashboard/team/members/${member.user_id}/remove" data-confirm="${t('removeConfirm')}">${csrfField(dash)}
         <button type="submit" class="danger">${t('removeMember')}</button></form>`
     : '';
-  return html`<tr><td>${member.email}</td><td>${t(`role_${member.role}`)}</td><td>${when(member.created_at)}</td><td class="actions">${controls}</td></tr>`;
+  return html`<tr><td data-label="${t('email')}">${member.email}</td><td data-label="${t('role')}">${t(`role_${member.role}`)}</td><td data-label="${t('joined')}">${timeElement(member.created_at)}</td><td class="actions">${controls}</td></tr>`;
 }
 
 function invitationsSection(dash: Dash, invitations: Invitations): Html {
   const { t } = dash;
   const rows = invitations.map(
-    (i) => html`<tr><td>${i.email}</td><td>${t(`role_${i.role}`)}</td><td>${when(i.expires_at)}</td>
-      <td><form class="inline" method="post" action="/dashboard/team/invitations/${i.id}/revoke">${csrfField(dash)}<button type="submit" class="danger">${t('revokeInvitation')}</button></form></td></tr>`,
+    (i) => html`<tr><td data-label="${t('email')}">${i.email}</td><td data-label="${t('role')}">${t(`role_${i.role}`)}</td><td data-label="${t('expires')}">${timeElement(i.expires_at)}</td>
+      <td class="actions"><form class="inline" method="post" action="/dashboard/team/invitations/${i.id}/revoke">${csrfField(dash)}<button type="submit" class="danger">${t('revokeInvitation')}</button></form></td></tr>`,
   );
   return html`<section class="card" aria-labelledby="invite-title"><h2 id="invite-title">${t('inviteMember')}</h2>
-  <form method="post" action="/dashboard/team/invite">${csrfField(dash)}
+  <form class="stack" method="post" action="/dashboard/team/invite">${csrfField(dash)}
     <label for="invite-email">${t('email')}</label><input id="invite-email" name="email" type="email" required maxlength="254">
     <label for="invite-role">${t('role')}</label><select id="invite-role" name="role">${roleOptions(dash, 'developer')}</select>
     <button type="submit" class="primary">${t('createInvitation')}</button></form>
@@ -117,8 +117,8 @@ export function teamPages(app: FastifyInstance, { accounts }: DashboardDeps): vo
     const before = /^\d{1,15}$/.test(String(request.query.before)) ? Number(request.query.before) : undefined;
     const { rows, hasMore } = await accounts.auditLog(signed.session.account_id, before);
     const items = rows.map(
-      (r) => html`<tr><td>${when(r.created_at)}</td><td>${r.email ?? '—'}</td><td><code>${r.action}</code></td><td>${r.target ?? ''}</td>
-        <td>${r.livemode === null ? '' : r.livemode ? dash.t('liveMode') : dash.t('testMode')}</td></tr>`,
+      (r) => html`<tr><td data-label="${dash.t('when')}">${timeElement(r.created_at)}</td><td data-label="${dash.t('who')}">${r.email ?? '—'}</td><td data-label="${dash.t('what')}"><code>${r.action}</code></td><td data-label="${dash.t('target')}">${r.target ?? ''}</td>
+        <td data-label="${dash.t('mode')}">${r.livemode === null ? '' : r.livemode ? dash.t('liveMode') : dash.t('testMode')}</td></tr>`,
     );
     const body = html`<div class="table-wrap"><table><caption>${dash.t('auditCaption')}</caption>
 <thead><tr><th scope="col">${dash.t('when')}</th><th scope="col">${dash.t('who')}</th><th scope="col">${dash.t('what')}</th><th scope="col">${dash.t('target')}</th><th scope="col">${dash.t('mode')}</th></tr></thead>

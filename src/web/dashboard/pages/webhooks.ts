@@ -9,9 +9,10 @@ import type { WebhookDelivery, WebhookEndpoint } from '../../../modules/webhooks
 import { TEST_EVENTS_PER_MINUTE } from '../../../modules/webhooks/service.js';
 import { actorOf, CHANGES, dashOf, field, fields, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, typedPassword, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
-import type { MessageKey } from '../i18n.js';
-import { csrfField, notice, page, sendPage, shownOnce, when } from '../layout.js';
+import { attemptReason, type MessageKey } from '../i18n.js';
+import { csrfField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
+import { badge } from './lists.js';
 
 const DELIVERIES_SHOWN = 25;
 /** An endpoint failing this long is flagged, well before its deliveries are given up (about three days). */
@@ -53,8 +54,8 @@ function addForm(dash: Dash, values: { url?: string; description?: string; event
 function listPage(dash: Dash, signed: Signed, endpoints: WebhookEndpoint[], extra: { error?: string; values?: Parameters<typeof addForm>[1]; done?: string } = {}): Html {
   const { t } = dash;
   const rows = endpoints.map(
-    (e) => html`<tr><td><a href="/dashboard/webhooks/${e.id}">${e.url}</a>${e.description ? html`<br><span class="hint">${e.description}</span>` : ''}</td>
-      <td>${events(dash, e)}</td><td><span class="status s-${e.status}">${t(e.status === 'enabled' ? 'enabled' : 'disabled')}</span></td><td>${when(e.created)}</td></tr>`,
+    (e) => html`<tr><td data-label="${t('endpointUrl')}"><a href="/dashboard/webhooks/${e.id}">${e.url}</a>${e.description ? html`<br><span class="hint">${e.description}</span>` : ''}</td>
+      <td data-label="${t('eventsToSend')}">${events(dash, e)}</td><td data-label="${t('status')}"><span class="status s-${e.status}">${t(e.status === 'enabled' ? 'enabled' : 'disabled')}</span></td><td data-label="${t('created')}">${timeElement(e.created)}</td></tr>`,
   );
   const body = html`${notice('error', extra.error)}${notice('ok', extra.done)}
 <p>${t('webhooksIntro')}</p>
@@ -67,7 +68,7 @@ ${CHANGES.includes(signed.session.role) ? addForm(dash, extra.values) : ''}`;
 
 function attemptRows(dash: Dash, delivery: WebhookDelivery): Html[] {
   return delivery.attempts.map(
-    (a) => html`<li><span>${when(a.attemptedAt)}</span> · <strong>${a.statusCode === null ? a.error ?? '' : `HTTP ${a.statusCode}`}</strong> · ${dash.t('durationMs', { ms: a.durationMs })}
+    (a) => html`<li><span>${when(a.attemptedAt)}</span> · <strong>${a.statusCode === null ? attemptReason(dash.t, a.error ?? '') : `HTTP ${a.statusCode}`}</strong> · ${dash.t('durationMs', { ms: a.durationMs })}
       ${a.responseExcerpt ? html`<pre class="excerpt" aria-label="${dash.t('responseBody')}">${a.responseExcerpt}</pre>` : ''}</li>`,
   );
 }
@@ -81,7 +82,7 @@ function deliveryLog(dash: Dash, signed: Signed, endpoint: WebhookEndpoint, deli
         ? html`<form class="inline" method="post" action="/dashboard/webhooks/${endpoint.id}/deliveries/${d.id}/retry">${csrfField(dash)}<button type="submit">${t('retryNow')}</button></form>`
         : '';
     return html`<li class="delivery" data-delivery="${d.id}">
-  <div class="delivery-head"><code>${d.eventType}</code> <span class="status s-${d.status}">${t(`delivery_${d.status}`)}</span>
+  <div class="delivery-head"><code>${d.eventType}</code> ${badge(dash, 'delivery', d.status)}
     <span class="hint">${d.id} · ${when(d.created)}${d.nextAttemptAt ? html` · ${t('nextAttempt')} ${when(d.nextAttemptAt)}` : ''}</span> ${retry}</div>
   <ol class="attempts">${attemptRows(dash, d)}</ol>
 </li>`;
@@ -93,11 +94,11 @@ function secretSection(dash: Dash, endpoint: WebhookEndpoint, revealed?: string,
   const { t } = dash;
   return html`<section class="card" aria-labelledby="secret-title"><h2 id="secret-title">${t('signingSecret')}</h2>
   ${revealed ? shownOnce(dash, t('signingSecret'), revealed, 'secret') : ''}${notice('error', error)}
-  <form method="post" action="/dashboard/webhooks/${endpoint.id}/reveal">${csrfField(dash)}
+  <form class="stack" method="post" action="/dashboard/webhooks/${endpoint.id}/reveal">${csrfField(dash)}
     <label for="reveal-password">${t('passwordToReveal')}</label>
     <input id="reveal-password" name="password" type="password" autocomplete="current-password" required maxlength="200">
     <button type="submit">${t('revealSecret')}</button></form>
-  <form method="post" action="/dashboard/webhooks/${endpoint.id}/roll">${csrfField(dash)}
+  <form class="stack" method="post" action="/dashboard/webhooks/${endpoint.id}/roll">${csrfField(dash)}
     <label for="roll-overlap">${t('oldSecretSigns')}</label>
     <select id="roll-overlap" name="overlapSeconds"><option value="0">${t('overlapNow')}</option><option value="3600">${t('overlapHour')}</option><option value="86400" selected>${t('overlapDay')}</option></select>
     <button type="submit">${t('rollSecret')}</button></form>
