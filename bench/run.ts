@@ -17,7 +17,7 @@ import { createPglite } from '../src/db/pglite/engine.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Merchant } from '../src/core/merchant.js';
 import { listPage, type ListFilter } from '../src/core/pagination.js';
-import { runIdempotent } from '../src/core/idempotency.js';
+import { Commands } from '../src/core/commands.js';
 import { Sealer } from '../src/lib/sealing.js';
 import type { TimingsSnapshot } from '../src/lib/timings.js';
 import { createSender } from '../src/modules/webhooks/sender.js';
@@ -467,7 +467,7 @@ async function benchScaleOut(databaseUrl: string): Promise<ScaleOut> {
 async function listPagesRead(db: Db, productId: string, filters: ListFilter[]): Promise<number> {
   const run: { sql: string; params: readonly unknown[] }[] = [];
   const recording = { ...db, query: <Row>(sql: string, params: readonly unknown[] = []) => (run.push({ sql, params }), db.query<Row>(sql, params)) };
-  const merchant: Merchant = { keyId: 'bench', productId, productName: 'Bench shop', livemode: false, scopes: ['subscribe'], feeBps: 0 };
+  const merchant: Merchant = { actor: { kind: 'api_key', keyId: 'bench' }, productId, productName: 'Bench shop', livemode: false, scopes: ['subscribe'], feeBps: 0 };
   await listPage(recording, INTENT_LIST, merchant, { limit: 10 }, presentIntent, filters);
   const [{ sql, params }] = run as [(typeof run)[number]];
   const [row] = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
@@ -595,7 +595,10 @@ async function benchDeliveries(engine: string, db: Db): Promise<Result> {
       SELECT 'wd_bench_' || n, 'we_bench', 'evt_bench_' || n, 'pending', now() FROM generate_series(1, ${DELIVERIES}) AS n;`);
   const sender = createSender({ timeoutMs: 10_000, allowPrivate: true });
   const settings = { webhookRetryScheduleSeconds: [0, 60], webhookTimeoutMs: 10_000, webhookAllowPrivate: true, webhookEndpointsMax: 16 };
-  const webhooks = new WebhooksService(db, settings, sender, new Sealer(randomBytes(32)));
+  const sealer = new Sealer(randomBytes(32));
+  // Delivering changes nothing a command would: no command runs here, and none is audited.
+  const commands = new Commands(db, { record: () => Promise.reject(new Error('the delivery benchmark runs no command')) }, sealer);
+  const webhooks = new WebhooksService(db, settings, sender, sealer, commands);
   await webhooks.sealStoredSecrets();
   const started = performance.now();
   const loop = async () => {
@@ -720,8 +723,8 @@ async function chargeRowsWriter(db: Db): Promise<(n: number) => Promise<void>> {
 }
 
 /**
- * The service's own charge without HTTP: the phases and statements POST /subscribe/v1/charges runs (`runIdempotent`
- * with `chargePhases`: key, intent, rail, outcome, ledger, event), called in this process by 32 concurrent loops.
+ * The service's own charge without HTTP: the command POST /subscribe/v1/charges runs (`payments.charge`: key, intent,
+ * rail, outcome, ledger, event), called in this process by 32 concurrent loops.
  * Between it and the direct rows lies the cost of the charge's design (the key's claim, the phases' transactions and
  * their recovery points, the test rail's record); between it and POST charge, the cost
  * of HTTP (Node's server, Fastify, the load's client on the same two cores).
@@ -746,7 +749,7 @@ async function inProcessCharger(service: Awaited<ReturnType<typeof createService
   const body = { ...CHARGE, description, card: await bindTestCard(call, `Bearer ${product.keys.test}`) };
   // What authentication would make of the product's test key.
   const merchant: Merchant = {
-    keyId: 'bench',
+    actor: { kind: 'api_key', keyId: 'bench' },
     productId: product.id,
     productName: product.name,
     livemode: false,
@@ -755,8 +758,8 @@ async function inProcessCharger(service: Awaited<ReturnType<typeof createService
   };
   const request = { id: 'req_bench', method: 'POST', path: '/subscribe/v1/charges', body };
   return async (n: number) => {
-    const sent = await runIdempotent(db, merchant, `direct-${n}`, request, service.payments.chargePhases(merchant, body));
-    if (sent.status !== 201) throw new Error(`charge without HTTP answered ${sent.status}: ${sent.body}`);
+    const answer = await service.payments.charge({ scope: merchant, key: `direct-${n}`, request }, body);
+    if (answer.status !== 201) throw new Error(`charge without HTTP answered ${answer.status}: ${answer.json}`);
   };
 }
 

@@ -9,9 +9,10 @@ import { IdempotentReplies } from './http/idempotency.js';
 import { createServer } from './http/server.js';
 import type { PhaseHooks } from './core/idempotency.js';
 import { releaseAllLocks } from './core/idempotency-keys.js';
+import { Commands } from './core/commands.js';
 import { CardBindingsService } from './modules/card-bindings/service.js';
 import { CardsService } from './modules/cards/service.js';
-import { CheckoutSessions } from './modules/checkout-sessions/service.js';
+import { CheckoutSessions } from './modules/checkout/sessions.js';
 import { CheckoutService } from './modules/checkout/service.js';
 import { LedgerService } from './modules/ledger/service.js';
 import { OrdersService } from './modules/orders/service.js';
@@ -73,18 +74,20 @@ function buildServices(parts: {
   mail: Mail;
 }): Services {
   const { config, db, rails, keys, sender, sealer, log, timings, mail } = parts;
-  const webhooks = new WebhooksService(db, config, sender, sealer);
-  const ledger = new LedgerService(db);
-  const cards = new CardsService(db);
-  const sessions = new CheckoutSessions(db);
-  const orders = new OrdersService(db, config, sessions, cards, webhooks);
-  const payments = new PaymentsService(db, rails, orders, cards, ledger, webhooks, log);
-  const refunds = new RefundsService(db, rails, payments, ledger, log);
-  const products = new ProductsService(db, keys, config.defaultFeeBps);
   const throttles = new Throttles(db);
   const mailer = new AccountMailer(mail, config.checkoutUrl);
   const accounts = new AccountsService(db, sealer, throttles, mailer);
-  const bindings = new CardBindingsService(db, rails, sessions, config);
+  // Every capability's commands run here: once per idempotency key, audited in the change's transaction.
+  const commands = new Commands(db, accounts, sealer);
+  const webhooks = new WebhooksService(db, config, sender, sealer, commands);
+  const ledger = new LedgerService(db);
+  const cards = new CardsService(db);
+  const sessions = new CheckoutSessions(db);
+  const orders = new OrdersService(db, config, sessions, cards, webhooks, commands);
+  const payments = new PaymentsService(db, rails, orders, cards, ledger, webhooks, commands, log);
+  const refunds = new RefundsService(db, rails, payments, ledger, commands, log);
+  const products = new ProductsService(db, keys, config.defaultFeeBps);
+  const bindings = new CardBindingsService(db, rails, sessions, commands, config);
   const checkout = new CheckoutService(db, rails, payments, orders, cards, bindings);
   return {
     accounts,
@@ -144,8 +147,8 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   await services.eventStreams.start();
   // Open streams end before the server waits for its connections to close.
   app.addHook('preClose', () => services.eventStreams.stop());
-  const idempotent = new IdempotentReplies(db, sealer, timings, options.hooks);
-  await registerApi(app, { services, idempotent, checkoutLimits: config, db, publicUrl: config.checkoutUrl });
+  const idempotent = new IdempotentReplies(timings, options.hooks);
+  await registerApi(app, { services, idempotent, checkoutLimits: config, publicUrl: config.checkoutUrl });
   const { orders, payments, refunds, webhooks, accounts, requestLog } = services;
   let workers: RunningWorkers | null = null;
   return {

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable, Transaction } from '../db/types.js';
 import { sha256 } from '../lib/secrets.js';
-import type { Merchant } from './merchant.js';
+import { actorName, type Merchant } from './merchant.js';
 import { ApiError } from './errors.js';
 
 /**
@@ -123,7 +123,7 @@ async function claim(db: Db, owner: Owner): Promise<Progress | SentResponse> {
   const [created] = await db.query(
     `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, locked_at, api_key_id, lock_token)
      VALUES ($1, $2, $3, $4, $5, $6, '${START}', now(), $7, $8) ON CONFLICT (product_id, livemode, key) DO NOTHING RETURNING key`,
-    [...keyParams(owner), request.method, request.path, hash, merchant.keyId, owner.token],
+    [...keyParams(owner), request.method, request.path, hash, actorName(merchant.actor), owner.token],
   );
   if (created) return { point: START, resourceId: null, resumed: false };
   return db.transaction(async (tx) => {
@@ -143,7 +143,7 @@ async function claim(db: Db, owner: Owner): Promise<Progress | SentResponse> {
 async function takeOver(tx: Transaction, owner: Owner, row: KeyRow, hash: Buffer): Promise<Progress | SentResponse> {
   const { merchant, request } = owner;
   // Another API key of the product never gets this key's answer, which may hold a secret only its maker may see.
-  if (row.api_key_id !== null && row.api_key_id !== merchant.keyId) {
+  if (row.api_key_id !== null && row.api_key_id !== actorName(merchant.actor)) {
     throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used by another API key of this product');
   }
   if (row.request_method !== request.method || row.request_path !== request.path || !row.request_hash.equals(hash)) {

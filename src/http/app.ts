@@ -17,7 +17,6 @@ import type { PaymentActivity } from '../modules/payments/activity.js';
 import type { TestHelpersService } from '../modules/test-helpers/service.js';
 import type { Mail } from '../modules/mail/service.js';
 import type { AccountLinks } from '../modules/accounts/links.js';
-import type { Db } from '../db/types.js';
 import type { AccountsService } from '../modules/accounts/service.js';
 import { dashboardRoutes } from '../web/dashboard/plugin.js';
 import { pageRoutes } from '../web/pages.js';
@@ -65,7 +64,7 @@ export interface Services {
 
 export async function registerApi(
   app: FastifyInstance,
-  { services, idempotent, checkoutLimits, db, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; db: Db; publicUrl: string },
+  { services, idempotent, checkoutLimits, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; publicUrl: string },
 ): Promise<void> {
   const { accounts, accountLinks, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers, timings } =
     services;
@@ -88,5 +87,5 @@ export async function registerApi(
   await app.register(pageRoutes, { checkout, products });
   await app.register(apiReferenceRoutes);
   await app.register(sdkPackageRoutes);
-  await app.register(dashboardRoutes, { prefix: '/dashboard', db, accounts, accountLinks, products, webhooks, payments, orders, refunds, cards, requestLog, activity, ledger, publicUrl });
+  await app.register(dashboardRoutes, { prefix: '/dashboard', accounts, accountLinks, products, webhooks, payments, orders, refunds, cards, requestLog, activity, ledger, publicUrl });
 }

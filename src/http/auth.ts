@@ -60,7 +60,7 @@ export async function authenticateMerchant(keys: ApiKeyCache, request: FastifyRe
   }
   keys.used(row.id);
   return {
-    keyId: row.id,
+    actor: { kind: 'api_key', keyId: row.id },
     productId: row.product_id,
     productName: row.product_name,
     livemode: row.livemode,

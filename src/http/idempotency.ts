@@ -1,9 +1,8 @@
-// The Idempotency-Key header of merchant POSTs, and the reply of a request run by the idempotency engine.
+// The Idempotency-Key header of merchant POSTs, and the reply of a command run for a merchant POST.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
-import { runIdempotent, type PhaseHooks, type Step, type Steps } from '../core/idempotency.js';
-import type { Db } from '../db/types.js';
-import type { Sealer } from '../lib/sealing.js';
+import type { Answer, Invocation } from '../core/commands.js';
+import type { PhaseHooks } from '../core/idempotency.js';
 import { NO_TIMINGS, type Recorder } from '../lib/timings.js';
 import { merchantOf } from './auth.js';
 
@@ -30,14 +29,12 @@ export function idempotencyKeyOf(request: FastifyRequest, required: boolean): st
 }
 
 /**
- * Runs merchant POSTs with or without their Idempotency-Key, as the route's `idempotencyKey` declares, and sends the
- * (possibly replayed) responses.
+ * The API's adapter over the capabilities' commands: a merchant POST becomes an invocation (its API key's product and
+ * mode, its Idempotency-Key as the route declares it, its method, path and body) and the command's answer, first or
+ * replayed, becomes the reply.
  */
 export class IdempotentReplies {
   constructor(
-    private readonly db: Db,
-    /** Seals the stored answers that carry a secret. */
-    private readonly sealer: Sealer,
     /** Where each phase's time is recorded, by route and phase. */
     private readonly timings: Recorder = NO_TIMINGS,
     /** Fault injection between atomic phases, for tests. */
@@ -45,8 +42,8 @@ export class IdempotentReplies {
   ) {}
 
   /**
-   * The hooks of one request: they time its steps (a phase's write, a foreign phase's call and the record of its
-   * outcome) under `route`, then run the injected ones.
+   * The hooks of one request: they time its steps (a phase's write, a foreign call and the record of its outcome)
+   * under `route`, then run the injected ones.
    */
   private timed(route: string): PhaseHooks {
     const { timings, hooks } = this;
@@ -73,49 +70,21 @@ export class IdempotentReplies {
     };
   }
 
-  /**
-   * `secret`: the answer carries a secret (a webhook signing secret): it is stored sealed, as the secret itself is, so
-   * that the table of stored answers does not give it away.
-   */
-  async send(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    options: { phases: Steps; secret?: boolean },
-  ): Promise<FastifyReply> {
+  /** Runs `command` for the request and sends its answer through the route's schema for its status. */
+  async send<T>(request: FastifyRequest, reply: FastifyReply, command: (invocation: Invocation) => Promise<Answer<T>>): Promise<FastifyReply> {
+    // A route that declares no Idempotency-Key (a DELETE) runs its command without one.
     const declared = request.routeOptions.config.idempotencyKey;
-    if (declared === undefined) throw new Error(`route ${request.routeOptions.url} runs idempotently but declares no idempotencyKey`);
-    const key = idempotencyKeyOf(request, declared === 'required');
-    const path = request.url.split('?')[0]!;
     const route = `${request.method} ${request.routeOptions.url}`;
     const startedAt = performance.now();
-    const sent = await runIdempotent(
-      this.db,
-      merchantOf(request),
-      key,
-      { id: request.id, method: request.method, path, body: request.body },
-      options.secret ? this.sealAnswers(options.phases) : options.phases,
-      this.timed(route),
-    );
+    const answer = await command({
+      scope: merchantOf(request),
+      key: declared === undefined ? null : idempotencyKeyOf(request, declared === 'required'),
+      request: { id: request.id, method: request.method, path: request.url.split('?')[0]!, body: request.body },
+      hooks: this.timed(route),
+    });
     this.timings.record(`${route} · all phases`, performance.now() - startedAt);
-    if (sent.replayed) reply.header('Idempotent-Replayed', 'true');
-    const body = options.secret && sent.status < 400 ? this.sealer.open((JSON.parse(sent.body) as { sealed: string }).sealed) : sent.body;
-    // Sent through the route's schema for its status, first answers and replays alike: a field the schema does not
-    // declare is never sent, whatever the stored answer holds.
-    return reply.code(sent.status).send(JSON.parse(body));
-  }
-
-  /** Atomic phases whose successful answers are `{"sealed": …}`, the answer's JSON sealed. */
-  private sealAnswers(steps: Steps): Steps {
-    return Object.fromEntries(
-      Object.entries(steps).map(([name, step]) => {
-        if (typeof step !== 'function') throw new Error(`step ${name}: only atomic phases are sealed`);
-        const sealed: Step = async (tx, resourceId) => {
-          const result = await step(tx, resourceId);
-          if (!('response' in result) || result.response.status >= 400) return result;
-          return { ...result, response: { ...result.response, body: { sealed: this.sealer.seal(JSON.stringify(result.response.body)) } } };
-        };
-        return [name, sealed];
-      }),
-    );
+    if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
+    // First answers and replays alike go through the schema: a field it does not declare is never sent.
+    return reply.code(answer.status).send(answer.ok ? answer.value : answer.error);
   }
 }

@@ -5,6 +5,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
 import { ApiError } from '../core/errors.js';
+import { actorName } from '../core/merchant.js';
 import { newId } from '../core/ids.js';
 import { RateLimiter } from '../core/rate-limit.js';
 import type { ApiKeyCache } from '../modules/products/key-cache.js';
@@ -102,7 +103,7 @@ function authenticateRequests(app: FastifyInstance, config: Config, keys: ApiKey
   const authenticate = async (request: FastifyRequest, auth: RouteAuth): Promise<void> => {
     if (auth.kind === 'merchant') {
       request.merchant = await authenticateMerchant(keys, request, auth.scope);
-      perKey.hit(request.merchant.keyId);
+      perKey.hit(actorName(request.merchant.actor));
     } else if (auth.kind === 'admin') {
       authenticateAdmin(config.adminToken, request);
     }

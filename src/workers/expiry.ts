@@ -1,5 +1,5 @@
 import type { Db } from '../db/types.js';
-import { expireDueSessions } from '../modules/checkout-sessions/store.js';
+import { expireDueSessions } from '../modules/checkout/store.js';
 import type { OrdersService } from '../modules/orders/service.js';
 import type { Worker } from './loop.js';
 

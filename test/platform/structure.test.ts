@@ -125,16 +125,19 @@ describe('the structure of the code', () => {
 
   it("lets a module change another's tables only through that module's service, never by importing its store", () => {
     const moduleOf = (file: string) => (file.startsWith('src/modules/') ? file.split('/')[2]! : null);
-    // The buyer's checkout and its sessions are one capability kept in two folders: their state table is shared by the
-    // orders and bindings that open sessions, which the checkout drives.
-    const oneCapability = (from: string, to: string) => from === 'checkout' && to === 'checkout-sessions';
     const reaching = SOURCES.flatMap((file) =>
       importsOf(file)
         .filter((target) => target.endsWith('/store.ts') && moduleOf(file) !== null && moduleOf(target) !== null && moduleOf(target) !== moduleOf(file))
-        .filter((target) => !oneCapability(moduleOf(file)!, moduleOf(target)!))
         .map((target) => `${file} -> ${target}`),
     );
     expect(reaching).toEqual([]);
+  });
+
+  it('keeps the pages to adapters over the commands: nothing under web/ runs the idempotency engine or opens a transaction', () => {
+    const web = SOURCES.filter((file) => file.startsWith('src/web/'));
+    const engine = web.filter((file) => importsOf(file).includes('src/core/idempotency.ts'));
+    const transactions = web.filter((file) => /\.transaction\(/.test(readFileSync(join(ROOT, file), 'utf8')));
+    expect({ engine, transactions }).toEqual({ engine: [], transactions: [] });
   });
 
   it('runs every phase of a capability in a transaction it is given: no module takes a transaction that may be absent', () => {

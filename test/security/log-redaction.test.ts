@@ -76,7 +76,9 @@ describe('the dashboard', () => {
     await expect.poll(() => /mail written here, not sent/.test(started.output())).toBe(true);
     const confirm = /\/dashboard\/signup\/confirm\/[A-Za-z0-9_-]{43}/.exec(started.output())![0];
     const signed = await post(confirm, { password });
-    expect(signed.status).toBe(303);
+    expect(signed.status).toBe(201);
+    // The account's first test key, shown on the page once, is no more in the log than any other secret.
+    const testKey = /sk_test_[0-9A-Za-z]{32}/.exec(await signed.text())![0];
     const session = signed.headers.getSetCookie().find((cookie) => cookie.startsWith('tolov_session='))!.split(';')[0]!.split('=')[1]!;
     await fetch(`${started.url}/dashboard/payments`, { headers: { cookie: `tolov_session=${session}` } });
     const invitation = 'I'.repeat(43);
@@ -85,6 +87,6 @@ describe('the dashboard', () => {
     await started.exited;
     expect(started.output()).toContain('/dashboard/invite/[token]');
     expect(started.output()).toContain('/dashboard/signup/confirm/[token]');
-    for (const secret of [password, session, csrf, invitation]) expect(started.output()).not.toContain(secret);
+    for (const secret of [password, session, csrf, invitation, testKey]) expect(started.output()).not.toContain(secret);
   });
 });

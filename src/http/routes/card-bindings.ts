@@ -22,9 +22,7 @@ export const cardBindingRoutes: FastifyPluginAsync<{ bindings: CardBindingsServi
       },
     },
     (request, reply) =>
-      idempotent.send(request, reply, {
-        phases: bindings.createPhases(merchantOf(request), request.body ?? {}),
-      }),
+      idempotent.send(request, reply, (invocation) => bindings.create(invocation, request.body ?? {})),
   );
 
   app.get<{ Params: IdParams }>(

@@ -26,9 +26,7 @@ export const orderRoutes: FastifyPluginAsync<{ orders: OrdersService; idempotent
       },
     },
     (request, reply) =>
-      idempotent.send(request, reply, {
-        phases: orders.createPhases(merchantOf(request), request.body),
-      }),
+      idempotent.send(request, reply, (invocation) => orders.create(invocation, request.body)),
   );
 
   app.get<{ Params: IdParams }>(
@@ -51,9 +49,7 @@ export const orderRoutes: FastifyPluginAsync<{ orders: OrdersService; idempotent
       },
     },
     (request, reply) =>
-      idempotent.send(request, reply, {
-        phases: orders.cancelPhases(merchantOf(request), request.params.id),
-      }),
+      idempotent.send(request, reply, (invocation) => orders.cancel(invocation, request.params.id)),
   );
 
   app.get<{ Querystring: OrdersQuery }>(

@@ -37,9 +37,7 @@ function chargeRoutes(app: FastifyInstance, { payments, idempotent }: Deps): voi
       },
     },
     (request, reply) =>
-      idempotent.send(request, reply, {
-        phases: payments.chargePhases(merchantOf(request), request.body),
-      }),
+      idempotent.send(request, reply, (invocation) => payments.charge(invocation, request.body)),
   );
 
   app.get<{ Params: IdParams }>(
@@ -67,9 +65,7 @@ function legacyIntentRoutes(app: FastifyInstance, { payments, idempotent }: Deps
       schema: { tags: legacy, operationId: 'createPaymentIntent', summary: 'Create a payment intent to confirm later (REQUIRES_PAYMENT)', body: CreateIntentBody, response: { 201: PaymentIntent } },
     },
     (request, reply) =>
-      idempotent.send(request, reply, {
-        phases: payments.createPhases(merchantOf(request), request.body),
-      }),
+      idempotent.send(request, reply, (invocation) => payments.create(invocation, request.body)),
   );
 
   app.post<{ Params: IdParams }>(
@@ -79,18 +75,14 @@ function legacyIntentRoutes(app: FastifyInstance, { payments, idempotent }: Deps
       schema: { tags: legacy, operationId: 'confirmPaymentIntent', summary: 'Confirm: debit the card, as the charge call does', params: IdParams, response: { 200: PaymentIntent } },
     },
     (request, reply) =>
-      idempotent.send(request, reply, {
-        phases: payments.confirmPhases(merchantOf(request), request.params.id),
-      }),
+      idempotent.send(request, reply, (invocation) => payments.confirm(invocation, request.params.id)),
   );
 
   app.post<{ Params: IdParams }>(
     '/v1/payment_intents/:id/cancel',
     { config: { ...config, idempotencyKey: 'optional' }, schema: { tags: legacy, operationId: 'cancelPaymentIntent', summary: 'Cancel an intent not yet confirmed', params: IdParams, response: { 200: PaymentIntent } } },
     (request, reply) =>
-      idempotent.send(request, reply, {
-        phases: payments.cancelPhases(merchantOf(request), request.params.id),
-      }),
+      idempotent.send(request, reply, (invocation) => payments.cancel(invocation, request.params.id)),
   );
 
   app.get<{ Params: IdParams }>(

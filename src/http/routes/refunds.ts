@@ -24,9 +24,7 @@ export const refundRoutes: FastifyPluginAsync<{ refunds: RefundsService; idempot
       },
     },
     (request, reply) =>
-      idempotent.send(request, reply, {
-        phases: refunds.createPhases(merchantOf(request), request.body),
-      }),
+      idempotent.send(request, reply, (invocation) => refunds.create(invocation, request.body)),
   );
 
   app.get<{ Params: IdParams }>(

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { Transaction } from '../../db/types.js';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { merchantOf } from '../auth.js';
 import type { IdempotentReplies } from '../idempotency.js';
 import { listEnvelope, ListQuery, PageQuery } from '../../core/pagination.js';
@@ -18,14 +17,7 @@ import {
 import type { WebhooksService } from '../../modules/webhooks/service.js';
 
 type Deps = { webhooks: WebhooksService; idempotent: IdempotentReplies };
-/** A write as one atomic phase; `secret`: its answer carries a signing secret. */
-type Written = (
-  request: FastifyRequest,
-  reply: FastifyReply,
-  status: number,
-  write: (tx: Transaction) => Promise<unknown>,
-  secret?: boolean,
-) => Promise<FastifyReply>;
+type Send = IdempotentReplies['send'];
 
 const config = { auth: { kind: 'merchant' } } as const;
 /** The writes: an optional Idempotency-Key replays them. */
@@ -33,7 +25,7 @@ const writeConfig = { ...config, idempotencyKey: 'optional' } as const;
 const Deleted = Type.Object({ id: Type.String(), object: Type.Literal('webhook_endpoint'), deleted: Type.Literal(true) }, { title: 'DeletedWebhookEndpoint' });
 
 /** Adding, reading and changing endpoints. */
-function endpointRoutes(app: FastifyInstance, webhooks: WebhooksService, written: Written): void {
+function endpointRoutes(app: FastifyInstance, webhooks: WebhooksService, send: Send): void {
   const tags = ['webhooks'];
   app.post<{ Body: CreateEndpointBody }>(
     '/v1/webhook_endpoints',
@@ -47,7 +39,7 @@ function endpointRoutes(app: FastifyInstance, webhooks: WebhooksService, written
         response: { 201: WebhookEndpoint },
       },
     },
-    (request, reply) => written(request, reply, 201, (tx) => webhooks.create(tx, merchantOf(request), request.body), true),
+    (request, reply) => send(request, reply, (invocation) => webhooks.createEndpoint(invocation, request.body)),
   );
 
   app.get<{ Querystring: ListQuery }>(
@@ -68,17 +60,17 @@ function endpointRoutes(app: FastifyInstance, webhooks: WebhooksService, written
       config: writeConfig,
       schema: { tags, operationId: 'updateWebhookEndpoint', summary: 'Change the URL, the events, the description, or enable/disable', params: IdParams, body: UpdateEndpointBody, response: { 200: WebhookEndpoint } },
     },
-    (request, reply) => written(request, reply, 200, (tx) => webhooks.update(tx, merchantOf(request), request.params.id, request.body)),
+    (request, reply) => send(request, reply, (invocation) => webhooks.updateEndpoint(invocation, request.params.id, request.body)),
   );
 }
 
 /** Deleting an endpoint, rolling its secret, and its delivery log. */
-function endpointActionRoutes(app: FastifyInstance, webhooks: WebhooksService, written: Written): void {
+function endpointActionRoutes(app: FastifyInstance, webhooks: WebhooksService, send: Send): void {
   const tags = ['webhooks'];
   app.delete<{ Params: IdParams }>(
     '/v1/webhook_endpoints/:id',
     { config, schema: { tags, operationId: 'deleteWebhookEndpoint', summary: 'Delete an endpoint', params: IdParams, response: { 200: Deleted } } },
-    (request) => webhooks.delete(merchantOf(request), request.params.id),
+    (request, reply) => send(request, reply, (invocation) => webhooks.deleteEndpoint(invocation, request.params.id)),
   );
 
   app.post<{ Params: IdParams; Body: RollSecretBody }>(
@@ -94,8 +86,7 @@ function endpointActionRoutes(app: FastifyInstance, webhooks: WebhooksService, w
         response: { 200: WebhookEndpoint },
       },
     },
-    (request, reply) =>
-      written(request, reply, 200, (tx) => webhooks.rollSecret(tx, merchantOf(request), request.params.id, request.body?.overlapSeconds), true),
+    (request, reply) => send(request, reply, (invocation) => webhooks.rollEndpointSecret(invocation, request.params.id, request.body?.overlapSeconds)),
   );
 
   app.get<{ Params: IdParams; Querystring: PageQuery }>(
@@ -116,7 +107,7 @@ function endpointActionRoutes(app: FastifyInstance, webhooks: WebhooksService, w
 }
 
 /** The events of the last 30 days, and sending one again. */
-function eventRoutes(app: FastifyInstance, webhooks: WebhooksService, written: Written): void {
+function eventRoutes(app: FastifyInstance, webhooks: WebhooksService, send: Send): void {
   const tags = ['events'];
   app.get<{ Querystring: EventsQuery }>(
     '/v1/events',
@@ -139,18 +130,14 @@ function eventRoutes(app: FastifyInstance, webhooks: WebhooksService, written: W
       config: writeConfig,
       schema: { tags: tags, operationId: 'resendEvent', summary: 'Deliver an event again to an endpoint', params: IdParams, body: ResendBody, response: { 201: WebhookDelivery } },
     },
-    (request, reply) => written(request, reply, 201, (tx) => webhooks.resend(tx, merchantOf(request), request.params.id, request.body.endpoint)),
+    (request, reply) => send(request, reply, (invocation) => webhooks.resendEvent(invocation, request.params.id, request.body.endpoint)),
   );
 }
 
 export const webhookRoutes: FastifyPluginAsync<Deps> = async (app, { webhooks, idempotent }) => {
-  /** A write as one atomic phase, so that an optional Idempotency-Key replays it instead of repeating it. */
-  const written: Written = (request, reply, status, write, secret = false) =>
-    idempotent.send(request, reply, {
-      secret,
-      phases: { started: async (tx) => ({ response: { status, body: await write(tx) } }) },
-    });
-  endpointRoutes(app, webhooks, written);
-  endpointActionRoutes(app, webhooks, written);
-  eventRoutes(app, webhooks, written);
+  // Each write is a command of the webhooks capability: an optional Idempotency-Key replays it instead of repeating it.
+  const send: Send = idempotent.send.bind(idempotent);
+  endpointRoutes(app, webhooks, send);
+  endpointActionRoutes(app, webhooks, send);
+  eventRoutes(app, webhooks, send);
 };

@@ -14,6 +14,7 @@ import { emailSubject, NEW_PASSWORD_ADDRESS, PASSWORD_ACCOUNT, PASSWORD_ADDRESS,
 import { looksLikeRecoveryCode, newRecoveryCodes, newSeed, recoveryHash, stepOf } from './second-factor.js';
 import * as store from './store.js';
 import type { Role, SessionRow } from './store.js';
+import type { AuditEntry, AuditTrail } from '../../core/commands.js';
 
 export const SESSION_TTL_SECONDS = 12 * 3600;
 /** How long a right password waits for its second factor. */
@@ -54,7 +55,7 @@ export interface SignedSession {
 /** The e-mail of an invitation has a login since the invitation was sent: the join is undone. */
 class LoginExists extends Error {}
 
-export class AccountsService {
+export class AccountsService implements AuditTrail {
   constructor(
     private readonly db: Db,
     private readonly sealer: Sealer,
@@ -366,6 +367,11 @@ export class AccountsService {
   }
 
   /** Records what a user did; in the transaction of the change when there is one. */
+  /** The audit trail of the capabilities' commands: a dashboard user's change, in the change's transaction. */
+  record(tx: Transaction, entry: AuditEntry): Promise<void> {
+    return store.insertAudit(tx, entry);
+  }
+
   audit(actor: Actor, action: string, target: string | null, db: Queryable = this.db): Promise<void> {
     return store.insertAudit(db, { accountId: actor.accountId, userId: actor.userId, action, target, livemode: actor.livemode });
   }

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CustomerRef, HttpUrl, Timestamp } from '../../core/schemas.js';
-import { SESSION_STATUSES } from '../checkout-sessions/state.js';
+import { SESSION_STATUSES } from '../../core/session-statuses.js';
 
 export const CreateBindingBody = Type.Object(
   { customerRef: Type.Optional(CustomerRef), returnUrl: Type.Optional(HttpUrl) },

@@ -2,13 +2,14 @@ import type { Db, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { notFound } from '../../core/errors.js';
 import type { Steps } from '../../core/idempotency.js';
+import type { Answer, Commands, Invocation } from '../../core/commands.js';
 import { newId } from '../../core/ids.js';
 import { randomBase62 } from '../../lib/random.js';
 import type { Rails } from '../../rails/index.js';
-import type { CheckoutSessions } from '../checkout-sessions/service.js';
 import type { CardBinding, CreateBindingBody } from './schema.js';
 import * as store from './store.js';
 import type { BindingRow } from './store.js';
+import type { SessionStatus } from '../../core/session-statuses.js';
 
 const CLIENT_TOKEN_RANDOM_CHARS = 40; // ≈ 238 bits: the token alone authorizes submitting a card
 
@@ -34,16 +35,28 @@ export function presentBinding(row: BindingRow, settings: BindingSettings): Card
   };
 }
 
+/** What a binding needs of its hosted page's session, which the checkout keeps: opened with it, expired when read late. */
+export interface BindingSessions {
+  open(tx: Transaction, kind: 'card_binding', binding: Omit<BindingRow, 'status' | 'failure_code' | 'expired'>): Promise<{ status: SessionStatus; failure_code: string | null }>;
+  expire(kind: 'card_binding', token: string): Promise<void>;
+}
+
 export class CardBindingsService {
   constructor(
     private readonly db: Db,
     private readonly rails: Rails,
-    private readonly sessions: CheckoutSessions,
+    private readonly sessions: BindingSessions,
+    private readonly commands: Commands,
     private readonly settings: BindingSettings,
   ) {}
 
+  /** Starts saving a buyer's card: 201 with the binding and the address of its page. */
+  create(invocation: Invocation, body: CreateBindingBody): Promise<Answer<CardBinding>> {
+    return this.commands.run(invocation, this.createPhases(invocation.scope, body));
+  }
+
   /** Creating a binding is one atomic phase; live mode needs a rail, so it is refused before anything is written. */
-  createPhases(merchant: Merchant, body: CreateBindingBody): Steps {
+  private createPhases(merchant: Merchant, body: CreateBindingBody): Steps {
     const settings = this.settings;
     this.rails.forMode(merchant.livemode);
     return {

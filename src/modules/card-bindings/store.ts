@@ -1,7 +1,7 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { qualified } from '../../core/sql.js';
-import type { SessionStatus } from '../checkout-sessions/state.js';
+import type { SessionStatus } from '../../core/session-statuses.js';
 
 export interface BindingRow {
   id: string;

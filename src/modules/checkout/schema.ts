@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp } from '../../core/schemas.js';
-import { SESSION_STATUSES } from '../checkout-sessions/state.js';
+import { SESSION_STATUSES } from '../../core/session-statuses.js';
 
 export const TokenParams = Type.Object({ token: Type.String({ maxLength: 128 }) });
 export type TokenParams = Static<typeof TokenParams>;

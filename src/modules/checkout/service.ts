@@ -12,9 +12,9 @@ import type { CardsService } from '../cards/service.js';
 import type { OrdersService } from '../orders/service.js';
 import { feeOf, type IntentRow, type PaymentsService } from '../payments/service.js';
 import type { CardSubmission, SessionState } from './schema.js';
-import { moveOf, refusalOf, type SessionCall } from '../checkout-sessions/state.js';
-import * as store from '../checkout-sessions/store.js';
-import type { SessionRow } from '../checkout-sessions/store.js';
+import { moveOf, refusalOf, type SessionCall } from './state.js';
+import * as store from './store.js';
+import type { SessionRow } from './store.js';
 
 export const CARD_ATTEMPTS_MAX = 3;
 export const CODE_ATTEMPTS_MAX = 5;

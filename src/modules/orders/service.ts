@@ -4,11 +4,11 @@ import type { Db, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import type { Steps } from '../../core/idempotency.js';
+import type { Answer, Commands, Invocation } from '../../core/commands.js';
 import { listPage, type List, type ListFilter } from '../../core/pagination.js';
 import { newId } from '../../core/ids.js';
 import { randomBase62 } from '../../lib/random.js';
 import type { CardsService } from '../cards/service.js';
-import type { CheckoutSessions } from '../checkout-sessions/service.js';
 import type { EventRecorder } from '../webhooks/service.js';
 import type { CreateOrderBody, Order, OrdersQuery } from './schema.js';
 import * as store from './store.js';
@@ -33,14 +33,32 @@ export interface FinishedPayment {
   rail_token: string;
 }
 
+/** What an order needs of its hosted page's session, which the checkout keeps: opened with the order, closed with it. */
+export interface OrderSessions {
+  open(tx: Transaction, kind: 'order', order: OrderRow): Promise<unknown>;
+  closeOrderSession(tx: Transaction, orderId: string, on: 'debit_succeeded' | 'debit_failed' | 'order_closed'): Promise<void>;
+  capturedCardOfOrder(tx: Transaction, orderId: string): Promise<{ save_card: boolean; network: 'uzcard' | 'humo'; masked_pan: string; card_expiry: string }>;
+}
+
 export class OrdersService {
   constructor(
     private readonly db: Db,
     private readonly settings: OrderSettings,
-    private readonly sessions: CheckoutSessions,
+    private readonly sessions: OrderSessions,
     private readonly cards: CardsService,
     private readonly events: EventRecorder,
+    private readonly commands: Commands,
   ) {}
+
+  /** Creates a PENDING order with its checkout session: 201 with the order. */
+  create(invocation: Invocation, body: CreateOrderBody): Promise<Answer<Order>> {
+    return this.commands.run(invocation, this.createPhases(invocation.scope, body));
+  }
+
+  /** Cancels a PENDING order: 200 with the order; audited when a dashboard user cancels it. */
+  cancel(invocation: Invocation, id: string): Promise<Answer<Order>> {
+    return this.commands.run(invocation, this.cancelPhases(invocation.scope, id), { audit: { action: 'order.canceled', target: id } });
+  }
 
   present(row: OrderRow): Order {
     return {
@@ -65,7 +83,7 @@ export class OrdersService {
   }
 
   /** Creating an order is a single atomic phase: the order, its session and the stored response commit together. */
-  createPhases(merchant: Merchant, body: CreateOrderBody): Steps {
+  private createPhases(merchant: Merchant, body: CreateOrderBody): Steps {
     const newOrder = (): OrderRow => {
       const created = new Date();
       return {
@@ -164,7 +182,7 @@ export class OrdersService {
     return { ...page, data: rows.map((row) => this.present(row)) };
   }
 
-  cancelPhases(merchant: Merchant, id: string): Steps {
+  private cancelPhases(merchant: Merchant, id: string): Steps {
     return {
       started: async (tx) => {
         const order = await store.lockOrder(tx, merchant, id);

@@ -6,6 +6,7 @@ import type { Db, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { foreignCall, type PhaseResult, type Step, type Steps } from '../../core/idempotency.js';
+import type { Answer, Commands, Invocation } from '../../core/commands.js';
 import { listPage, type List, type ListFilter } from '../../core/pagination.js';
 import { newId } from '../../core/ids.js';
 import type { Rails } from '../../rails/index.js';
@@ -59,8 +60,29 @@ export class PaymentsService {
     private readonly cards: CardsService,
     private readonly ledger: LedgerService,
     private readonly events: EventRecorder,
+    private readonly commands: Commands,
     private readonly log: FastifyBaseLogger,
   ) {}
+
+  /** Charges a saved card: 201 with the payment, whatever the bank answered (its status says). */
+  charge(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
+    return this.commands.run(invocation, this.chargePhases(invocation.scope, body));
+  }
+
+  /** The legacy pair's first step: an intent that moves no money until confirmed (201). */
+  create(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
+    return this.commands.run(invocation, this.createPhases(invocation.scope, body));
+  }
+
+  /** The legacy pair's second step: the charge's debit, on the intent created before (200). */
+  confirm(invocation: Invocation, id: string): Promise<Answer<PaymentIntent>> {
+    return this.commands.run(invocation, this.confirmPhases(invocation.scope, id));
+  }
+
+  /** Cancels an intent that awaits confirmation (200). */
+  cancel(invocation: Invocation, id: string): Promise<Answer<PaymentIntent>> {
+    return this.commands.run(invocation, this.cancelPhases(invocation.scope, id));
+  }
 
   /**
    * Applies a rail outcome to a PROCESSING debit. Under the intent's lock, whoever applies it (the request, or the
@@ -137,7 +159,7 @@ export class PaymentsService {
     return card;
   }
 
-  chargePhases(merchant: Merchant, body: CreateChargeBody): Steps {
+  private chargePhases(merchant: Merchant, body: CreateChargeBody): Steps {
     // A mode without a rail refuses every charge (503 RAIL_UNAVAILABLE) before looking at anything.
     const window = this.rails.forMode(merchant.livemode).callWindowMs;
     return {
@@ -154,7 +176,7 @@ export class PaymentsService {
   }
 
   /** The legacy pair, step one: an intent that moves no money until confirmed. */
-  createPhases(merchant: Merchant, body: CreateChargeBody): Steps {
+  private createPhases(merchant: Merchant, body: CreateChargeBody): Steps {
     return {
       started: async (tx) => {
         const card = await this.cards.find(tx, merchant, body.card);
@@ -179,7 +201,7 @@ export class PaymentsService {
   }
 
   /** The legacy pair, step two: the charge call's debit, on the intent created before. */
-  confirmPhases(merchant: Merchant, id: string): Steps {
+  private confirmPhases(merchant: Merchant, id: string): Steps {
     const window = this.rails.forMode(merchant.livemode).callWindowMs;
     return {
       started: async (tx) => {
@@ -198,7 +220,7 @@ export class PaymentsService {
     };
   }
 
-  cancelPhases(merchant: Merchant, id: string): Steps {
+  private cancelPhases(merchant: Merchant, id: string): Steps {
     return {
       started: async (tx) => {
         const intent = await store.findIntent(tx, merchant, id, true);

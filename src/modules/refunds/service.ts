@@ -6,6 +6,7 @@ import { isUniqueViolation } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { foreignCall, type PhaseResult, type Steps } from '../../core/idempotency.js';
+import type { Answer, Commands, Invocation } from '../../core/commands.js';
 import { listPage, type List, type ListFilter } from '../../core/pagination.js';
 import { newId } from '../../core/ids.js';
 import type { Rails } from '../../rails/index.js';
@@ -43,8 +44,14 @@ export class RefundsService {
     private readonly rails: Rails,
     private readonly payments: PaymentsService,
     private readonly ledger: LedgerService,
+    private readonly commands: Commands,
     private readonly log: FastifyBaseLogger,
   ) {}
+
+  /** Refunds a SUCCEEDED payment's full amount: 201 with the refund; audited when a dashboard user refunds it. */
+  create(invocation: Invocation, body: CreateRefundBody): Promise<Answer<Refund>> {
+    return this.commands.run(invocation, this.createPhases(invocation.scope, body), { audit: { action: 'payment.refunded', target: body.paymentIntent } });
+  }
 
   /** Applies a rail outcome to a PENDING refund, once; a success debits the merchant's available balance. */
   async applyRefundOutcome(tx: Transaction, id: string, outcome: RailOutcome, retryInMs: number): Promise<RefundRow> {
@@ -85,7 +92,7 @@ export class RefundsService {
     }
   }
 
-  createPhases(merchant: Merchant, body: CreateRefundBody): Steps {
+  private createPhases(merchant: Merchant, body: CreateRefundBody): Steps {
     const window = this.rails.forMode(merchant.livemode).callWindowMs;
     const respond = (row: RefundRow): PhaseResult => ({ response: { status: 201, body: presentRefund(row) } });
     return {

@@ -1,5 +1,6 @@
 // Webhook endpoints and the delivery of events to them: signed, retried on the configured schedule, at least once.
 import type { Db, Queryable, Transaction } from '../../db/types.js';
+import type { Answer, CommandOptions, Commands, Invocation } from '../../core/commands.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { listPage, type List, type ListFilter, type ListQuery, type PageQuery } from '../../core/pagination.js';
@@ -97,6 +98,7 @@ export class WebhooksService {
     private readonly settings: WebhookSettings,
     private readonly sender: Sender,
     private readonly sealer: Sealer,
+    private readonly commands: Commands,
   ) {}
 
   /** Writes an event into the outbox, with its deliveries, in the transaction of the change it reports. */
@@ -130,9 +132,47 @@ export class WebhooksService {
     return row;
   }
 
-  // The calls that write take the transaction of their idempotent phase, so an Idempotency-Key replays them.
+  /** One change as a command: answered with `status`, written in its own transaction, audited for a dashboard user. */
+  private change<T>(invocation: Invocation, status: number, write: (tx: Transaction) => Promise<T>, options: CommandOptions = {}): Promise<Answer<T>> {
+    return this.commands.run<T>(invocation, { started: async (tx) => ({ response: { status, body: await write(tx) } }) }, options);
+  }
 
-  async create(tx: Transaction, merchant: Merchant, body: CreateEndpointBody): Promise<WebhookEndpoint> {
+  /** A new endpoint, with its signing secret shown in this answer only (201). */
+  createEndpoint(invocation: Invocation, body: CreateEndpointBody): Promise<Answer<WebhookEndpoint>> {
+    const audit = { action: 'webhook_endpoint.created', target: (created: WebhookEndpoint) => `${created.id} ${created.url}` };
+    return this.change(invocation, 201, (tx) => this.create(tx, invocation.scope, body), { secret: true, audit });
+  }
+
+  updateEndpoint(invocation: Invocation, id: string, body: UpdateEndpointBody): Promise<Answer<WebhookEndpoint>> {
+    const action = body.status === undefined ? 'webhook_endpoint.updated' : `webhook_endpoint.${body.status}`;
+    return this.change(invocation, 200, (tx) => this.update(tx, invocation.scope, id, body), { audit: { action, target: id } });
+  }
+
+  deleteEndpoint(invocation: Invocation, id: string): Promise<Answer<{ id: string; object: 'webhook_endpoint'; deleted: true }>> {
+    return this.change(invocation, 200, (tx) => this.delete(tx, invocation.scope, id), { audit: { action: 'webhook_endpoint.deleted', target: id } });
+  }
+
+  /** A new signing secret, shown in this answer only; the old one keeps signing for `overlapSeconds` (200). */
+  rollEndpointSecret(invocation: Invocation, id: string, overlapSeconds?: number): Promise<Answer<WebhookEndpoint>> {
+    const audit = { action: 'webhook_endpoint.secret_rolled', target: id };
+    return this.change(invocation, 200, (tx) => this.rollSecret(tx, invocation.scope, id, overlapSeconds), { secret: true, audit });
+  }
+
+  /** Delivers an event again to one endpoint, as a new delivery due now (201). */
+  resendEvent(invocation: Invocation, eventId: string, endpointId: string): Promise<Answer<WebhookDelivery>> {
+    return this.change(invocation, 201, (tx) => this.resend(tx, invocation.scope, eventId, endpointId));
+  }
+
+  sendTest(invocation: Invocation, endpointId: string): Promise<Answer<WebhookDelivery>> {
+    return this.change(invocation, 201, (tx) => this.sendTestEvent(tx, invocation.scope, endpointId), { audit: { action: 'webhook_endpoint.test_sent', target: endpointId } });
+  }
+
+  retryDelivery(invocation: Invocation, endpointId: string, deliveryId: string): Promise<Answer<WebhookDelivery>> {
+    return this.change(invocation, 200, (tx) => this.retryNow(tx, invocation.scope, endpointId, deliveryId), { audit: { action: 'webhook_delivery.retried', target: deliveryId } });
+  }
+
+
+  private async create(tx: Transaction, merchant: Merchant, body: CreateEndpointBody): Promise<WebhookEndpoint> {
     this.checkUrl(body.url);
     const max = this.settings.webhookEndpointsMax;
     if ((await store.lockAndCountEndpoints(tx, merchant)) >= max) {
@@ -160,19 +200,19 @@ export class WebhooksService {
     ]);
   }
 
-  async update(tx: Transaction, merchant: Merchant, id: string, body: UpdateEndpointBody): Promise<WebhookEndpoint> {
+  private async update(tx: Transaction, merchant: Merchant, id: string, body: UpdateEndpointBody): Promise<WebhookEndpoint> {
     if (body.url !== undefined) this.checkUrl(body.url);
     const row = await store.updateEndpoint(tx, merchant, id, body);
     if (!row) throw notFound('webhook endpoint');
     return presentEndpoint(row);
   }
 
-  async delete(merchant: Merchant, id: string): Promise<{ id: string; object: 'webhook_endpoint'; deleted: true }> {
-    if (!(await store.deleteEndpoint(this.db, merchant, id))) throw notFound('webhook endpoint');
+  private async delete(tx: Transaction, merchant: Merchant, id: string): Promise<{ id: string; object: 'webhook_endpoint'; deleted: true }> {
+    if (!(await store.deleteEndpoint(tx, merchant, id))) throw notFound('webhook endpoint');
     return { id, object: 'webhook_endpoint', deleted: true };
   }
 
-  async rollSecret(tx: Transaction, merchant: Merchant, id: string, overlapSeconds = DEFAULT_OVERLAP_SECONDS): Promise<WebhookEndpoint> {
+  private async rollSecret(tx: Transaction, merchant: Merchant, id: string, overlapSeconds = DEFAULT_OVERLAP_SECONDS): Promise<WebhookEndpoint> {
     const secret = newWebhookSecret();
     const row = await store.rollSecret(tx, merchant, id, this.sealer.seal(secret), overlapSeconds);
     if (!row) throw notFound('webhook endpoint');
@@ -222,7 +262,7 @@ export class WebhooksService {
    * A `webhook_endpoint.test` event, sent to this endpoint alone: receivers skip types they do not know. At most
    * TEST_EVENTS_PER_MINUTE per product, then 429 RATE_LIMITED with Retry-After.
    */
-  async sendTestEvent(tx: Transaction, merchant: Merchant, endpointId: string): Promise<WebhookDelivery> {
+  private async sendTestEvent(tx: Transaction, merchant: Merchant, endpointId: string): Promise<WebhookDelivery> {
     const endpoint = await this.endpointOf(merchant, endpointId, tx);
     if (endpoint.status !== 'enabled') throw new ApiError('INVALID_STATE', 'The endpoint is disabled: enable it first');
     this.testEvents.hit(merchant.productId);
@@ -235,7 +275,7 @@ export class WebhooksService {
    * "Retry now": a pending delivery is made due at once; a failed one is delivered again as a new delivery (counted
    * against DELIVERIES_PER_EVENT_MAX, like a resend).
    */
-  async retryNow(tx: Transaction, merchant: Merchant, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
+  private async retryNow(tx: Transaction, merchant: Merchant, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
     const delivery = await store.findDeliveryOf(tx, merchant, endpointId, deliveryId);
     if (!delivery) throw notFound('delivery');
     if (delivery.status === 'succeeded') throw new ApiError('INVALID_STATE', 'This delivery succeeded already');
@@ -253,7 +293,7 @@ export class WebhooksService {
   }
 
   /** Delivers an event again to one endpoint of the same product and mode, as a new delivery due now. */
-  async resend(tx: Transaction, merchant: Merchant, eventId: string, endpointId: string): Promise<WebhookDelivery> {
+  private async resend(tx: Transaction, merchant: Merchant, eventId: string, endpointId: string): Promise<WebhookDelivery> {
     const event = await findEvent(tx, merchant, eventId);
     if (!event) throw notFound('event');
     const endpoint = await this.endpointOf(merchant, endpointId, tx);

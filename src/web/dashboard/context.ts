@@ -2,6 +2,7 @@
 // token its forms must send back. Cookies, CSRF and the checks of who may do what live here.
 import { timingSafeEqual, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Invocation } from '../../core/commands.js';
 import type { Merchant } from '../../core/merchant.js';
 import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from '../../modules/accounts/passwords.js';
 import type { SignedSession } from '../../modules/accounts/service.js';
@@ -135,13 +136,22 @@ export const MANAGES_BRAND: readonly Role[] = ['owner'];
 /** The services' view of the dashboard user: the account's product in the selected mode. */
 export function merchantOfSigned(signed: Signed): Merchant {
   return {
-    keyId: `dashboard:${signed.session.user_id}`,
+    actor: { kind: 'user', userId: signed.session.user_id, accountId: signed.session.account_id },
     productId: signed.product.id,
     productName: signed.product.name,
     livemode: signed.session.livemode,
     scopes: signed.product.scopes,
     feeBps: signed.product.fee_bps,
   };
+}
+
+/**
+ * A command called from a dashboard form: the signed-in user acting on the account's product in the selected mode,
+ * under the form's idempotency key (null: the form has none), recognised again by the form's address and `input`.
+ */
+export function invocationOf(request: FastifyRequest, signed: Signed, input: unknown, formKey: string | null = null): Invocation {
+  const path = request.url.split('?')[0]!;
+  return { scope: merchantOfSigned(signed), key: formKey === null ? null : `dashboard-${formKey}`, request: { id: request.id, method: 'POST', path, body: input } };
 }
 
 export function actorOf(signed: Signed) {

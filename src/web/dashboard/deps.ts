@@ -1,5 +1,4 @@
 // What the dashboard's pages are given: the services they call, and where the service is reached from outside.
-import type { Db } from '../../db/types.js';
 import type { AccountLinks } from '../../modules/accounts/links.js';
 import type { AccountsService } from '../../modules/accounts/service.js';
 import type { OrdersService } from '../../modules/orders/service.js';
@@ -13,8 +12,6 @@ import type { ProductsService } from '../../modules/products/service.js';
 import type { WebhooksService } from '../../modules/webhooks/service.js';
 
 export interface DashboardDeps {
-  /** Opens the transactions that audit a change together with it. */
-  db: Db;
   accounts: AccountsService;
   /** Sign-up and password resets by mailed link, and password changes. */
   accountLinks: AccountLinks;

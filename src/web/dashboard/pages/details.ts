@@ -4,11 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
-import { runIdempotent, type Steps } from '../../../core/idempotency.js';
 import type { Merchant } from '../../../core/merchant.js';
 import type { Refund } from '../../../modules/refunds/schema.js';
 import type { Event, WebhookDelivery } from '../../../modules/webhooks/schema.js';
-import { actorOf, CHANGES, dashOf, field, merchantOfSigned, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
+import { CHANGES, dashOf, field, invocationOf, merchantOfSigned, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
 import type { DashboardDeps, Form } from '../deps.js';
 import { html, type Html, type Value } from '../../html.js';
 import { attemptReason, type MessageKey } from '../i18n.js';
@@ -137,27 +136,22 @@ async function orderPage(deps: DashboardDeps, request: DetailRequest, signed: Si
 }
 
 /**
- * An action by an owner or developer: the API's phases run under the form's idempotency key (the same key again replays
- * the first answer), audited once done; back to the object's page, saying what happened or why not.
+ * An action by an owner or developer: the capability's command under the form's idempotency key (the same key again
+ * replays the first answer), audited with the change; back to the object's page, saying what happened or why not.
  */
 function action(deps: DashboardDeps, kind: 'refund' | 'cancel') {
   return async (request: DetailRequest, reply: FastifyReply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
-    const merchant = merchantOfSigned(signed);
     const key = field(request.body, 'idempotencyKey');
     if (!IDEMPOTENCY_FIELD.test(key)) throw new ApiError('VALIDATION_ERROR', 'idempotencyKey', { param: 'idempotencyKey' });
     const { id } = request.params;
-    const [path, body, phases, back, audited]: [string, unknown, Steps, string, string] =
+    const answer =
       kind === 'refund'
-        ? ['/v1/refunds', { paymentIntent: id }, deps.refunds.createPhases(merchant, { paymentIntent: id }), `/dashboard/payments/${id}`, 'payment.refunded']
-        : [`/merchant/v1/orders/${id}/cancel`, undefined, deps.orders.cancelPhases(merchant, id), `/dashboard/orders/${id}`, 'order.canceled'];
-    const sent = await runIdempotent(deps.db, merchant, `dashboard-${key}`, { id: request.id, method: 'POST', path, body }, phases);
-    if (sent.status >= 400) {
-      const code = (JSON.parse(sent.body) as { code?: string }).code ?? `HTTP_${sent.status}`;
-      return reply.redirect(`${back}?error=${encodeURIComponent(code)}`, 303);
-    }
-    if (!sent.replayed) await deps.accounts.audit(actorOf(signed), audited, id);
+        ? await deps.refunds.create(invocationOf(request, signed, { paymentIntent: id }, key), { paymentIntent: id })
+        : await deps.orders.cancel(invocationOf(request, signed, { order: id }, key), id);
+    const back = kind === 'refund' ? `/dashboard/payments/${id}` : `/dashboard/orders/${id}`;
+    if (!answer.ok) return reply.redirect(`${back}?error=${encodeURIComponent(answer.error.code)}`, 303);
     return reply.redirect(`${back}?done=${kind === 'refund' ? 'refunded' : 'canceled'}`, 303);
   };
 }

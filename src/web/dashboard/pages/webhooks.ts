@@ -2,12 +2,12 @@
 // and the delivery log with each attempt and "Retry now".
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
-import type { Merchant } from '../../../core/merchant.js';
+import { valueOf, type Answer, type Invocation } from '../../../core/commands.js';
 import type { UrlRefusal } from '../../../modules/webhooks/addresses.js';
 import { SENT_EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../../modules/webhooks/events.js';
-import type { WebhookDelivery, WebhookEndpoint } from '../../../modules/webhooks/schema.js';
+import type { CreateEndpointBody, WebhookDelivery, WebhookEndpoint } from '../../../modules/webhooks/schema.js';
 import { TEST_EVENTS_PER_MINUTE } from '../../../modules/webhooks/service.js';
-import { actorOf, CHANGES, dashOf, field, fields, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, typedPassword, type Dash, type Signed } from '../context.js';
+import { actorOf, CHANGES, dashOf, field, fields, invocationOf, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, typedPassword, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
 import { attemptReason, type MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
@@ -144,7 +144,7 @@ ${deliveryLog(dash, signed, endpoint, d.deliveries)}`;
 }
 
 export function webhookPages(app: FastifyInstance, deps: DashboardDeps): void {
-  const { webhooks, db } = deps;
+  const { webhooks } = deps;
   const detail = async (request: EndpointRequest, extra: Partial<Detail> = {}) => {
     const signed = signedIn(request);
     const merchant = merchantOfSigned(signed);
@@ -167,19 +167,12 @@ export function webhookPages(app: FastifyInstance, deps: DashboardDeps): void {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
     const values = { url: field(request.body, 'url'), description: field(request.body, 'description'), events: fields(request.body, 'events') };
-    const known = values.events.filter((e) => (SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(e)) as WebhookEndpoint['enabledEvents'];
+    const known = values.events.filter((e) => (SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(e)) as CreateEndpointBody['enabledEvents'];
     const refused = webhooks.urlRefusal(values.url);
     if (refused) return sendPage(reply, await list(request, { error: urlRefusalText(dashOf(request), refused), values }), 400);
     try {
-      const endpoint = await db.transaction(async (tx) => {
-        const created = await webhooks.create(tx, merchantOfSigned(signed), {
-          url: values.url,
-          enabledEvents: known as never,
-          ...(values.description === '' ? {} : { description: values.description.slice(0, 500) }),
-        });
-        await deps.accounts.audit(actorOf(signed), 'webhook_endpoint.created', `${created.id} ${created.url}`, tx);
-        return created;
-      });
+      const input: CreateEndpointBody = { url: values.url, enabledEvents: known, ...(values.description === '' ? {} : { description: values.description.slice(0, 500) }) };
+      const endpoint = valueOf(await webhooks.createEndpoint(invocationOf(request, signed, input), input));
       const page = await detail(Object.assign(request, { params: { id: endpoint.id } }) as EndpointRequest, { created: endpoint.secret! });
       return sendPage(reply, page, 201);
     } catch (error) {
@@ -213,26 +206,25 @@ function urlRefusalText(dash: Dash, refused: { refusal: UrlRefusal; local: boole
 type DetailOf = (request: EndpointRequest, extra?: Partial<Detail>) => Promise<Html>;
 
 function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: DetailOf): void {
-  const { webhooks, accounts, db } = deps;
-  /** A change by an owner or developer, audited in its transaction, then back to the endpoint's page. */
-  const change = (action: string, done: string, run: (merchant: Merchant, id: string, request: EndpointRequest) => Promise<unknown>) =>
+  const { webhooks, accounts } = deps;
+  /** A change by an owner or developer (the webhooks capability's command, audited with it), then back to the page. */
+  const change = (done: string, run: (invocation: Invocation, id: string) => Promise<Answer<unknown>>) =>
     async (request: EndpointRequest, reply: FastifyReply) => {
       const signed = signedIn(request);
       requireRole(signed, CHANGES);
-      await run(merchantOfSigned(signed), request.params.id, request);
-      await accounts.audit(actorOf(signed), action, request.params.id);
+      valueOf(await run(invocationOf(request, signed, { endpoint: request.params.id }), request.params.id));
       return reply.redirect(done === 'deleted' ? '/dashboard/webhooks?done=deleted' : `/dashboard/webhooks/${request.params.id}?done=${done}`, 303);
     };
-  app.post('/webhooks/:id/disable', ROUTE, change('webhook_endpoint.disabled', 'disabled', (m, id) => db.transaction((tx) => webhooks.update(tx, m, id, { status: 'disabled' }))));
-  app.post('/webhooks/:id/enable', ROUTE, change('webhook_endpoint.enabled', 'enabled', (m, id) => db.transaction((tx) => webhooks.update(tx, m, id, { status: 'enabled' }))));
-  app.post('/webhooks/:id/delete', ROUTE, change('webhook_endpoint.deleted', 'deleted', (m, id) => webhooks.delete(m, id)));
+  app.post('/webhooks/:id/disable', ROUTE, change('disabled', (invocation, id) => webhooks.updateEndpoint(invocation, id, { status: 'disabled' })));
+  app.post('/webhooks/:id/enable', ROUTE, change('enabled', (invocation, id) => webhooks.updateEndpoint(invocation, id, { status: 'enabled' })));
+  app.post('/webhooks/:id/delete', ROUTE, change('deleted', (invocation, id) => webhooks.deleteEndpoint(invocation, id)));
   testEventAction(app, deps, detail);
   app.post<{ Params: { id: string; delivery: string }; Body: Form }>('/webhooks/:id/deliveries/:delivery/retry', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
-    await db.transaction((tx) => webhooks.retryNow(tx, merchantOfSigned(signed), request.params.id, request.params.delivery));
-    await accounts.audit(actorOf(signed), 'webhook_delivery.retried', request.params.delivery);
-    return reply.redirect(`/dashboard/webhooks/${request.params.id}?done=retried`, 303);
+    const { id, delivery } = request.params;
+    valueOf(await webhooks.retryDelivery(invocationOf(request, signed, { endpoint: id, delivery }), id, delivery));
+    return reply.redirect(`/dashboard/webhooks/${id}?done=retried`, 303);
   });
 
   app.post('/webhooks/:id/reveal', ROUTE, async (request: EndpointRequest, reply) => {
@@ -259,23 +251,19 @@ function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: Deta
     const signed = signedIn(request);
     requireRole(signed, SEES_SECRETS);
     const overlap = [0, 3600, 86_400].find((s) => s === Number(field(request.body, 'overlapSeconds'))) ?? 86_400;
-    const rolled = await db.transaction(async (tx) => {
-      const endpoint = await webhooks.rollSecret(tx, merchantOfSigned(signed), request.params.id, overlap);
-      await accounts.audit(actorOf(signed), 'webhook_endpoint.secret_rolled', request.params.id, tx);
-      return endpoint;
-    });
+    const rolled = valueOf(await webhooks.rollEndpointSecret(invocationOf(request, signed, { endpoint: request.params.id, overlap }), request.params.id, overlap));
     return sendPage(reply, await detail(request, { created: rolled.secret! }));
   });
 }
 
 /** "Send test event": at most TEST_EVENTS_PER_MINUTE a minute; past it, the endpoint's page with a 429 that says when. */
 function testEventAction(app: FastifyInstance, deps: DashboardDeps, detail: DetailOf): void {
-  const { webhooks, accounts, db } = deps;
+  const { webhooks } = deps;
   app.post('/webhooks/:id/test', ROUTE, async (request: EndpointRequest, reply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
     try {
-      await db.transaction((tx) => webhooks.sendTestEvent(tx, merchantOfSigned(signed), request.params.id));
+      valueOf(await webhooks.sendTest(invocationOf(request, signed, { endpoint: request.params.id }), request.params.id));
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== 'RATE_LIMITED') throw error;
       // The endpoint's page again, saying why nothing was sent and when the next one may be.
@@ -283,7 +271,6 @@ function testEventAction(app: FastifyInstance, deps: DashboardDeps, detail: Deta
       const refused = dashOf(request).t('testEventsLimited', { max: TEST_EVENTS_PER_MINUTE, seconds });
       return sendPage(reply.header('Retry-After', seconds), await detail(request, { refused }), 429);
     }
-    await accounts.audit(actorOf(signed), 'webhook_endpoint.test_sent', request.params.id);
     return reply.redirect(`/dashboard/webhooks/${request.params.id}?done=test`, 303);
   });
 }

@@ -2,8 +2,9 @@
 // which. The store writes every status change from this table (`… WHERE status = ANY(<from>)`), and the buyer's calls
 // are refused from it, so the table is the whole of the machine.
 
-export const SESSION_STATUSES = ['PENDING', 'AWAITING_CODE', 'PROCESSING', 'COMPLETED', 'FAILED', 'EXPIRED'] as const;
-export type SessionStatus = (typeof SESSION_STATUSES)[number];
+import type { SessionStatus } from '../../core/session-statuses.js';
+
+export type { SessionStatus } from '../../core/session-statuses.js';
 export type SessionKind = 'order' | 'card_binding';
 
 /** The buyer's calls on the hosted page. */

@@ -1,4 +1,4 @@
-// The checkout sessions' capability as other capabilities use it: a session opened with its order or binding, an order's
+// The checkout's sessions as other capabilities use them: a session opened with its order or binding, an order's
 // session closed with its outcome, the card an order's session captured, and a session expired when read past its time.
 import type { Db, Transaction } from '../../db/types.js';
 import type { SessionKind } from './state.js';
