@@ -7,6 +7,7 @@
 // at the last committed recovery point, and a retry continues from there instead of starting again.
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable, Transaction } from '../db/types.js';
+import { canonicalJson } from '../lib/canonical-json.js';
 import { sha256 } from '../lib/secrets.js';
 import { actorName, type Merchant } from './merchant.js';
 import { ApiError } from './errors.js';
@@ -84,16 +85,7 @@ interface Progress {
   resumed: boolean;
 }
 
-/** JSON with object keys sorted, so that the same request always hashes the same. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
+/** The same request always hashes the same: its body as canonical JSON. */
 const hashOf = (request: IdempotentRequest) => sha256(`${request.method} ${request.path}\n${canonicalJson(request.body ?? null)}`);
 const KEY = 'product_id = $1 AND livemode = $2 AND key = $3';
 const keyParams = ({ merchant, key }: Pick<Owner, 'merchant' | 'key'>) => [merchant.productId, merchant.livemode, key];
