@@ -86,7 +86,7 @@ function buildServices(parts: {
   const orders = new OrdersService(db, config, sessions, cards, webhooks, commands);
   const payments = new PaymentsService(db, rails, orders, cards, ledger, webhooks, commands, log);
   const refunds = new RefundsService(db, rails, payments, ledger, commands, log);
-  const products = new ProductsService(db, keys, config.defaultFeeBps);
+  const products = new ProductsService(db, keys, config.defaultFeeBps, commands);
   const bindings = new CardBindingsService(db, rails, sessions, commands, config);
   const checkout = new CheckoutService(db, rails, payments, orders, cards, bindings);
   return {

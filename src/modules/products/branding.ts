@@ -3,7 +3,7 @@
 // which can carry script.
 import { createHash } from 'node:crypto';
 import { ApiError, notFound } from '../../core/errors.js';
-import type { Db, Queryable } from '../../db/types.js';
+import type { Queryable, Transaction } from '../../db/types.js';
 
 /** The longest name buyers see in place of the product's. */
 export const DISPLAY_NAME_MAX = 100;
@@ -82,31 +82,29 @@ export async function brandingOf(db: Queryable, productId: string): Promise<Bran
  * Changes what `change` names and leaves the rest. A logo is stored once per content, however many products use it,
  * and deleted when the last product using it moves on: the table holds at most one logo per product.
  */
-export async function changeBranding(db: Db, productId: string, change: BrandingChange): Promise<Branding> {
+export async function changeBranding(tx: Transaction, productId: string, change: BrandingChange): Promise<Branding> {
   const logo = change.logo ?? null;
-  return db.transaction(async (tx) => {
-    const [before] = await tx.query<{ logo_digest: string | null }>('SELECT logo_digest FROM products WHERE id = $1 FOR UPDATE', [productId]);
-    if (!before) throw notFound('product');
-    if (logo) {
-      await tx.query('INSERT INTO brand_logos (digest, content_type, body) VALUES ($1, $2, $3) ON CONFLICT (digest) DO NOTHING', [
-        logo.digest,
-        logo.contentType,
-        logo.body,
-      ]);
-    }
-    const [row] = await tx.query<Branding>(
-      `UPDATE products
-          SET display_name = CASE WHEN $2 THEN $3 ELSE display_name END,
-              brand_color = CASE WHEN $4 THEN lower($5) ELSE brand_color END,
-              logo_digest = CASE WHEN $6 THEN $7 ELSE logo_digest END
-        WHERE id = $1 RETURNING ${BRANDING_COLUMNS}`,
-      [productId, 'displayName' in change, change.displayName ?? null, 'brandColor' in change, change.brandColor ?? null, 'logo' in change, logo?.digest ?? null],
-    );
-    if (before.logo_digest !== null && before.logo_digest !== row!.logoDigest) {
-      await tx.query('DELETE FROM brand_logos l WHERE digest = $1 AND NOT EXISTS (SELECT 1 FROM products WHERE logo_digest = l.digest)', [before.logo_digest]);
-    }
-    return row!;
-  });
+  const [before] = await tx.query<{ logo_digest: string | null }>('SELECT logo_digest FROM products WHERE id = $1 FOR UPDATE', [productId]);
+  if (!before) throw notFound('product');
+  if (logo) {
+    await tx.query('INSERT INTO brand_logos (digest, content_type, body) VALUES ($1, $2, $3) ON CONFLICT (digest) DO NOTHING', [
+      logo.digest,
+      logo.contentType,
+      logo.body,
+    ]);
+  }
+  const [row] = await tx.query<Branding>(
+    `UPDATE products
+        SET display_name = CASE WHEN $2 THEN $3 ELSE display_name END,
+            brand_color = CASE WHEN $4 THEN lower($5) ELSE brand_color END,
+            logo_digest = CASE WHEN $6 THEN $7 ELSE logo_digest END
+      WHERE id = $1 RETURNING ${BRANDING_COLUMNS}`,
+    [productId, 'displayName' in change, change.displayName ?? null, 'brandColor' in change, change.brandColor ?? null, 'logo' in change, logo?.digest ?? null],
+  );
+  if (before.logo_digest !== null && before.logo_digest !== row!.logoDigest) {
+    await tx.query('DELETE FROM brand_logos l WHERE digest = $1 AND NOT EXISTS (SELECT 1 FROM products WHERE logo_digest = l.digest)', [before.logo_digest]);
+  }
+  return row!;
 }
 
 export async function logoOf(db: Queryable, digest: string): Promise<{ contentType: LogoType; body: Buffer } | undefined> {

@@ -1,4 +1,5 @@
 import type { Db, Queryable, Transaction } from '../../db/types.js';
+import type { Answer, Commands, Invocation } from '../../core/commands.js';
 import { API_KEYS_CHANNEL, type ApiKeyCache } from './key-cache.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -41,6 +42,7 @@ export class ProductsService {
     private readonly db: Db,
     private readonly keys: ApiKeyCache,
     private readonly defaultFeeBps: number,
+    private readonly commands: Commands,
   ) {}
 
   async create(input: { name: string; scopes?: Scope[]; feeBps?: number }) {
@@ -60,7 +62,6 @@ export class ProductsService {
     });
   }
 
-  /** A signed-up account's first product: every scope, no key yet, live mode off until the operator enables it. */
   /** A signed-up account's product, test mode only, with a first test key so that its first call needs no detour. */
   async createForAccount(tx: Transaction, accountId: string, name: string): Promise<{ product: store.ProductRow; testKey: { row: store.KeyRow; secret: string } }> {
     const product = await store.insertProduct(tx, { id: newId('prod'), name, scopes: [...SCOPES], fee_bps: this.defaultFeeBps, account_id: accountId, live_enabled: false });
@@ -78,8 +79,13 @@ export class ProductsService {
     return row;
   }
 
-  async addKey(productId: string, input: { mode: Mode; scopes?: Scope[] }) {
-    const product = await store.findProduct(this.db, productId);
+  /** The operator's new key for a product; its secret is in this answer only. */
+  addKey(productId: string, input: { mode: Mode; scopes?: Scope[] }) {
+    return this.db.transaction((tx) => this.addKeyIn(tx, productId, input));
+  }
+
+  private async addKeyIn(tx: Transaction, productId: string, input: { mode: Mode; scopes?: Scope[] }) {
+    const product = await store.findProduct(tx, productId);
     if (!product) throw notFound('product');
     if (input.mode === 'live' && !product.live_enabled) {
       throw new ApiError('INVALID_STATE', 'Live mode is not enabled for this product yet: Tolov enables it once it has verified the business');
@@ -89,7 +95,17 @@ export class ProductsService {
     if (foreign !== undefined) {
       throw new ApiError('VALIDATION_ERROR', `scopes: the product does not have the scope ${foreign}`, { param: 'scopes' });
     }
-    return createKey(this.db, productId, input.mode, scopes);
+    return createKey(tx, productId, input.mode, scopes);
+  }
+
+  /** A dashboard user's new key of the selected mode (201, its secret in this answer only), audited with it. */
+  createKey(invocation: Invocation): Promise<Answer<{ id: string; secret: string }>> {
+    const { scope } = invocation;
+    const audit = { action: 'api_key.created', target: (key: { id: string }) => key.id };
+    return this.commands.run(invocation, { started: async (tx) => {
+      const { row, secret } = await this.addKeyIn(tx, scope.productId, { mode: modeOf(scope.livemode) });
+      return { response: { status: 201, body: { id: row.id, secret } } };
+    } }, { secret: true, audit });
   }
 
   async listKeys(productId: string): Promise<{ rows: store.KeyRow[]; hasMore: boolean }> {
@@ -107,33 +123,45 @@ export class ProductsService {
    * A new key in place of `keyId` (same mode and scopes); the old one keeps working for `overlapSeconds`, then stops.
    * A key of the other mode is no key here: a test-mode page never touches a live key.
    */
-  async rollKey(productId: string, livemode: boolean, keyId: string, overlapSeconds: number) {
-    const old = await store.findKey(this.db, productId, keyId);
-    if (!old || old.livemode !== livemode || old.revoked_at !== null) throw notFound('key');
-    if (old.expires_at !== null && old.expires_at.getTime() <= Date.now()) throw new ApiError('INVALID_STATE', 'This key has expired already');
-    const rolled = await this.db.transaction(async (tx) => {
-      const created = await createKey(tx, productId, modeOf(old.livemode), old.scopes);
-      const expired = await store.expireKey(tx, keyId, overlapSeconds, API_KEYS_CHANNEL);
-      if (!expired) throw notFound('key');
-      return { created, expired };
-    });
+  async rollKey(invocation: Invocation, keyId: string, overlapSeconds: number): Promise<Answer<{ id: string; secret: string }>> {
+    const { scope } = invocation;
+    const audit = { action: 'api_key.rolled', target: (key: { id: string }) => `${keyId} → ${key.id}` };
+    const rolled = await this.commands.run<{ id: string; secret: string }>(invocation, { started: async (tx) => {
+      const old = await store.findKey(tx, scope.productId, keyId);
+      if (!old || old.livemode !== scope.livemode || old.revoked_at !== null) throw notFound('key');
+      if (old.expires_at !== null && old.expires_at.getTime() <= Date.now()) throw new ApiError('INVALID_STATE', 'This key has expired already');
+      const { row, secret } = await createKey(tx, scope.productId, modeOf(old.livemode), old.scopes);
+      if (!(await store.expireKey(tx, keyId, overlapSeconds, API_KEYS_CHANNEL))) throw notFound('key');
+      return { response: { status: 201, body: { id: row.id, secret } } };
+    } }, { secret: true, audit });
     // This process reads the old key's expiry at once; the others when they hear the notification.
     this.keys.clear();
     return rolled;
   }
 
-  /** Revokes the product's key `keyId` of the mode given; another product's key, or the other mode's, is not found. */
-  async revokeKeyOf(productId: string, livemode: boolean, keyId: string) {
-    const key = await store.findKey(this.db, productId, keyId);
-    if (!key || key.livemode !== livemode) throw notFound('key');
-    return this.revokeKey(keyId);
+  /** A dashboard user's revocation of a key of the selected mode; another product's or mode's key is not found. */
+  async revokeKeyOf(invocation: Invocation, keyId: string): Promise<Answer<{ id: string }>> {
+    const { scope } = invocation;
+    const revoked = await this.commands.run<{ id: string }>(invocation, { started: async (tx) => {
+      const key = await store.findKey(tx, scope.productId, keyId);
+      if (!key || key.livemode !== scope.livemode) throw notFound('key');
+      return { response: { status: 200, body: { id: (await this.revokeKeyIn(tx, keyId)).id } } };
+    } }, { audit: { action: 'api_key.revoked', target: keyId } });
+    this.keys.clear();
+    return revoked;
   }
 
+  /** The operator's revocation of any key. */
   async revokeKey(keyId: string) {
-    const row = await store.revokeKey(this.db, keyId, API_KEYS_CHANNEL);
-    if (!row) throw notFound('key');
+    const row = await this.db.transaction((tx) => this.revokeKeyIn(tx, keyId));
     // This process forgets at once; the others when they hear the notification.
     this.keys.clear();
+    return row;
+  }
+
+  private async revokeKeyIn(tx: Transaction, keyId: string) {
+    const row = await store.revokeKey(tx, keyId, API_KEYS_CHANNEL);
+    if (!row) throw notFound('key');
     return row;
   }
 
@@ -141,8 +169,17 @@ export class ProductsService {
     return brandingOf(this.db, productId);
   }
 
+  /** The operator's change of a product's branding. */
   changeBranding(productId: string, change: BrandingChange): Promise<Branding> {
-    return changeBranding(this.db, productId, change);
+    return this.db.transaction((tx) => changeBranding(tx, productId, change));
+  }
+
+  /** A dashboard owner's change of the product's branding, audited with it. */
+  brand(invocation: Invocation, change: BrandingChange): Promise<Answer<Branding>> {
+    const { productId } = invocation.scope;
+    return this.commands.run(invocation, { started: async (tx) => ({ response: { status: 200, body: await changeBranding(tx, productId, change) } }) }, {
+      audit: { action: 'product.branding_changed', target: productId },
+    });
   }
 
   /** A logo by the digest that names it, for the hosted pages. */

@@ -2,11 +2,12 @@
 // Everyone on the team sees it; owners change it. The logo comes as a file of a multipart form, checked as the
 // operator API checks it (its first bytes say its type).
 import type { FastifyInstance } from 'fastify';
+import { valueOf } from '../../../core/commands.js';
 import { ApiError } from '../../../core/errors.js';
 import { BRAND_COLOR_PATTERN, DISPLAY_NAME_MAX, LOGO_MAX_BYTES, logoOfBytes, type Branding, type BrandingChange } from '../../../modules/products/branding.js';
 import { accentOf, TOLOV_ACCENT } from '../../brand-colors.js';
 import { formatAmount, textsFor } from '../../assets/i18n.js';
-import { actorOf, dashOf, field, MANAGES_BRAND, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
+import { dashOf, field, invocationOf, MANAGES_BRAND, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage } from '../layout.js';
@@ -96,7 +97,7 @@ function changeOf(form: Record<string, unknown>): BrandingChange {
   return change;
 }
 
-export function brandingPages(app: FastifyInstance, { products, accounts }: DashboardDeps): void {
+export function brandingPages(app: FastifyInstance, { products }: DashboardDeps): void {
   app.get<{ Querystring: { done?: string } }>('/branding', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     const dash = dashOf(request);
@@ -116,8 +117,7 @@ export function brandingPages(app: FastifyInstance, { products, accounts }: Dash
       const branding = await products.branding(signed.product.id);
       return sendPage(reply, brandingPage(dash, signed, branding, { error: dash.t(error.key, { kib: LOGO_KIB }) }), 400);
     }
-    await products.changeBranding(signed.product.id, change);
-    await accounts.audit(actorOf(signed), 'product.branding_changed', signed.product.id);
+    valueOf(await products.brand(invocationOf(request, signed, { branding: signed.product.id }), change));
     return reply.redirect(`${PATH}?done=saved`, 303);
   });
 }

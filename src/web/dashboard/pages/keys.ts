@@ -1,7 +1,8 @@
 // API keys of the selected mode: list, create (the secret shown once), roll with an overlap, revoke.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { valueOf } from '../../../core/commands.js';
 import type { KeyRow } from '../../../modules/products/store.js';
-import { actorOf, CHANGES, dashOf, field, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
+import { CHANGES, dashOf, field, invocationOf, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
 import { html, type Html, type Value } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
@@ -54,7 +55,7 @@ ${keys.length === 0 ? html`<p class="empty">${t('noKeys')}</p>` : html`<div clas
   return page(dash, { title: t('navApiKeys'), path: '/dashboard/api-keys', section: 'keys', body });
 }
 
-export function keyPages(app: FastifyInstance, { products, accounts }: DashboardDeps): void {
+export function keyPages(app: FastifyInstance, { products }: DashboardDeps): void {
   type KeyAction = FastifyRequest<{ Params: { id: string }; Body: Form }>;
   const show = async (request: FastifyRequest, extra: { created?: string; done?: string } = {}) => {
     const dash = dashOf(request);
@@ -71,9 +72,7 @@ export function keyPages(app: FastifyInstance, { products, accounts }: Dashboard
   app.post('/api-keys', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
-    const mode = signed.session.livemode ? 'live' : 'test';
-    const { row, secret } = await products.addKey(signed.product.id, { mode });
-    await accounts.audit(actorOf(signed), 'api_key.created', row.id);
+    const { secret } = valueOf(await products.createKey(invocationOf(request, signed, {})));
     return sendPage(reply, await show(request, { created: secret }), 201);
   });
 
@@ -82,16 +81,14 @@ export function keyPages(app: FastifyInstance, { products, accounts }: Dashboard
     requireRole(signed, CHANGES);
     const overlap = Number(field(request.body, 'overlapSeconds'));
     const seconds = ROLL_OVERLAPS.find((o) => o.seconds === overlap)?.seconds ?? 86_400;
-    const { created } = await products.rollKey(signed.product.id, signed.session.livemode, request.params.id, seconds);
-    await accounts.audit(actorOf(signed), 'api_key.rolled', `${request.params.id} → ${created.row.id}`);
-    return sendPage(reply, await show(request, { created: created.secret }), 201);
+    const { secret } = valueOf(await products.rollKey(invocationOf(request, signed, { key: request.params.id, seconds }), request.params.id, seconds));
+    return sendPage(reply, await show(request, { created: secret }), 201);
   });
 
   app.post('/api-keys/:id/revoke', ROUTE, async (request: KeyAction, reply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
-    await products.revokeKeyOf(signed.product.id, signed.session.livemode, request.params.id);
-    await accounts.audit(actorOf(signed), 'api_key.revoked', request.params.id);
+    valueOf(await products.revokeKeyOf(invocationOf(request, signed, { key: request.params.id }), request.params.id));
     return reply.redirect('/dashboard/api-keys?done=revoked', 303);
   });
 }
