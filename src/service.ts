@@ -54,6 +54,7 @@ export interface Service {
   orders: OrdersService;
   payments: PaymentsService;
   refunds: RefundsService;
+  bindings: CardBindingsService;
   webhooks: WebhooksService;
   /** Listens on config.host:config.port and starts the workers; returns the URL. */
   listen(): Promise<string>;
@@ -149,7 +150,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   app.addHook('preClose', () => services.eventStreams.stop());
   const idempotent = new IdempotentReplies(timings, options.hooks);
   await registerApi(app, { services, idempotent, checkoutLimits: config, publicUrl: config.checkoutUrl });
-  const { orders, payments, refunds, webhooks, accounts, requestLog } = services;
+  const { orders, payments, refunds, bindings, webhooks, accounts, requestLog } = services;
   let workers: RunningWorkers | null = null;
   return {
     app,
@@ -157,6 +158,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
     orders,
     payments,
     refunds,
+    bindings,
     webhooks,
     async listen() {
       const maintained = await maintenanceNeeded(db);
@@ -165,7 +167,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
       workers = startWorkers(
         [
           idempotencyCleanup(db),
-          expiry(db, orders, config.expiryIntervalMs),
+          expiry(orders, bindings, config.expiryIntervalMs),
           reconciler(payments, refunds, config.reconcileIntervalMs),
           settlement(payments, config.settlementDelaySeconds),
           webhookDelivery(webhooks, app.log),

@@ -5,7 +5,7 @@
 import type { Db, Transaction } from '../db/types.js';
 import type { Sealer } from '../lib/sealing.js';
 import { ApiError, type ErrorBody } from './errors.js';
-import { runIdempotent, type IdempotentRequest, type PhaseHooks, type Step, type Steps } from './idempotency.js';
+import { runIdempotent, type IdempotentRequest, type PhaseHooks, type PhaseResult, type Step, type Steps } from './idempotency.js';
 import type { Merchant } from './merchant.js';
 
 /** One call of a command: on which product and mode, by whom (`scope.actor`), under which key, as which request. */
@@ -34,6 +34,12 @@ export interface AuditTrail {
 
 /** A command's answer: its status, its JSON as stored and sent, and its value or error, typed. */
 export type Answer<T> = { status: number; replayed: boolean; json: string } & ({ ok: true; value: T } | { ok: false; error: ErrorBody });
+
+/** An audit target read from the first phase's answer: only a one-phase command has one there. */
+function targetOf(read: (answer: never) => string, result: PhaseResult): string {
+  if (!('response' in result)) throw new Error('an audit target read from the answer needs a command of one phase');
+  return read(result.response.body as never);
+}
 
 /** A command's value, or its refusal thrown again as the error it was (for adapters that show errors as they come). */
 export function valueOf<T>(answer: Answer<T>): T {
@@ -74,7 +80,7 @@ export class Commands {
     if (audit === undefined || actor.kind !== 'user') return started;
     return async (tx, resourceId) => {
       const result = await started(tx, resourceId);
-      const target = typeof audit.target === 'string' ? audit.target : 'response' in result ? audit.target(result.response.body as never) : '';
+      const target = typeof audit.target === 'string' ? audit.target : targetOf(audit.target, result);
       await this.audit.record(tx, { accountId: actor.accountId, userId: actor.userId, livemode: scope.livemode, action: audit.action, target });
       return result;
     };

@@ -12,8 +12,11 @@ export type RouteAuth = { kind: 'merchant'; scope?: Scope } | { kind: 'admin' } 
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: RouteAuth;
-    /** Whether the route takes an Idempotency-Key: required, or optional; absent, it takes none. */
-    idempotencyKey?: 'required' | 'optional';
+    /**
+     * Whether the route takes an Idempotency-Key: required, or optional; `none` for a command that takes none (a DELETE,
+     * repeatable as it is); absent, the route runs no command.
+     */
+    idempotencyKey?: 'required' | 'optional' | 'none';
     /** False: the route's calls are left out of the request log (reading the log itself). */
     requestLog?: false;
   }

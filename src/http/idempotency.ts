@@ -72,13 +72,13 @@ export class IdempotentReplies {
 
   /** Runs `command` for the request and sends its answer through the route's schema for its status. */
   async send<T>(request: FastifyRequest, reply: FastifyReply, command: (invocation: Invocation) => Promise<Answer<T>>): Promise<FastifyReply> {
-    // A route that declares no Idempotency-Key (a DELETE) runs its command without one.
     const declared = request.routeOptions.config.idempotencyKey;
+    if (declared === undefined) throw new Error(`route ${request.routeOptions.url} runs a command but declares no idempotencyKey`);
     const route = `${request.method} ${request.routeOptions.url}`;
     const startedAt = performance.now();
     const answer = await command({
       scope: merchantOf(request),
-      key: declared === undefined ? null : idempotencyKeyOf(request, declared === 'required'),
+      key: declared === 'none' ? null : idempotencyKeyOf(request, declared === 'required'),
       request: { id: request.id, method: request.method, path: request.url.split('?')[0]!, body: request.body },
       hooks: this.timed(route),
     });

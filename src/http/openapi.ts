@@ -57,9 +57,16 @@ function idempotencyRules(mode: 'required' | 'optional'): string {
   ].join('\n');
 }
 
+/** The Idempotency-Key a route takes, if any (a command declared `none` takes none). */
+function keyTaken(route: RouteOptions): 'required' | 'optional' | undefined {
+  const declared = route.config?.idempotencyKey;
+  return declared === 'none' ? undefined : declared;
+}
+
 /** The error codes a route answers because of how it is declared: its credential, its inputs, its Idempotency-Key. */
 function declaredErrors(schema: FastifySchema, route: RouteOptions): ErrorCode[] {
-  const { auth, idempotencyKey } = route.config ?? {};
+  const { auth } = route.config ?? {};
+  const idempotencyKey = keyTaken(route);
   const codes: ErrorCode[] = [];
   if (auth?.kind === 'merchant' || auth?.kind === 'admin') codes.push('UNAUTHENTICATED', 'RATE_LIMITED');
   if (auth?.kind === 'merchant' && auth.scope) codes.push('SCOPE_REQUIRED');
@@ -71,7 +78,8 @@ function declaredErrors(schema: FastifySchema, route: RouteOptions): ErrorCode[]
 
 /** The operation's description: what the route says, the scope its key needs, and what a retry does. */
 function operationDescription(schema: FastifySchema, route: RouteOptions, notes: OperationNotes | undefined): string | undefined {
-  const { auth, idempotencyKey } = route.config ?? {};
+  const { auth } = route.config ?? {};
+  const idempotencyKey = keyTaken(route);
   const parts = [
     schema.description,
     auth?.kind === 'merchant' && auth.scope ? `Needs a secret key with the \`${auth.scope}\` scope (else 403 \`SCOPE_REQUIRED\`).` : undefined,
@@ -139,7 +147,7 @@ export function describeRoute({ schema, url, route }: { schema: FastifySchema; u
   if (!schema?.operationId) return { schema, url };
   const { operationId } = schema;
   const notes = OPERATION_NOTES[operationId];
-  const idempotencyKey = route.config?.idempotencyKey;
+  const idempotencyKey = keyTaken(route);
   const key = Type.String({ minLength: 1, maxLength: 255, description: IDEMPOTENCY_KEY_DESCRIPTION });
   const codes = [...new Set([...declaredErrors(schema, route), ...(notes?.errors ?? [])])];
   const request = examples().operations[operationId]?.request;

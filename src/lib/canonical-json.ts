@@ -1,5 +1,4 @@
 // JSON with object keys sorted: the same value always writes the same, whatever order its keys were given in.
-
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {

@@ -1,5 +1,4 @@
-import type { Db } from '../db/types.js';
-import { expireDueSessions } from '../modules/checkout/store.js';
+import type { CardBindingsService } from '../modules/card-bindings/service.js';
 import type { OrdersService } from '../modules/orders/service.js';
 import type { Worker } from './loop.js';
 
@@ -9,11 +8,11 @@ const BATCH_MAX = 500;
  * Expires what is past its time: card-binding sessions, and PENDING orders (with their sessions and one
  * order.expired each) unless a debit is in progress. Reads apply the same rules before this runs.
  */
-export function expiry(db: Db, orders: OrdersService, intervalMs: number): Worker {
+export function expiry(orders: OrdersService, bindings: CardBindingsService, intervalMs: number): Worker {
   return {
     name: 'expiry',
     intervalMs,
     batchMax: BATCH_MAX,
-    runOnce: async () => Math.max(await expireDueSessions(db, BATCH_MAX), await orders.expireDue(BATCH_MAX)),
+    runOnce: async () => Math.max(await bindings.expireDue(BATCH_MAX), await orders.expireDue(BATCH_MAX)),
   };
 }

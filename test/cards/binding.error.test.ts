@@ -163,7 +163,7 @@ describe('state rules', () => {
     const due = await createBinding(service, merchant.test);
     const fresh = await createBinding(service, merchant.test);
     await expire(due.clientToken);
-    const worker = expiry(service.db, service.orders, 1_000);
+    const worker = expiry(service.orders, service.bindings, 1_000);
     expect(await worker.runOnce()).toBeGreaterThanOrEqual(1);
     const statuses = await service.db.query<{ token: string; status: string }>('SELECT token, status FROM checkout_sessions WHERE token = ANY($1)', [
       [due.clientToken, fresh.clientToken],

@@ -1,5 +1,6 @@
 // A payment's and an order's page: fields, linked objects, the timeline with its deliveries; refund and cancel by owners
-// and developers, through the API's phases under the form's idempotency key, audited; never by a viewer.
+// and developers, through the capabilities' commands under the form's idempotency key, audited with the change; never
+// by a viewer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
 import { idem, startService, type TestService } from '../support/harness.js';

@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { openPglite, openPostgres } from '../../src/db/db.js';
 import type { Db, Queryable } from '../../src/db/types.js';
 import type { PhaseHooks } from '../../src/core/idempotency.js';
+import type { CardBindingsService } from '../../src/modules/card-bindings/service.js';
 import type { OrdersService } from '../../src/modules/orders/service.js';
 import type { PaymentsService } from '../../src/modules/payments/service.js';
 import type { RefundsService } from '../../src/modules/refunds/service.js';
@@ -114,6 +115,7 @@ export interface TestService {
   db: Db;
   config: Config;
   orders: OrdersService;
+  bindings: CardBindingsService;
   payments: PaymentsService;
   refunds: RefundsService;
   webhooks: WebhooksService;
@@ -167,6 +169,7 @@ export async function startService(
     db,
     config,
     orders: service.orders,
+    bindings: service.bindings,
     payments: service.payments,
     refunds: service.refunds,
     webhooks: service.webhooks,

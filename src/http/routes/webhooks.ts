@@ -69,7 +69,7 @@ function endpointActionRoutes(app: FastifyInstance, webhooks: WebhooksService, s
   const tags = ['webhooks'];
   app.delete<{ Params: IdParams }>(
     '/v1/webhook_endpoints/:id',
-    { config, schema: { tags, operationId: 'deleteWebhookEndpoint', summary: 'Delete an endpoint', params: IdParams, response: { 200: Deleted } } },
+    { config: { ...config, idempotencyKey: 'none' }, schema: { tags, operationId: 'deleteWebhookEndpoint', summary: 'Delete an endpoint', params: IdParams, response: { 200: Deleted } } },
     (request, reply) => send(request, reply, (invocation) => webhooks.deleteEndpoint(invocation, request.params.id)),
   );
 

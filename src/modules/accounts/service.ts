@@ -366,12 +366,12 @@ export class AccountsService implements AuditTrail {
     });
   }
 
-  /** Records what a user did; in the transaction of the change when there is one. */
   /** The audit trail of the capabilities' commands: a dashboard user's change, in the change's transaction. */
   record(tx: Transaction, entry: AuditEntry): Promise<void> {
     return store.insertAudit(tx, entry);
   }
 
+  /** Records what a user did to the account itself; in the transaction of the change when there is one. */
   audit(actor: Actor, action: string, target: string | null, db: Queryable = this.db): Promise<void> {
     return store.insertAudit(db, { accountId: actor.accountId, userId: actor.userId, action, target, livemode: actor.livemode });
   }

@@ -39,6 +39,7 @@ export function presentBinding(row: BindingRow, settings: BindingSettings): Card
 export interface BindingSessions {
   open(tx: Transaction, kind: 'card_binding', binding: Omit<BindingRow, 'status' | 'failure_code' | 'expired'>): Promise<{ status: SessionStatus; failure_code: string | null }>;
   expire(kind: 'card_binding', token: string): Promise<void>;
+  expireDueBindings(batchMax: number): Promise<number>;
 }
 
 export class CardBindingsService {
@@ -72,6 +73,11 @@ export class CardBindingsService {
         return { response: { status: 201, body: presentBinding({ ...binding, ...session, expired: false }, settings) } };
       },
     };
+  }
+
+  /** One expiry batch: bindings whose page was left open past its time; returns how many. */
+  expireDue(batchMax: number): Promise<number> {
+    return this.sessions.expireDueBindings(batchMax);
   }
 
   /** Records the card a completed binding saved, in the transaction that saved it. */

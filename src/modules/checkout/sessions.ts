@@ -29,6 +29,11 @@ export class CheckoutSessions {
     return store.capturedCardOfOrder(tx, orderId);
   }
 
+  /** One batch of open card-binding sessions past their time, expired; returns how many. */
+  expireDueBindings(batchMax: number): Promise<number> {
+    return store.expireDueSessions(this.db, batchMax);
+  }
+
   /** Marks a session EXPIRED if it is still open and past its time; otherwise leaves it as it is. */
   expire(kind: SessionKind, token: string): Promise<void> {
     return store.expireSession(this.db, kind, token);

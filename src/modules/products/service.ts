@@ -1,5 +1,6 @@
 import type { Db, Queryable, Transaction } from '../../db/types.js';
 import type { Answer, Commands, Invocation } from '../../core/commands.js';
+import type { AtomicPhase } from '../../core/idempotency.js';
 import { API_KEYS_CHANNEL, type ApiKeyCache } from './key-cache.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -36,7 +37,7 @@ async function createKey(db: Queryable, productId: string, mode: Mode, scopes: S
 /** Keys listed per product at most: far above what a product holds, a bound on the answer. */
 export const KEYS_LISTED_MAX = 100;
 
-/** The operator's products and their API keys. */
+/** Products and their API keys: the operator's calls, and the dashboard's commands on the account's own product. */
 export class ProductsService {
   constructor(
     private readonly db: Db,
@@ -126,29 +127,28 @@ export class ProductsService {
   async rollKey(invocation: Invocation, keyId: string, overlapSeconds: number): Promise<Answer<{ id: string; secret: string }>> {
     const { scope } = invocation;
     const audit = { action: 'api_key.rolled', target: (key: { id: string }) => `${keyId} → ${key.id}` };
-    const rolled = await this.commands.run<{ id: string; secret: string }>(invocation, { started: async (tx) => {
+    const roll: AtomicPhase = async (tx) => {
       const old = await store.findKey(tx, scope.productId, keyId);
       if (!old || old.livemode !== scope.livemode || old.revoked_at !== null) throw notFound('key');
       if (old.expires_at !== null && old.expires_at.getTime() <= Date.now()) throw new ApiError('INVALID_STATE', 'This key has expired already');
       const { row, secret } = await createKey(tx, scope.productId, modeOf(old.livemode), old.scopes);
       if (!(await store.expireKey(tx, keyId, overlapSeconds, API_KEYS_CHANNEL))) throw notFound('key');
       return { response: { status: 201, body: { id: row.id, secret } } };
-    } }, { secret: true, audit });
-    // This process reads the old key's expiry at once; the others when they hear the notification.
-    this.keys.clear();
-    return rolled;
+    };
+    // This process reads the old key's expiry at once, whatever the answer; the others when they hear the notification.
+    return this.commands.run<{ id: string; secret: string }>(invocation, { started: roll }, { secret: true, audit }).finally(() => this.keys.clear());
   }
 
   /** A dashboard user's revocation of a key of the selected mode; another product's or mode's key is not found. */
-  async revokeKeyOf(invocation: Invocation, keyId: string): Promise<Answer<{ id: string }>> {
+  revokeKeyOf(invocation: Invocation, keyId: string): Promise<Answer<{ id: string }>> {
     const { scope } = invocation;
-    const revoked = await this.commands.run<{ id: string }>(invocation, { started: async (tx) => {
+    const revoke: AtomicPhase = async (tx) => {
       const key = await store.findKey(tx, scope.productId, keyId);
       if (!key || key.livemode !== scope.livemode) throw notFound('key');
       return { response: { status: 200, body: { id: (await this.revokeKeyIn(tx, keyId)).id } } };
-    } }, { audit: { action: 'api_key.revoked', target: keyId } });
-    this.keys.clear();
-    return revoked;
+    };
+    const audit = { action: 'api_key.revoked', target: keyId };
+    return this.commands.run<{ id: string }>(invocation, { started: revoke }, { audit }).finally(() => this.keys.clear());
   }
 
   /** The operator's revocation of any key. */

@@ -171,7 +171,6 @@ export class WebhooksService {
     return this.change(invocation, 200, (tx) => this.retryNow(tx, invocation.scope, endpointId, deliveryId), { audit: { action: 'webhook_delivery.retried', target: deliveryId } });
   }
 
-
   private async create(tx: Transaction, merchant: Merchant, body: CreateEndpointBody): Promise<WebhookEndpoint> {
     this.checkUrl(body.url);
     const max = this.settings.webhookEndpointsMax;
