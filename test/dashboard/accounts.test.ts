@@ -291,6 +291,31 @@ describe('log-in and sessions', () => {
   }, 60_000);
 });
 
+describe('a form posted twice', () => {
+  it('makes one key and one endpoint: each form carries an idempotency key, and the second post replays the first answer', async () => {
+    const client = new DashboardClient(service);
+    await client.signUp(uniqueEmail());
+    const keysPage = await client.get('/dashboard/api-keys');
+    const formKey = /action="\/dashboard\/api-keys"><input type="hidden" name="_csrf" value="[^"]+"><input type="hidden" name="idempotencyKey" value="([0-9a-f-]{36})">/.exec(keysPage.html)?.[1];
+    expect(formKey).toBeDefined();
+    const product = /<strong>([^<]+)<\/strong>/.exec(keysPage.html)![1];
+    const keysOf = async () => count('SELECT count(*)::int AS n FROM api_keys k JOIN products p ON p.id = k.product_id WHERE p.name = $1', [product]);
+    const before = await keysOf();
+    const first = await client.post('/dashboard/api-keys', { idempotencyKey: formKey! });
+    const second = await client.post('/dashboard/api-keys', { idempotencyKey: formKey! });
+    expect([first.status, second.status]).toEqual([201, 201]);
+    const secretOf = (html: string) => /<code id="new-key">(sk_test_[0-9A-Za-z]+)<\/code>/.exec(html)?.[1];
+    expect(secretOf(second.html)).toBe(secretOf(first.html));
+    expect(await keysOf()).toBe(before + 1);
+    // A new form is a new key.
+    expect((await client.post('/dashboard/api-keys', { idempotencyKey: '00000000-0000-4000-8000-00000000000b' })).status).toBe(201);
+    expect(await keysOf()).toBe(before + 2);
+    // A malformed key is refused, changing nothing.
+    expect((await client.post('/dashboard/api-keys', { idempotencyKey: 'twice' })).status).toBe(400);
+    expect(await keysOf()).toBe(before + 2);
+  });
+});
+
 describe('CSRF and origin', () => {
   it('refuses a state-changing POST without the form token, or with another session’s, changing nothing', async () => {
     const client = new DashboardClient(service);

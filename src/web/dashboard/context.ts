@@ -3,6 +3,7 @@
 import { timingSafeEqual, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Invocation } from '../../core/commands.js';
+import { ApiError } from '../../core/errors.js';
 import type { Merchant } from '../../core/merchant.js';
 import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from '../../modules/accounts/passwords.js';
 import type { SignedSession } from '../../modules/accounts/service.js';
@@ -195,6 +196,19 @@ export function typedPassword(form: Form | undefined, name = 'password'): string
 export function passwordOf(form: Form | undefined, name = 'password'): string | null {
   const password = typedPassword(form, name);
   return password.length < PASSWORD_LENGTH_MIN || password.length > PASSWORD_LENGTH_MAX ? null : password;
+}
+
+const FORM_KEY = /^[0-9a-f-]{36}$/;
+
+/**
+ * The idempotency key a form carries in its hidden field (`formKeyField`), so that the same form posted twice does its
+ * work once; null when it carries none. A malformed one is refused.
+ */
+export function formKeyOf(form: Form | undefined): string | null {
+  const key = field(form, 'idempotencyKey');
+  if (key === '') return null;
+  if (!FORM_KEY.test(key)) throw new ApiError('VALIDATION_ERROR', 'idempotencyKey', { param: 'idempotencyKey' });
+  return key;
 }
 
 /** Tokens of sessions, forms and links: 32 random bytes, base64url. */

@@ -1,4 +1,5 @@
 // The frame of every dashboard page: the head, the account bar with the test/live switch, the navigation, languages.
+import { randomUUID } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { pageHeaders } from '../headers.js';
 import type { Dash, Signed } from './context.js';
@@ -21,6 +22,9 @@ const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'branding', href: '/dashboard/branding', label: 'navBranding' },
   { section: 'team', href: '/dashboard/team', label: 'navTeam' },
 ];
+
+/** A hidden field with a new idempotency key: the same form posted twice (a double click, a retry) does its work once. */
+export const formKeyField = () => html`<input type="hidden" name="idempotencyKey" value="${randomUUID()}">`;
 
 /** A hidden field with the request's form token: every form that posts carries it. */
 export const csrfField = (dash: Dash) => html`<input type="hidden" name="_csrf" value="${dash.csrf}">`;

@@ -1,21 +1,19 @@
 // A payment's and an order's page: every field, the objects it is linked to, and its timeline (each event, with its
 // webhook deliveries). Owners and developers can refund a payment and cancel an order here, through the same service
 // phases as the API, under an idempotency key of the form (so a form posted twice acts once), and audited.
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
 import type { Merchant } from '../../../core/merchant.js';
 import type { Refund } from '../../../modules/refunds/schema.js';
 import type { Event, WebhookDelivery } from '../../../modules/webhooks/schema.js';
-import { CHANGES, dashOf, field, invocationOf, merchantOfSigned, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
+import { CHANGES, dashOf, formKeyOf, invocationOf, merchantOfSigned, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
 import type { DashboardDeps, Form } from '../deps.js';
 import { html, type Html, type Value } from '../../html.js';
 import { attemptReason, type MessageKey } from '../i18n.js';
-import { csrfField, notice, page, sendPage, when } from '../layout.js';
+import { csrfField, formKeyField, notice, page, sendPage, when } from '../layout.js';
 import { badge, cardShown, failureReason, money, paymentBadge } from './lists.js';
 
 type DetailRequest = FastifyRequest<{ Params: { id: string }; Querystring: { done?: string; error?: string }; Body: Form }>;
-const IDEMPOTENCY_FIELD = /^[0-9a-f-]{36}$/;
 
 const link = (href: string, text: string) => html`<a href="${href}"><code>${text}</code></a>`;
 
@@ -61,7 +59,7 @@ function timeline(dash: Dash, entries: Entry[], refunds: Refund[] = []): Html {
 /** A confirmed action button: its form carries the form token and a fresh idempotency key. */
 function actionForm(dash: Dash, action: string, label: MessageKey, confirm: MessageKey): Html {
   return html`<form method="post" action="${action}" data-confirm="${dash.t(confirm)}">${csrfField(dash)}
-    <input type="hidden" name="idempotencyKey" value="${randomUUID()}">
+    ${formKeyField()}
     <button type="submit" class="danger">${dash.t(label)}</button></form>`;
 }
 
@@ -143,8 +141,9 @@ function action(deps: DashboardDeps, kind: 'refund' | 'cancel') {
   return async (request: DetailRequest, reply: FastifyReply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
-    const key = field(request.body, 'idempotencyKey');
-    if (!IDEMPOTENCY_FIELD.test(key)) throw new ApiError('VALIDATION_ERROR', 'idempotencyKey', { param: 'idempotencyKey' });
+    // A refund or a cancel is only ever made under its form's key.
+    const key = formKeyOf(request.body);
+    if (key === null) throw new ApiError('VALIDATION_ERROR', 'idempotencyKey', { param: 'idempotencyKey' });
     const { id } = request.params;
     const answer =
       kind === 'refund'

@@ -2,10 +2,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { valueOf } from '../../../core/commands.js';
 import type { KeyRow } from '../../../modules/products/store.js';
-import { CHANGES, dashOf, field, invocationOf, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
+import { CHANGES, dashOf, field, formKeyOf, invocationOf, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
 import { html, type Html, type Value } from '../../html.js';
 import type { MessageKey } from '../i18n.js';
-import { csrfField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
+import { csrfField, formKeyField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
 
 /** How long a rolled key keeps working, as offered. */
@@ -29,7 +29,7 @@ function keyActions(dash: Dash, key: KeyRow): Value {
   const usable = key.revoked_at === null && (key.expires_at === null || key.expires_at.getTime() > Date.now());
   if (!usable) return '';
   const options = ROLL_OVERLAPS.map((o) => html`<option value="${o.seconds}"${o.seconds === 86_400 ? html` selected` : ''}>${t(o.label)}</option>`);
-  return html`<form class="inline" method="post" action="/dashboard/api-keys/${key.id}/roll">${csrfField(dash)}
+  return html`<form class="inline" method="post" action="/dashboard/api-keys/${key.id}/roll">${csrfField(dash)}${formKeyField()}
     <label for="overlap-${key.id}">${t('oldKeyWorks')}</label>
     <select id="overlap-${key.id}" name="overlapSeconds">${options}</select>
     <button type="submit">${t('rollKey')}</button></form>
@@ -48,7 +48,7 @@ function keysPage(dash: Dash, signed: Signed, keys: KeyRow[], extra: { created?:
   const body = html`${notice('ok', extra.done)}
 ${extra.created ? shownOnce(dash, t('newKey'), extra.created, 'new-key') : ''}
 <p>${t('keysIntro')}</p>
-${canCreate ? html`<form method="post" action="/dashboard/api-keys">${csrfField(dash)}<button type="submit" class="primary">${t('createKey')}</button></form>` : html`<p class="hint">${t('liveOffExplained')}</p>`}
+${canCreate ? html`<form method="post" action="/dashboard/api-keys">${csrfField(dash)}${formKeyField()}<button type="submit" class="primary">${t('createKey')}</button></form>` : html`<p class="hint">${t('liveOffExplained')}</p>`}
 ${keys.length === 0 ? html`<p class="empty">${t('noKeys')}</p>` : html`<div class="table-wrap"><table><caption>${t('keysCaption')}</caption>
 <thead><tr><th scope="col">${t('key')}</th><th scope="col">${t('status')}</th><th scope="col">${t('created')}</th><th scope="col">${t('lastUsed')}</th><th scope="col">${t('actions')}</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`}`;
@@ -72,7 +72,7 @@ export function keyPages(app: FastifyInstance, { products }: DashboardDeps): voi
   app.post('/api-keys', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
-    const { secret } = valueOf(await products.createKey(invocationOf(request, signed, {})));
+    const { secret } = valueOf(await products.createKey(invocationOf(request, signed, {}, formKeyOf(request.body as Form))));
     return sendPage(reply, await show(request, { created: secret }), 201);
   });
 
@@ -81,7 +81,8 @@ export function keyPages(app: FastifyInstance, { products }: DashboardDeps): voi
     requireRole(signed, CHANGES);
     const overlap = Number(field(request.body, 'overlapSeconds'));
     const seconds = ROLL_OVERLAPS.find((o) => o.seconds === overlap)?.seconds ?? 86_400;
-    const { secret } = valueOf(await products.rollKey(invocationOf(request, signed, { key: request.params.id, seconds }), request.params.id, seconds));
+    const invocation = invocationOf(request, signed, { key: request.params.id, seconds }, formKeyOf(request.body));
+    const { secret } = valueOf(await products.rollKey(invocation, request.params.id, seconds));
     return sendPage(reply, await show(request, { created: secret }), 201);
   });
 

@@ -7,10 +7,10 @@ import type { UrlRefusal } from '../../../modules/webhooks/addresses.js';
 import { SENT_EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../../modules/webhooks/events.js';
 import type { CreateEndpointBody, WebhookDelivery, WebhookEndpoint } from '../../../modules/webhooks/schema.js';
 import { TEST_EVENTS_PER_MINUTE } from '../../../modules/webhooks/service.js';
-import { actorOf, CHANGES, dashOf, field, fields, invocationOf, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, typedPassword, type Dash, type Signed } from '../context.js';
+import { actorOf, CHANGES, dashOf, field, fields, formKeyOf, invocationOf, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, typedPassword, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
 import { attemptReason, type MessageKey } from '../i18n.js';
-import { csrfField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
+import { csrfField, formKeyField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
 import { badge } from './lists.js';
 
@@ -39,7 +39,7 @@ function addForm(dash: Dash, values: { url?: string; description?: string; event
     (type) => html`<label class="check"><input type="checkbox" name="events" value="${type}"${values.events?.includes(type) ? html` checked` : ''}> <code>${type}</code></label>`,
   );
   const unsent = html`<p class="hint">${t('eventsNotSent')}</p>${NOT_SENT.map((type) => html`<label class="check"><input type="checkbox" disabled> <code>${type}</code></label>`)}`;
-  return html`<form class="card" method="post" action="/dashboard/webhooks">${csrfField(dash)}
+  return html`<form class="card" method="post" action="/dashboard/webhooks">${csrfField(dash)}${formKeyField()}
   <h2>${t('addEndpointTitle')}</h2>
   <label for="url">${t('endpointUrl')}</label>
   <input id="url" name="url" type="url" required maxlength="2048" placeholder="https://shop.example.uz/tolov/webhooks" value="${values.url ?? ''}" aria-describedby="url-hint">
@@ -172,7 +172,7 @@ export function webhookPages(app: FastifyInstance, deps: DashboardDeps): void {
     if (refused) return sendPage(reply, await list(request, { error: urlRefusalText(dashOf(request), refused), values }), 400);
     try {
       const input: CreateEndpointBody = { url: values.url, enabledEvents: known, ...(values.description === '' ? {} : { description: values.description.slice(0, 500) }) };
-      const endpoint = valueOf(await webhooks.createEndpoint(invocationOf(request, signed, input), input));
+      const endpoint = valueOf(await webhooks.createEndpoint(invocationOf(request, signed, input, formKeyOf(request.body)), input));
       const page = await detail(Object.assign(request, { params: { id: endpoint.id } }) as EndpointRequest, { created: endpoint.secret! });
       return sendPage(reply, page, 201);
     } catch (error) {
