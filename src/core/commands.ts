@@ -65,12 +65,19 @@ export class Commands {
   async run<T>(invocation: Invocation, steps: Steps, options: CommandOptions = {}): Promise<Answer<T>> {
     const { scope, key, request, hooks } = invocation;
     const first = this.withAudit(scope, steps.started, options.audit);
-    const all = options.secret ? this.sealed({ ...steps, started: first }) : { ...steps, started: first };
+    // Only a stored answer is sealed: without a key nothing is stored.
+    const sealing = options.secret === true && key !== null;
+    const all = sealing ? this.sealed({ ...steps, started: first }) : { ...steps, started: first };
     const sent = await runIdempotent(this.db, scope, key, request, all, hooks);
-    const json = options.secret && sent.status < 400 ? this.sealer.open((JSON.parse(sent.body) as { sealed: string }).sealed) : sent.body;
+    const json = sealing && sent.status < 400 ? this.sealer.open((JSON.parse(sent.body) as { sealed: string }).sealed) : sent.body;
     const parsed = JSON.parse(json) as unknown;
     const answered = { status: sent.status, replayed: sent.replayed, json };
     return sent.status < 400 ? { ...answered, ok: true, value: parsed as T } : { ...answered, ok: false, error: parsed as ErrorBody };
+  }
+
+  /** One change as a command of one phase: `write` in its own transaction, its value the answer with `status`. */
+  change<T>(invocation: Invocation, status: number, write: (tx: Transaction) => Promise<T>, options: CommandOptions = {}): Promise<Answer<T>> {
+    return this.run<T>(invocation, { started: async (tx) => ({ response: { status, body: await write(tx) } }) }, options);
   }
 
   /** The first phase, which makes the change, with the user's audit entry written in its transaction. */

@@ -1,6 +1,5 @@
 import type { Db, Queryable, Transaction } from '../../db/types.js';
 import type { Answer, Commands, Invocation } from '../../core/commands.js';
-import type { AtomicPhase } from '../../core/idempotency.js';
 import { API_KEYS_CHANNEL, type ApiKeyCache } from './key-cache.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -103,10 +102,11 @@ export class ProductsService {
   createKey(invocation: Invocation): Promise<Answer<{ id: string; secret: string }>> {
     const { scope } = invocation;
     const audit = { action: 'api_key.created', target: (key: { id: string }) => key.id };
-    return this.commands.run(invocation, { started: async (tx) => {
+    const add = async (tx: Transaction) => {
       const { row, secret } = await this.addKeyIn(tx, scope.productId, { mode: modeOf(scope.livemode) });
-      return { response: { status: 201, body: { id: row.id, secret } } };
-    } }, { secret: true, audit });
+      return { id: row.id, secret };
+    };
+    return this.commands.change(invocation, 201, add, { secret: true, audit });
   }
 
   async listKeys(productId: string): Promise<{ rows: store.KeyRow[]; hasMore: boolean }> {
@@ -127,28 +127,28 @@ export class ProductsService {
   async rollKey(invocation: Invocation, keyId: string, overlapSeconds: number): Promise<Answer<{ id: string; secret: string }>> {
     const { scope } = invocation;
     const audit = { action: 'api_key.rolled', target: (key: { id: string }) => `${keyId} → ${key.id}` };
-    const roll: AtomicPhase = async (tx) => {
+    const roll = async (tx: Transaction) => {
       const old = await store.findKey(tx, scope.productId, keyId);
       if (!old || old.livemode !== scope.livemode || old.revoked_at !== null) throw notFound('key');
       if (old.expires_at !== null && old.expires_at.getTime() <= Date.now()) throw new ApiError('INVALID_STATE', 'This key has expired already');
       const { row, secret } = await createKey(tx, scope.productId, modeOf(old.livemode), old.scopes);
       if (!(await store.expireKey(tx, keyId, overlapSeconds, API_KEYS_CHANNEL))) throw notFound('key');
-      return { response: { status: 201, body: { id: row.id, secret } } };
+      return { id: row.id, secret };
     };
     // This process reads the old key's expiry at once, whatever the answer; the others when they hear the notification.
-    return this.commands.run<{ id: string; secret: string }>(invocation, { started: roll }, { secret: true, audit }).finally(() => this.keys.clear());
+    return this.commands.change(invocation, 201, roll, { secret: true, audit }).finally(() => this.keys.clear());
   }
 
   /** A dashboard user's revocation of a key of the selected mode; another product's or mode's key is not found. */
   revokeKeyOf(invocation: Invocation, keyId: string): Promise<Answer<{ id: string }>> {
     const { scope } = invocation;
-    const revoke: AtomicPhase = async (tx) => {
+    const revoke = async (tx: Transaction) => {
       const key = await store.findKey(tx, scope.productId, keyId);
       if (!key || key.livemode !== scope.livemode) throw notFound('key');
-      return { response: { status: 200, body: { id: (await this.revokeKeyIn(tx, keyId)).id } } };
+      return { id: (await this.revokeKeyIn(tx, keyId)).id };
     };
     const audit = { action: 'api_key.revoked', target: keyId };
-    return this.commands.run<{ id: string }>(invocation, { started: revoke }, { audit }).finally(() => this.keys.clear());
+    return this.commands.change(invocation, 200, revoke, { audit }).finally(() => this.keys.clear());
   }
 
   /** The operator's revocation of any key. */
@@ -177,9 +177,7 @@ export class ProductsService {
   /** A dashboard owner's change of the product's branding, audited with it. */
   brand(invocation: Invocation, change: BrandingChange): Promise<Answer<Branding>> {
     const { productId } = invocation.scope;
-    return this.commands.run(invocation, { started: async (tx) => ({ response: { status: 200, body: await changeBranding(tx, productId, change) } }) }, {
-      audit: { action: 'product.branding_changed', target: productId },
-    });
+    return this.commands.change(invocation, 200, (tx) => changeBranding(tx, productId, change), { audit: { action: 'product.branding_changed', target: productId } });
   }
 
   /** A logo by the digest that names it, for the hosted pages. */

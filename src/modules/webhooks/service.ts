@@ -1,6 +1,6 @@
 // Webhook endpoints and the delivery of events to them: signed, retried on the configured schedule, at least once.
 import type { Db, Queryable, Transaction } from '../../db/types.js';
-import type { Answer, CommandOptions, Commands, Invocation } from '../../core/commands.js';
+import type { Answer, Commands, Invocation } from '../../core/commands.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { listPage, type List, type ListFilter, type ListQuery, type PageQuery } from '../../core/pagination.js';
@@ -132,43 +132,38 @@ export class WebhooksService {
     return row;
   }
 
-  /** One change as a command: answered with `status`, written in its own transaction, audited for a dashboard user. */
-  private change<T>(invocation: Invocation, status: number, write: (tx: Transaction) => Promise<T>, options: CommandOptions = {}): Promise<Answer<T>> {
-    return this.commands.run<T>(invocation, { started: async (tx) => ({ response: { status, body: await write(tx) } }) }, options);
-  }
-
   /** A new endpoint, with its signing secret shown in this answer only (201). */
   createEndpoint(invocation: Invocation, body: CreateEndpointBody): Promise<Answer<WebhookEndpoint>> {
     const audit = { action: 'webhook_endpoint.created', target: (created: WebhookEndpoint) => `${created.id} ${created.url}` };
-    return this.change(invocation, 201, (tx) => this.create(tx, invocation.scope, body), { secret: true, audit });
+    return this.commands.change(invocation, 201, (tx) => this.create(tx, invocation.scope, body), { secret: true, audit });
   }
 
   updateEndpoint(invocation: Invocation, id: string, body: UpdateEndpointBody): Promise<Answer<WebhookEndpoint>> {
     const action = body.status === undefined ? 'webhook_endpoint.updated' : `webhook_endpoint.${body.status}`;
-    return this.change(invocation, 200, (tx) => this.update(tx, invocation.scope, id, body), { audit: { action, target: id } });
+    return this.commands.change(invocation, 200, (tx) => this.update(tx, invocation.scope, id, body), { audit: { action, target: id } });
   }
 
   deleteEndpoint(invocation: Invocation, id: string): Promise<Answer<{ id: string; object: 'webhook_endpoint'; deleted: true }>> {
-    return this.change(invocation, 200, (tx) => this.delete(tx, invocation.scope, id), { audit: { action: 'webhook_endpoint.deleted', target: id } });
+    return this.commands.change(invocation, 200, (tx) => this.delete(tx, invocation.scope, id), { audit: { action: 'webhook_endpoint.deleted', target: id } });
   }
 
   /** A new signing secret, shown in this answer only; the old one keeps signing for `overlapSeconds` (200). */
   rollEndpointSecret(invocation: Invocation, id: string, overlapSeconds?: number): Promise<Answer<WebhookEndpoint>> {
     const audit = { action: 'webhook_endpoint.secret_rolled', target: id };
-    return this.change(invocation, 200, (tx) => this.rollSecret(tx, invocation.scope, id, overlapSeconds), { secret: true, audit });
+    return this.commands.change(invocation, 200, (tx) => this.rollSecret(tx, invocation.scope, id, overlapSeconds), { secret: true, audit });
   }
 
   /** Delivers an event again to one endpoint, as a new delivery due now (201). */
   resendEvent(invocation: Invocation, eventId: string, endpointId: string): Promise<Answer<WebhookDelivery>> {
-    return this.change(invocation, 201, (tx) => this.resend(tx, invocation.scope, eventId, endpointId));
+    return this.commands.change(invocation, 201, (tx) => this.resend(tx, invocation.scope, eventId, endpointId));
   }
 
   sendTest(invocation: Invocation, endpointId: string): Promise<Answer<WebhookDelivery>> {
-    return this.change(invocation, 201, (tx) => this.sendTestEvent(tx, invocation.scope, endpointId), { audit: { action: 'webhook_endpoint.test_sent', target: endpointId } });
+    return this.commands.change(invocation, 201, (tx) => this.sendTestEvent(tx, invocation.scope, endpointId), { audit: { action: 'webhook_endpoint.test_sent', target: endpointId } });
   }
 
   retryDelivery(invocation: Invocation, endpointId: string, deliveryId: string): Promise<Answer<WebhookDelivery>> {
-    return this.change(invocation, 200, (tx) => this.retryNow(tx, invocation.scope, endpointId, deliveryId), { audit: { action: 'webhook_delivery.retried', target: deliveryId } });
+    return this.commands.change(invocation, 200, (tx) => this.retryNow(tx, invocation.scope, endpointId, deliveryId), { audit: { action: 'webhook_delivery.retried', target: deliveryId } });
   }
 
   private async create(tx: Transaction, merchant: Merchant, body: CreateEndpointBody): Promise<WebhookEndpoint> {

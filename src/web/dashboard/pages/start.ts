@@ -8,8 +8,8 @@ import { page, sendPage, shownOnce } from '../layout.js';
 
 export const START_PATH = '/dashboard/start';
 
-/** The body of the first order, as the test sends it too. */
-export const FIRST_ORDER = { amount: 1_500_000, description: 'Order #1001', customerRef: 'customer-77', returnUrl: 'https://shop.example.uz/orders/1001' };
+/** The body of the first order the page suggests. */
+const FIRST_ORDER = { amount: 1_500_000, description: 'Order #1001', customerRef: 'customer-77', returnUrl: 'https://shop.example.uz/orders/1001' };
 
 function createOrder(publicUrl: string, key: string): string {
   return `curl -s -X POST ${publicUrl}/merchant/v1/orders \\
