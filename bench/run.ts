@@ -467,7 +467,7 @@ async function benchScaleOut(databaseUrl: string): Promise<ScaleOut> {
 async function listPagesRead(db: Db, productId: string, filters: ListFilter[]): Promise<number> {
   const run: { sql: string; params: readonly unknown[] }[] = [];
   const recording = { ...db, query: <Row>(sql: string, params: readonly unknown[] = []) => (run.push({ sql, params }), db.query<Row>(sql, params)) };
-  const merchant: Merchant = { actor: { kind: 'api_key', keyId: 'bench' }, productId, productName: 'Bench shop', livemode: false, scopes: ['subscribe'], feeBps: 0 };
+  const merchant: Merchant = { actor: { kind: 'api_key', keyId: 'bench' }, productId, productName: 'Bench shop', livemode: false, scopes: ['subscribe'], feeBps: 0, receiptRequired: true };
   await listPage(recording, INTENT_LIST, merchant, { limit: 10 }, presentIntent, filters);
   const [{ sql, params }] = run as [(typeof run)[number]];
   const [row] = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
@@ -755,6 +755,7 @@ async function inProcessCharger(service: Awaited<ReturnType<typeof createService
     livemode: false,
     scopes: product.scopes,
     feeBps: product.feeBps,
+    receiptRequired: true,
   };
   const request = { id: 'req_bench', method: 'POST', path: '/subscribe/v1/charges', body };
   return async (n: number) => {

@@ -23,8 +23,13 @@ export interface Config {
   expiryIntervalMs: number;
   liveRailUrl: string | null;
   liveRailSecret: string | null;
-  /** How long the bank gateway has to answer one call. */
+  /** How long the bank gateway (and the fiscal gateway) has to answer one call. */
   liveRailTimeoutMs: number;
+  /** The fiscal gateway that registers live receipts; null leaves live receipts PENDING until it is configured. */
+  liveFiscalUrl: string | null;
+  liveFiscalSecret: string | null;
+  /** The VAT rates, in percent, a receipt line may name. */
+  vatRates: number[];
   /**
    * Proxies whose X-Forwarded-For names the client (their addresses or CIDR ranges): behind one, the client address
    * that every throttle counts is the one it reports. Empty: the connection's own address.
@@ -174,6 +179,26 @@ function liveRail({ read, url, integer }: EnvReader): Pick<Config, 'liveRailUrl'
   return { liveRailUrl, liveRailSecret, liveRailTimeoutMs: integer('TOLOV_LIVE_RAIL_TIMEOUT_MS', 5_000, 100, 60_000) };
 }
 
+function liveFiscal({ read, url }: EnvReader): Pick<Config, 'liveFiscalUrl' | 'liveFiscalSecret'> {
+  const liveFiscalUrl = url('TOLOV_LIVE_FISCAL_URL', ['http', 'https']) ?? null;
+  const liveFiscalSecret = read('TOLOV_LIVE_FISCAL_SECRET') ?? null;
+  if (liveFiscalUrl !== null && liveFiscalSecret === null) {
+    throw new ConfigError('TOLOV_LIVE_FISCAL_SECRET', 'a shared secret whenever TOLOV_LIVE_FISCAL_URL is set', '');
+  }
+  return { liveFiscalUrl, liveFiscalSecret };
+}
+
+const VAT_RATES_MAX = 10;
+
+function vatRates({ read }: EnvReader): number[] {
+  const raw = read('TOLOV_VAT_RATES') ?? '0,12';
+  const rates = raw.split(',').map((part) => (/^\d{1,3}$/.test(part.trim()) ? Number(part.trim()) : NaN));
+  if (rates.length > VAT_RATES_MAX || rates.some((rate) => !(rate >= 0 && rate <= 100)) || new Set(rates).size !== rates.length) {
+    throw new ConfigError('TOLOV_VAT_RATES', `1 to ${VAT_RATES_MAX} different comma-separated whole percentages from 0 to 100`, raw);
+  }
+  return rates;
+}
+
 /**
  * Where accounts' mail goes. Sign-up and reset links are the only way into an account, so a production service
  * (NODE_ENV=production) refuses to start without a mail server: without one, mail is written to the log, links
@@ -230,6 +255,8 @@ export function loadConfig(env: Env = process.env): Config {
     reconcileIntervalMs: integer('TOLOV_RECONCILE_INTERVAL_MS', 30_000, 10, DAY_SECONDS * 1000),
     expiryIntervalMs: integer('TOLOV_EXPIRY_INTERVAL_MS', 5_000, 10, DAY_SECONDS * 1000),
     ...liveRail(reader),
+    ...liveFiscal(reader),
+    vatRates: vatRates(reader),
     ...mail(reader, where.checkoutUrl),
     trustProxy: proxies(reader),
     ...limits(reader),

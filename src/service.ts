@@ -21,6 +21,7 @@ import { ApiKeyCache } from './modules/products/key-cache.js';
 import { ProductsService } from './modules/products/service.js';
 import { ReconciliationService } from './modules/reconciliation/service.js';
 import { RefundsService } from './modules/refunds/service.js';
+import { ReceiptsService } from './modules/receipts/service.js';
 import { createSender, type Lookup, type Sender } from './modules/webhooks/sender.js';
 import { WebhooksService } from './modules/webhooks/service.js';
 import { EventStreams } from './modules/webhooks/stream.js';
@@ -40,13 +41,14 @@ import { accountCleanup } from './workers/account-cleanup.js';
 import { maintenanceNeeded, tableMaintenance } from './workers/table-maintenance.js';
 import { eventRetention } from './workers/event-retention.js';
 import { webhookDelivery } from './workers/webhook-delivery.js';
-import { createRails, type Rails } from './rails/index.js';
+import { createFiscalModules, createRails, type Rails } from './rails/index.js';
 import { Timings } from './lib/timings.js';
 import { idempotencyCleanup } from './workers/idempotency-cleanup.js';
 import { startWorkers, type RunningWorkers } from './workers/loop.js';
 import { reconciler } from './workers/reconciler.js';
 import { expiry } from './workers/expiry.js';
 import { settlement } from './workers/settlement.js';
+import { fiscalization } from './workers/fiscalization.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -54,6 +56,7 @@ export interface Service {
   orders: OrdersService;
   payments: PaymentsService;
   refunds: RefundsService;
+  receipts: ReceiptsService;
   bindings: CardBindingsService;
   webhooks: WebhooksService;
   /** Listens on config.host:config.port and starts the workers; returns the URL. */
@@ -84,9 +87,16 @@ function buildServices(parts: {
   const ledger = new LedgerService(db);
   const cards = new CardsService(db);
   const sessions = new CheckoutSessions(db);
-  const orders = new OrdersService(db, config, sessions, cards, webhooks, commands);
-  const payments = new PaymentsService(db, rails, orders, cards, ledger, webhooks, commands, log);
-  const refunds = new RefundsService(db, rails, payments, ledger, commands, log);
+  const receipts = new ReceiptsService(
+    db,
+    createFiscalModules(db),
+    webhooks,
+    { checkoutUrl: config.checkoutUrl, vatRates: config.vatRates, retryScheduleSeconds: config.webhookRetryScheduleSeconds },
+    log,
+  );
+  const orders = new OrdersService(db, config, sessions, cards, webhooks, receipts, commands);
+  const payments = new PaymentsService(db, rails, orders, cards, ledger, webhooks, receipts, commands, log);
+  const refunds = new RefundsService(db, rails, payments, ledger, receipts, commands, log);
   const products = new ProductsService(db, keys, config.defaultFeeBps, commands);
   const bindings = new CardBindingsService(db, rails, sessions, commands, config);
   const checkout = new CheckoutService(db, rails, payments, orders, cards, bindings);
@@ -97,6 +107,7 @@ function buildServices(parts: {
     orders,
     payments,
     refunds,
+    receipts,
     cards,
     bindings,
     checkout,
@@ -150,7 +161,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   app.addHook('preClose', () => services.eventStreams.stop());
   const idempotent = new IdempotentReplies(timings, options.hooks);
   await registerApi(app, { services, idempotent, checkoutLimits: config, publicUrl: config.checkoutUrl });
-  const { orders, payments, refunds, bindings, webhooks, accounts, requestLog } = services;
+  const { orders, payments, refunds, receipts, bindings, webhooks, accounts, requestLog } = services;
   let workers: RunningWorkers | null = null;
   return {
     app,
@@ -158,6 +169,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
     orders,
     payments,
     refunds,
+    receipts,
     bindings,
     webhooks,
     async listen() {
@@ -170,6 +182,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
           expiry(orders, bindings, config.expiryIntervalMs),
           reconciler(payments, refunds, config.reconcileIntervalMs),
           settlement(payments, config.settlementDelaySeconds),
+          fiscalization(receipts),
           webhookDelivery(webhooks, app.log),
           eventRetention(webhooks),
           accountCleanup(accounts),

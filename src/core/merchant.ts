@@ -14,6 +14,8 @@ export interface Merchant {
   livemode: boolean;
   scopes: Scope[];
   feeBps: number;
+  /** Whether its live orders and charges must carry fiscal lines (the operator turns it off for those who fiscalize themselves). */
+  receiptRequired: boolean;
 }
 
 /** The actor as a name: an idempotency key's stored answer is replayed to this actor alone. */

@@ -10,6 +10,7 @@ import type { PaymentsService } from '../modules/payments/service.js';
 import type { ProductsService } from '../modules/products/service.js';
 import type { ReconciliationService } from '../modules/reconciliation/service.js';
 import type { RefundsService } from '../modules/refunds/service.js';
+import type { ReceiptsService } from '../modules/receipts/service.js';
 import type { WebhooksService } from '../modules/webhooks/service.js';
 import type { EventStreams } from '../modules/webhooks/stream.js';
 import type { RequestLog } from '../modules/request-log/service.js';
@@ -33,6 +34,7 @@ import { paymentRoutes } from './routes/payments.js';
 import { productRoutes } from './routes/products.js';
 import { reconciliationRoutes } from './routes/reconciliation.js';
 import { refundRoutes } from './routes/refunds.js';
+import { receiptRoutes } from './routes/receipts.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { eventStreamRoutes } from './routes/event-stream.js';
 import { requestLogRoutes } from './routes/request-log.js';
@@ -48,6 +50,7 @@ export interface Services {
   orders: OrdersService;
   payments: PaymentsService;
   refunds: RefundsService;
+  receipts: ReceiptsService;
   cards: CardsService;
   bindings: CardBindingsService;
   checkout: CheckoutService;
@@ -66,7 +69,7 @@ export async function registerApi(
   app: FastifyInstance,
   { services, idempotent, checkoutLimits, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; publicUrl: string },
 ): Promise<void> {
-  const { accounts, accountLinks, products, orders, payments, refunds, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers, timings } =
+  const { accounts, accountLinks, products, orders, payments, refunds, receipts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers, timings } =
     services;
   recordMerchantCalls(app, requestLog);
   await app.register(productRoutes, { products });
@@ -79,6 +82,7 @@ export async function registerApi(
   await app.register(cardRoutes, { cards });
   await app.register(paymentRoutes, { payments, idempotent });
   await app.register(refundRoutes, { refunds, idempotent });
+  await app.register(receiptRoutes, { receipts });
   await app.register(checkoutRoutes, { checkout, limits: checkoutLimits });
   await app.register(webhookRoutes, { webhooks, idempotent });
   await app.register(eventStreamRoutes, { streams: eventStreams });

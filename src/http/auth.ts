@@ -69,6 +69,7 @@ export async function authenticateMerchant(keys: ApiKeyCache, request: FastifyRe
     livemode: row.livemode,
     scopes: row.scopes,
     feeBps: row.fee_bps,
+    receiptRequired: row.receipt_required,
   };
 }
 

@@ -11,6 +11,8 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   INVALID_CARD: 'The card number fails its check digit or belongs to no known network, or the card has expired',
   WRONG_CODE: 'Wrong SMS code',
   PARTIAL_REFUND_NOT_SUPPORTED: "A refund's `amount` differs from the payment's: only full refunds; nothing was created",
+  RECEIPT_MISMATCH: "The `receipt` lines do not add up to `amount` (Σ(price × count − discount) + shipping price), or a discount exceeds its line; `param` names the first field that is off; nothing was created",
+  RECEIPT_REQUIRED: 'A live order or charge needs `receipt` with its fiscal lines (unless the operator turned that off for the product); nothing was created',
   UNAUTHENTICATED: 'The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`)',
   PAYMENT_FAILED: "The bank refused an order's payment; `failureCode` says why",
   SCOPE_REQUIRED: 'The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe`',
@@ -73,7 +75,7 @@ const PAGE = 'newest first; `has_more` says whether another page follows (pass t
 
 /** The merchant's operations, in the order the reference shows them. */
 export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
-  createOrder: { returns: 'The new order: `PENDING`, with the `paymentUrl` to send the buyer to and its `expiresAt`' },
+  createOrder: { returns: 'The new order: `PENDING`, with the `paymentUrl` to send the buyer to and its `expiresAt`', errors: ['RECEIPT_MISMATCH', 'RECEIPT_REQUIRED'] },
   retrieveOrder: { returns: 'The order; `paidAt` and `paymentIntent` once `PAID`, `failureCode` once `FAILED`', errors: ['NOT_FOUND'] },
   cancelOrder: { returns: 'The order, now `CANCELED`', errors: ['NOT_FOUND', 'ORDER_DEBIT_IN_PROGRESS', 'ORDER_NOT_CANCELABLE'] },
   listOrders: { returns: `A page of orders, ${PAGE}` },
@@ -89,11 +91,11 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   createCharge: {
     returns:
       "The payment intent: `SUCCEEDED`; `FAILED` with its `failureCode` (the bank's refusal is an answer, not an error); or `PROCESSING` when the bank's answer was unclear, until reconciliation settles it (do not charge again meanwhile)",
-    errors: ['NOT_FOUND', 'CARD_INACTIVE', 'RAIL_UNAVAILABLE'],
+    errors: ['NOT_FOUND', 'CARD_INACTIVE', 'RAIL_UNAVAILABLE', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED'],
   },
   retrieveCharge: { returns: 'The payment intent', errors: ['NOT_FOUND'] },
   listCharges: { returns: `A page of payment intents, ${PAGE}` },
-  createPaymentIntent: { returns: 'The payment intent, `REQUIRES_PAYMENT`: no money moves until it is confirmed', errors: ['NOT_FOUND'] },
+  createPaymentIntent: { returns: 'The payment intent, `REQUIRES_PAYMENT`: no money moves until it is confirmed', errors: ['NOT_FOUND', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED'] },
   confirmPaymentIntent: {
     returns: 'The payment intent after the debit, as the charge call answers it: `SUCCEEDED`, `FAILED` with `failureCode`, or `PROCESSING`',
     errors: ['NOT_FOUND', 'INVALID_STATE', 'CARD_INACTIVE', 'RAIL_UNAVAILABLE'],
@@ -106,6 +108,8 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   },
   retrieveRefund: { returns: 'The refund', errors: ['NOT_FOUND'] },
   listRefunds: { returns: `A page of refunds, ${PAGE}` },
+  retrieveReceipt: { returns: 'The receipt; its fiscal fields once `FISCALIZED`', errors: ['NOT_FOUND'] },
+  listReceipts: { returns: `A page of fiscal receipts, sale and return, ${PAGE}` },
   retrieveCheckoutSession: { returns: "The session's state; nothing sensitive", errors: ['NOT_FOUND', 'SESSION_EXPIRED', 'RATE_LIMITED'] },
   submitCheckoutCard: {
     returns: "The session, `AWAITING_CODE`, with the card's `maskedPan`: the bank sent a code by SMS",
@@ -152,6 +156,7 @@ const OPERATOR_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
     repeat: 'Each call makes another key',
   },
   listApiKeys: { returns: "The product's keys, newest first, without their secrets", errors: ['NOT_FOUND'] },
+  updateProduct: { returns: 'The product as changed', errors: ['NOT_FOUND'], repeat: 'Setting the same value again changes nothing' },
   enableLiveMode: { returns: 'The product, `liveEnabled`', errors: ['NOT_FOUND'], repeat: 'Enabling it again changes nothing' },
   revokeApiKey: { returns: 'The key, `revoked`', errors: ['NOT_FOUND'], repeat: 'Revoking it again answers the key, revoked at the first time' },
   getBranding: { returns: "The product's branding", errors: ['NOT_FOUND'] },

@@ -3,6 +3,8 @@ import { ApiError } from '../core/errors.js';
 import { HttpRail } from './http-rail.js';
 import type { Rail } from './rail.js';
 import { TestRail } from './test-rail.js';
+import type { FiscalModule } from './fiscal.js';
+import { TestFiscalModule } from './test-fiscal.js';
 import { NO_TIMINGS, type Recorder } from '../lib/timings.js';
 
 /** The rail of each mode: the test rail for test mode; the bank gateway at TOLOV_LIVE_RAIL_URL for live mode. */
@@ -25,4 +27,10 @@ export function createRails(
       throw new ApiError('RAIL_UNAVAILABLE', 'Live mode has no bank gateway configured (TOLOV_LIVE_RAIL_URL); use a test key');
     },
   };
+}
+
+/** The fiscal module of each mode: the test module for test mode; the fiscal gateway, when configured, for live mode. */
+export function createFiscalModules(db: Db): { forMode(livemode: boolean): FiscalModule | null } {
+  const test = new TestFiscalModule(db);
+  return { forMode: (livemode) => (livemode ? null : test) };
 }

@@ -10,6 +10,7 @@ import type { CardBindingsService } from '../../src/modules/card-bindings/servic
 import type { OrdersService } from '../../src/modules/orders/service.js';
 import type { PaymentsService } from '../../src/modules/payments/service.js';
 import type { RefundsService } from '../../src/modules/refunds/service.js';
+import type { ReceiptsService } from '../../src/modules/receipts/service.js';
 import type { Lookup } from '../../src/modules/webhooks/sender.js';
 import type { WebhooksService } from '../../src/modules/webhooks/service.js';
 import { randomBase62 } from '../../src/lib/random.js';
@@ -118,6 +119,7 @@ export interface TestService {
   bindings: CardBindingsService;
   payments: PaymentsService;
   refunds: RefundsService;
+  receipts: ReceiptsService;
   webhooks: WebhooksService;
   call(call: Call): Promise<Reply>;
   admin(method: Call['method'], url: string, body?: unknown): Promise<Reply>;
@@ -172,6 +174,7 @@ export async function startService(
     bindings: service.bindings,
     payments: service.payments,
     refunds: service.refunds,
+    receipts: service.receipts,
     webhooks: service.webhooks,
     call,
     admin,

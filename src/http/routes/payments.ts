@@ -6,9 +6,10 @@ import { listEnvelope } from '../../core/pagination.js';
 import { Amount, Description, IdParams } from '../../core/schemas.js';
 import { CardId, ChargesQuery, CreateChargeBody, Metadata, PaymentIntent } from '../../modules/payments/schema.js';
 import type { PaymentsService } from '../../modules/payments/service.js';
+import { ReceiptRequest } from '../../modules/receipts/schema.js';
 
 const CreateIntentBody = Type.Object(
-  { amount: Amount, card: CardId, description: Type.Optional(Description), metadata: Type.Optional(Metadata) },
+  { amount: Amount, card: CardId, description: Type.Optional(Description), metadata: Type.Optional(Metadata), receipt: Type.Optional(ReceiptRequest) },
   { title: 'CreateIntentBody', additionalProperties: false },
 );
 type CreateIntentBody = Static<typeof CreateIntentBody> & { metadata?: Record<string, string> };

@@ -2,16 +2,21 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { IdParams } from '../../core/schemas.js';
 import { modeOf, SCOPES, type ProductsService } from '../../modules/products/service.js';
-import type { KeyRow } from '../../modules/products/store.js';
+import type { KeyRow, ProductRow } from '../../modules/products/store.js';
 
 const ScopeList = Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), { minItems: 1, maxItems: SCOPES.length, uniqueItems: true });
 const Mode = Type.Union([Type.Literal('test'), Type.Literal('live')]);
+
+const ReceiptRequired = Type.Boolean({
+  description: 'Whether its live orders and charges must carry fiscal lines (`receipt`); true unless the merchant fiscalizes its sales itself',
+});
 
 const CreateProductBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     scopes: Type.Optional(ScopeList),
     feeBps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, description: 'Fee in basis points of the amount' })),
+    receiptRequired: Type.Optional(ReceiptRequired),
   },
   { title: 'CreateProductBody', additionalProperties: false },
 );
@@ -23,6 +28,7 @@ const Product = Type.Object({
   name: Type.String(),
   scopes: ScopeList,
   feeBps: Type.Integer(),
+  receiptRequired: Type.Boolean(),
   keys: Type.Object({ test: Type.String(), live: Type.String() }, { description: 'Secret keys, shown only here' }),
   keyIds: Type.Object({ test: Type.String(), live: Type.String() }, { description: 'The ids of those keys, to list or revoke them' }),
   created: Type.String({ format: 'date-time' }),
@@ -33,8 +39,12 @@ const ProductStatus = Type.Object({
   object: Type.Literal('product'),
   name: Type.String(),
   liveEnabled: Type.Boolean(),
+  receiptRequired: Type.Boolean(),
   account: Type.Union([Type.String(), Type.Null()], { description: 'The dashboard account that owns it (null: made by the operator API)' }),
 }, { title: 'ProductStatus' });
+
+const UpdateProductBody = Type.Object({ receiptRequired: ReceiptRequired }, { title: 'UpdateProductBody', additionalProperties: false });
+type UpdateProductBody = Static<typeof UpdateProductBody>;
 
 const CreateKeyBody = Type.Object({ mode: Mode, scopes: Type.Optional(ScopeList) }, { title: 'CreateKeyBody', additionalProperties: false });
 type CreateKeyBody = Static<typeof CreateKeyBody>;
@@ -71,6 +81,17 @@ function presentKey(row: KeyRow) {
   };
 }
 
+function presentStatus(product: ProductRow) {
+  return {
+    id: product.id,
+    object: 'product' as const,
+    name: product.name,
+    liveEnabled: product.live_enabled,
+    receiptRequired: product.receipt_required,
+    account: product.account_id,
+  };
+}
+
 export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = async (app, { products }) => {
   const config = { auth: { kind: 'admin' } } as const;
   const tags = ['operator'];
@@ -85,6 +106,7 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
         name: product.name,
         scopes: product.scopes,
         feeBps: product.fee_bps,
+        receiptRequired: product.receipt_required,
         keys,
         keyIds,
         created: product.created_at.toISOString(),
@@ -123,9 +145,24 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
       },
     },
     async (request) => {
-      const product = await products.enableLive(request.params.id);
-      return { id: product.id, object: 'product' as const, name: product.name, liveEnabled: product.live_enabled, account: product.account_id };
+      return presentStatus(await products.enableLive(request.params.id));
     },
+  );
+
+  app.post<{ Params: IdParams; Body: UpdateProductBody }>(
+    '/admin/v1/products/:id',
+    {
+      config,
+      schema: {
+        tags,
+        operationId: 'updateProduct',
+        summary: "Change a product's settings: whether its live payments must carry fiscal lines",
+        params: IdParams,
+        body: UpdateProductBody,
+        response: { 200: ProductStatus },
+      },
+    },
+    async (request) => presentStatus(await products.setReceiptRequired(request.params.id, request.body.receiptRequired)),
   );
 
   app.post<{ Params: IdParams }>(

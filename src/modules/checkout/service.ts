@@ -298,6 +298,7 @@ export class CheckoutService {
         maskedPan: session.masked_pan!,
         description: order.description,
         metadata: {},
+        receiptLines: order.receipt_lines,
         inFlightMs: this.rails.forMode(session.livemode).callWindowMs,
       },
     );

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, CustomerRef, Description, HttpUrl, Timestamp } from '../../core/schemas.js';
 import { listQuery, type ListQuery } from '../../core/pagination.js';
+import { ReceiptRequest } from '../receipts/schema.js';
 
 export const ORDER_STATUSES = ['PENDING', 'PAID', 'FAILED', 'EXPIRED', 'CANCELED'] as const;
 
@@ -10,6 +11,7 @@ export const CreateOrderBody = Type.Object(
     returnUrl: Type.Optional(HttpUrl),
     description: Type.Optional(Description),
     customerRef: Type.Optional(CustomerRef),
+    receipt: Type.Optional(ReceiptRequest),
   },
   { title: 'CreateOrderBody', additionalProperties: false },
 );
@@ -33,6 +35,7 @@ export const Order = Type.Object({
     description: "Why a FAILED order failed: its payment's failureCode, or TOO_MANY_ATTEMPTS when the buyer used up the card or code attempts",
   }),
   expiresAt: Timestamp,
+  receipt: Type.Union([Type.String(), Type.Null()], { description: "Its payment's sale receipt (rcpt_…) once PAID with fiscal lines; null otherwise" }),
   livemode: Type.Boolean(),
   created: Timestamp,
 }, { title: 'Order' });

@@ -10,6 +10,8 @@ import { newId } from '../../core/ids.js';
 import { randomBase62 } from '../../lib/random.js';
 import type { CardsService } from '../cards/service.js';
 import type { EventRecorder } from '../webhooks/service.js';
+import type { ReceiptLines } from '../receipts/schema.js';
+import type { ReceiptsService } from '../receipts/service.js';
 import type { CreateOrderBody, Order, OrdersQuery } from './schema.js';
 import * as store from './store.js';
 import type { OrderRow } from './store.js';
@@ -31,6 +33,7 @@ export interface FinishedPayment {
   livemode: boolean;
   rail: 'uzcard' | 'humo';
   rail_token: string;
+  receipt_id: string | null;
 }
 
 /** What an order needs of its hosted page's session, which the checkout keeps: opened with the order, closed with it. */
@@ -47,12 +50,14 @@ export class OrdersService {
     private readonly sessions: OrderSessions,
     private readonly cards: CardsService,
     private readonly events: EventRecorder,
+    private readonly receipts: Pick<ReceiptsService, 'linesFor'>,
     private readonly commands: Commands,
   ) {}
 
   /** Creates a PENDING order with its checkout session: 201 with the order. */
-  create(invocation: Invocation, body: CreateOrderBody): Promise<Answer<Order>> {
-    return this.commands.run(invocation, this.createPhases(invocation.scope, body));
+  async create(invocation: Invocation, body: CreateOrderBody): Promise<Answer<Order>> {
+    const lines = this.receipts.linesFor(invocation.scope, body.receipt, body.amount);
+    return this.commands.run(invocation, this.createPhases(invocation.scope, body, lines));
   }
 
   /** Cancels a PENDING order: 200 with the order; audited when a dashboard user cancels it. */
@@ -77,13 +82,14 @@ export class OrdersService {
       paidAt: row.paid_at?.toISOString() ?? null,
       failureCode: row.failure_code,
       expiresAt: row.expires_at.toISOString(),
+      receipt: row.receipt_id,
       livemode: row.livemode,
       created: row.created_at.toISOString(),
     };
   }
 
   /** Creating an order is a single atomic phase: the order, its session and the stored response commit together. */
-  private createPhases(merchant: Merchant, body: CreateOrderBody): Steps {
+  private createPhases(merchant: Merchant, body: CreateOrderBody, receiptLines: ReceiptLines | null): Steps {
     const newOrder = (): OrderRow => {
       const created = new Date();
       return {
@@ -102,6 +108,8 @@ export class OrdersService {
         saved_card_id: null,
         paid_at: null,
         failure_code: null,
+        receipt_lines: receiptLines,
+        receipt_id: null,
         expires_at: new Date(created.getTime() + this.settings.orderTtlSeconds * 1000),
         created_at: created,
       };
@@ -234,7 +242,7 @@ export class OrdersService {
               customer_ref: order.customer_ref,
             })
           : null;
-      const paid = await store.markPaid(tx, order.id, payment.id, card?.id ?? null);
+      const paid = await store.markPaid(tx, order.id, payment, card?.id ?? null);
       if (!paid) throw new Error(`order ${order.id} was ${order.status} while its debit succeeded`);
       await this.sessions.closeOrderSession(tx, order.id, 'debit_succeeded');
       await this.events.record(tx, { productId: paid.product_id, livemode: paid.livemode, type: 'order.paid', data: this.present(paid) });

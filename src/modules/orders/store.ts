@@ -3,8 +3,9 @@ import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
 import type { ORDER_STATUSES } from './schema.js';
 import { ORDER_STATES } from './state.js';
+import type { ReceiptLines } from '../receipts/schema.js';
 
-const ORDER_COLUMNS = 'id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token, save_card, payment_intent_id, saved_card_id, paid_at, failure_code, expires_at, created_at';
+const ORDER_COLUMNS = 'id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token, save_card, payment_intent_id, saved_card_id, paid_at, failure_code, receipt_lines, receipt_id, expires_at, created_at';
 /** What a merchant's list of them reads. */
 export const ORDER_LIST: Listed = { table: 'orders', columns: ORDER_COLUMNS };
 
@@ -25,6 +26,9 @@ export interface OrderRow {
   paid_at: Date | null;
   /** Why a FAILED order failed: its payment's refusal, or TOO_MANY_ATTEMPTS when the buyer used up the attempts. */
   failure_code: string | null;
+  /** The fiscal lines its payment's sale receipt gets; null when it needs none. */
+  receipt_lines: ReceiptLines | null;
+  receipt_id: string | null;
   expires_at: Date;
   created_at: Date;
 }
@@ -33,9 +37,21 @@ export interface OrderRow {
 export async function insertOrder(tx: Transaction, row: OrderRow): Promise<void> {
   await tx.query(
     `INSERT INTO orders (id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token,
-                         expires_at, created_at)
-     VALUES ($1, $2, $3, $4, 'UZS', 'PENDING', $5, $6, $7, $8, $9, $10)`,
-    [row.id, row.product_id, row.livemode, row.amount, row.description, row.customer_ref, row.return_url, row.checkout_token, row.expires_at, row.created_at],
+                         expires_at, created_at, receipt_lines)
+     VALUES ($1, $2, $3, $4, 'UZS', 'PENDING', $5, $6, $7, $8, $9, $10, $11)`,
+    [
+      row.id,
+      row.product_id,
+      row.livemode,
+      row.amount,
+      row.description,
+      row.customer_ref,
+      row.return_url,
+      row.checkout_token,
+      row.expires_at,
+      row.created_at,
+      row.receipt_lines === null ? null : JSON.stringify(row.receipt_lines),
+    ],
   );
 }
 
@@ -74,13 +90,18 @@ export async function debitInProgress(tx: Transaction, orderId: string): Promise
   return rows.length > 0;
 }
 
-/** → PAID once, with its payment and, when the buyer asked, the card it saved. */
-export async function markPaid(tx: Transaction, id: string, paymentIntentId: string, savedCardId: string | null): Promise<OrderRow | undefined> {
+/** → PAID once, with its payment, its sale receipt and, when the buyer asked, the card it saved. */
+export async function markPaid(
+  tx: Transaction,
+  id: string,
+  payment: { id: string; receipt_id: string | null },
+  savedCardId: string | null,
+): Promise<OrderRow | undefined> {
   const { from, to } = ORDER_STATES.move('paid');
   const [row] = await tx.query<OrderRow>(
-    `UPDATE orders SET status = $4, paid_at = now(), payment_intent_id = $2, saved_card_id = $3, save_card = $3::text IS NOT NULL
+    `UPDATE orders SET status = $4, paid_at = now(), payment_intent_id = $2, saved_card_id = $3, save_card = $3::text IS NOT NULL, receipt_id = $6
       WHERE id = $1 AND status = ANY($5::text[]) RETURNING ${ORDER_COLUMNS}`,
-    [id, paymentIntentId, savedCardId, to, from],
+    [id, payment.id, savedCardId, to, from, payment.receipt_id],
   );
   return row;
 }

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, Description, Timestamp } from '../../core/schemas.js';
 import { listQuery, type ListQuery } from '../../core/pagination.js';
+import { ReceiptRequest } from '../receipts/schema.js';
 
 export const INTENT_STATUSES = ['REQUIRES_PAYMENT', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'CANCELED'] as const;
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
@@ -19,7 +20,7 @@ export type Metadata = Record<string, string>;
 export const CardId = Type.String({ minLength: 1, maxLength: 64, description: 'A saved card id (card_…)' });
 
 export const CreateChargeBody = Type.Object(
-  { amount: Amount, card: CardId, description: Type.Optional(Description), metadata: Type.Optional(Metadata) },
+  { amount: Amount, card: CardId, description: Type.Optional(Description), metadata: Type.Optional(Metadata), receipt: Type.Optional(ReceiptRequest) },
   { title: 'CreateChargeBody', additionalProperties: false },
 );
 export type CreateChargeBody = Static<typeof CreateChargeBody> & { metadata?: Metadata };
@@ -39,6 +40,7 @@ export const PaymentIntent = Type.Object({
   description: Type.Union([Type.String(), Type.Null()]),
   metadata: Type.Record(Type.String(), Type.String()),
   amountRefunded: Type.Integer(),
+  receipt: Type.Union([Type.String(), Type.Null()], { description: 'Its sale receipt (rcpt_…) once SUCCEEDED with fiscal lines; null otherwise' }),
   livemode: Type.Boolean(),
   created: Timestamp,
 }, { title: 'PaymentIntent' });

@@ -16,6 +16,8 @@ import type { CardsService } from '../cards/service.js';
 import type { Entry, LedgerService } from '../ledger/service.js';
 import type { EventRecorder } from '../webhooks/service.js';
 import type { OrdersService } from '../orders/service.js';
+import type { ReceiptsService } from '../receipts/service.js';
+import type { ReceiptLines } from '../receipts/schema.js';
 import type { ChargesQuery, CreateChargeBody, PaymentIntent } from './schema.js';
 import * as store from './store.js';
 import type { IntentRow } from './store.js';
@@ -45,6 +47,7 @@ export function presentIntent(row: IntentRow): PaymentIntent {
     description: row.description,
     metadata: row.metadata,
     amountRefunded: row.amount_refunded,
+    receipt: row.receipt_id,
     livemode: row.livemode,
     created: row.created_at.toISOString(),
   };
@@ -60,18 +63,21 @@ export class PaymentsService {
     private readonly cards: CardsService,
     private readonly ledger: LedgerService,
     private readonly events: EventRecorder,
+    private readonly receipts: ReceiptsService,
     private readonly commands: Commands,
     private readonly log: FastifyBaseLogger,
   ) {}
 
   /** Charges a saved card: 201 with the payment, whatever the bank answered (its status says). */
-  charge(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
-    return this.commands.run(invocation, this.chargePhases(invocation.scope, body));
+  async charge(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
+    const lines = this.receipts.linesFor(invocation.scope, body.receipt, body.amount);
+    return this.commands.run(invocation, this.chargePhases(invocation.scope, body, lines));
   }
 
   /** The legacy pair's first step: an intent that moves no money until confirmed (201). */
-  create(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
-    return this.commands.run(invocation, this.createPhases(invocation.scope, body));
+  async create(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
+    const lines = this.receipts.linesFor(invocation.scope, body.receipt, body.amount);
+    return this.commands.run(invocation, this.createPhases(invocation.scope, body, lines));
   }
 
   /** The legacy pair's second step: the charge's debit, on the intent created before (200). */
@@ -96,8 +102,11 @@ export class PaymentsService {
     // The move itself takes the intent's lock: whoever finds it PROCESSING finishes it, the others read it finished.
     const finished = await store.finishDebit(tx, id, outcome);
     if (!finished) return store.intentById(tx, id);
-    const savedCard = await this.orders.applyPayment(tx, finished);
-    const row = savedCard === null ? finished : await store.attachSavedCard(tx, id, savedCard);
+    // The sale receipt first, so that the order's event names it.
+    const lines = finished.status === 'SUCCEEDED' ? finished.receipt_lines : null;
+    const receipted = lines === null ? finished : await store.attachReceipt(tx, id, await this.receipts.recordSale(tx, { ...finished, receipt_lines: lines }));
+    const savedCard = await this.orders.applyPayment(tx, receipted);
+    const row = savedCard === null ? receipted : await store.attachSavedCard(tx, id, savedCard);
     await this.recordDebitConsequences(tx, row);
     return row;
   }
@@ -159,12 +168,20 @@ export class PaymentsService {
     return card;
   }
 
-  private chargePhases(merchant: Merchant, body: CreateChargeBody): Steps {
+  private chargePhases(merchant: Merchant, body: CreateChargeBody, receiptLines: ReceiptLines | null): Steps {
     // A mode without a rail refuses every charge (503 RAIL_UNAVAILABLE) before looking at anything.
     const window = this.rails.forMode(merchant.livemode).callWindowMs;
     return {
       started: async (tx) => {
-        const intent = { id: newId('pi'), amount: body.amount, fee: feeOf(body.amount, merchant.feeBps), description: body.description ?? null, metadata: body.metadata ?? {}, inFlightMs: window };
+        const intent = {
+          id: newId('pi'),
+          amount: body.amount,
+          fee: feeOf(body.amount, merchant.feeBps),
+          description: body.description ?? null,
+          metadata: body.metadata ?? {},
+          receiptLines,
+          inFlightMs: window,
+        };
         const row = await store.insertIntentOnActiveCard(tx, merchant, body.card, intent);
         // Only a refusal reads the card again, to say why.
         if (!row) await this.usableCard(tx, merchant, body.card);
@@ -176,7 +193,7 @@ export class PaymentsService {
   }
 
   /** The legacy pair, step one: an intent that moves no money until confirmed. */
-  private createPhases(merchant: Merchant, body: CreateChargeBody): Steps {
+  private createPhases(merchant: Merchant, body: CreateChargeBody, receiptLines: ReceiptLines | null): Steps {
     return {
       started: async (tx) => {
         const card = await this.cards.find(tx, merchant, body.card);
@@ -193,6 +210,7 @@ export class PaymentsService {
           maskedPan: card.masked_pan,
           description: body.description ?? null,
           metadata: body.metadata ?? {},
+          receiptLines,
           inFlightMs: null,
         });
         return { response: { status: 201, body: presentIntent(intent) } };

@@ -2,9 +2,10 @@ import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
 import type { Metadata, IntentStatus } from './schema.js';
+import type { ReceiptLines } from '../receipts/schema.js';
 import { INTENT_STATES } from './state.js';
 
-const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, masked_pan, description, metadata, amount_refunded, reconcile_count, created_at';
+const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, masked_pan, description, metadata, amount_refunded, receipt_lines, receipt_id, reconcile_count, created_at';
 /** What a merchant's list of them reads. */
 export const INTENT_LIST: Listed = { table: 'payment_intents', columns: INTENT_COLUMNS };
 
@@ -26,6 +27,9 @@ export interface IntentRow {
   description: string | null;
   metadata: Metadata;
   amount_refunded: number;
+  /** The fiscal lines its sale receipt gets once it succeeds; null when it needs none. */
+  receipt_lines: ReceiptLines | null;
+  receipt_id: string | null;
   reconcile_count: number;
   created_at: Date;
 }
@@ -43,6 +47,7 @@ export interface NewIntent {
   maskedPan: string;
   description: string | null;
   metadata: Metadata;
+  receiptLines: ReceiptLines | null;
   /** For PROCESSING: how long the debit may be in flight before reconciliation may look. */
   inFlightMs: number | null;
 }
@@ -50,8 +55,8 @@ export interface NewIntent {
 export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, intent: NewIntent): Promise<IntentRow> {
   const [row] = await tx.query<IntentRow>(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, order_id, rail_token, rail,
-                                  masked_pan, description, metadata, reconcile_after)
-     VALUES ($1, $2, $3, $4, $5, 'UZS', $6, $7, $12, $13, $8, $14, $9, $10, now() + $11 * interval '1 millisecond')
+                                  masked_pan, description, metadata, receipt_lines, reconcile_after)
+     VALUES ($1, $2, $3, $4, $5, 'UZS', $6, $7, $12, $13, $8, $14, $9, $10, $15, now() + $11 * interval '1 millisecond')
      RETURNING ${INTENT_COLUMNS}`,
     [
       intent.id,
@@ -68,6 +73,7 @@ export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'pr
       intent.orderId,
       intent.railToken,
       intent.maskedPan,
+      intent.receiptLines === null ? null : JSON.stringify(intent.receiptLines),
     ],
   );
   return row!;
@@ -81,16 +87,27 @@ export async function insertIntentOnActiveCard(
   tx: Transaction,
   merchant: Pick<Merchant, 'productId' | 'livemode'>,
   cardId: string,
-  intent: Pick<NewIntent, 'id' | 'amount' | 'fee' | 'description' | 'metadata'> & { inFlightMs: number },
+  intent: Pick<NewIntent, 'id' | 'amount' | 'fee' | 'description' | 'metadata' | 'receiptLines'> & { inFlightMs: number },
 ): Promise<IntentRow | undefined> {
   const [row] = await tx.query<IntentRow>(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
-                                  masked_pan, description, metadata, reconcile_after)
+                                  masked_pan, description, metadata, receipt_lines, reconcile_after)
      SELECT $1, c.product_id, c.livemode, $5, $6, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, c.masked_pan, $7, $8::json,
-            now() + $9 * interval '1 millisecond'
+            $10::jsonb, now() + $9 * interval '1 millisecond'
        FROM cards c WHERE c.id = $4 AND c.product_id = $2 AND c.livemode = $3 AND c.status = 'ACTIVE'
      RETURNING ${INTENT_COLUMNS}`,
-    [intent.id, merchant.productId, merchant.livemode, cardId, intent.amount, intent.fee, intent.description, JSON.stringify(intent.metadata), intent.inFlightMs],
+    [
+      intent.id,
+      merchant.productId,
+      merchant.livemode,
+      cardId,
+      intent.amount,
+      intent.fee,
+      intent.description,
+      JSON.stringify(intent.metadata),
+      intent.inFlightMs,
+      intent.receiptLines === null ? null : JSON.stringify(intent.receiptLines),
+    ],
   );
   return row;
 }
@@ -139,6 +156,11 @@ export async function finishDebit(tx: Transaction, id: string, outcome: FinalOut
 /** The card an order's payment saved, on its intent (the payment was made with the card captured by the session). */
 export async function attachSavedCard(tx: Transaction, id: string, cardId: string): Promise<IntentRow> {
   const [row] = await tx.query<IntentRow>(`UPDATE payment_intents SET card_id = $2 WHERE id = $1 RETURNING ${INTENT_COLUMNS}`, [id, cardId]);
+  return row!;
+}
+
+export async function attachReceipt(tx: Transaction, id: string, receiptId: string): Promise<IntentRow> {
+  const [row] = await tx.query<IntentRow>(`UPDATE payment_intents SET receipt_id = $2 WHERE id = $1 RETURNING ${INTENT_COLUMNS}`, [id, receiptId]);
   return row!;
 }
 

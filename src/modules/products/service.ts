@@ -45,7 +45,7 @@ export class ProductsService {
     private readonly commands: Commands,
   ) {}
 
-  async create(input: { name: string; scopes?: Scope[]; feeBps?: number }) {
+  async create(input: { name: string; scopes?: Scope[]; feeBps?: number; receiptRequired?: boolean }) {
     const scopes = input.scopes ?? [...SCOPES];
     return this.db.transaction(async (tx) => {
       const product = await store.insertProduct(tx, {
@@ -55,6 +55,7 @@ export class ProductsService {
         fee_bps: input.feeBps ?? this.defaultFeeBps,
         account_id: null,
         live_enabled: true,
+        receipt_required: input.receiptRequired ?? true,
       });
       const test = await createKey(tx, product.id, 'test', scopes);
       const live = await createKey(tx, product.id, 'live', scopes);
@@ -64,7 +65,7 @@ export class ProductsService {
 
   /** A signed-up account's product, test mode only, with a first test key so that its first call needs no detour. */
   async createForAccount(tx: Transaction, accountId: string, name: string): Promise<{ product: store.ProductRow; testKey: { row: store.KeyRow; secret: string } }> {
-    const product = await store.insertProduct(tx, { id: newId('prod'), name, scopes: [...SCOPES], fee_bps: this.defaultFeeBps, account_id: accountId, live_enabled: false });
+    const product = await store.insertProduct(tx, { id: newId('prod'), name, scopes: [...SCOPES], fee_bps: this.defaultFeeBps, account_id: accountId, live_enabled: false, receipt_required: true });
     return { product, testKey: await createKey(tx, product.id, 'test', product.scopes) };
   }
 
@@ -73,6 +74,14 @@ export class ProductsService {
   }
 
   /** The operator's go-ahead for live mode (after checking who the merchant is). */
+  /** Whether the product's live orders and charges must carry fiscal lines; every process's key cache hears it. */
+  async setReceiptRequired(productId: string, required: boolean): Promise<store.ProductRow> {
+    const row = await store.setReceiptRequired(this.db, productId, required, API_KEYS_CHANNEL);
+    if (!row) throw notFound('product');
+    this.keys.clear();
+    return row;
+  }
+
   async enableLive(productId: string): Promise<store.ProductRow> {
     const row = await store.enableLive(this.db, productId);
     if (!row) throw notFound('product');

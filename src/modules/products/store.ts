@@ -1,7 +1,7 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Scope } from '../../core/merchant.js';
 
-const PRODUCT_COLUMNS = 'id, name, scopes, fee_bps, account_id, live_enabled, created_at';
+const PRODUCT_COLUMNS = 'id, name, scopes, fee_bps, account_id, live_enabled, receipt_required, created_at';
 
 export interface ProductRow {
   id: string;
@@ -11,6 +11,8 @@ export interface ProductRow {
   /** The dashboard account that owns it; null for products made by the operator API. */
   account_id: string | null;
   live_enabled: boolean;
+  /** Whether its live orders and charges must carry fiscal lines. */
+  receipt_required: boolean;
   created_at: Date;
 }
 
@@ -33,12 +35,13 @@ const KEY_COLUMNS = 'id, product_id, livemode, scopes, revoked_at, expires_at, s
 export interface AuthenticatedKeyRow extends KeyRow {
   product_name: string;
   fee_bps: number;
+  receipt_required: boolean;
 }
 
 export async function insertProduct(tx: Transaction, product: Omit<ProductRow, 'created_at'>): Promise<ProductRow> {
   const [row] = await tx.query<ProductRow>(
-    `INSERT INTO products (id, name, scopes, fee_bps, account_id, live_enabled) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${PRODUCT_COLUMNS}`,
-    [product.id, product.name, product.scopes, product.fee_bps, product.account_id, product.live_enabled],
+    `INSERT INTO products (id, name, scopes, fee_bps, account_id, live_enabled, receipt_required) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${PRODUCT_COLUMNS}`,
+    [product.id, product.name, product.scopes, product.fee_bps, product.account_id, product.live_enabled, product.receipt_required],
   );
   return row!;
 }
@@ -54,6 +57,19 @@ export async function productOfAccount(db: Queryable, accountId: string): Promis
 
 export async function enableLive(db: Queryable, id: string): Promise<ProductRow | undefined> {
   const [row] = await db.query<ProductRow>(`UPDATE products SET live_enabled = true WHERE id = $1 RETURNING ${PRODUCT_COLUMNS}`, [id]);
+  return row;
+}
+
+/**
+ * Sets whether the product's live payments must carry fiscal lines. The same statement notifies `channel`, so that
+ * every process forgets the keys it cached (with the product's settings) when the change commits.
+ */
+export async function setReceiptRequired(db: Queryable, id: string, required: boolean, channel: string): Promise<ProductRow | undefined> {
+  const [row] = await db.query<ProductRow>(
+    `WITH p AS (UPDATE products SET receipt_required = $2 WHERE id = $1 RETURNING ${PRODUCT_COLUMNS})
+     SELECT p.* FROM p, LATERAL (SELECT pg_notify($3, p.id)) AS notified`,
+    [id, required, channel],
+  );
   return row;
 }
 
@@ -114,7 +130,7 @@ export async function markKeysUsed(db: Queryable, used: { id: string; at: Date }
 export async function findKeyBySecretHash(db: Queryable, secretHash: Buffer): Promise<AuthenticatedKeyRow | undefined> {
   const [row] = await db.query<AuthenticatedKeyRow>(
     `SELECT k.id, k.product_id, k.livemode, k.scopes, k.revoked_at, k.expires_at, k.secret_last4, k.created_at, k.last_used_at,
-            p.name AS product_name, p.fee_bps
+            p.name AS product_name, p.fee_bps, p.receipt_required
        FROM api_keys k JOIN products p ON p.id = k.product_id
       WHERE k.secret_hash = $1`,
     [secretHash],

@@ -24,6 +24,7 @@ export const Refund = Type.Object({
   status: Type.Union(REFUND_STATUSES.map((status) => Type.Literal(status))),
   failureCode: Type.Union([Type.String(), Type.Null()]),
   reason: Type.Union([Type.String(), Type.Null()]),
+  receipt: Type.Union([Type.String(), Type.Null()], { description: 'Its return receipt (rcpt_…) once SUCCEEDED, when the payment had a sale receipt; null otherwise' }),
   livemode: Type.Boolean(),
   created: Timestamp,
 }, { title: 'Refund' });

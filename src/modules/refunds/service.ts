@@ -14,6 +14,7 @@ import type { RailOutcome } from '../../rails/rail.js';
 import { reconcileBatch } from '../../rails/reconciliation.js';
 import type { LedgerService } from '../ledger/service.js';
 import type { PaymentsService } from '../payments/service.js';
+import type { ReceiptsService } from '../receipts/service.js';
 import type { CreateRefundBody, Refund, RefundsQuery } from './schema.js';
 import * as store from './store.js';
 import type { RefundRow } from './store.js';
@@ -31,6 +32,7 @@ export function presentRefund(row: RefundRow): Refund {
     status: row.status,
     failureCode: row.failure_code,
     reason: row.reason,
+    receipt: row.receipt_id,
     livemode: row.livemode,
     created: row.created_at.toISOString(),
   };
@@ -44,6 +46,7 @@ export class RefundsService {
     private readonly rails: Rails,
     private readonly payments: PaymentsService,
     private readonly ledger: LedgerService,
+    private readonly receipts: Pick<ReceiptsService, 'recordReturn'>,
     private readonly commands: Commands,
     private readonly log: FastifyBaseLogger,
   ) {}
@@ -53,27 +56,31 @@ export class RefundsService {
     return this.commands.run(invocation, this.createPhases(invocation.scope, body), { audit: { action: 'payment.refunded', target: body.paymentIntent } });
   }
 
-  /** Applies a rail outcome to a PENDING refund, once; a success debits the merchant's available balance. */
+  /**
+   * Applies a rail outcome to a PENDING refund, once; a success debits the merchant's available balance and writes the
+   * return receipt of a payment that had a sale receipt.
+   */
   async applyRefundOutcome(tx: Transaction, id: string, outcome: RailOutcome, retryInMs: number): Promise<RefundRow> {
     if (outcome.status === 'UNKNOWN') {
       await store.deferRefund(tx, id, retryInMs);
       return store.refundById(tx, id);
     }
-    const row = await store.finishRefund(tx, id, outcome);
-    if (!row) return store.refundById(tx, id);
-    if (row.status === 'SUCCEEDED') {
-      await this.payments.recordRefunded(tx, row.payment_intent_id, row.amount);
-      await this.ledger.post(tx, {
-        productId: row.product_id,
-        livemode: row.livemode,
-        reason: 'refund_succeeded',
-        referenceId: row.id,
-        entries: [
-          { account: 'merchant_available', amount: -row.amount },
-          { account: 'rail_clearing', amount: row.amount },
-        ],
-      });
-    }
+    const finished = await store.finishRefund(tx, id, outcome);
+    if (!finished) return store.refundById(tx, id);
+    if (finished.status !== 'SUCCEEDED') return finished;
+    const receiptId = await this.receipts.recordReturn(tx, finished);
+    const row = receiptId === null ? finished : await store.attachReceipt(tx, id, receiptId);
+    await this.payments.recordRefunded(tx, row.payment_intent_id, row.amount);
+    await this.ledger.post(tx, {
+      productId: row.product_id,
+      livemode: row.livemode,
+      reason: 'refund_succeeded',
+      referenceId: row.id,
+      entries: [
+        { account: 'merchant_available', amount: -row.amount },
+        { account: 'rail_clearing', amount: row.amount },
+      ],
+    });
     return row;
   }
 

@@ -5,7 +5,7 @@ import type { RecordedMoney } from '../payments/service.js';
 import { REFUND_STATES } from './state.js';
 import type { RefundStatus } from './schema.js';
 
-const REFUND_COLUMNS = 'id, product_id, livemode, payment_intent_id, amount, currency, status, failure_code, reason, reconcile_count, created_at';
+const REFUND_COLUMNS = 'id, product_id, livemode, payment_intent_id, amount, currency, status, failure_code, reason, receipt_id, reconcile_count, created_at';
 /** What a merchant's list of them reads. */
 export const REFUND_LIST: Listed = { table: 'refunds', columns: REFUND_COLUMNS };
 
@@ -19,6 +19,7 @@ export interface RefundRow {
   status: RefundStatus;
   failure_code: string | null;
   reason: string | null;
+  receipt_id: string | null;
   reconcile_count: number;
   created_at: Date;
 }
@@ -80,6 +81,11 @@ export async function finishRefund(
     [id, to, outcome.status === 'FAILED' ? outcome.failureCode : null, from],
   );
   return row;
+}
+
+export async function attachReceipt(tx: Transaction, id: string, receiptId: string): Promise<RefundRow> {
+  const [row] = await tx.query<RefundRow>(`UPDATE refunds SET receipt_id = $2 WHERE id = $1 RETURNING ${REFUND_COLUMNS}`, [id, receiptId]);
+  return row!;
 }
 
 export async function deferRefund(tx: Transaction, id: string, delayMs: number): Promise<void> {

@@ -27,7 +27,15 @@ export async function findEvent(db: Queryable, merchant: Merchant, id: string): 
 }
 
 /** The types Tolov sends. */
-export const SENT_EVENT_TYPES = ['order.paid', 'order.failed', 'order.expired', 'payment_intent.succeeded', 'payment_intent.failed'] as const;
+export const SENT_EVENT_TYPES = [
+  'order.paid',
+  'order.failed',
+  'order.expired',
+  'payment_intent.succeeded',
+  'payment_intent.failed',
+  'receipt.fiscalized',
+  'receipt.failed',
+] as const;
 export type EventType = (typeof SENT_EVENT_TYPES)[number];
 
 /** The type of the event the dashboard's "Send test event" sends, to one endpoint alone. */

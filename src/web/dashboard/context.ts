@@ -143,6 +143,7 @@ export function merchantOfSigned(signed: Signed): Merchant {
     livemode: signed.session.livemode,
     scopes: signed.product.scopes,
     feeBps: signed.product.fee_bps,
+    receiptRequired: signed.product.receipt_required,
   };
 }
 
