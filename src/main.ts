@@ -34,6 +34,9 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) {
     log.warn('The embedded database survives a process crash but not a power loss: set DATABASE_URL for real money.');
   }
+  if (config.liveRailUrl !== null && config.liveFiscalUrl === null) {
+    log.warn('Live mode has a bank gateway but no fiscal gateway (TOLOV_LIVE_FISCAL_URL): live receipts stay PENDING and fail after the retry schedule.');
+  }
   if (config.adminToken === null) log.info('Operator API disabled: set TOLOV_ADMIN_TOKEN to create products and keys.');
   process.stdout.write(`Tolov listening on ${url}\n`);
 

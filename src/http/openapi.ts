@@ -181,6 +181,9 @@ function hoistNamed(value: unknown, components: Record<string, unknown>): unknow
   return { $ref: `#/components/schemas/${title}` };
 }
 
+/** The object an event's `data` holds, by the type's first part. */
+const EVENT_OBJECT: Readonly<Record<string, string>> = { order: 'Order', payment_intent: 'PaymentIntentSnapshot', receipt: 'Receipt' };
+
 /** The payload of each event type Tolov sends, as a `webhooks` entry and a named schema. */
 function describeWebhooks(components: Record<string, unknown>): Json {
   const intent = components.PaymentIntent as { properties: Json } | undefined;
@@ -191,7 +194,7 @@ function describeWebhooks(components: Record<string, unknown>): Json {
   return Object.fromEntries(
     SENT_EVENT_TYPES.map((type) => {
       const name = `${type.split(/[._]/).map((part) => part[0]!.toUpperCase() + part.slice(1)).join('')}Event`;
-      const data = type.startsWith('order.') ? 'Order' : 'PaymentIntentSnapshot';
+      const data = EVENT_OBJECT[type.split('.')[0]!]!;
       components[name] = {
         allOf: [{ $ref: '#/components/schemas/Event' }, { type: 'object', properties: { type: { const: type }, data: { $ref: `#/components/schemas/${data}` } } }],
       };

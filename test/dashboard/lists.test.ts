@@ -189,7 +189,7 @@ describe('dashboard lists', () => {
 
   it('take the first and last days of the calendar as date filters, on pages and in exports', async () => {
     const order = (await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 100, customerRef: 'far-days' } })).body.id;
-    for (const slug of ['payments', 'orders', 'refunds', 'cards', 'events']) {
+    for (const slug of ['payments', 'orders', 'refunds', 'receipts', 'cards', 'events']) {
       for (const dates of ['to=9999-12-31', 'from=0001-01-01&to=9999-12-31', 'from=9999-12-31', 'to=0001-01-01']) {
         const csv = await client.get(`/dashboard/${slug}.csv?${dates}`);
         expect(csv.status, `${slug}.csv?${dates}`).toBe(200);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
+import { receiptFor } from '../support/receipts.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -27,7 +28,7 @@ describe('creating an order', () => {
     expect(Object.keys(order).sort()).toEqual(
       [
         'amount', 'created', 'currency', 'customerRef', 'description', 'expiresAt', 'failureCode', 'id', 'livemode', 'object', 'paidAt',
-        'paymentIntent', 'paymentUrl', 'returnUrl', 'saveCard', 'savedCard', 'status',
+        'paymentIntent', 'paymentUrl', 'receipt', 'returnUrl', 'saveCard', 'savedCard', 'status',
       ].sort(),
     );
     expect(order).toMatchObject({
@@ -42,6 +43,7 @@ describe('creating an order', () => {
       paymentIntent: null,
       savedCard: null,
       paidAt: null,
+      receipt: null,
       livemode: false,
     });
     expect(order.id).toMatch(/^ord_[0-9A-Za-z]{24}$/);
@@ -83,7 +85,7 @@ describe('creating an order', () => {
   });
 
   it('creates live orders with a live key', async () => {
-    expect((await createOrder({ amount: 10 }, merchant.live)).body.livemode).toBe(true);
+    expect((await createOrder({ amount: 10, receipt: receiptFor(10) }, merchant.live)).body.livemode).toBe(true);
   });
 });
 

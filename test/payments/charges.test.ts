@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard } from '../support/binding.js';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { balance, charge, chargeCard, eventsOf, railOperations, reconcileNow } from '../support/payments.js';
+import { receiptFor } from '../support/receipts.js';
 
 let service: TestService;
 let merchant: Merchant;
@@ -19,7 +20,7 @@ describe('charging a saved card: every test card', () => {
     expect(reply.status).toBe(201);
     const intent = reply.body;
     expect(Object.keys(intent).sort()).toEqual(
-      ['amount', 'amountRefunded', 'card', 'created', 'currency', 'description', 'failureCode', 'fee', 'id', 'livemode', 'maskedPan', 'metadata', 'object', 'order', 'rail', 'status'].sort(),
+      ['amount', 'amountRefunded', 'card', 'created', 'currency', 'description', 'failureCode', 'fee', 'id', 'livemode', 'maskedPan', 'metadata', 'object', 'order', 'rail', 'receipt', 'status'].sort(),
     );
     expect(intent).toMatchObject({
       object: 'payment_intent',
@@ -241,7 +242,7 @@ describe('bad charges: a clear error, nothing written', () => {
       // No live rail is configured: every live charge is refused before anything else.
       [merchant.live, card, 503, 'RAIL_UNAVAILABLE'],
     ] as const) {
-      const reply = await charge(service, key, { amount: 100, card: cardId });
+      const reply = await charge(service, key, { amount: 100, card: cardId, receipt: receiptFor(100) });
       expect(reply.status).toBe(status);
       expect(reply.body.code).toBe(code);
     }

@@ -33,6 +33,7 @@ describe('refunds', () => {
       status: 'SUCCEEDED',
       failureCode: null,
       reason: 'requested_by_customer',
+      receipt: null,
       livemode: false,
       created: expect.any(String),
     });

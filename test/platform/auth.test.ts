@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/lib/secrets.js';
 import { ADMIN_TOKEN, idem, startService, type Merchant, type TestService } from '../support/harness.js';
+import { receiptFor } from '../support/receipts.js';
 
 let service: TestService;
 let merchant: Merchant;
@@ -69,7 +70,7 @@ describe('merchant authentication', () => {
 
   it('takes the mode from the key', async () => {
     expect((await createOrder(merchant.test)).body.livemode).toBe(false);
-    expect((await createOrder(merchant.live)).body.livemode).toBe(true);
+    expect((await createOrder(merchant.live, { amount: 5_000, receipt: receiptFor(5_000) })).body.livemode).toBe(true);
     expect((await service.call({ method: 'GET', url: '/v1/balance', key: merchant.live })).body.livemode).toBe(true);
   });
 

@@ -4,6 +4,7 @@ import { ApiError } from '../../src/core/errors.js';
 import { foreignCall, runIdempotent, type Steps } from '../../src/core/idempotency.js';
 import { idempotencyCleanup } from '../../src/workers/idempotency-cleanup.js';
 import { engine, idem, startService, type Merchant, type TestService } from '../support/harness.js';
+import { receiptFor } from '../support/receipts.js';
 
 let service: TestService;
 let merchant: Merchant;
@@ -54,7 +55,7 @@ describe('Idempotency-Key on order creation', () => {
     const other = await service.createMerchant();
     const key = idem();
     const test = await createOrder(merchant.test, key);
-    const live = await createOrder(merchant.live, key);
+    const live = await createOrder(merchant.live, key, { amount: 10_000, description: 'Plov', receipt: receiptFor(10_000) });
     const foreign = await createOrder(other.test, key);
     for (const reply of [test, live, foreign]) {
       expect(reply.status).toBe(201);

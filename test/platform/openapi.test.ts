@@ -146,7 +146,15 @@ describe('the OpenAPI description', () => {
   });
 
   it('describes each event Tolov sends under webhooks', () => {
-    expect(Object.keys(document.webhooks).sort()).toEqual(['order.expired', 'order.failed', 'order.paid', 'payment_intent.failed', 'payment_intent.succeeded']);
+    expect(Object.keys(document.webhooks).sort()).toEqual([
+      'order.expired',
+      'order.failed',
+      'order.paid',
+      'payment_intent.failed',
+      'payment_intent.succeeded',
+      'receipt.failed',
+      'receipt.fiscalized',
+    ]);
     expect(document.webhooks['order.paid'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OrderPaidEvent' });
   });
 });
@@ -214,7 +222,8 @@ describe('the reference of each operation', () => {
       const event = json(post.requestBody.content)!.example as { type: string; data: unknown };
       expect(event?.type, type).toBe(type);
       expectValid('Event', event);
-      expectFits({ $ref: `#/components/schemas/${type.startsWith('order.') ? 'Order' : 'PaymentIntentSnapshot'}` }, event.data, type);
+      const object = ({ order: 'Order', payment_intent: 'PaymentIntentSnapshot', receipt: 'Receipt' } as Record<string, string>)[type.split('.')[0]!];
+      expectFits({ $ref: `#/components/schemas/${object}` }, event.data, type);
     }
   });
 

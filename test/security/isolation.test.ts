@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard, createBinding } from '../support/binding.js';
 import { idem, startService, type Call, type Merchant, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
+import { receiptFor } from '../support/receipts.js';
 
 let service: TestService;
 let owner: Merchant;
@@ -81,9 +82,9 @@ describe('isolation between products and between modes', () => {
         expect({ status: reply.status, code: reply.body.code }, what).toEqual({ status: absent.status, code: absent.body.code });
       }
       // A card of another product cannot be charged or attached to an intent.
-      const chargeReply = await charge(service, key, { amount: 100, card: ids.card });
+      const chargeReply = await charge(service, key, { amount: 100, card: ids.card, receipt: receiptFor(100) });
       expect(['NOT_FOUND', 'RAIL_UNAVAILABLE'], `charge with ${key.slice(0, 8)}`).toContain(chargeReply.body.code);
-      const intentReply = await service.call({ method: 'POST', url: '/v1/payment_intents', key, body: { amount: 100, card: ids.card } });
+      const intentReply = await service.call({ method: 'POST', url: '/v1/payment_intents', key, body: { amount: 100, card: ids.card, receipt: receiptFor(100) } });
       expect(['NOT_FOUND', 'RAIL_UNAVAILABLE'], `intent with ${key.slice(0, 8)}`).toContain(intentReply.body.code);
     }
     expect(await ownerView()).toEqual(before);

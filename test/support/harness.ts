@@ -123,7 +123,7 @@ export interface TestService {
   webhooks: WebhooksService;
   call(call: Call): Promise<Reply>;
   admin(method: Call['method'], url: string, body?: unknown): Promise<Reply>;
-  createMerchant(body?: { name?: string; scopes?: string[]; feeBps?: number }): Promise<Merchant>;
+  createMerchant(body?: { name?: string; scopes?: string[]; feeBps?: number; receiptRequired?: boolean }): Promise<Merchant>;
   /** The SMTP server the service's mail goes to (TOLOV_SMTP_URL), and what it received. */
   mailbox: Mailbox;
   stop(): Promise<void>;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SIM_PHONE } from '../../bank-sim/bank.js';
 import { startBankSim, type BankSim } from '../../bank-sim/sim.js';
+import { gatewaySignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../src/rails/protocol.js';
 import { idem, startService, type Merchant, type TestService } from './harness.js';
 
 export const SIM_SECRET = 'bank-sim-test-secret';
@@ -13,23 +14,44 @@ export interface Live {
   merchant: Merchant;
   /** Stops the simulator and starts it again on the same data, as a crash and restart of the bank would. */
   restartSim(): Promise<void>;
+  /** Stops the simulator: nothing answers on its port until `startSim`. */
+  stopSim(): Promise<void>;
+  /** Starts the simulator again on its data and port, with the faults it had. */
+  startSim(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Tolov in live mode against a bank simulator of its own (its own folder, its own port). */
-export async function startLive(env: Record<string, string> = {}): Promise<Live> {
+/**
+ * Tolov in live mode against a bank simulator of its own (its own folder, its own port), which is its fiscal gateway
+ * too. The merchant fiscalizes its sales itself unless `receiptRequired`: most live tests are about money, and
+ * test/receipts/live-*.test.ts cover live receipts.
+ */
+export async function startLive(env: Record<string, string> = {}, options: { receiptRequired?: boolean } = {}): Promise<Live> {
   const dataDir = await mkdtemp(join(tmpdir(), 'tolov-bank-sim-'));
   let sim = await startBankSim({ dataDir, secret: SIM_SECRET, port: 0, log: false });
   const port = new URL(sim.url).port;
-  const service = await startService({ TOLOV_LIVE_RAIL_URL: sim.url, TOLOV_LIVE_RAIL_SECRET: SIM_SECRET, ...env });
-  const merchant = await service.createMerchant({ name: 'Live shop', feeBps: 100 });
+  const service = await startService({
+    TOLOV_LIVE_RAIL_URL: sim.url,
+    TOLOV_LIVE_RAIL_SECRET: SIM_SECRET,
+    TOLOV_LIVE_FISCAL_URL: sim.url,
+    TOLOV_LIVE_FISCAL_SECRET: SIM_SECRET,
+    ...env,
+  });
+  const merchant = await service.createMerchant({ name: 'Live shop', feeBps: 100, receiptRequired: options.receiptRequired ?? false });
+  let faults = sim.faults;
   const live: Live = {
     sim,
     service,
     merchant,
     async restartSim() {
-      const faults = live.sim.faults;
+      await live.stopSim();
+      await live.startSim();
+    },
+    async stopSim() {
+      faults = live.sim.faults;
       await live.sim.close();
+    },
+    async startSim() {
       sim = await startBankSim({ dataDir, secret: SIM_SECRET, port: Number(port), log: false, faults });
       live.sim = sim;
     },
@@ -65,4 +87,46 @@ export const liveCharge = (live: Live, card: string, amount: number, key = idem(
 export async function setFaults(sim: BankSim, faults: Record<string, number>): Promise<void> {
   const response = await fetch(`${sim.url}/sim/v1/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faults) });
   if (response.status !== 200) throw new Error(`faults refused: ${await response.text()}`);
+}
+
+/** One line of `amount` tiyin at 12% VAT: the smallest receipt a live payment carries. */
+export const receiptFor = (amount: number, code = '10399001001000000') => ({
+  items: [{ title: 'Choynak', price: amount, count: 1, code, packageCode: '1505709', vatPercent: 12 }],
+});
+
+/** Makes every PENDING receipt due now (skipping the schedule's wait and any lease) and runs one fiscalization batch. */
+export async function fiscalizeNow(service: TestService): Promise<number> {
+  await service.db.query(`UPDATE receipts SET next_attempt_at = now() WHERE status = 'PENDING'`);
+  return service.receipts.fiscalizeDue(100);
+}
+
+export interface SimReceipt {
+  id: string;
+  type: 'sale' | 'return';
+  amount: number;
+  terminalId: string;
+  receiptNumber: string;
+  fiscalSign: string;
+  registeredAt: string;
+}
+
+/** What the simulator registered, newest first: the ground truth of live receipts. */
+export async function simReceipts(sim: BankSim, limit = 10_000): Promise<SimReceipt[]> {
+  const response = await fetch(`${sim.url}/sim/v1/receipts?limit=${limit}`);
+  return ((await response.json()) as { data: SimReceipt[] }).data;
+}
+
+/** Signed calls the simulator received at `path` so far. */
+export const simCalls = (sim: BankSim, path: string) => sim.calls.get(path) ?? 0;
+
+/** A signed gateway call to the simulator, as Tolov makes it; the answer's body. */
+export async function gateway(sim: BankSim, path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const text = JSON.stringify(body);
+  const timestamp = Math.floor(Date.now() / 1000);
+  const response = await fetch(`${sim.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [TIMESTAMP_HEADER]: String(timestamp), [SIGNATURE_HEADER]: gatewaySignature(SIM_SECRET, timestamp, text) },
+    body: text,
+  });
+  return (await response.json()) as Record<string, unknown>;
 }

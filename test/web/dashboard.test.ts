@@ -197,6 +197,70 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await context.close();
   });
 
+  it('flags a failed fiscal receipt on the overview, lists it with its reason, and opens its payment at the receipt, in English and on an Uzbek phone', async () => {
+    const { context, page, problems } = await open({ width: 1280, locale: 'en-US' });
+    await page.goto(`${base}/dashboard/signup`);
+    const email = `receipts-${Date.now()}@example.uz`;
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Business name').fill('Rishton Sopol');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await confirmSignUp(page, email, { password: 'Password', button: 'Create account' });
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.locator('#new-key').textContent())!;
+    const card = await bindCard(service, key, '8600000000000007');
+    const line = (title: string, price: number, code: string) => ({ title, price, count: 3, code, packageCode: '1505709', vatPercent: 12 });
+    const sold = (await charge(service, key, { amount: 3 * 4_500_000, card, receipt: { items: [line('Lagan, 40 sm', 4_500_000, '10399001001000000')] } })).body;
+    const refused = (await charge(service, key, { amount: 3 * 1_200_000, card, receipt: { items: [line('Piyola', 1_200_000, '00000000000000000')] } })).body;
+    await service.call({ method: 'POST', url: '/v1/refunds', key, idempotencyKey: `refund-${sold.id}`, body: { paymentIntent: sold.id } });
+    await service.receipts.fiscalizeDue(10);
+
+    await page.getByRole('link', { name: 'Overview' }).click();
+    const flag = page.locator('.notice.warning');
+    expect(await flag.textContent()).toContain('Fiscal receipts not registered in the last 30 days: 1.');
+    await shot(page, 'receipts-overview-flag');
+    await flag.getByRole('link', { name: 'See them' }).click();
+    expect(await page.getByLabel('Status').inputValue()).toBe('FAILED');
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    const row = page.locator('tbody tr').first();
+    expect(await row.getByText('The fiscal module refused an item’s IKPU code').isVisible()).toBe(true);
+    await shot(page, 'receipts-failed');
+    await page.getByRole('link', { name: 'Clear' }).click();
+    expect(await page.locator('tbody tr').count()).toBe(3);
+    await shot(page, 'receipts-list');
+
+    // The row's id opens its payment at that receipt, which stands out; the timeline names the receipt of each event.
+    await page.locator('tbody tr', { hasText: 'Return' }).getByRole('link').first().click();
+    await expect.poll(() => new URL(page.url()).hash).toMatch(/^#rcpt_/);
+    const target = page.locator('section.receipt:target');
+    expect(await target.getByRole('heading').textContent()).toMatch(/^Return receipt rcpt_/);
+    expect(await target.getByText('Fiscalized', { exact: true }).isVisible()).toBe(true);
+    expect(await page.locator('.timeline').getByRole('link', { name: 'Sale receipt' }).count()).toBe(1);
+    expect(await page.locator('.timeline').getByRole('link', { name: 'Return receipt' }).count()).toBe(1);
+    await shot(page, 'receipts-payment');
+    await page.goto(`${base}/dashboard/payments/${refused.id}`);
+    expect(await page.locator('.receipt-note.failed').isVisible()).toBe(true);
+    await shot(page, 'receipts-payment-failed');
+
+    // The same pages on an Uzbek phone: nothing wider than the screen, the current section in sight.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('link', { name: 'Oʻzbekcha' }).click();
+    for (const [name, path] of [['overview', '/dashboard/overview'], ['list', '/dashboard/receipts'], ['payment', `/dashboard/payments/${sold.id}`]] as const) {
+      await page.goto(`${base}${path}`);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), name).toBeLessThanOrEqual(390);
+      const inSight = await page.locator('nav.sections [aria-current="page"]').evaluate((link) => {
+        const [box, row] = [link.getBoundingClientRect(), link.parentElement!.getBoundingClientRect()];
+        return box.left >= row.left && box.right <= row.right;
+      });
+      expect(inSight, name).toBe(true);
+      await shot(page, `receipts-phone-uz-${name}`);
+    }
+    await page.goto(`${base}/dashboard/overview`);
+    expect(await page.locator('.notice.warning').textContent()).toContain('Oxirgi 30 kunda fiskallashtirilmagan cheklar: 1.');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
   it('reads in Uzbek and Russian, on a 390 px phone, and logs in by keyboard', async () => {
     const { context, page, problems } = await open({ width: 390, locale: 'uz-UZ' });
     const email = `phone-${Date.now()}@example.uz`;

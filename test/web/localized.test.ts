@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeMail, type AccountMail, type MailLang } from '../../src/modules/accounts/mail-texts.js';
 import { ORDER_STATUSES } from '../../src/modules/orders/schema.js';
 import { INTENT_STATUSES } from '../../src/modules/payments/schema.js';
+import { RECEIPT_STATUSES, RECEIPT_TYPES } from '../../src/modules/receipts/schema.js';
 import { LANGUAGE_NAMES, MESSAGES, type MessageKey } from '../../src/web/dashboard/i18n.js';
 import { bindCard, createBinding } from '../support/binding.js';
 import { idem, startService, type TestService } from '../support/harness.js';
@@ -21,9 +22,12 @@ type Lang = keyof typeof LOCALES;
 
 /** The API's statuses and codes, as they would leak onto a page untranslated: upper case, and in sentence case. */
 const ENGLISH_WORDS = [
-  ...new Set([...INTENT_STATUSES, ...ORDER_STATUSES, 'REFUNDED', 'CANCELLED', 'ACTIVE', 'BLOCKED', 'DELETED', 'DELIVERED', 'ENABLED', 'DISABLED', 'COMPLETED', 'AWAITING_CODE']),
+  ...new Set([
+    ...INTENT_STATUSES, ...ORDER_STATUSES, ...RECEIPT_STATUSES, ...RECEIPT_TYPES.map((type) => type.toUpperCase()),
+    'REFUNDED', 'CANCELLED', 'ACTIVE', 'BLOCKED', 'DELETED', 'DELIVERED', 'ENABLED', 'DISABLED', 'COMPLETED', 'AWAITING_CODE',
+  ]),
 ].flatMap((word) => [word, word[0] + word.slice(1).toLowerCase().replaceAll('_', ' ')]);
-const FAILURE_CODES = ['INSUFFICIENT_FUNDS', 'CARD_BLOCKED', 'PROCESSING_ERROR'];
+const FAILURE_CODES = ['INSUFFICIENT_FUNDS', 'CARD_BLOCKED', 'PROCESSING_ERROR', 'INVALID_CODE', 'FISCAL_UNAVAILABLE'];
 const ENGLISH = new RegExp(`(?<![\\p{L}_])(?:${[...ENGLISH_WORDS, ...FAILURE_CODES].join('|')})(?![\\p{L}_])`, 'u');
 /** A letter, a quote that is not an Uzbek letter, a letter: where ʻ (oʻ, gʻ) or ʼ (maʼlumot) belongs. */
 const WRONG_UZBEK_APOSTROPHE = /\p{L}['‘’`]\p{L}/u;
@@ -43,7 +47,7 @@ const amountIn = (lang: Lang, tiyin: number) => formatted(lang, tiyin / 100, { m
 
 let service: TestService;
 let key: string;
-const seeded = { payments: [] as string[], orders: [] as string[], endpoints: [] as string[], refundedPayment: '', amounts: [] as number[], tokens: [] as string[], bindToken: '' };
+const seeded = { receiptPayments: [] as string[], payments: [] as string[], orders: [] as string[], endpoints: [] as string[], refundedPayment: '', amounts: [] as number[], tokens: [] as string[], bindToken: '' };
 
 const api = async (method: 'POST' | 'DELETE', url: string, body: Record<string, unknown> = {}) => {
   const reply = await service.call({ method, url, key, idempotencyKey: idem(), body });
@@ -75,6 +79,21 @@ async function seedPayments(): Promise<void> {
   // Saved cards: active ones above, one deleted by the merchant, one the bank blocked.
   await api('DELETE', `/subscribe/v1/cards/${declined}`);
   await service.db.query(`UPDATE cards SET status = 'BLOCKED' WHERE id = $1`, [blocked]);
+}
+
+/**
+ * Fiscal receipts in every status and of both types: a sale fiscalized and refunded (its return fiscalized too), one
+ * the test module refuses (FAILED: the overview flags it), and one still PENDING.
+ */
+async function seedReceipts(): Promise<void> {
+  const card = await bindCard(service, key, '8600000000000007');
+  const lines = (code: string, price: number) => ({ items: [{ title: 'Atlas koʻylak', price, count: 2, code, packageCode: '1505709', vatPercent: 12, discount: 1_000 }], shipping: { title: 'Yetkazib berish', price: 5_000_00, code: '10112006002000000', packageCode: '1209779', vatPercent: 12 } });
+  const sold = (await charge(service, key, { amount: 2 * 123_456_78 - 1_000 + 5_000_00, card, receipt: lines('10399001001000000', 123_456_78) })).body.id as string;
+  await api('POST', '/v1/refunds', { paymentIntent: sold });
+  const refused = (await charge(service, key, { amount: 2 * 45_000_00 - 1_000 + 5_000_00, card, receipt: lines('00000000000000000', 45_000_00) })).body.id as string;
+  await service.receipts.fiscalizeDue(10);
+  const pending = (await charge(service, key, { amount: 2 * 9_900_00 - 1_000 + 5_000_00, card, receipt: lines('10399001001000000', 9_900_00) })).body.id as string;
+  seeded.receiptPayments.push(sold, refused, pending);
 }
 
 /** Orders in every status, each through the API (paid, failed, expired and canceled as a buyer and a shop make them). */
@@ -123,17 +142,22 @@ beforeAll(async () => {
   await seedWebhooks();
   await seedPayments();
   await seedOrders();
+  await seedReceipts();
 });
 afterAll(async () => service.stop());
 
 /** Every dashboard page of the seeded account, its lists filtered by each status too. */
 function dashboardPaths(): string[] {
-  const filtered = [...INTENT_STATUSES.map((status) => `/dashboard/payments?status=${status}`), ...ORDER_STATUSES.map((status) => `/dashboard/orders?status=${status}`)];
-  const lists = ['overview', 'start', 'payments', 'orders', 'refunds', 'cards', 'events', 'logs', 'webhooks', 'api-keys', 'branding', 'team', 'team/audit', 'account'].map((path) => `/dashboard/${path}`);
+  const filtered = [
+    ...INTENT_STATUSES.map((status) => `/dashboard/payments?status=${status}`),
+    ...ORDER_STATUSES.map((status) => `/dashboard/orders?status=${status}`),
+    ...[...RECEIPT_STATUSES.map((status) => `status=${status}`), ...RECEIPT_TYPES.map((type) => `type=${type}`)].map((query) => `/dashboard/receipts?${query}`),
+  ];
+  const lists = ['overview', 'start', 'payments', 'orders', 'refunds', 'receipts', 'cards', 'events', 'logs', 'webhooks', 'api-keys', 'branding', 'team', 'team/audit', 'account'].map((path) => `/dashboard/${path}`);
   return [
     ...lists,
     ...filtered,
-    ...seeded.payments.map((id) => `/dashboard/payments/${id}`),
+    ...[...seeded.payments, ...seeded.receiptPayments].map((id) => `/dashboard/payments/${id}`),
     ...seeded.orders.map((id) => `/dashboard/orders/${id}`),
     ...seeded.endpoints.map((id) => `/dashboard/webhooks/${id}`),
     '/dashboard/payments?from=2026-02-30',
@@ -193,6 +217,12 @@ describe('the dashboard in Uzbek and Russian', () => {
     }
     expect(payments).toMatch(/<span class="status s-succeeded" title="SUCCEEDED">[^<]+<\/span>/);
     expect(payments).toMatch(/<span class="status s-refunded" title="SUCCEEDED">[^<]+<\/span>/);
+    const receipts = (await owner.get('/dashboard/receipts')).html;
+    for (const [value, word] of [...RECEIPT_STATUSES.map((status) => [status, MESSAGES[lang][`receipt_${status.toLowerCase() as Lowercase<typeof status>}`]]), ...RECEIPT_TYPES.map((type) => [type, MESSAGES[lang][`receiptType_${type}`]])]) {
+      expect(receipts, value).toContain(`<option value="${value}">${word}</option>`);
+    }
+    for (const status of RECEIPT_STATUSES) expect(receipts, status).toContain(`<span class="status s-${status.toLowerCase()}" title="${status}">${MESSAGES[lang][`receipt_${status.toLowerCase() as Lowercase<typeof status>}`]}</span>`);
+    expect(receipts).toContain(`<span title="return">${MESSAGES[lang].receiptType_return}</span>`);
   });
 
   it.each(['uz', 'ru', 'en'] as const)('in %s writes amounts, counts and the success rate as Intl writes them', async (lang) => {

@@ -1,7 +1,7 @@
 // Every page a merchant and a buyer see, on a 390 px phone and a 1,280 px laptop, in Uzbek, Russian and English (the
 // first two write longer words): nothing wider than the screen, no table cell cut off or pushed out of sight, the
-// request log's times on at most two lines, the phone's payments showing what a merchant looks for, and the chart's
-// bars whole. A full-page screenshot of each is saved to be looked at.
+// request log's times on at most two lines, the phone's payments and receipts showing what a merchant looks for, and
+// the chart's bars whole. A full-page screenshot of each is saved to be looked at.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard, createBinding, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
@@ -26,7 +26,21 @@ let session: string;
 let signedPages: Array<[string, string]>;
 let hostedPages: Array<[string, string]>;
 
-/** A merchant's month: cards of two networks, paid, declined, pending and refunded payments, orders, a failing endpoint. */
+/** The fiscal lines of the refunded payment: long titles, a discount, goods on commission, shipping; 12,345,678.90 so'm. */
+const KITCHEN_RECEIPT = {
+  items: [
+    { title: 'Qozon, 12 litr, choʻyan, qopqogʻi bilan (Oʻzbekistonda ishlab chiqarilgan)', price: 450_000_000, count: 2, code: '10399001001000000', packageCode: '1505709', vatPercent: 12, discount: 15_432_110 },
+    { title: 'Pichoqlar toʻplami', price: 300_000_000, count: 1, code: '04901001001000000', packageCode: '1510911', vatPercent: 0, commissionTin: '123456789' },
+  ],
+  shipping: { title: 'Yetkazib berish, Samarqand', price: 50_000_000, code: '10112006002000000', packageCode: '1209779', vatPercent: 12 },
+};
+/** Lines the test fiscal module refuses (an item code of seventeen zeros): the overview flags the failed receipt. */
+const REFUSED_RECEIPT = { items: [{ title: 'Piyola, 200 dona', price: 310_000_000, count: 1, code: '00000000000000000', packageCode: '1', vatPercent: 12 }] };
+
+/**
+ * A merchant's month: cards of two networks, paid, declined, pending and refunded payments with their fiscal receipts
+ * (one the fiscal module refused), orders, a failing endpoint.
+ */
 async function fill(key: string): Promise<{ refunded: string; order: string; endpoint: string }> {
   receiver.behaviour = 'fail';
   const endpoint = await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key, idempotencyKey: idem(), body: { url: `${receiver.url}/tolov/webhooks/payments`, description: 'Buyurtmalarni yetkazib berish tizimi' } });
@@ -42,14 +56,17 @@ async function fill(key: string): Promise<{ refunded: string; order: string; end
     [unclear, 12_500_000, 'Atlas ko‘ylak'],
     [uzcard, 310_000_000, 'Choyxona uchun 200 dona piyola'],
   ];
+  const receipts: Record<number, unknown> = { 1_234_567_890: KITCHEN_RECEIPT, 310_000_000: REFUSED_RECEIPT };
   for (const [card, amount, description] of charges) {
-    made.push((await charge(service, key, { amount, card, description, metadata: { orderNumber: 'SM-2024-000184', channel: 'telegram-bot' } }, `charge-${card}-${amount}-7f3c9a2e-5b1d-4c8e-9f0a-1e2d3c4b5a69`)).body.id);
+    const body = { amount, card, description, metadata: { orderNumber: 'SM-2024-000184', channel: 'telegram-bot' }, receipt: receipts[amount] };
+    made.push((await charge(service, key, body, `charge-${card}-${amount}-7f3c9a2e-5b1d-4c8e-9f0a-1e2d3c4b5a69`)).body.id);
   }
   // Earlier days of the month, for the chart: payments moved back by some days.
   for (const [index, days] of [[1, 3], [2, 12], [4, 29]] as const) {
     await service.db.query(`UPDATE payment_intents SET created_at = created_at - $2 * interval '1 day' WHERE id = $1`, [made[index], days]);
   }
   await service.call({ method: 'POST', url: '/v1/refunds', key, idempotencyKey: `refund-${made[0]}`, body: { paymentIntent: made[0] } });
+  await service.receipts.fiscalizeDue(10);
   const order = await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 15_000_000, customerRef: 'customer-000184-samarqand', description: 'Ikki kilo o‘rik va bir quti shaftoli' } });
   await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 990_000, description: 'Cancelled before payment' } });
   await service.call({ method: 'POST', url: '/merchant/v1/orders', key, body: { amount: -1 } });
@@ -161,7 +178,7 @@ describe.runIf(browserAvailable())('every page at a phone’s and a laptop’s w
     hostedPages = await hosted(key);
     signedPages = [
       ['start', '/dashboard/start'], ['overview', '/dashboard/overview'], ['payments', '/dashboard/payments'], ['payment', `/dashboard/payments/${refunded}`],
-      ['orders', '/dashboard/orders'], ['order', `/dashboard/orders/${order}`], ['refunds', '/dashboard/refunds'],
+      ['orders', '/dashboard/orders'], ['order', `/dashboard/orders/${order}`], ['refunds', '/dashboard/refunds'], ['receipts', '/dashboard/receipts'],
       ['cards', '/dashboard/cards'], ['events', '/dashboard/events'], ['webhooks', '/dashboard/webhooks'],
       ['endpoint', `/dashboard/webhooks/${endpoint}`], ['logs', '/dashboard/logs'], ['keys', '/dashboard/api-keys'],
       ['team', '/dashboard/team'], ['audit', '/dashboard/team/audit'], ['security', '/dashboard/account'], ['branding', '/dashboard/branding'],
@@ -201,12 +218,13 @@ describe.runIf(browserAvailable())('every page at a phone’s and a laptop’s w
     if (name === 'logs' && width > PHONE) {
       for (const cell of cells.filter((c) => c.heading === t.when && c.row >= 0 && c.lines > 2)) problems.push(`logs: "${cell.text}" takes ${cell.lines} lines`);
     }
-    if (name === 'payments' && width === PHONE) {
+    const wanted: Record<string, string[]> = { payments: [t.status, t.amount, t.card, t.created], receipts: [t.receiptType, t.status, t.amount, t.vat, t.payment] };
+    if (wanted[name] && width === PHONE) {
       const rows = new Set(cells.filter((c) => c.row >= 0).map((c) => c.row));
       for (const row of rows) {
-        for (const heading of [t.status, t.amount, t.card, t.created]) {
+        for (const heading of wanted[name]!) {
           const cell = cells.find((c) => c.row === row && c.heading === heading);
-          if (!cell || cell.text === '' || cell.hidden) problems.push(`payments: row ${row} does not show its ${heading} (${cell?.hidden ?? 'no cell'})`);
+          if (!cell || cell.text === '' || cell.hidden) problems.push(`${name}: row ${row} does not show its ${heading} (${cell?.hidden ?? 'no cell'})`);
         }
       }
     }

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { IdParams } from '../../core/schemas.js';
 import { modeOf, SCOPES, type ProductsService } from '../../modules/products/service.js';
 import type { KeyRow, ProductRow } from '../../modules/products/store.js';
@@ -92,6 +92,37 @@ function presentStatus(product: ProductRow) {
   };
 }
 
+/** The operator's keys of a product: issue, list, revoke. */
+function keyRoutes(app: FastifyInstance, products: ProductsService): void {
+  const config = { auth: { kind: 'admin' } } as const;
+  const tags = ['operator'];
+  app.post<{ Params: IdParams; Body: CreateKeyBody }>(
+    '/admin/v1/products/:id/keys',
+    { config, schema: { tags, operationId: 'createApiKey', summary: 'Issue another secret key', params: IdParams, body: CreateKeyBody, response: { 201: ApiKey } } },
+    async (request, reply) => {
+      const { row, secret } = await products.addKey(request.params.id, request.body);
+      return reply.code(201).send({ ...presentKey(row), secret });
+    },
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/admin/v1/products/:id/keys',
+    { config, schema: { tags, operationId: 'listApiKeys', summary: "A product's keys, newest first, without their secrets", params: IdParams, response: { 200: ApiKeyList } } },
+    async (request) => {
+      const { rows, hasMore } = await products.listKeys(request.params.id);
+      return { object: 'list', data: rows.map(presentKey), has_more: hasMore };
+    },
+  );
+
+  app.post<{ Params: IdParams }>(
+    '/admin/v1/keys/:id/revoke',
+    { config, schema: { tags, operationId: 'revokeApiKey', summary: 'Revoke a key; it answers 401 from then on', params: IdParams, response: { 200: ApiKey } } },
+    async (request) => {
+      return presentKey(await products.revokeKey(request.params.id));
+    },
+  );
+}
+
 export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = async (app, { products }) => {
   const config = { auth: { kind: 'admin' } } as const;
   const tags = ['operator'];
@@ -111,24 +142,6 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
         keyIds,
         created: product.created_at.toISOString(),
       });
-    },
-  );
-
-  app.post<{ Params: IdParams; Body: CreateKeyBody }>(
-    '/admin/v1/products/:id/keys',
-    { config, schema: { tags, operationId: 'createApiKey', summary: 'Issue another secret key', params: IdParams, body: CreateKeyBody, response: { 201: ApiKey } } },
-    async (request, reply) => {
-      const { row, secret } = await products.addKey(request.params.id, request.body);
-      return reply.code(201).send({ ...presentKey(row), secret });
-    },
-  );
-
-  app.get<{ Params: IdParams }>(
-    '/admin/v1/products/:id/keys',
-    { config, schema: { tags, operationId: 'listApiKeys', summary: "A product's keys, newest first, without their secrets", params: IdParams, response: { 200: ApiKeyList } } },
-    async (request) => {
-      const { rows, hasMore } = await products.listKeys(request.params.id);
-      return { object: 'list', data: rows.map(presentKey), has_more: hasMore };
     },
   );
 
@@ -165,11 +178,5 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
     async (request) => presentStatus(await products.setReceiptRequired(request.params.id, request.body.receiptRequired)),
   );
 
-  app.post<{ Params: IdParams }>(
-    '/admin/v1/keys/:id/revoke',
-    { config, schema: { tags, operationId: 'revokeApiKey', summary: 'Revoke a key; it answers 401 from then on', params: IdParams, response: { 200: ApiKey } } },
-    async (request) => {
-      return presentKey(await products.revokeKey(request.params.id));
-    },
-  );
+  keyRoutes(app, products);
 };

@@ -1,10 +1,19 @@
-// Progressive enhancement of the dashboard: copy buttons, confirmations, and a chosen colour that takes effect. Every
-// page works without it.
+// Progressive enhancement of the dashboard: the current section in sight, copy buttons, confirmations, and a chosen
+// colour that takes effect. Every page works without it.
 
 // A page answering a form (a new key, a revealed secret) takes the address of the page it shows, so that reloading it
 // reads that page instead of posting the form again.
 const path = document.body.dataset.path;
 if (path && location.pathname !== path) history.replaceState(null, '', path);
+
+// On a phone the sections scroll sideways: the current one is brought into sight (scrolling the row alone, so that a
+// page opened at an anchor stays there).
+const sections = document.querySelector('nav.sections');
+const current = sections?.querySelector('[aria-current="page"]');
+if (sections && current && sections.scrollWidth > sections.clientWidth) {
+  const offset = current.getBoundingClientRect().left - sections.getBoundingClientRect().left;
+  sections.scrollLeft += offset - (sections.clientWidth - current.offsetWidth) / 2;
+}
 
 for (const button of document.querySelectorAll('button.copy')) {
   button.addEventListener('click', async () => {

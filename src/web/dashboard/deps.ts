@@ -4,6 +4,7 @@ import type { AccountsService } from '../../modules/accounts/service.js';
 import type { OrdersService } from '../../modules/orders/service.js';
 import type { PaymentsService } from '../../modules/payments/service.js';
 import type { RefundsService } from '../../modules/refunds/service.js';
+import type { ReceiptsService } from '../../modules/receipts/service.js';
 import type { CardsService } from '../../modules/cards/service.js';
 import type { RequestLog } from '../../modules/request-log/service.js';
 import type { PaymentActivity } from '../../modules/payments/activity.js';
@@ -20,6 +21,8 @@ export interface DashboardDeps {
   payments: PaymentsService;
   orders: OrdersService;
   refunds: RefundsService;
+  /** Fiscal receipts: their list, a payment's, and the failed ones the overview flags. */
+  receipts: ReceiptsService;
   cards: CardsService;
   requestLog: RequestLog;
   activity: PaymentActivity;

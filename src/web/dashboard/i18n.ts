@@ -30,6 +30,9 @@ const PERCENTS = perLanguage({ style: 'percent', minimumFractionDigits: 1, maxim
 export const formatCount = (lang: Lang, count: number) => COUNTS[lang].format(count);
 /** A share as the language writes percentages: 60.0% · 60,0 % (ru, a no-break space) · 60,0% (uz). */
 export const formatPercent = (lang: Lang, fraction: number) => PERCENTS[lang].format(fraction);
+const RATES = perLanguage({ style: 'percent', maximumFractionDigits: 0 });
+/** A VAT rate, a whole percent, as the language writes it: 12% · 12 % (ru) · 12% (uz). */
+export const formatVatRate = (lang: Lang, percent: number) => RATES[lang].format(percent / 100);
 
 const SHORT_DAYS = Object.fromEntries(
   Object.entries(LOCALES).map(([lang, locale]) => [lang, new Intl.DateTimeFormat(locale, { day: 'numeric', month: 'short', timeZone: 'UTC' })]),
@@ -61,10 +64,13 @@ function writingOf(locale: string): NumberWriting {
 
 export const NUMBER_WRITING: Record<Lang, NumberWriting> = { uz: writingOf(LOCALES.uz), ru: writingOf(LOCALES.ru), en: writingOf(LOCALES.en) };
 
-/** The objects whose statuses pages show: one API value reads differently on each (a payment succeeds, a card is active). */
-export type StatusOf = 'payment' | 'order' | 'refund' | 'card' | 'delivery';
+/**
+ * The objects whose statuses pages show: one API value reads differently on each (a payment succeeds, a card is active).
+ * A receipt's type (sale, return) is an API value said in the page's words the same way.
+ */
+export type StatusOf = 'payment' | 'order' | 'refund' | 'card' | 'delivery' | 'receipt' | 'receiptType';
 type StatusKey = Extract<MessageKey, `${StatusOf}_${string}`>;
-type FailureKey = Extract<MessageKey, `failure_${string}`>;
+type FailureKey = Extract<MessageKey, `failure_${string}` | `receiptFailure_${string}`>;
 
 /** The message of an API status (SUCCEEDED) of a kind of object; null for a status these messages do not know. */
 export function statusKey(of: StatusOf, status: string): StatusKey | null {
@@ -100,8 +106,11 @@ export function attemptReason(t: Translate, error: string): string {
   return Object.hasOwn(ATTEMPT_REASONS, error) ? t(ATTEMPT_REASONS[error]!) : error;
 }
 
-/** The message of a bank's failure code (INSUFFICIENT_FUNDS); null for a code these messages do not know. */
-export function failureKey(code: string): FailureKey | null {
-  const key = `failure_${code.toLowerCase()}`;
+/**
+ * The message of a bank's failure code (INSUFFICIENT_FUNDS), or of the fiscal module's for a receipt (INVALID_CODE);
+ * null for a code these messages do not know.
+ */
+export function failureKey(code: string, of: 'failure' | 'receiptFailure' = 'failure'): FailureKey | null {
+  const key = `${of}_${code.toLowerCase()}`;
   return Object.hasOwn(en, key) ? (key as FailureKey) : null;
 }

@@ -6,7 +6,7 @@ import type { Dash, Signed } from './context.js';
 import { html, pageStart, type Html, type Value } from '../html.js';
 import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
 
-export type Section = 'start' | 'overview' | 'payments' | 'orders' | 'refunds' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'branding' | 'team' | 'account';
+export type Section = 'start' | 'overview' | 'payments' | 'orders' | 'refunds' | 'receipts' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'branding' | 'team' | 'account';
 
 const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'start', href: '/dashboard/start', label: 'navStart' },
@@ -14,6 +14,7 @@ const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'payments', href: '/dashboard/payments', label: 'navPayments' },
   { section: 'orders', href: '/dashboard/orders', label: 'navOrders' },
   { section: 'refunds', href: '/dashboard/refunds', label: 'navRefunds' },
+  { section: 'receipts', href: '/dashboard/receipts', label: 'navReceipts' },
   { section: 'cards', href: '/dashboard/cards', label: 'navCards' },
   { section: 'events', href: '/dashboard/events', label: 'navEvents' },
   { section: 'webhooks', href: '/dashboard/webhooks', label: 'navWebhooks' },
@@ -103,6 +104,15 @@ export const when = (date: Date | string | null) => (date === null ? '—' : new
 
 /** A time in a table: as `when` writes it, in an element that keeps it on one line. */
 export const timeElement = (date: Date | string | null) => (date === null ? '—' : html`<time datetime="${new Date(date).toISOString()}">${when(date)}</time>`);
+
+/**
+ * A time in a table of many columns: as `when` writes it, the day and the time of day each kept whole, so that a
+ * narrow column puts the time under the day rather than push the table past the screen.
+ */
+export const wrappingTime = (date: string) => {
+  const text = when(date);
+  return html`<time class="wraps" datetime="${new Date(date).toISOString()}"><span>${text.slice(0, 10)}</span> <span>${text.slice(11)}</span></time>`;
+};
 
 /** A secret shown once, with a copy button (the script enables it). */
 export function shownOnce(dash: Dash, label: string, secret: string, id: string): Html {

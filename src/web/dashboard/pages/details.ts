@@ -1,5 +1,5 @@
-// A payment's and an order's page: every field, the objects it is linked to, and its timeline (each event, with its
-// webhook deliveries). Owners and developers can refund a payment and cancel an order here, through the same service
+// A payment's and an order's page: every field, the objects it is linked to (a payment's fiscal receipts among them),
+// and its timeline (each event, with its webhook deliveries). Owners and developers can refund a payment and cancel an order here, through the same service
 // phases as the API, under an idempotency key of the form (so a form posted twice acts once), and audited.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
@@ -12,6 +12,7 @@ import { html, type Html, type Value } from '../../html.js';
 import { attemptReason, type MessageKey } from '../i18n.js';
 import { csrfField, formKeyField, notice, page, sendPage, when } from '../layout.js';
 import { badge, cardShown, failureReason, money, paymentBadge } from './lists.js';
+import { paymentReceipts, receiptLink } from './payment-receipts.js';
 
 type DetailRequest = FastifyRequest<{ Params: { id: string }; Querystring: { done?: string; error?: string }; Body: Form }>;
 
@@ -28,10 +29,11 @@ function deliveryLine(dash: Dash, delivery: WebhookDelivery): Html {
     · ${dash.t('attemptsMade', { count: delivery.attempts.length })}${outcome ? html` · ${outcome}` : ''}</li>`;
 }
 
-type Entry = { event: Event; deliveries: WebhookDelivery[] };
+/** An event with its deliveries; `about` names its object when that is not the page's own (a payment's receipt). */
+type Entry = { event: Event; deliveries: WebhookDelivery[]; about?: Html };
 
-function eventItem(dash: Dash, { event, deliveries }: Entry): Html {
-  return html`<li><span>${when(event.created)}</span> <code>${event.type}</code> <code>${event.id}</code>
+function eventItem(dash: Dash, { event, deliveries, about }: Entry): Html {
+  return html`<li><span>${when(event.created)}</span> <code>${event.type}</code>${about ? html` ${about}` : ''} <code>${event.id}</code>
       ${deliveries.length === 0 ? html`<p class="hint">${dash.t('noEndpointWanted')}</p>` : html`<ul>${deliveries.map((d) => deliveryLine(dash, d))}</ul>`}</li>`;
 }
 
@@ -45,6 +47,7 @@ function refundItem(dash: Dash, refund: Refund): Html {
 /**
  * The object's events and a payment's refunds, oldest first, each event with where it was delivered. A refund's own
  * events are about the refund, not the payment, so without it here the payment's timeline would not show it at all.
+ * A payment's entries include its receipts' events (receipt.fiscalized, receipt.failed) for the same reason.
  */
 function timeline(dash: Dash, entries: Entry[], refunds: Refund[] = []): Html {
   const { t } = dash;
@@ -84,8 +87,12 @@ const outcome = (dash: Dash, request: DetailRequest) => {
 async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: Signed, merchant: Merchant): Promise<Html> {
   const dash = dashOf(request);
   const intent = await deps.payments.get(merchant, request.params.id);
-  // Every refund of the payment: at most one has not failed, so the largest page holds them all.
-  const refunds = await deps.refunds.list(merchant, { limit: 100, paymentIntent: intent.id });
+  // Every refund of the payment: at most one has not failed, so the largest page holds them all. Its receipts are of
+  // its product and mode, as it is (read once the payment was found for this merchant).
+  const [refunds, receiptRows] = await Promise.all([deps.refunds.list(merchant, { limit: 100, paymentIntent: intent.id }), deps.receipts.ofPayment(intent.id)]);
+  const receipts = receiptRows.map((row) => deps.receipts.present(row));
+  const [own, ...ofReceipts] = await Promise.all([intent.id, ...receipts.map((receipt) => receipt.id)].map((id) => deps.webhooks.timeline(merchant, id)));
+  const entries = [...own!, ...ofReceipts.flatMap((events, index) => events.map((entry) => ({ ...entry, about: receiptLink(dash, receipts[index]!) })))];
   const rows: Array<[MessageKey, Value]> = [
     ['amount', money(dash, intent.amount)],
     ['fee', money(dash, intent.fee)],
@@ -106,7 +113,8 @@ async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: 
     body: html`${outcome(dash, request)}${fieldsList(dash, rows)}
       ${canRefund ? actionForm(dash, `/dashboard/payments/${intent.id}/refund`, 'refundPayment', 'refundConfirm') : ''}
       <h2>${dash.t('navRefunds')}</h2>${refundRows.length ? html`<ul>${refundRows}</ul>` : html`<p class="empty">${dash.t('noRefunds')}</p>`}
-      ${timeline(dash, await deps.webhooks.timeline(merchant, intent.id), refunds.data)}`,
+      ${paymentReceipts(dash, intent, receipts)}
+      ${timeline(dash, entries, refunds.data)}`,
   });
 }
 

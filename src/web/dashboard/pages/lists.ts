@@ -1,4 +1,4 @@
-// The record of the selected mode: payments, orders, refunds, saved cards, events and the request log. Each is a table
+// The record of the selected mode: payments, orders, refunds, fiscal receipts, saved cards, events and the request log. Each is a table
 // with its filters in the address (a link shares them), a search by id or customer reference, and cursor paging. The
 // pages ask the same services, with the same filters, as the API.
 import { Readable } from 'node:stream';
@@ -10,6 +10,7 @@ import type { List } from '../../../core/pagination.js';
 import { INTENT_STATUSES, type ChargesQuery, type PaymentIntent } from '../../../modules/payments/schema.js';
 import { ORDER_STATUSES, type Order, type OrdersQuery } from '../../../modules/orders/schema.js';
 import type { Refund, RefundsQuery } from '../../../modules/refunds/schema.js';
+import { RECEIPT_STATUSES, RECEIPT_TYPES, type Receipt, type ReceiptsQuery } from '../../../modules/receipts/schema.js';
 import type { Card, CardsQuery } from '../../../modules/cards/schema.js';
 import type { Event, EventsQuery } from '../../../modules/webhooks/schema.js';
 import type { RequestLogEntry, RequestLogQuery } from '../../../modules/request-log/schema.js';
@@ -17,7 +18,7 @@ import { SENT_EVENT_TYPES } from '../../../modules/webhooks/events.js';
 import { dashOf, ROUTE, signedIn, merchantOfSigned, type Dash } from '../context.js';
 import { html, type Html, type Value } from '../../html.js';
 import { failureKey, LOCALES, statusKey, type MessageKey, type StatusOf } from '../i18n.js';
-import { notice, page, sendPage, timeElement, type Section } from '../layout.js';
+import { notice, page, sendPage, timeElement, wrappingTime, type Section } from '../layout.js';
 import type { DashboardDeps } from '../deps.js';
 
 const PAGE_SIZE = 25;
@@ -54,11 +55,21 @@ export function badge(dash: Dash, of: StatusOf, status: string, shown = status):
   return html`<span class="status s-${shown.toLowerCase()}" title="${status}">${key ? dash.t(key) : status}</span>`;
 }
 
-/** Why the bank refused a payment, in the page's words, the code in its title; a code without words is shown as code. */
-export function failureReason(dash: Dash, code: string): Html {
-  const key = failureKey(code);
+/**
+ * Why the bank refused a payment (or the fiscal module a receipt), in the page's words, the code in its title; a code
+ * without words is shown as code.
+ */
+export function failureReason(dash: Dash, code: string, of: 'failure' | 'receiptFailure' = 'failure'): Html {
+  const key = failureKey(code, of);
   return key ? html`<small title="${code}">${dash.t(key)}</small>` : html`<code>${code}</code>`;
 }
+
+/** A receipt's status, and why it failed under it. */
+export const receiptBadge = (dash: Dash, receipt: Pick<Receipt, 'status' | 'failureCode'>) =>
+  html`${badge(dash, 'receipt', receipt.status)}${receipt.failureCode ? html` ${failureReason(dash, receipt.failureCode, 'receiptFailure')}` : ''}`;
+
+/** A receipt's type (sale, return) in the page's words, the API's value in its title. */
+export const receiptTypeText = (dash: Dash, type: Receipt['type']) => html`<span title="${type}">${dash.t(`receiptType_${type}`)}</span>`;
 
 /**
  * A payment's status as a merchant reads it: the API keeps a refunded payment SUCCEEDED (its refund is an object of its
@@ -118,18 +129,26 @@ interface Column<Item> {
 /** What the filters of a list are, whatever its items. */
 type Filtering = Pick<ListSpec<{ id: string }>, 'choices' | 'dates' | 'search' | 'byCard'>;
 
+/** A select of a list's filters: the statuses or types it offers (said in the page's words when `of` says whose). */
+interface Choice {
+  param: 'status' | 'type';
+  label: MessageKey;
+  values: readonly string[];
+  of?: StatusOf;
+}
+
 interface ListSpec<Item extends { id: string }> {
   section: Section;
   title: MessageKey;
   caption: MessageKey;
-  /** The statuses (of `of`, said in the page's words) or the event types a select offers. */
-  choices?: { param: 'status' | 'type'; values: readonly string[]; of?: StatusOf };
+  /** The selects the filters offer: statuses, event types, receipt types. */
+  choices?: Choice[];
   /** Whether the list has creation dates to filter on. */
   dates: boolean;
   /** Whether the list takes `card` (a saved card's payments). */
   byCard?: true;
   /** What the search box takes; an id with `idPrefix` always finds that object. */
-  search?: { idPrefix: string; other: 'customerRef' | 'objectId' | null };
+  search?: { idPrefix: string; other: 'customerRef' | 'objectId' | 'paymentIntent' | null };
   /** The list, given the API query the address stands for (its values checked by the list's schema's choices). */
   list(merchant: Merchant, query: Record<string, unknown>): Promise<List<Item>>;
   find?(merchant: Merchant, id: string): Promise<Item>;
@@ -142,7 +161,13 @@ interface ListSpec<Item extends { id: string }> {
 function apiQuery(spec: Filtering, params: Params): Record<string, unknown> {
   const query: Record<string, unknown> = { limit: PAGE_SIZE };
   if (params.starting_after) query.starting_after = params.starting_after;
-  if (spec.choices && params[spec.choices.param]) query[spec.choices.param] = params[spec.choices.param];
+  for (const choice of spec.choices ?? []) {
+    const value = params[choice.param];
+    if (!value) continue;
+    // The API refuses a value it does not know; the services the pages call take what they are given.
+    if (!choice.values.includes(value)) throw new ApiError('VALIDATION_ERROR', `${choice.param}: one of ${choice.values.join(', ')}`, { param: choice.param });
+    query[choice.param] = value;
+  }
   for (const [param, bound, days] of [['from', 'created[gte]', 0], ['to', 'created[lt]', 1]] as const) {
     const day = params[param];
     if (!spec.dates || !day) continue;
@@ -169,24 +194,33 @@ function choiceText(dash: Dash, of: StatusOf | undefined, value: string): string
   return key ? dash.t(key) : value;
 }
 
-/** The field a refused filter names, as its label reads. */
-const FILTER_LABELS: Record<string, MessageKey> = { q: 'search', status: 'status', type: 'eventType', from: 'from', to: 'to', card: 'card' };
+/** The field a refused filter names, as its label reads on the list. */
+const FILTER_LABELS: Record<string, MessageKey> = { q: 'search', from: 'from', to: 'to', card: 'card' };
+const filterLabel = (spec: Filtering, param: string | undefined): MessageKey =>
+  spec.choices?.find((choice) => choice.param === param)?.label ?? FILTER_LABELS[param ?? ''] ?? 'filters';
+
+const PLACEHOLDER_OTHERS: Partial<Record<string, MessageKey>> = { customerRef: 'orCustomerRef', paymentIntent: 'orPaymentId' };
+
+function searchPlaceholder(dash: Dash, search: NonNullable<Filtering['search']>): string {
+  const other = search.other === null ? undefined : PLACEHOLDER_OTHERS[search.other];
+  return `${search.idPrefix}…${other ? ` ${dash.t(other)}` : ''}`;
+}
 
 function filterForm(dash: Dash, spec: Filtering, path: string, params: Params): Value {
   const { t } = dash;
-  const choices = spec.choices;
-  const select = choices
-    ? html`<label>${t(choices.param === 'status' ? 'status' : 'eventType')} <select name="${choices.param}">
+  const selects = (spec.choices ?? []).map(
+    (choice) => html`<label>${t(choice.label)} <select name="${choice.param}">
         <option value="">${t('filterAll')}</option>
-        ${choices.values.map((value) => html`<option value="${value}"${params[choices.param] === value ? html` selected` : ''}>${choiceText(dash, choices.of, value)}</option>`)}
-      </select></label>`
-    : '';
+        ${choice.values.map((value) => html`<option value="${value}"${params[choice.param] === value ? html` selected` : ''}>${choiceText(dash, choice.of, value)}</option>`)}
+      </select></label>`,
+  );
+  const select = selects.length ? selects : '';
   const dates = spec.dates
     ? html`<label>${t('from')} <input type="date" name="from" value="${params.from ?? ''}"></label>
       <label>${t('to')} <input type="date" name="to" value="${params.to ?? ''}"></label>`
     : '';
   const search = spec.search
-    ? html`<label>${t('search')} <input type="search" name="q" value="${params.q ?? ''}" placeholder="${spec.search.idPrefix}… ${spec.search.other === 'customerRef' ? t('orCustomerRef') : ''}"></label>`
+    ? html`<label>${t('search')} <input type="search" name="q" value="${params.q ?? ''}" placeholder="${searchPlaceholder(dash, spec.search)}"></label>`
     : '';
   if (!select && !dates && !search) return '';
   return html`<form class="filters" method="get" action="${path}" role="search" aria-label="${t('filters')}">
@@ -269,7 +303,7 @@ function listRoute<Item extends { id: string }>(app: FastifyInstance, spec: List
       body = table(dash, spec, found.data, older);
     } catch (error) {
       if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
-      body = notice('error', dash.t('badFilter', { field: dash.t(FILTER_LABELS[error.extra.param ?? ''] ?? 'filters') }));
+      body = notice('error', dash.t('badFilter', { field: dash.t(filterLabel(spec, error.extra.param)) }));
     }
     const { starting_after: _page, ...filters } = params;
     const exported = html`<p class="export"><a href="${addressOf(`${path}.csv`, filters)}" download>${dash.t('exportCsv')}</a></p>`;
@@ -281,16 +315,20 @@ function listRoute<Item extends { id: string }>(app: FastifyInstance, spec: List
 const id = (item: { id: string }) => html`<code>${item.id}</code>`;
 /** The id, linking to the object's page. */
 const linked = (section: 'payments' | 'orders') => (item: { id: string }) => html`<a href="/dashboard/${section}/${item.id}"><code>${item.id}</code></a>`;
-/** An object's id, linking to its page when it has one. */
-const objectLink = (objectId: string) =>
-  objectId.startsWith('pi_') ? linked('payments')({ id: objectId }) : objectId.startsWith('ord_') ? linked('orders')({ id: objectId }) : html`<code>${objectId}</code>`;
+/** An object's id, linking to its page when it has one (a receipt's is its row in the receipts list). */
+function objectLink(objectId: string): Html {
+  if (objectId.startsWith('pi_')) return linked('payments')({ id: objectId });
+  if (objectId.startsWith('ord_')) return linked('orders')({ id: objectId });
+  if (objectId.startsWith('rcpt_')) return html`<a href="/dashboard/receipts?q=${objectId}"><code>${objectId}</code></a>`;
+  return html`<code>${objectId}</code>`;
+}
 const created = (item: { created: string }) => timeElement(item.created);
 
 /** Payments, orders and refunds. */
 function moneyLists(app: FastifyInstance, { payments, orders, refunds }: DashboardDeps): void {
   listRoute<PaymentIntent>(app, {
     section: 'payments', title: 'navPayments', caption: 'paymentsCaption', dates: true, byCard: true,
-    choices: { param: 'status', values: INTENT_STATUSES, of: 'payment' },
+    choices: [{ param: 'status', label: 'status', values: INTENT_STATUSES, of: 'payment' }],
     search: { idPrefix: 'pi_', other: 'customerRef' },
     list: (merchant, query) => payments.list(merchant, query as ChargesQuery),
     find: (merchant, found) => payments.get(merchant, found),
@@ -311,7 +349,7 @@ function moneyLists(app: FastifyInstance, { payments, orders, refunds }: Dashboa
   }, 'payments');
   listRoute<Order>(app, {
     section: 'orders', title: 'navOrders', caption: 'ordersCaption', dates: true,
-    choices: { param: 'status', values: ORDER_STATUSES, of: 'order' },
+    choices: [{ param: 'status', label: 'status', values: ORDER_STATUSES, of: 'order' }],
     search: { idPrefix: 'ord_', other: 'customerRef' },
     list: (merchant, query) => orders.list(merchant, query as OrdersQuery),
     find: (merchant, found) => orders.get(merchant, found),
@@ -330,7 +368,7 @@ function moneyLists(app: FastifyInstance, { payments, orders, refunds }: Dashboa
   }, 'orders');
   listRoute<Refund>(app, {
     section: 'refunds', title: 'navRefunds', caption: 'refundsCaption', dates: true,
-    choices: { param: 'status', values: ['PENDING', 'SUCCEEDED', 'FAILED'], of: 'refund' },
+    choices: [{ param: 'status', label: 'status', values: ['PENDING', 'SUCCEEDED', 'FAILED'], of: 'refund' }],
     search: { idPrefix: 're_', other: null },
     list: (merchant, query) => refunds.list(merchant, query as RefundsQuery),
     find: (merchant, found) => refunds.get(merchant, found),
@@ -352,7 +390,7 @@ function moneyLists(app: FastifyInstance, { payments, orders, refunds }: Dashboa
 function recordLists(app: FastifyInstance, { cards, webhooks, requestLog }: DashboardDeps): void {
   listRoute<Card>(app, {
     section: 'cards', title: 'navCards', caption: 'cardsCaption', dates: true,
-    choices: { param: 'status', values: ['ACTIVE', 'BLOCKED', 'DELETED'], of: 'card' },
+    choices: [{ param: 'status', label: 'status', values: ['ACTIVE', 'BLOCKED', 'DELETED'], of: 'card' }],
     search: { idPrefix: 'card_', other: 'customerRef' },
     list: (merchant, query) => cards.list(merchant, query as CardsQuery),
     find: (merchant, found) => cards.get(merchant, found),
@@ -370,7 +408,7 @@ function recordLists(app: FastifyInstance, { cards, webhooks, requestLog }: Dash
   }, 'cards');
   listRoute<Event>(app, {
     section: 'events', title: 'navEvents', caption: 'eventsCaption', dates: true,
-    choices: { param: 'type', values: SENT_EVENT_TYPES },
+    choices: [{ param: 'type', label: 'eventType', values: SENT_EVENT_TYPES }],
     search: { idPrefix: 'evt_', other: 'objectId' },
     list: (merchant, query) => webhooks.events(merchant, query as EventsQuery),
     find: (merchant, found) => webhooks.event(merchant, found),
@@ -402,7 +440,42 @@ function recordLists(app: FastifyInstance, { cards, webhooks, requestLog }: Dash
   }, 'logs');
 }
 
+/**
+ * Fiscal receipts: each row links to its payment, whose page shows the receipt in full (its anchor is the receipt's
+ * id); the search takes a receipt's id or a payment's, whose receipts it lists.
+ */
+function receiptList(app: FastifyInstance, { receipts }: DashboardDeps): void {
+  listRoute<Receipt>(app, {
+    section: 'receipts', title: 'navReceipts', caption: 'receiptsCaption', dates: true,
+    choices: [
+      { param: 'status', label: 'status', values: RECEIPT_STATUSES, of: 'receipt' },
+      { param: 'type', label: 'receiptType', values: RECEIPT_TYPES, of: 'receiptType' },
+    ],
+    search: { idPrefix: 'rcpt_', other: 'paymentIntent' },
+    list: (merchant, query) => receipts.list(merchant, query as ReceiptsQuery),
+    find: (merchant, found) => receipts.get(merchant, found),
+    csv: [
+      ['id', (item) => item.id], ['created', (item) => item.created], ['type', (item) => item.type], ['status', (item) => item.status],
+      ['amount_uzs', (item) => uzs(item.amount)], ['vat_uzs', (item) => uzs(item.vatAmount)], ['payment_intent', (item) => item.paymentIntent],
+      ['refund', (item) => item.refund], ['terminal_id', (item) => item.terminalId], ['receipt_number', (item) => item.receiptNumber],
+      ['fiscal_sign', (item) => item.fiscalSign], ['fiscalized_at', (item) => item.fiscalizedAt], ['failure_code', (item) => item.failureCode],
+      ['qr_url', (item) => item.qrUrl], ['receipt_url', (item) => item.url],
+    ],
+    columns: [
+      { label: 'id', cell: (item) => html`<a href="/dashboard/payments/${item.paymentIntent}#${item.id}"><code>${item.id}</code></a>` },
+      { label: 'receiptType', cell: (item, dash) => receiptTypeText(dash, item.type) },
+      { label: 'amount', cell: (item, dash) => money(dash, item.amount), num: true },
+      { label: 'vat', cell: (item, dash) => money(dash, item.vatAmount), num: true },
+      { label: 'status', cell: (item, dash) => receiptBadge(dash, item) },
+      { label: 'payment', cell: (item) => linked('payments')({ id: item.paymentIntent }) },
+      // Two ids to a row: the time gives way first, in the languages whose words are longer.
+      { label: 'created', cell: (item) => wrappingTime(item.created) },
+    ],
+  }, 'receipts');
+}
+
 export function listPages(app: FastifyInstance, deps: DashboardDeps): void {
   moneyLists(app, deps);
+  receiptList(app, deps);
   recordLists(app, deps);
 }

@@ -1,6 +1,9 @@
-// The overview, where the day starts: the balance, what came in over the last 30 days (a chart, with its figures as a
-// table for screen readers), the success rate, and the latest payments.
+// The overview, where the day starts: fiscal receipts that failed (a legal matter for the merchant), the balance, what
+// came in over the last 30 days (a chart, with its figures as a table for screen readers), the success rate, and the
+// latest payments.
 import type { FastifyInstance } from 'fastify';
+import type { Merchant } from '../../../core/merchant.js';
+import type { ReceiptsService } from '../../../modules/receipts/service.js';
 import type { Day } from '../../../modules/payments/activity.js';
 import { dashOf, merchantOfSigned, ROUTE, signedIn, type Dash } from '../context.js';
 import type { DashboardDeps } from '../deps.js';
@@ -11,6 +14,19 @@ import { money, paymentBadge, type Tiyin } from './lists.js';
 import { serveLibrary } from '../../library.js';
 
 const RECENT = 5;
+/** Failed receipts counted at most: past it the flag says "100+", the list has them all. */
+const FAILED_RECEIPTS_COUNTED = 100;
+
+/**
+ * The receipts of the overview's 30 days (from `firstDay`) that the fiscal module will never register, said calmly, with
+ * a link to them in the receipts list; nothing when there are none.
+ */
+async function failedReceipts(dash: Dash, receipts: ReceiptsService, merchant: Merchant, firstDay: string): Promise<Html | ''> {
+  const failed = await receipts.list(merchant, { limit: FAILED_RECEIPTS_COUNTED, status: 'FAILED', 'created[gte]': `${firstDay}T00:00:00Z` });
+  if (failed.data.length === 0) return '';
+  const count = `${formatCount(dash.lang, failed.data.length)}${failed.has_more ? '+' : ''}`;
+  return html`<p class="notice warning">${dash.t('failedReceiptsFlag', { count })} <a href="/dashboard/receipts?status=FAILED&amp;from=${firstDay}">${dash.t('showFailedReceipts')}</a></p>`;
+}
 
 function figures(dash: Dash, days: Day[], balance: { available: Tiyin; pending: Tiyin }): Html {
   const { t } = dash;
@@ -43,17 +59,18 @@ function activity(dash: Dash, days: Day[]): Html {
 <tbody>${rows}</tbody></table></div></details>`;
 }
 
-export function overviewPages(app: FastifyInstance, { payments, activity: paymentActivity, ledger }: DashboardDeps): void {
+export function overviewPages(app: FastifyInstance, { payments, activity: paymentActivity, ledger, receipts }: DashboardDeps): void {
   serveLibrary(app, '/library', 'uplot', { 'uPlot.iife.min.js': 'dist/uPlot.iife.min.js', 'uPlot.min.css': 'dist/uPlot.min.css' });
   app.get('/overview', ROUTE, async (request, reply) => {
     const dash = dashOf(request);
     const merchant = merchantOfSigned(signedIn(request));
     const [days, balance, recent] = await Promise.all([paymentActivity.daily(merchant), ledger.balance(merchant), payments.list(merchant, { limit: RECENT })]);
+    const flag = await failedReceipts(dash, receipts, merchant, days[0]!.day);
     const latest = recent.data.map(
       (intent) => html`<tr><td data-label="${dash.t('id')}"><a href="/dashboard/payments/${intent.id}"><code>${intent.id}</code></a></td><td data-label="${dash.t('amount')}" class="num">${money(dash, intent.amount)}</td>
         <td data-label="${dash.t('status')}">${paymentBadge(dash, intent)}</td><td data-label="${dash.t('created')}">${timeElement(intent.created)}</td></tr>`,
     );
-    const body = html`${figures(dash, days, balance)}
+    const body = html`${flag}${figures(dash, days, balance)}
 ${activity(dash, days)}
 <h2>${dash.t('recentPayments')}</h2>
 ${latest.length === 0 ? html`<p class="empty">${dash.t('nothingYet')}</p>` : html`<div class="table-wrap"><table><caption>${dash.t('recentPayments')}</caption>
