@@ -91,5 +91,5 @@ export async function registerApi(
   await app.register(pageRoutes, { checkout, products });
   await app.register(apiReferenceRoutes);
   await app.register(sdkPackageRoutes);
-  await app.register(dashboardRoutes, { prefix: '/dashboard', accounts, accountLinks, products, webhooks, payments, orders, refunds, cards, requestLog, activity, ledger, publicUrl });
+  await app.register(dashboardRoutes, { prefix: '/dashboard', accounts, accountLinks, products, webhooks, payments, orders, refunds, receipts, cards, requestLog, activity, ledger, publicUrl });
 }
