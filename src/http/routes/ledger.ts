@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { merchantOf } from '../auth.js';
+import { listEnvelope } from '../../core/pagination.js';
+import { IdParams } from '../../core/schemas.js';
+import { BalanceTransaction, BalanceTransactionsQuery } from '../../modules/ledger/schema.js';
 import type { LedgerService } from '../../modules/ledger/service.js';
 
 const Balance = Type.Object(
@@ -21,5 +24,31 @@ export const ledgerRoutes: FastifyPluginAsync<{ ledger: LedgerService }> = async
       schema: { tags: ['balance'], operationId: 'retrieveBalance', summary: 'The balance, summed from the ledger', response: { 200: Balance } },
     },
     (request) => ledger.balance(merchantOf(request)),
+  );
+
+  app.get<{ Querystring: BalanceTransactionsQuery }>(
+    '/v1/balance_transactions',
+    {
+      config: { auth: { kind: 'merchant' } },
+      schema: {
+        tags: ['balance'],
+        operationId: 'listBalanceTransactions',
+        summary: 'The statement: every movement of the balance, newest first',
+        description:
+          'The available rows\' `net` sums to the balance\'s `available`, the pending rows\' to its `pending`, at every instant.',
+        querystring: BalanceTransactionsQuery,
+        response: { 200: listEnvelope(BalanceTransaction) },
+      },
+    },
+    (request) => ledger.statement(merchantOf(request), request.query),
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/v1/balance_transactions/:id',
+    {
+      config: { auth: { kind: 'merchant' } },
+      schema: { tags: ['balance'], operationId: 'retrieveBalanceTransaction', summary: 'Read one movement of the balance', params: IdParams, response: { 200: BalanceTransaction } },
+    },
+    (request) => ledger.statementRow(merchantOf(request), request.params.id),
   );
 };

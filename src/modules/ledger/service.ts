@@ -1,9 +1,29 @@
 // The merchant's balance: the ledger's entries as summed, in the same transactions, into the balance rows.
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
-import { balanceSums, hadLivePayment, post, type LedgerTransaction } from './store.js';
+import { notFound } from '../../core/errors.js';
+import { listPage, type List, type ListFilter } from '../../core/pagination.js';
+import type { BalanceTransaction, BalanceTransactionsQuery } from './schema.js';
+import * as store from './store.js';
+import { balanceSums, hadLivePayment, type LedgerTransaction, type StatementRow } from './store.js';
 
-export type { Entry, LedgerTransaction } from './store.js';
+export type { Entry, LedgerTransaction, StatementLine } from './store.js';
+
+function presentStatementRow(row: StatementRow): BalanceTransaction {
+  return {
+    id: row.id,
+    object: 'balance_transaction',
+    type: row.type,
+    amount: row.amount,
+    fee: row.fee,
+    net: row.net,
+    status: row.status,
+    availableOn: row.available_on.toISOString(),
+    source: row.source,
+    payout: row.payout_id,
+    created: row.created_at.toISOString(),
+  };
+}
 
 export interface Balance {
   object: 'balance';
@@ -21,11 +41,38 @@ function exactSum(text: string): number | bigint {
 }
 
 export class LedgerService {
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    /** How long a succeeded payment's net stays pending: its statement row says when it becomes available. */
+    private readonly settlementDelaySeconds: number,
+  ) {}
 
-  /** Writes one balanced transaction in the caller's database transaction, with the change that moved the money. */
+  /**
+   * Writes one balanced transaction in the caller's database transaction, with the change that moved the money, and
+   * its statement row: pending until settlement for a payment, available at once for anything else.
+   */
   post(tx: Transaction, transaction: LedgerTransaction): Promise<string> {
-    return post(tx, transaction);
+    return store.post(tx, transaction, transaction.statement?.status === 'pending' ? this.settlementDelaySeconds : 0);
+  }
+
+  /** Settled payments' statement rows become available, in the settlement's transaction. */
+  markAvailable(tx: Transaction, paymentIntentIds: string[]): Promise<void> {
+    return store.markAvailable(tx, paymentIntentIds);
+  }
+
+  /** The merchant's statement, newest first. */
+  statement(merchant: Merchant, query: BalanceTransactionsQuery): Promise<List<BalanceTransaction>> {
+    const filters: ListFilter[] = [];
+    if (query.type !== undefined) filters.push({ column: 'type', value: query.type });
+    if (query.payout !== undefined) filters.push({ column: 'payout_id', value: query.payout });
+    if (query.source !== undefined) filters.push({ column: 'source', value: query.source });
+    return listPage(this.db, store.STATEMENT_LIST, merchant, query, presentStatementRow, filters);
+  }
+
+  async statementRow(merchant: Merchant, id: string): Promise<BalanceTransaction> {
+    const row = await store.findStatementRow(this.db, merchant, id);
+    if (!row) throw notFound('balance transaction');
+    return presentStatementRow(row);
   }
 
   async balance(merchant: Merchant): Promise<Balance> {

@@ -1,6 +1,7 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { newId } from '../../core/ids.js';
+import type { Listed } from '../../core/pagination.js';
 
 /** The chart of accounts (seeded by migration 001). */
 export type Account = 'merchant_pending' | 'merchant_available' | 'rail_clearing' | 'platform_fees';
@@ -11,6 +12,15 @@ export interface Entry {
   amount: number;
 }
 
+/** A posting as the merchant's statement shows it: one row per movement of the merchant's balance. */
+export interface StatementLine {
+  type: 'charge' | 'refund' | 'payout' | 'payout_failure';
+  /** Tiyin, signed: what the movement adds to the balance before its fee. */
+  amount: number;
+  fee: number;
+  status: 'pending' | 'available';
+}
+
 export interface LedgerTransaction {
   productId: string;
   livemode: boolean;
@@ -19,6 +29,8 @@ export interface LedgerTransaction {
   /** The business object that moved it (a payment intent, a refund). */
   referenceId: string;
   entries: Entry[];
+  /** Its row in the merchant's statement, when it moves the merchant's balance in the merchant's eyes. */
+  statement?: StatementLine;
 }
 
 const ENTRIES_MAX = 16;
@@ -38,17 +50,23 @@ function assertBalanced(transaction: LedgerTransaction): void {
 
 /**
  * Writes one balanced transaction in the caller's database transaction, in a single statement: the transaction, its
- * entries, and the balance rows of its accounts, in one shard picked at random. Balance is asserted here and enforced
- * again by the database at the end of the statement (trigger ledger_entries_balanced). Returns the transaction's id.
+ * entries, its statement row if it has one (available in `availableInSeconds`), and the balance rows of its accounts,
+ * in one shard picked at random.
+ * Balance is asserted here and enforced again by the database at the end of the statement (trigger
+ * ledger_entries_balanced). Returns the transaction's id.
  */
-export async function post(tx: Transaction, transaction: LedgerTransaction): Promise<string> {
+export async function post(tx: Transaction, transaction: LedgerTransaction, availableInSeconds = 0): Promise<string> {
   assertBalanced(transaction);
   const id = newId('ltx');
-  const { entries } = transaction;
+  const { entries, statement } = transaction;
   await tx.query(
     `WITH t AS (
        INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ($1, $2, $3, $4, $5)
        RETURNING id, product_id, livemode),
+     s AS (
+       INSERT INTO balance_transactions (id, product_id, livemode, type, amount, fee, net, status, available_on, source)
+       SELECT $9, t.product_id, t.livemode, $10, $11::bigint, $12::bigint, $11::bigint - $12::bigint, $13, now() + $14 * interval '1 second', $5
+         FROM t WHERE $9::text IS NOT NULL),
      e AS (
        INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
        SELECT t.id, t.product_id, t.livemode, e.account, e.amount FROM t, unnest($6::text[], $7::bigint[]) AS e (account, amount)
@@ -57,9 +75,44 @@ export async function post(tx: Transaction, transaction: LedgerTransaction): Pro
      SELECT product_id, livemode, account, $8, sum(amount) FROM e GROUP BY product_id, livemode, account ORDER BY account
      ON CONFLICT (product_id, livemode, account, shard) DO UPDATE SET amount = ledger_balances.amount + EXCLUDED.amount`,
     [id, transaction.productId, transaction.livemode, transaction.reason, transaction.referenceId, entries.map((e) => e.account), entries.map((e) => e.amount),
-      Math.floor(Math.random() * BALANCE_SHARDS)],
+      Math.floor(Math.random() * BALANCE_SHARDS), statement ? newId('txn') : null, statement?.type ?? null, statement?.amount ?? null, statement?.fee ?? null,
+      statement?.status ?? null, availableInSeconds],
   );
   return id;
+}
+
+/** A succeeded payment's pending statement row becomes available, in the settlement's transaction. */
+export async function markAvailable(tx: Transaction, paymentIntentIds: string[]): Promise<void> {
+  await tx.query(
+    `UPDATE balance_transactions SET status = 'available', available_on = now() WHERE type = 'charge' AND source = ANY($1::text[]) AND status = 'pending'`,
+    [paymentIntentIds],
+  );
+}
+
+const STATEMENT_COLUMNS = 'id, product_id, livemode, type, amount, fee, net, status, available_on, source, payout_id, created_at';
+/** What a merchant's statement reads. */
+export const STATEMENT_LIST: Listed = { table: 'balance_transactions', columns: STATEMENT_COLUMNS };
+
+export interface StatementRow {
+  id: string;
+  type: StatementLine['type'];
+  amount: number;
+  fee: number;
+  net: number;
+  status: StatementLine['status'];
+  available_on: Date;
+  source: string;
+  payout_id: string | null;
+  created_at: Date;
+}
+
+export async function findStatementRow(db: Queryable, merchant: Merchant, id: string): Promise<StatementRow | undefined> {
+  const [row] = await db.query<StatementRow>(`SELECT ${STATEMENT_COLUMNS} FROM balance_transactions WHERE id = $1 AND product_id = $2 AND livemode = $3`, [
+    id,
+    merchant.productId,
+    merchant.livemode,
+  ]);
+  return row;
 }
 
 /** The merchant's available and pending sums, as text so that they are exact whatever their size. */

@@ -136,6 +136,7 @@ export class PaymentsService {
           { account: 'merchant_pending', amount: row.amount - row.fee },
           { account: 'platform_fees', amount: row.fee },
         ]),
+        statement: { type: 'charge', amount: row.amount, fee: row.fee, status: 'pending' },
       });
     }
   }
@@ -309,7 +310,11 @@ export class PaymentsService {
           ],
         });
       }
-      if (due.length > 0) await store.markSettled(tx, due.map((intent) => intent.id));
+      if (due.length > 0) {
+        const ids = due.map((intent) => intent.id);
+        await store.markSettled(tx, ids);
+        await this.ledger.markAvailable(tx, ids);
+      }
       return due.length;
     });
   }

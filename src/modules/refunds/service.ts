@@ -80,6 +80,7 @@ export class RefundsService {
         { account: 'merchant_available', amount: -row.amount },
         { account: 'rail_clearing', amount: row.amount },
       ],
+      statement: { type: 'refund', amount: -row.amount, fee: 0, status: 'available' },
     });
     return row;
   }
