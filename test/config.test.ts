@@ -22,6 +22,9 @@ describe('configuration', () => {
       liveRailUrl: null,
       liveRailSecret: null,
       liveRailTimeoutMs: 5_000,
+      liveFiscalUrl: null,
+      liveFiscalSecret: null,
+      vatRates: [0, 12],
       defaultFeeBps: 100,
       sessionRequestsPerMinute: 60,
       addressRequestsPerMinute: 300,
@@ -44,6 +47,9 @@ describe('configuration', () => {
       TOLOV_LIVE_RAIL_URL: 'http://127.0.0.1:4100',
       TOLOV_LIVE_RAIL_SECRET: 'shh',
       TOLOV_FEE_BPS: '250',
+      TOLOV_VAT_RATES: '0, 12,15',
+      TOLOV_LIVE_FISCAL_URL: 'https://fiscal.example.uz/gw',
+      TOLOV_LIVE_FISCAL_SECRET: 'shh-fiscal',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://u@db:5432/tolov',
@@ -54,6 +60,9 @@ describe('configuration', () => {
       liveRailUrl: 'http://127.0.0.1:4100',
       liveRailSecret: 'shh',
       defaultFeeBps: 250,
+      vatRates: [0, 12, 15],
+      liveFiscalUrl: 'https://fiscal.example.uz/gw',
+      liveFiscalSecret: 'shh-fiscal',
     });
   });
 
@@ -71,6 +80,11 @@ describe('configuration', () => {
     ['TOLOV_ADMIN_TOKEN', 'short', 'at least 16 characters'],
     ['LOG_LEVEL', 'loud', 'fatal, error'],
     ['TOLOV_RATE_LIMIT_SESSION_PER_MINUTE', '0', 'an integer from 1'],
+    ['TOLOV_VAT_RATES', '12,abc', 'whole percentages from 0 to 100'],
+    ['TOLOV_VAT_RATES', '12,101', 'whole percentages from 0 to 100'],
+    ['TOLOV_VAT_RATES', '12,12', 'different'],
+    ['TOLOV_VAT_RATES', '12.5', 'whole percentages'],
+    ['TOLOV_LIVE_FISCAL_URL', 'ftp://x', 'a http or https URL'],
   ])('refuses %s=%s, naming the variable and the accepted form', (variable, value, expected) => {
     let error: unknown;
     try {
@@ -112,6 +126,10 @@ describe('configuration', () => {
     expect(loadConfig({})).toMatchObject({ trustProxy: [] });
     expect(loadConfig({ TOLOV_TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,::1' })).toMatchObject({ trustProxy: ['10.0.0.1', '10.1.0.0/16', '::1'] });
     expect(() => loadConfig({ TOLOV_TRUST_PROXY: 'true' })).toThrow(/TOLOV_TRUST_PROXY/);
+  });
+
+  it('needs the fiscal secret whenever the fiscal gateway URL is set', () => {
+    expect(() => loadConfig({ TOLOV_LIVE_FISCAL_URL: 'http://127.0.0.1:4100' })).toThrow(/TOLOV_LIVE_FISCAL_SECRET/);
   });
 
   it('needs the rail secret whenever the live rail URL is set', () => {
