@@ -19,6 +19,7 @@ const ENGINE_INDEPENDENT = [
   'test/web/api-reference.test.ts',
   'test/web/widths.test.ts',
   'test/web/localized.test.ts',
+  'test/web/receipt-page.test.ts',
   'test/platform/api-examples.test.ts',
   'test/sdk/openapi-types.test.ts',
   'test/sdk/package.test.ts',

@@ -35,3 +35,25 @@ CREATE TABLE IF NOT EXISTS sim_fences (
   operation_id  text PRIMARY KEY,
   fenced_at     timestamptz NOT NULL DEFAULT now()
 );
+-- The simulated fiscal module's register: each receipt id registered, or refused, once. Registered receipts are
+-- numbered in the order of registration, as a cash register numbers its receipts.
+CREATE SEQUENCE IF NOT EXISTS sim_receipt_numbers;
+CREATE TABLE IF NOT EXISTS sim_receipts (
+  receipt_id      text PRIMARY KEY,
+  type            text NOT NULL,
+  amount          bigint NOT NULL,
+  status          text NOT NULL CHECK (status IN ('REGISTERED', 'REFUSED')),
+  failure_code    text,
+  terminal_id     text,
+  receipt_number  bigint UNIQUE,
+  fiscal_sign     text,
+  created_at      timestamptz NOT NULL DEFAULT now(),
+  CHECK ((status = 'REFUSED') = (failure_code IS NOT NULL)),
+  CHECK ((status = 'REGISTERED') = (terminal_id IS NOT NULL AND receipt_number IS NOT NULL AND fiscal_sign IS NOT NULL))
+);
+CREATE INDEX IF NOT EXISTS sim_receipts_registered ON sim_receipts (created_at, receipt_number) WHERE status = 'REGISTERED';
+-- Receipt ids the module was asked to fence before it registered them: it never registers them.
+CREATE TABLE IF NOT EXISTS sim_receipt_fences (
+  receipt_id  text PRIMARY KEY,
+  fenced_at   timestamptz NOT NULL DEFAULT now()
+);

@@ -1,15 +1,16 @@
-// A standalone bank gateway speaking docs/rail-protocol.md, with switches for the faults of a real network, so that
-// live mode runs end to end on one machine. Its state survives restarts (PGlite in its own folder).
+// A standalone bank gateway and fiscal module speaking docs/rail-protocol.md, with switches for the faults of a real
+// network, so that live mode runs end to end on one machine. Its state survives restarts (PGlite in its own folder).
 import { readFile } from 'node:fs/promises';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { openPglite } from '../src/db/db.js';
 import type { Db } from '../src/db/types.js';
 import { gatewaySignature, gatewaySignatureValid, SIGNATURE_HEADER, TIMESTAMP_HEADER, type GatewayAnswer } from '../src/rails/protocol.js';
 import { Bank, OPERATIONS_LIMIT_MAX } from './bank.js';
+import { FiscalRegister, RECEIPTS_LIMIT_MAX } from './fiscal.js';
 
 export interface Faults {
   latencyMs: number;
-  /** Latency of the money calls alone (debits and refunds), on top of `latencyMs`. */
+  /** Latency of the money calls alone (debits, refunds and receipt registrations), on top of `latencyMs`. */
   moneyLatencyMs: number;
   timeoutRate: number;
   errorRate: number;
@@ -23,12 +24,15 @@ export interface BankSim {
   db: Db;
   url: string;
   faults: Faults;
+  /** Signed gateway calls received, by path, counted on arrival: what reached the simulator, whatever it answered. */
+  calls: Map<string, number>;
   close(): Promise<void>;
 }
 
 type Handler = (body: Record<string, unknown>) => Promise<GatewayAnswer>;
 interface GatewayRequest {
   body: unknown;
+  url: string;
   headers: Record<string, unknown>;
   raw: { socket: { destroy(): void } };
 }
@@ -60,8 +64,9 @@ function signedAnswer(secret: string, reply: FastifyReply, status: number, body:
 }
 
 /**
- * Runs a gateway call under the fault switches: before it runs (timeout, 5xx) or after it committed (drop, 202). A
- * call that times out never answers; its reply is kept in `pending` until the simulator closes.
+ * Runs a gateway call under the fault switches: before it runs (timeout, 5xx) or, for a call that changes the books
+ * (`money`: a debit, a refund, a registration), after it committed (drop, 202). A call that times out never answers;
+ * its reply is kept in `pending` until the simulator closes.
  */
 function gatewayCall(sim: BankSim, secret: string, pending: Set<FastifyReply>) {
   return (handler: Handler, money: boolean) => async (request: GatewayRequest, reply: FastifyReply) => {
@@ -70,6 +75,7 @@ function gatewayCall(sim: BankSim, secret: string, pending: Set<FastifyReply>) {
     if (!gatewaySignatureValid(secret, request.headers[TIMESTAMP_HEADER] as string, request.headers[SIGNATURE_HEADER] as string, raw)) {
       return answer(401, { result: 'refused', code: 'BAD_SIGNATURE' });
     }
+    sim.calls.set(request.url, (sim.calls.get(request.url) ?? 0) + 1);
     const faults = sim.faults;
     const latencyMs = faults.latencyMs + (money ? faults.moneyLatencyMs : 0);
     if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
@@ -106,8 +112,18 @@ function gatewayRoutes(app: FastifyInstance, bank: Bank, gateway: ReturnType<typ
   app.post('/v1/operations/list', config, gateway((body) => bank.list(body), false));
 }
 
+function fiscalRoutes(app: FastifyInstance, register: FiscalRegister, gateway: ReturnType<typeof gatewayCall>): void {
+  app.post('/v1/receipts/register', gateway((body) => register.register(body), true));
+  app.post('/v1/receipts/status', gateway((body) => register.status(body), false));
+  app.post('/v1/receipts/fence', gateway((body) => register.fence(body), false));
+  app.post('/v1/receipts/list', gateway((body) => register.list(body), false));
+}
+
+/** `?limit=`: 1 to `max`, 100 when absent or unreadable. */
+const limitOf = (text: string | undefined, max: number) => Math.min(Math.max(Number(text ?? 100) || 100, 1), max);
+
 /** The simulator's own controls: no signature, for people and tests on this machine. */
-function controlRoutes(app: FastifyInstance, bank: Bank, sim: BankSim): void {
+function controlRoutes(app: FastifyInstance, bank: Bank, register: FiscalRegister, sim: BankSim): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get<{ Querystring: { phone?: string } }>('/sim/v1/sms', async (request, reply) => {
     const sms = await bank.lastSms(request.query.phone ?? '');
@@ -122,10 +138,12 @@ function controlRoutes(app: FastifyInstance, bank: Bank, sim: BankSim): void {
     return sim.faults;
   });
   app.get('/sim/v1/faults', async () => sim.faults);
-  app.get<{ Querystring: { limit?: string } }>('/sim/v1/operations', async (request) => {
-    const limit = Math.min(Math.max(Number(request.query.limit ?? 100) || 100, 1), OPERATIONS_LIMIT_MAX);
-    return { data: await bank.recentOperations(limit) };
-  });
+  app.get<{ Querystring: { limit?: string } }>('/sim/v1/operations', async (request) => ({
+    data: await bank.recentOperations(limitOf(request.query.limit, OPERATIONS_LIMIT_MAX)),
+  }));
+  app.get<{ Querystring: { limit?: string } }>('/sim/v1/receipts', async (request) => ({
+    data: await register.recent(limitOf(request.query.limit, RECEIPTS_LIMIT_MAX)),
+  }));
 }
 
 export async function startBankSim(options: { dataDir: string; secret: string; port: number; host?: string; faults?: Faults; log?: boolean }): Promise<BankSim> {
@@ -133,15 +151,20 @@ export async function startBankSim(options: { dataDir: string; secret: string; p
   await db.exec(await readFile(new URL('./schema.sql', import.meta.url), 'utf8'));
   const bank = new Bank(db, options.log !== false);
   await bank.issueTestCards();
+  const register = new FiscalRegister(db);
 
-  const app = Fastify({ logger: false, bodyLimit: 16 * 1024 });
-  const sim: BankSim = { app, db, url: '', faults: { ...(options.faults ?? NO_FAULTS) }, close: async () => {} };
+  // A receipt of 100 lines with 128-character titles is the largest body the protocol carries. Closing drops every
+  // connection at once, as a bank going down would: a client's idle or never-used pooled connection holds nothing up.
+  const app = Fastify({ logger: false, bodyLimit: 128 * 1024, forceCloseConnections: true });
+  const sim: BankSim = { app, db, url: '', faults: { ...(options.faults ?? NO_FAULTS) }, calls: new Map(), close: async () => {} };
   const pending = new Set<FastifyReply>();
   // Gateway calls carry the raw body for the signature check.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
-  gatewayRoutes(app, bank, gatewayCall(sim, options.secret, pending));
-  controlRoutes(app, bank, sim);
+  const gateway = gatewayCall(sim, options.secret, pending);
+  gatewayRoutes(app, bank, gateway);
+  fiscalRoutes(app, register, gateway);
+  controlRoutes(app, bank, register, sim);
 
   sim.url = await app.listen({ port: options.port, host: options.host ?? '127.0.0.1' });
   sim.close = async () => {

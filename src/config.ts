@@ -25,7 +25,7 @@ export interface Config {
   liveRailSecret: string | null;
   /** How long the bank gateway (and the fiscal gateway) has to answer one call. */
   liveRailTimeoutMs: number;
-  /** The fiscal gateway that registers live receipts; null leaves live receipts PENDING until it is configured. */
+  /** The fiscal gateway that registers live receipts; without it they fail (FISCAL_UNAVAILABLE) once the retry schedule is used up. */
   liveFiscalUrl: string | null;
   liveFiscalSecret: string | null;
   /** The VAT rates, in percent, a receipt line may name. */

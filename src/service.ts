@@ -22,6 +22,7 @@ import { ProductsService } from './modules/products/service.js';
 import { ReconciliationService } from './modules/reconciliation/service.js';
 import { RefundsService } from './modules/refunds/service.js';
 import { ReceiptsService } from './modules/receipts/service.js';
+import { PayoutsService } from './modules/payouts/service.js';
 import { createSender, type Lookup, type Sender } from './modules/webhooks/sender.js';
 import { WebhooksService } from './modules/webhooks/service.js';
 import { EventStreams } from './modules/webhooks/stream.js';
@@ -84,12 +85,13 @@ function buildServices(parts: {
   // Every capability's commands run here: once per idempotency key, audited in the change's transaction.
   const commands = new Commands(db, accounts, sealer);
   const webhooks = new WebhooksService(db, config, sender, sealer, commands);
-  const ledger = new LedgerService(db);
+  const ledger = new LedgerService(db, config.settlementDelaySeconds);
   const cards = new CardsService(db);
   const sessions = new CheckoutSessions(db);
+  const fiscal = createFiscalModules(db, config);
   const receipts = new ReceiptsService(
     db,
-    createFiscalModules(db),
+    fiscal,
     webhooks,
     { checkoutUrl: config.checkoutUrl, vatRates: config.vatRates, retryScheduleSeconds: config.webhookRetryScheduleSeconds },
     log,
@@ -99,7 +101,8 @@ function buildServices(parts: {
   const refunds = new RefundsService(db, rails, payments, ledger, receipts, commands, log);
   const products = new ProductsService(db, keys, config.defaultFeeBps, commands);
   const bindings = new CardBindingsService(db, rails, sessions, commands, config);
-  const checkout = new CheckoutService(db, rails, payments, orders, cards, bindings);
+  const payouts = new PayoutsService(db, webhooks, commands);
+  const checkout = new CheckoutService(db, rails, payments, orders, cards, bindings, receipts);
   return {
     accounts,
     accountLinks: new AccountLinks(db, accounts, products, throttles, mailer),
@@ -108,16 +111,17 @@ function buildServices(parts: {
     payments,
     refunds,
     receipts,
+    payouts,
     cards,
     bindings,
     checkout,
-    testHelpers: new TestHelpersService(orders, bindings, checkout),
+    testHelpers: new TestHelpersService(orders, bindings, checkout, payouts),
     ledger,
     webhooks,
     eventStreams: new EventStreams(db, ledger),
     requestLog: new RequestLog(db),
     activity: new PaymentActivity(db),
-    reconciliation: new ReconciliationService(db, rails),
+    reconciliation: new ReconciliationService(db, rails, fiscal),
     timings,
     mail,
   };

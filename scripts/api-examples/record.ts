@@ -5,8 +5,10 @@ import { createServer } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../src/db/types.js';
 import type { RecordedExamples } from '../../src/http/openapi.js';
+import type { ReceiptsService } from '../../src/modules/receipts/service.js';
 import type { WebhooksService } from '../../src/modules/webhooks/service.js';
 import { Probes } from './probes.js';
+import { receiptsAreFiscalized } from './receipts.js';
 import { Recorder } from './recorder.js';
 import { buyerPaysOnThePage, cardsAreCharged, cardsAreSaved, databaseFails, liveModeHasNoRail, operatorReads, operatorSetsUp, ordersAreMade, webhooksAreSet } from './scenarios.js';
 
@@ -21,6 +23,8 @@ export interface RecordingTarget {
   app: FastifyInstance;
   db: Db;
   webhooks: WebhooksService;
+  /** Its fiscalization worker's batch, run when the story wants its receipts registered. */
+  receipts: Pick<ReceiptsService, 'fiscalizeDue'>;
   adminToken: string;
 }
 
@@ -64,10 +68,11 @@ export async function recordApiExamples(target: RecordingTarget): Promise<Record
   try {
     const shop = await operatorSetsUp(s);
     const limited = await limitedKeys(s);
-    await ordersAreMade(s, shop);
+    const orderReceipt = await ordersAreMade(s, shop);
     await buyerPaysOnThePage(s, shop);
     const cards = await cardsAreSaved(s, shop);
-    await cardsAreCharged(s, shop, cards);
+    const charge = await cardsAreCharged(s, shop, cards);
+    await receiptsAreFiscalized(s, shop, target.receipts, { orderReceipt, charge, card: cards.card });
     await liveModeHasNoRail(s, shop);
     await webhooksAreSet(s, shop, target, receiver.url);
     await operatorReads(s, shop, cards.card);

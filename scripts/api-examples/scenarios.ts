@@ -24,6 +24,19 @@ const PHONE = '998901234567';
 /** An expiry a few years ahead, as a buyer types it. */
 export const EXPIRY = `12/${String((new Date().getUTCFullYear() + 4) % 100).padStart(2, '0')}`;
 
+/**
+ * The fiscal lines of order 1001: two kilograms of apricots and the delivery, 15,000.00 so'm. The codes have the
+ * right shape; a real shop looks up its own (docs/receipts.md).
+ */
+export const APRICOTS_RECEIPT = {
+  items: [{ title: 'Dried apricots, 1 kg', price: 650_000, count: 2, code: '10813001001000000', packageCode: '1505709', vatPercent: 12 }],
+  shipping: { title: 'Delivery in Samarkand', price: 200_000, code: '10112006002000000', packageCode: '1209779', vatPercent: 12 },
+};
+/** The monthly box's line, with its subscriber's discount: 28,000.00 − 3,000.00 = 25,000.00 so'm. */
+export const BOX_RECEIPT = {
+  items: [{ title: 'Dried fruit box, monthly', price: 2_800_000, count: 1, code: '10813001002000000', packageCode: '1505712', vatPercent: 12, discount: 300_000 }],
+};
+
 const ok = Recorder.expect;
 const tokenOf = (url: string) => url.split('/').at(-1)!;
 
@@ -46,15 +59,15 @@ async function pay(s: Recorder, token: string, pan: string, extra: Record<string
   return s.call({ method: 'POST', url: `/checkout/v1/sessions/${token}/code`, body: { code: TEST_CODE } });
 }
 
-export async function createOrder(s: Recorder, shop: Shop, number: number, amount: number, description: string) {
-  const body = { amount, description, customerRef: 'customer-4821', returnUrl: `https://shop.example.uz/orders/${number}/done` };
+export async function createOrder(s: Recorder, shop: Shop, number: number, amount: number, description: string, receipt?: object) {
+  const body = { amount, description, customerRef: 'customer-4821', returnUrl: `https://shop.example.uz/orders/${number}/done`, ...(receipt ? { receipt } : {}) };
   return ok(await s.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: `order-${number}`, body }), 201, 'order').body;
 }
 
-/** Orders: paid by a test helper, canceled, expired, refused. */
-export async function ordersAreMade(s: Recorder, shop: Shop): Promise<void> {
-  const paid = await createOrder(s, shop, 1001, 1_500_000, 'Dried apricots, 2 kg');
-  ok(await s.call({ method: 'POST', url: `/v1/test_helpers/orders/${paid.id}/pay`, key: shop.test, body: { card: CARDS.succeeds } }), 200, 'pay');
+/** Orders: paid by a test helper (with fiscal lines), canceled, expired, refused; returns the paid one's sale receipt. */
+export async function ordersAreMade(s: Recorder, shop: Shop): Promise<string> {
+  const paid = await createOrder(s, shop, 1001, 1_500_000, 'Dried apricots, 2 kg', APRICOTS_RECEIPT);
+  const receipt = ok(await s.call({ method: 'POST', url: `/v1/test_helpers/orders/${paid.id}/pay`, key: shop.test, body: { card: CARDS.succeeds } }), 200, 'pay').body.receipt;
   ok(await s.call({ method: 'GET', url: `/merchant/v1/orders/${paid.id}`, key: shop.test }), 200, 'order');
   const canceled = await createOrder(s, shop, 1002, 890_000, 'Raisins, 1 kg');
   ok(await s.call({ method: 'POST', url: `/merchant/v1/orders/${canceled.id}/cancel`, key: shop.test, idempotencyKey: 'order-1002-cancel' }), 200, 'cancel');
@@ -66,6 +79,7 @@ export async function ordersAreMade(s: Recorder, shop: Shop): Promise<void> {
   await s.call({ method: 'POST', url: `/v1/test_helpers/orders/${refused.id}/pay`, key: shop.test, body: { card: CARDS.insufficientFunds } });
   await s.call({ method: 'POST', url: `/v1/test_helpers/orders/${refused.id}/pay`, key: shop.test, body: { card: CARDS.inactive } });
   ok(await s.call({ method: 'GET', url: '/merchant/v1/orders?limit=2', key: shop.test }), 200, 'orders');
+  return receipt;
 }
 
 /** The hosted payment page's calls, as a buyer pays an order and saves the card; then the refusals a buyer meets. */
@@ -122,10 +136,19 @@ export async function cardsAreSaved(s: Recorder, shop: Shop): Promise<{ card: st
   return { card: read.card, humo: humoCard, poor: poorCard };
 }
 
-/** Saved cards read, listed, deleted; charges to them, the legacy pair, refunds (and the request log of them), the balance. */
-export async function cardsAreCharged(s: Recorder, shop: Shop, cards: { card: string; humo: string; poor: string }): Promise<void> {
+/**
+ * Saved cards read, listed, deleted; charges to them, the legacy pair, refunds (and the request log of them), the
+ * balance. Returns the charge with fiscal lines that was refunded.
+ */
+export async function cardsAreCharged(s: Recorder, shop: Shop, cards: { card: string; humo: string; poor: string }): Promise<string> {
   const charge = (key: string, body: Record<string, unknown>) => s.call({ method: 'POST', url: '/subscribe/v1/charges', key: shop.test, idempotencyKey: key, body });
-  const membership = { amount: 2_500_000, card: cards.card, description: 'Dried fruit box, monthly subscription', metadata: { subscription: 'sub-4821', period: '2026-12' } };
+  const membership = {
+    amount: 2_500_000,
+    card: cards.card,
+    description: 'Dried fruit box, monthly subscription',
+    metadata: { subscription: 'sub-4821', period: '2026-12' },
+    receipt: BOX_RECEIPT,
+  };
   const paid = ok(await charge('charge-sub-4821-2026-12', membership), 201, 'charge').body;
   ok(await s.call({ method: 'GET', url: `/subscribe/v1/charges/${paid.id}`, key: shop.test }), 200, 'charge');
   const failed = ok(await charge('charge-sub-6172-2026-12', { ...membership, card: cards.poor, metadata: { subscription: 'sub-6172', period: '2026-12' } }), 201, 'failed').body;
@@ -144,6 +167,7 @@ export async function cardsAreCharged(s: Recorder, shop: Shop, cards: { card: st
   ok(await s.call({ method: 'GET', url: `/v1/refunds/${refunded.id}`, key: shop.test }), 200, 'refund');
   ok(await s.call({ method: 'GET', url: '/v1/refunds', key: shop.test }), 200, 'refunds');
   ok(await s.call({ method: 'GET', url: '/v1/balance', key: shop.test }), 200, 'balance');
+  return paid.id;
 }
 
 /** The legacy pair: create, confirm; create, cancel; and a partial refund, refused. */
@@ -160,12 +184,23 @@ async function legacyPair(s: Recorder, shop: Shop, card: string): Promise<void> 
   await s.call({ method: 'POST', url: '/v1/refunds', key: shop.test, idempotencyKey: 'refund-1008', body: { paymentIntent: confirmed.id, amount: 500_000 } });
 }
 
-/** Live mode without a bank gateway refuses what needs the bank. */
+/**
+ * Live mode: a payment without fiscal lines is refused first; with them (or once the operator has let the product
+ * go without, for a shop that fiscalizes its sales itself), live mode without a bank gateway refuses what needs the bank.
+ */
 export async function liveModeHasNoRail(s: Recorder, shop: Shop): Promise<void> {
-  await s.call({ method: 'POST', url: '/subscribe/v1/card_bindings', key: shop.live, idempotencyKey: 'live-bind-1', body: {} });
-  await s.call({ method: 'POST', url: '/subscribe/v1/charges', key: shop.live, idempotencyKey: 'live-charge-1', body: { amount: 100_000, card: 'card_0VbfA1b2C3d4E5f6G7h8I9j0' } });
-  await s.call({ method: 'POST', url: '/v1/payment_intents/pi_0VbfA1b2C3d4E5f6G7h8I9j0/confirm', key: shop.live, idempotencyKey: 'live-confirm-1' });
-  await s.call({ method: 'POST', url: '/v1/refunds', key: shop.live, idempotencyKey: 'live-refund-1', body: { paymentIntent: 'pi_0VbfA1b2C3d4E5f6G7h8I9j0' } });
+  const card = 'card_0VbfA1b2C3d4E5f6G7h8I9j0';
+  const live = (url: string, idempotencyKey: string, body: Record<string, unknown>) => s.call({ method: 'POST', url, key: shop.live, idempotencyKey, body });
+  await live('/subscribe/v1/card_bindings', 'live-bind-1', {});
+  await live('/subscribe/v1/charges', 'live-charge-1', { amount: 100_000, card });
+  await live('/merchant/v1/orders', 'live-order-1', { amount: 100_000 });
+  await live('/v1/payment_intents', 'live-intent-1', { amount: 100_000, card });
+  await live('/subscribe/v1/charges', 'live-charge-2', { amount: 2_500_000, card, receipt: BOX_RECEIPT });
+  ok(await s.admin('POST', `/admin/v1/products/${shop.productId}`, { receiptRequired: false }), 200, 'receipts not required');
+  await live('/subscribe/v1/charges', 'live-charge-3', { amount: 100_000, card });
+  ok(await s.admin('POST', `/admin/v1/products/${shop.productId}`, { receiptRequired: true }), 200, 'receipts required');
+  await s.call({ method: 'POST', url: `/v1/payment_intents/pi_0VbfA1b2C3d4E5f6G7h8I9j0/confirm`, key: shop.live, idempotencyKey: 'live-confirm-1' });
+  await live('/v1/refunds', 'live-refund-1', { paymentIntent: 'pi_0VbfA1b2C3d4E5f6G7h8I9j0' });
   await s.admin('GET', `/admin/v1/reconciliation?date=${new Date().toISOString().slice(0, 10)}&mode=live`);
 }
 

@@ -5,7 +5,7 @@ import { openDb } from '../db/db.js';
 import { FolderInUseError } from '../db/folder-lock.js';
 import { migrate } from '../db/migrate.js';
 import { isReportDay, ReconciliationService, REPORT_DAY_RULE } from '../modules/reconciliation/service.js';
-import { createRails } from '../rails/index.js';
+import { createFiscalModules, createRails } from '../rails/index.js';
 
 const [date = new Date().toISOString().slice(0, 10), mode = 'live'] = process.argv.slice(2);
 if (!isReportDay(date) || (mode !== 'live' && mode !== 'test')) {
@@ -36,9 +36,9 @@ try {
 }
 try {
   await migrate(db);
-  const report = await new ReconciliationService(db, createRails(db, config)).report(date, mode === 'live');
+  const report = await new ReconciliationService(db, createRails(db, config), createFiscalModules(db, config)).report(date, mode === 'live');
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  process.exitCode = report.mismatches.length > 0 ? 1 : 0;
+  process.exitCode = report.mismatches.length > 0 || (report.receipts?.mismatches.length ?? 0) > 0 ? 1 : 0;
 } finally {
   await db.close();
 }

@@ -11,6 +11,7 @@ import type { ProductsService } from '../modules/products/service.js';
 import type { ReconciliationService } from '../modules/reconciliation/service.js';
 import type { RefundsService } from '../modules/refunds/service.js';
 import type { ReceiptsService } from '../modules/receipts/service.js';
+import type { PayoutsService } from '../modules/payouts/service.js';
 import type { WebhooksService } from '../modules/webhooks/service.js';
 import type { EventStreams } from '../modules/webhooks/stream.js';
 import type { RequestLog } from '../modules/request-log/service.js';
@@ -51,6 +52,7 @@ export interface Services {
   payments: PaymentsService;
   refunds: RefundsService;
   receipts: ReceiptsService;
+  payouts: PayoutsService;
   cards: CardsService;
   bindings: CardBindingsService;
   checkout: CheckoutService;
@@ -69,7 +71,7 @@ export async function registerApi(
   app: FastifyInstance,
   { services, idempotent, checkoutLimits, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; publicUrl: string },
 ): Promise<void> {
-  const { accounts, accountLinks, products, orders, payments, refunds, receipts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers, timings } =
+  const { accounts, accountLinks, products, orders, payments, refunds, receipts, payouts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers, timings } =
     services;
   recordMerchantCalls(app, requestLog);
   await app.register(productRoutes, { products });
@@ -77,7 +79,7 @@ export async function registerApi(
   await app.register(reconciliationRoutes, { reconciliation });
   await app.register(timingRoutes, { timings });
   await app.register(orderRoutes, { orders, idempotent });
-  await app.register(ledgerRoutes, { ledger });
+  await app.register(ledgerRoutes, { ledger, payouts });
   await app.register(cardBindingRoutes, { bindings, idempotent });
   await app.register(cardRoutes, { cards });
   await app.register(paymentRoutes, { payments, idempotent });
@@ -91,5 +93,5 @@ export async function registerApi(
   await app.register(pageRoutes, { checkout, products });
   await app.register(apiReferenceRoutes);
   await app.register(sdkPackageRoutes);
-  await app.register(dashboardRoutes, { prefix: '/dashboard', accounts, accountLinks, products, webhooks, payments, orders, refunds, receipts, cards, requestLog, activity, ledger, publicUrl });
+  await app.register(dashboardRoutes, { prefix: '/dashboard', accounts, accountLinks, products, webhooks, payments, orders, refunds, receipts, cards, requestLog, activity, ledger, payouts, publicUrl });
 }

@@ -12,7 +12,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   WRONG_CODE: 'Wrong SMS code',
   PARTIAL_REFUND_NOT_SUPPORTED: "A refund's `amount` differs from the payment's: only full refunds; nothing was created",
   RECEIPT_MISMATCH: "The `receipt` lines do not add up to `amount` (Σ(price × count − discount) + shipping price), or a discount exceeds its line; `param` names the first field that is off; nothing was created",
-  RECEIPT_REQUIRED: 'A live order or charge needs `receipt` with its fiscal lines (unless the operator turned that off for the product); nothing was created',
+  RECEIPT_REQUIRED: 'A live order, charge or payment intent needs `receipt` with its fiscal lines (unless the operator turned that off for the product); nothing was created',
   UNAUTHENTICATED: 'The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`)',
   PAYMENT_FAILED: "The bank refused an order's payment; `failureCode` says why",
   SCOPE_REQUIRED: 'The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe`',
@@ -52,6 +52,18 @@ export const FAILURE_CODES: Readonly<Record<string, { on: string; meaning: strin
     on: 'payment intents, orders, refunds',
     meaning: 'The bank could not execute it, or reconciliation found that a `PROCESSING` payment never reached it. No money moved; a failed refund may be made again',
   },
+  INVALID_CODE: {
+    on: 'receipts',
+    meaning: 'The fiscal module refused a line: its IKPU or package code is not one the tax authority knows. Correct the code for later sales',
+  },
+  SALE_NOT_FISCALIZED: {
+    on: 'return receipts',
+    meaning: 'Its sale receipt failed, so there is no registered sale to return; register both by other means',
+  },
+  FISCAL_UNAVAILABLE: {
+    on: 'receipts',
+    meaning: 'The fiscal module could not be reached for the whole retry schedule; register the receipt by other means',
+  },
   TOO_MANY_ATTEMPTS: {
     on: 'orders, card bindings, checkout sessions',
     meaning: 'The buyer used up the 3 card or 5 code attempts of the hosted page; no payment was made',
@@ -80,6 +92,9 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   cancelOrder: { returns: 'The order, now `CANCELED`', errors: ['NOT_FOUND', 'ORDER_DEBIT_IN_PROGRESS', 'ORDER_NOT_CANCELABLE'] },
   listOrders: { returns: `A page of orders, ${PAGE}` },
   retrieveBalance: { returns: 'The balance in tiyin, summed from the ledger' },
+  listBalanceTransactions: { returns: `A page of the statement, ${PAGE}` },
+  retrieveBalanceTransaction: { returns: 'The movement of the balance', errors: ['NOT_FOUND'] },
+  retrievePayoutAccount: { returns: 'The payout account, its number masked', errors: ['NOT_FOUND'] },
   createCardBinding: {
     returns: "The new card binding: `PENDING`, with the hosted page's `url` and the `clientToken` of the public session calls",
     errors: ['RAIL_UNAVAILABLE'],
@@ -144,6 +159,11 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
     errors: TEST_HELPER_ERRORS,
     repeat: HELPER_REPEAT,
   },
+  releaseTestPayoutHold: {
+    returns: 'The payout account, `payoutsHeldUntil` null',
+    errors: ['NOT_FOUND'],
+    repeat: 'Releasing it again changes nothing',
+  },
   completeTestCardBinding: { returns: 'The card binding, `COMPLETED`, with the saved `card`', errors: TEST_HELPER_ERRORS, repeat: HELPER_REPEAT },
 };
 
@@ -161,7 +181,10 @@ const OPERATOR_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   revokeApiKey: { returns: 'The key, `revoked`', errors: ['NOT_FOUND'], repeat: 'Revoking it again answers the key, revoked at the first time' },
   getBranding: { returns: "The product's branding", errors: ['NOT_FOUND'] },
   updateBranding: { returns: 'The branding as changed', errors: ['NOT_FOUND'], repeat: 'Setting the same values again changes nothing' },
-  retrieveReconciliationReport: { returns: "The day's comparison: how many operations each side counts, and every mismatch", errors: ['RAIL_UNAVAILABLE'] },
+  retrieveReconciliationReport: {
+    returns: "The day's comparison: how many operations each side counts, and every mismatch; under `receipts`, the same for fiscalized receipts and the fiscal module's registrations",
+    errors: ['RAIL_UNAVAILABLE'],
+  },
   retrieveTimings: { returns: "This process's timings since it started counting" },
   resetTimings: { returns: 'The timings, empty: counting starts afresh', repeat: 'Each call starts counting afresh' },
 };

@@ -182,7 +182,7 @@ function hoistNamed(value: unknown, components: Record<string, unknown>): unknow
 }
 
 /** The object an event's `data` holds, by the type's first part. */
-const EVENT_OBJECT: Readonly<Record<string, string>> = { order: 'Order', payment_intent: 'PaymentIntentSnapshot', receipt: 'Receipt' };
+const EVENT_OBJECT: Readonly<Record<string, string>> = { order: 'Order', payment_intent: 'PaymentIntentSnapshot', receipt: 'Receipt', payout_account: 'PayoutAccount' };
 
 /** The payload of each event type Tolov sends, as a `webhooks` entry and a named schema. */
 function describeWebhooks(components: Record<string, unknown>): Json {

@@ -1,5 +1,6 @@
 import type { Db } from '../db/types.js';
 import { ApiError } from '../core/errors.js';
+import { HttpFiscal } from './http-fiscal.js';
 import { HttpRail } from './http-rail.js';
 import type { Rail } from './rail.js';
 import { TestRail } from './test-rail.js';
@@ -29,8 +30,21 @@ export function createRails(
   };
 }
 
-/** The fiscal module of each mode: the test module for test mode; the fiscal gateway, when configured, for live mode. */
-export function createFiscalModules(db: Db): { forMode(livemode: boolean): FiscalModule | null } {
+/** The fiscal module of each mode; null for live mode when no fiscal gateway is configured. */
+export interface FiscalModules {
+  forMode(livemode: boolean): FiscalModule | null;
+}
+
+/**
+ * The test module for test mode; the fiscal gateway at TOLOV_LIVE_FISCAL_URL for live mode, with the bank gateway's
+ * timeout (the same transport rules), or none: live receipts then fail FISCAL_UNAVAILABLE once their schedule is spent.
+ */
+export function createFiscalModules(
+  db: Db,
+  live: { liveFiscalUrl: string | null; liveFiscalSecret: string | null; liveRailTimeoutMs: number },
+): FiscalModules {
   const test = new TestFiscalModule(db);
-  return { forMode: (livemode) => (livemode ? null : test) };
+  const gateway =
+    live.liveFiscalUrl && live.liveFiscalSecret ? new HttpFiscal({ url: live.liveFiscalUrl, secret: live.liveFiscalSecret, timeoutMs: live.liveRailTimeoutMs }) : null;
+  return { forMode: (livemode) => (livemode ? gateway : test) };
 }

@@ -1,14 +1,15 @@
-// The hosted pages, their assets and the products' branding. A page's first HTML shows the session; its script then
-// drives the public session calls.
+// The hosted pages (paying, binding a card, the buyer's receipt), their assets and the products' branding. A payment
+// page's first HTML shows the session; its script then drives the public session calls.
 import { readFile } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { CheckoutService } from '../modules/checkout/service.js';
 import { TokenParams, type SessionState } from '../modules/checkout/schema.js';
 import type { ProductsService } from '../modules/products/service.js';
 import { brandStylesheet } from './brand-colors.js';
 import { checkoutPageHtml } from './checkout-page.js';
 import { pageHeaders } from './headers.js';
+import { qrSvg, receiptPageHtml } from './receipt-page.js';
 import { cookiesOf, isLang, languageOf, type Lang } from './language.js';
 
 const ASSETS_DIR = new URL('./assets/', import.meta.url);
@@ -32,6 +33,34 @@ function buyerLanguage(request: FastifyRequest<{ Querystring: { lang?: string } 
   return isLang(asked) ? asked : languageOf(cookiesOf(request.headers.cookie).get(LANGUAGE_COOKIE), request.headers['accept-language']);
 }
 
+/** A buyer's receipt: its printable page and its QR code. */
+function receiptRoutes(app: FastifyInstance, checkout: CheckoutService): void {
+  const config = { auth: { kind: 'public' } } as const;
+  // From the link the paid screen and the merchant give; an unknown link gets the hosted pages' own "not found" page.
+  // The token is in the URL: never sent on as a referrer.
+  const schema = { hide: true, params: TokenParams, querystring: PageQuery };
+  app.get('/receipts/:token', { config, schema }, async (request: FastifyRequest<{ Params: TokenParams; Querystring: { lang?: string } }>, reply) => {
+    const receipt = await checkout.receiptPage(request.params.token);
+    const lang = buyerLanguage(request);
+    pageHeaders(reply, { formAction: "'none'", referrer: 'no-referrer' }).header('Vary', 'Accept-Language, Cookie').type('text/html; charset=utf-8');
+    if (!receipt) return reply.code(404).send(checkoutPageHtml(null, lang));
+    return reply.send(receiptPageHtml(receipt, receipt.qrUrl === null ? null : await qrSvg(receipt.qrUrl), lang));
+  });
+
+  // The QR code of a registered receipt, for the paid screen (the printable page draws it inline). It never changes.
+  app.get<{ Params: TokenParams }>('/receipts/:token/qr.svg', { config, schema: { hide: true, params: TokenParams } }, async (request, reply) => {
+    const qrUrl = (await checkout.receiptPage(request.params.token))?.qrUrl;
+    if (!qrUrl) return reply.callNotFound();
+    return reply
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('Content-Security-Policy', "default-src 'none'")
+      .header('Cross-Origin-Resource-Policy', 'same-origin')
+      .header('Cache-Control', 'private, max-age=86400, immutable')
+      .type('image/svg+xml')
+      .send(await qrSvg(qrUrl));
+  });
+}
+
 export const pageRoutes: FastifyPluginAsync<{ checkout: CheckoutService; products: ProductsService }> = async (app, { checkout, products }) => {
   const config = { auth: { kind: 'public' } } as const;
   // One page for both kinds of session: its state says whether it binds a card or pays.
@@ -50,6 +79,8 @@ export const pageRoutes: FastifyPluginAsync<{ checkout: CheckoutService; product
   const schema = { hide: true, params: TokenParams, querystring: PageQuery };
   app.get('/bind/:token', { config, schema }, servePage('card_binding'));
   app.get('/pay/:token', { config, schema }, servePage('order'));
+
+  receiptRoutes(app, checkout);
 
   // A product's logo, named by its content: the same address always means the same image.
   app.get<{ Params: { digest: string } }>('/brand/logos/:digest', { config, schema: { hide: true } }, async (request, reply) => {

@@ -36,6 +36,8 @@ const SCHEMA_OF_OBJECT: Record<string, string> = {
   checkout_session: 'SessionState',
   reconciliation_report: 'ReconciliationReport',
   webhook_endpoint: 'WebhookEndpoint',
+  receipt: 'Receipt',
+  balance_transaction: 'BalanceTransaction',
 };
 
 interface Block {

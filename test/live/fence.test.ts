@@ -1,12 +1,10 @@
 // A bank slower than Tolov's patience: every money call carries its deadline, and reconciliation fences an operation
 // the bank has not executed before failing it, so that a call the bank runs late moves no money.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BankSim } from '../../bank-sim/sim.js';
 import { newId } from '../../src/core/ids.js';
-import { gatewaySignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../src/rails/protocol.js';
 import { idem } from '../support/harness.js';
 import { reconcileNow } from '../support/payments.js';
-import { bindLiveCard, liveCharge, setFaults, SIM_SECRET, startLive, type Live } from '../support/live.js';
+import { bindLiveCard, gateway, liveCharge, setFaults, startLive, type Live } from '../support/live.js';
 
 /** Tolov waits 200 ms an attempt (3 attempts, about 1.7 s in all); the bank takes this long to run a money call. */
 const RAIL_TIMEOUT_MS = 200;
@@ -19,18 +17,6 @@ beforeAll(async () => {
   card = await bindLiveCard(live, '8600000000000007');
 });
 afterAll(() => live.stop());
-
-/** A signed gateway call, as Tolov makes it. */
-async function gateway(sim: BankSim, path: string, body: Record<string, unknown>) {
-  const text = JSON.stringify(body);
-  const timestamp = Math.floor(Date.now() / 1000);
-  const response = await fetch(`${sim.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', [TIMESTAMP_HEADER]: String(timestamp), [SIGNATURE_HEADER]: gatewaySignature(SIM_SECRET, timestamp, text) },
-    body: text,
-  });
-  return (await response.json()) as Record<string, unknown>;
-}
 
 const bankOperations = async (operationId: string) =>
   live.sim.db.query<{ type: string; status: string }>('SELECT type, status FROM sim_operations WHERE operation_id = $1', [operationId]);

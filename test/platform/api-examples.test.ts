@@ -9,8 +9,8 @@ import { RECORDING_ENV, recordApiExamples } from '../../scripts/api-examples/rec
 import { ADMIN_TOKEN, startService, type TestService } from '../support/harness.js';
 
 const RECORD = 'node --import tsx scripts/record-api-examples.ts && npm run sdk:types';
-/** Written for people, random, or measured: compared by type only. */
-const TYPE_ONLY = new Set(['message', 'last4', 'expiry']);
+/** Written for people, random, or measured, or signed by the fiscal module: compared by type only. */
+const TYPE_ONLY = new Set(['message', 'last4', 'expiry', 'receiptNumber', 'fiscalSign', 'qrUrl']);
 /** Ids, session tokens and secrets: a prefix, then at least 16 random characters. */
 const RANDOM = /\b((?:sk_test|sk_live|whsec|[a-z]+)_)[A-Za-z0-9+/=]{16,}/g;
 const TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;

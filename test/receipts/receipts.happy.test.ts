@@ -78,13 +78,38 @@ describe('a charge with fiscal lines', () => {
     const refund = await service.call({ method: 'POST', url: '/v1/refunds', key: merchant.test, idempotencyKey: idem(), body: { paymentIntent: paid.id } });
     expect(refund.status).toBe(201);
     expect(refund.body.receipt).toMatch(/^rcpt_/);
-    await service.receipts.fiscalizeDue(10);
+    // The sale first, then its return.
+    while ((await service.receipts.fiscalizeDue(10)) > 0);
     const returned = (await get(`/v1/receipts/${refund.body.receipt}`)).body;
     expect(returned).toMatchObject({ type: 'return', status: 'FISCALIZED', paymentIntent: paid.id, refund: refund.body.id, amount: CART_AMOUNT, vatAmount: CART_VAT });
     expect(returned.shipping).toEqual(CART.shipping);
     const list = (await get(`/v1/receipts?paymentIntent=${paid.id}`)).body;
     expect(list.data.map((receipt: { type: string }) => receipt.type)).toEqual(['return', 'sale']);
     expect((await get(`/v1/receipts?paymentIntent=${paid.id}&type=return`)).body.data).toHaveLength(1);
+  });
+
+  it('a return is registered only after its sale, and is refused with a refused sale', async () => {
+    const refund = (paymentIntent: string) =>
+      service.call({ method: 'POST', url: '/v1/refunds', key: merchant.test, idempotencyKey: idem(), body: { paymentIntent } });
+    const refusedLines = { items: [{ title: 'Refused', price: 10_000, count: 1, code: '00000000000000000', packageCode: '1', vatPercent: 0 }] };
+    const good = (await charge(service, merchant.test, { amount: CART_AMOUNT, card, receipt: CART })).body;
+    const bad = (await charge(service, merchant.test, { amount: 10_000, card, receipt: refusedLines })).body;
+    const goodReturn = (await refund(good.id)).body.receipt;
+    const badReturn = (await refund(bad.id)).body.receipt;
+    const status = async (id: string) => (await get(`/v1/receipts/${id}`)).body;
+
+    // One batch: the sales end; their returns were not due while the sales were PENDING.
+    await service.receipts.fiscalizeDue(10);
+    expect(await status(good.receipt)).toMatchObject({ status: 'FISCALIZED' });
+    expect(await status(bad.receipt)).toMatchObject({ status: 'FAILED', failureCode: 'INVALID_CODE' });
+    expect(await status(goodReturn)).toMatchObject({ status: 'PENDING' });
+    expect(await status(badReturn)).toMatchObject({ status: 'PENDING' });
+
+    await service.receipts.fiscalizeDue(10);
+    const returned = await status(goodReturn);
+    expect(returned).toMatchObject({ status: 'FISCALIZED' });
+    expect(Number(returned.receiptNumber)).toBeGreaterThan(Number((await status(good.receipt)).receiptNumber));
+    expect(await status(badReturn)).toMatchObject({ status: 'FAILED', failureCode: 'SALE_NOT_FISCALIZED', terminalId: null });
   });
 
   it('a charge without lines makes no receipt, nor does its refund', async () => {

@@ -89,15 +89,23 @@ export async function setFaults(sim: BankSim, faults: Record<string, number>): P
   if (response.status !== 200) throw new Error(`faults refused: ${await response.text()}`);
 }
 
-/** One line of `amount` tiyin at 12% VAT: the smallest receipt a live payment carries. */
-export const receiptFor = (amount: number, code = '10399001001000000') => ({
-  items: [{ title: 'Choynak', price: amount, count: 1, code, packageCode: '1505709', vatPercent: 12 }],
-});
-
 /** Makes every PENDING receipt due now (skipping the schedule's wait and any lease) and runs one fiscalization batch. */
 export async function fiscalizeNow(service: TestService): Promise<number> {
   await service.db.query(`UPDATE receipts SET next_attempt_at = now() WHERE status = 'PENDING'`);
   return service.receipts.fiscalizeDue(100);
+}
+
+/** Runs `fiscalizeNow` until none of `ids` is PENDING, at most `roundsMax` times; returns how many rounds it took. */
+export async function fiscalizeUntilSettled(service: TestService, ids: string[], roundsMax = 30): Promise<number> {
+  for (let round = 1; round <= roundsMax; round++) {
+    await fiscalizeNow(service);
+    const [{ pending }] = (await service.db.query<{ pending: number }>(
+      `SELECT count(*)::int AS pending FROM receipts WHERE id = ANY($1) AND status = 'PENDING'`,
+      [ids],
+    )) as [{ pending: number }];
+    if (pending === 0) return round;
+  }
+  throw new Error(`receipts still PENDING after ${roundsMax} rounds of fiscalization`);
 }
 
 export interface SimReceipt {

@@ -3,6 +3,7 @@
 // lists and resends events, and follows the request log. Configured by
 // TOLOV_API_KEY and TOLOV_API_BASE, or --api-key and --api-base; no browser log-in.
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Tolov, { TolovConnectionError, TolovError, type Event } from '@tolov/node';
 import { listen, listenSecret } from './listen.js';
 import { tailLogs } from './logs.js';
@@ -14,7 +15,10 @@ Commands:
                                     forward the key's events as they happen to a local URL, signed with a
                                     secret that stays the same for the key; resumes after a lost connection
   listen --print-secret             print that signing secret and exit (for CI)
-  trigger <event type>              cause the event in test mode: ${'order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed'}
+  trigger <event type>              cause the event in test mode: order.paid, order.failed, order.expired,
+                                    payment_intent.succeeded, payment_intent.failed, receipt.fiscalized
+                                    (an order paid with fiscal lines), receipt.failed (lines the test
+                                    fiscal module refuses)
   events list [--type T] [--limit N] the latest events, newest first
   events resend <evt_…> --endpoint <we_…>
                                     deliver an event again to an endpoint
@@ -32,6 +36,14 @@ const SUCCEEDS = '8600000000000007';
 const DECLINED = '8600000000000015';
 const ORDER_AMOUNT = 1_500_000;
 const CHARGE_AMOUNT = 990_000;
+/** An item code the test fiscal module signs (any 17 digits but zeros), and the one it refuses (INVALID_CODE). */
+const SIGNED_CODE = '10399001001000000';
+const REFUSED_CODE = '00000000000000000';
+/** Uzbekistan's standard VAT rate, one of Tolov's default rates. */
+const VAT_PERCENT = 12;
+/** How long trigger waits for an event a worker writes later (a receipt's, once the fiscal module answered it). */
+const EVENT_WAIT_MS = 10_000;
+const EVENT_POLL_MS = 250;
 /** How often a long-running command started by npm checks that its parent is still the one that started it. */
 const PARENT_CHECK_MS = 500;
 
@@ -45,9 +57,20 @@ const TRIGGERS: Record<string, (tolov: Tolov) => Promise<string>> = {
   'order.expired': async (tolov) => (await tolov.testHelpers.orders.expire((await newOrder(tolov)).id)).id,
   'payment_intent.succeeded': async (tolov) => (await charge(tolov, SUCCEEDS)).id,
   'payment_intent.failed': async (tolov) => (await charge(tolov, DECLINED)).id,
+  'receipt.fiscalized': (tolov) => paidReceipt(tolov, SIGNED_CODE),
+  'receipt.failed': (tolov) => paidReceipt(tolov, REFUSED_CODE),
 };
 
 const newOrder = (tolov: Tolov) => tolov.orders.create({ amount: ORDER_AMOUNT, description: 'Made by tolov trigger' });
+
+/** An order with one fiscal line of item `code`, paid: its sale receipt, which the fiscalization worker registers. */
+async function paidReceipt(tolov: Tolov, code: string): Promise<string> {
+  const item = { title: 'Made by tolov trigger', price: ORDER_AMOUNT, count: 1, code, packageCode: '1', vatPercent: VAT_PERCENT };
+  const order = await tolov.orders.create({ amount: ORDER_AMOUNT, description: 'Made by tolov trigger', receipt: { items: [item] } });
+  const paid = await tolov.testHelpers.orders.pay(order.id, { card: SUCCEEDS });
+  if (paid.receipt === null) throw new Error(`${order.id} was paid, but it has no receipt`);
+  return paid.receipt;
+}
 
 async function charge(tolov: Tolov, card: string) {
   const binding = await tolov.cardBindings.create({ customerRef: 'tolov-trigger' });
@@ -55,10 +78,18 @@ async function charge(tolov: Tolov, card: string) {
   return tolov.charges.create({ amount: CHARGE_AMOUNT, card: saved.card!, description: 'Made by tolov trigger' });
 }
 
-/** The event of `type` about `objectId` (it was written with the change that made it). */
+/**
+ * The event of `type` about `objectId`: written with the change that made the object, or, for a receipt, by the
+ * fiscalization worker within about a second; undefined if none came within EVENT_WAIT_MS.
+ */
 async function eventAbout(tolov: Tolov, type: string, objectId: string): Promise<Event | undefined> {
-  const events = await tolov.events.list({ objectId, limit: 10 });
-  return events.data.find((event) => event.type === type);
+  const deadline = Date.now() + EVENT_WAIT_MS;
+  for (;;) {
+    const events = await tolov.events.list({ objectId, limit: 10 });
+    const found = events.data.find((event) => event.type === type);
+    if (found !== undefined || Date.now() >= deadline) return found;
+    await sleep(EVENT_POLL_MS);
+  }
 }
 
 async function trigger(tolov: Tolov, type: string | undefined, options: Options, key: string): Promise<void> {
@@ -67,7 +98,7 @@ async function trigger(tolov: Tolov, type: string | undefined, options: Options,
   if (!key.startsWith('sk_test_')) throw new UsageError('tolov trigger works in test mode only: use a test key (sk_test_…)');
   const objectId = await make(tolov);
   const event = await eventAbout(tolov, type!, objectId);
-  if (!event) throw new Error(`${objectId} was made, but no ${type} event about it was found`);
+  if (!event) throw new Error(`${objectId} was made, but no ${type} event about it came within ${EVENT_WAIT_MS / 1000} s`);
   print(options, { event: event.id, type: event.type, object: objectId }, `${event.type} ${event.id} (about ${objectId})`);
 }
 

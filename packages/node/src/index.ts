@@ -8,9 +8,13 @@ export class Tolov {
   readonly charges;
   readonly paymentIntents;
   readonly refunds;
+  /** Fiscal receipts: a sale receipt per payment sent with lines, a return receipt per refund of it. */
+  readonly receipts;
   readonly cards;
   readonly cardBindings;
   readonly balance;
+  /** The statement: every movement of the balance; the available rows' `net` sums to `available`, the pending ones' to `pending`. */
+  readonly balanceTransactions;
   readonly events;
   readonly webhookEndpoints;
   /** The product's latest API calls in the key's mode. */
@@ -26,9 +30,11 @@ export class Tolov {
     this.charges = resources.charges(transport);
     this.paymentIntents = resources.paymentIntents(transport);
     this.refunds = resources.refunds(transport);
+    this.receipts = resources.receipts(transport);
     this.cards = resources.cards(transport);
     this.cardBindings = resources.cardBindings(transport);
     this.balance = resources.balance(transport);
+    this.balanceTransactions = resources.balanceTransactions(transport);
     this.events = resources.events(transport);
     this.webhookEndpoints = resources.webhookEndpoints(transport);
     this.requestLogs = resources.requestLogs(transport);
@@ -39,8 +45,24 @@ export class Tolov {
 export default Tolov;
 export type { CallOptions, ClientOptions } from './client.js';
 export { TolovConnectionError, TolovError, type ErrorCode } from './errors.js';
-export type { Balance, Card, CardBinding, Event, List, ListParams, Order, PaymentIntent, Refund, RequestLogEntry, WebhookDelivery, WebhookEndpoint } from './resources.js';
+export type {
+  Balance,
+  BalanceTransaction,
+  Card,
+  CardBinding,
+  Event,
+  List,
+  ListParams,
+  Order,
+  PaymentIntent,
+  Receipt,
+  ReceiptRequest,
+  Refund,
+  RequestLogEntry,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from './resources.js';
 export { ListPromise } from './resources.js';
 export type { StreamParams } from './stream.js';
-export { constructEvent, signedHeaders, WebhookSignatureError, type TolovEvent } from './webhooks.js';
+export { constructEvent, signedHeaders, WebhookSignatureError, type TolovEvent, type UnknownEvent } from './webhooks.js';
 export type { components, paths, webhooks as webhookPayloads } from './openapi.js';

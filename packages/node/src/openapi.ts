@@ -103,6 +103,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/balance_transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The statement: every movement of the balance, newest first
+         * @description The available rows' `net` sums to the balance's `available`, the pending rows' to its `pending`, at every instant.
+         */
+        get: operations["listBalanceTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/balance_transactions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one movement of the balance */
+        get: operations["retrieveBalanceTransaction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/subscribe/v1/card_bindings": {
         parameters: {
             query?: never;
@@ -387,6 +424,40 @@ export interface paths {
         };
         /** Read a refund */
         get: operations["retrieveRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/receipts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a fiscal receipt */
+        get: operations["retrieveReceipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/receipts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List fiscal receipts, newest first */
+        get: operations["listReceipts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -810,9 +881,78 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "receipt.fiscalized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent when receipt.fiscalized happens; signed with Tolov-Signature */
+        post: operations["onReceiptFiscalizedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "receipt.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent when receipt.failed happens; signed with Tolov-Signature */
+        post: operations["onReceiptFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
+        ReceiptItemRequest: {
+            /** @description What the buyer sees on the line, 1 to 128 characters */
+            title: string;
+            /** @description Tiyin per unit */
+            price: number;
+            /** @description Units, 1 to 100,000 */
+            count: number;
+            /** @description the IKPU (MXIK) classification code: exactly 17 digits */
+            code: string;
+            /** @description the package code of that IKPU: 1 to 20 digits */
+            packageCode: string;
+            /** @description The VAT rate in percent: one of the rates Tolov is configured with (TOLOV_VAT_RATES, 0 and 12 by default) */
+            vatPercent: number;
+            /** @description Tiyin off the whole line */
+            discount?: number;
+            /** @description the TIN of the principal for goods sold on commission: 9 digits */
+            commissionTin?: string;
+        };
+        ReceiptShippingRequest: {
+            /** @description What the buyer sees on the line, 1 to 128 characters */
+            title: string;
+            /** @description Tiyin per unit */
+            price: number;
+            /** @description the IKPU (MXIK) classification code: exactly 17 digits */
+            code: string;
+            /** @description the package code of that IKPU: 1 to 20 digits */
+            packageCode: string;
+            /** @description The VAT rate in percent: one of the rates Tolov is configured with (TOLOV_VAT_RATES, 0 and 12 by default) */
+            vatPercent: number;
+        };
+        /** @description The fiscal receipt's lines. Required in live mode unless the operator turned it off for the product */
+        ReceiptRequest: {
+            items: components["schemas"]["ReceiptItemRequest"][];
+            shipping?: components["schemas"]["ReceiptShippingRequest"];
+        };
         CreateOrderBody: {
             /** @description In tiyin (1 UZS = 100 tiyin) */
             amount: number;
@@ -820,6 +960,7 @@ export interface components {
             returnUrl?: string;
             description?: string;
             customerRef?: string;
+            receipt?: components["schemas"]["ReceiptRequest"];
         };
         Order: {
             id: string;
@@ -845,6 +986,8 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             expiresAt: string;
+            /** @description Its payment's sale receipt (rcpt_…) once PAID with fiscal lines; null otherwise */
+            receipt: string | null;
             livemode: boolean;
             /**
              * Format: date-time
@@ -857,7 +1000,7 @@ export interface components {
             statusCode: number;
             /** @description The HTTP status text */
             error: string;
-            code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REQUIRED" | "CARD_INACTIVE" | "INVALID_CARD" | "WRONG_CODE" | "PARTIAL_REFUND_NOT_SUPPORTED" | "UNAUTHENTICATED" | "PAYMENT_FAILED" | "SCOPE_REQUIRED" | "NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "ORDER_DEBIT_IN_PROGRESS" | "ORDER_NOT_CANCELABLE" | "INVALID_STATE" | "LIMIT_REACHED" | "ALREADY_REFUNDED" | "PAYMENT_NOT_REFUNDABLE" | "REQUEST_TIMEOUT" | "SESSION_EXPIRED" | "BODY_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "TOO_MANY_ATTEMPTS" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "RAIL_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REQUIRED" | "CARD_INACTIVE" | "INVALID_CARD" | "WRONG_CODE" | "PARTIAL_REFUND_NOT_SUPPORTED" | "RECEIPT_MISMATCH" | "RECEIPT_REQUIRED" | "UNAUTHENTICATED" | "PAYMENT_FAILED" | "SCOPE_REQUIRED" | "NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "ORDER_DEBIT_IN_PROGRESS" | "ORDER_NOT_CANCELABLE" | "INVALID_STATE" | "LIMIT_REACHED" | "ALREADY_REFUNDED" | "PAYMENT_NOT_REFUNDABLE" | "REQUEST_TIMEOUT" | "SESSION_EXPIRED" | "BODY_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "TOO_MANY_ATTEMPTS" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "RAIL_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
             message: string;
             /** @description The field, parameter or header at fault */
             param?: string;
@@ -881,6 +1024,41 @@ export interface components {
             /** @enum {string} */
             currency: "UZS";
             livemode: boolean;
+        };
+        BalanceTransaction: {
+            id: string;
+            /** @enum {string} */
+            object: "balance_transaction";
+            /** @description charge: a succeeded payment; refund: a succeeded refund (negative); payout and payout_failure: money paid out, and returned */
+            type: "charge" | "refund" | "payout" | "payout_failure";
+            /** @description In tiyin, signed: what it adds to the balance before its fee */
+            amount: number;
+            /** @description Tolov's fee in tiyin; a refund's is 0 (the payment's fee is not returned) */
+            fee: number;
+            /** @description amount − fee: what it adds to the balance */
+            net: number;
+            /** @description Which part of the balance its net is in */
+            status: "pending" | "available";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            availableOn: string;
+            /** @description What moved the balance: the payment intent (pi_…), refund (re_…) or payout (po_…) */
+            source: string;
+            /** @description The payout that paid it out, once one has */
+            payout: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            created: string;
+        };
+        BalanceTransactionList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["BalanceTransaction"][];
+            has_more: boolean;
         };
         CreateBindingBody: {
             customerRef?: string;
@@ -949,6 +1127,7 @@ export interface components {
             card: string;
             description?: string;
             metadata?: components["schemas"]["Metadata"];
+            receipt?: components["schemas"]["ReceiptRequest"];
         };
         PaymentIntent: {
             id: string;
@@ -976,6 +1155,8 @@ export interface components {
                 [key: string]: string;
             };
             amountRefunded: number;
+            /** @description Its sale receipt (rcpt_…) once SUCCEEDED with fiscal lines; null otherwise */
+            receipt: string | null;
             livemode: boolean;
             /**
              * Format: date-time
@@ -996,6 +1177,7 @@ export interface components {
             card: string;
             description?: string;
             metadata?: components["schemas"]["Metadata"];
+            receipt?: components["schemas"]["ReceiptRequest"];
         };
         CreateRefundBody: {
             /** @description The payment to refund (pi_…) */
@@ -1015,6 +1197,8 @@ export interface components {
             status: "PENDING" | "SUCCEEDED" | "FAILED";
             failureCode: string | null;
             reason: string | null;
+            /** @description Its return receipt (rcpt_…) once SUCCEEDED, when the payment had a sale receipt; null otherwise */
+            receipt: string | null;
             livemode: boolean;
             /**
              * Format: date-time
@@ -1027,6 +1211,97 @@ export interface components {
             object: "list";
             data: components["schemas"]["Refund"][];
             has_more: boolean;
+        };
+        ReceiptItem: {
+            title: string;
+            price: number;
+            count: number;
+            code: string;
+            packageCode: string;
+            vatPercent: number;
+            discount: number;
+            commissionTin: string | null;
+        };
+        ReceiptShipping: {
+            title: string;
+            price: number;
+            code: string;
+            packageCode: string;
+            vatPercent: number;
+        };
+        Receipt: {
+            id: string;
+            /** @enum {string} */
+            object: "receipt";
+            /** @description sale: of a payment; return: of its refund */
+            type: "sale" | "return";
+            status: "PENDING" | "FISCALIZED" | "FAILED";
+            paymentIntent: string;
+            /** @description The refund a return receipt is for */
+            refund: string | null;
+            items: components["schemas"]["ReceiptItem"][];
+            shipping: components["schemas"]["ReceiptShipping"] | null;
+            /** @description In tiyin */
+            amount: number;
+            /** @description The VAT included in amount: the sum over lines of round_half_up(line total × rate ÷ (100 + rate)) */
+            vatAmount: number;
+            /** @description The fiscal module that registered it; null until FISCALIZED */
+            terminalId: string | null;
+            receiptNumber: string | null;
+            fiscalSign: string | null;
+            /** @description The tax authority's check of this receipt, as its QR code holds it */
+            qrUrl: string | null;
+            fiscalizedAt: string | null;
+            /** @description Why it FAILED: INVALID_CODE (or another refusal by the fiscal module), FISCAL_UNAVAILABLE */
+            failureCode: string | null;
+            /** @description The buyer's printable receipt page: no login, no card number beyond the masked one */
+            url: string;
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            created: string;
+        };
+        ReceiptList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["Receipt"][];
+            has_more: boolean;
+        };
+        SessionReceipt: {
+            /** @description PENDING while it is registered with the tax authority; FISCALIZED once it is; FAILED when it could not be (the shop sends it) */
+            status: "PENDING" | "FISCALIZED" | "FAILED";
+            items: {
+                title: string;
+                count: number;
+                /** @description Tiyin per unit */
+                price: number;
+                /** @description Tiyin off the whole line */
+                discount: number;
+                /** @description What the line costs: price × count − discount, in tiyin */
+                total: number;
+                vatPercent: number;
+            }[];
+            shipping: {
+                title: string;
+                /** @description In tiyin */
+                price: number;
+                vatPercent: number;
+            } | null;
+            /** @description In tiyin */
+            amount: number;
+            /** @description The VAT included in amount, in tiyin */
+            vatAmount: number;
+            /** @description The fiscal module that registered it; null until FISCALIZED */
+            terminalId: string | null;
+            receiptNumber: string | null;
+            fiscalSign: string | null;
+            fiscalizedAt: string | null;
+            /** @description The tax authority's check of the receipt, which its QR code holds; null until FISCALIZED */
+            qrUrl: string | null;
+            /** @description The printable receipt page: no login, no card number beyond the masked one */
+            url: string;
         };
         SessionState: {
             /** @enum {string} */
@@ -1066,6 +1341,8 @@ export interface components {
             } | null;
             /** @description Whether the buyer may ask to keep the card (orders with a customerRef) */
             canSaveCard: boolean;
+            /** @description A COMPLETED order's sale receipt, when the order was paid with fiscal lines; null otherwise */
+            receipt: components["schemas"]["SessionReceipt"] | null;
         };
         CardSubmission: {
             /** @description The card number, 16 digits */
@@ -1085,7 +1362,7 @@ export interface components {
             /** @description https:// and reachable from the internet */
             url: string;
             /** @description Event types to receive; empty or absent: all of them */
-            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
+            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
             description?: string;
         };
         WebhookEndpoint: {
@@ -1115,7 +1392,7 @@ export interface components {
             /** @description https:// and reachable from the internet */
             url?: string;
             /** @description Event types to receive; empty or absent: all of them */
-            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
+            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
             description?: string;
             status?: "enabled" | "disabled";
         };
@@ -1245,6 +1522,8 @@ export interface components {
                 [key: string]: string;
             };
             amountRefunded: number;
+            /** @description Its sale receipt (rcpt_…) once SUCCEEDED with fiscal lines; null otherwise */
+            receipt: string | null;
             livemode: boolean;
             /**
              * Format: date-time
@@ -1276,6 +1555,16 @@ export interface components {
             /** @constant */
             type?: "payment_intent.failed";
             data?: components["schemas"]["PaymentIntentSnapshot"];
+        };
+        ReceiptFiscalizedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "receipt.fiscalized";
+            data?: components["schemas"]["Receipt"];
+        };
+        ReceiptFailedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "receipt.failed";
+            data?: components["schemas"]["Receipt"];
         };
     };
     responses: never;
@@ -1317,42 +1606,44 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0Vc0kpiZAArUljkEqVInMOwO",
+                     *           "id": "ord_0VcAcbnM1tTw0XD3GqAHfNYO",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_oewgrzYzez5u4UF8rb5jZ1l84RKnXIVECCNJVKdt",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_QrFcWg8vjojCDaf76k7K7iMx4YQvZImJCMCKm3aA",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0Vc0kpj110UHGfWE141YpbzI",
+                     *           "paymentIntent": "pi_0VcAcbnyuu79VzLI4A00csU3",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-25T19:01:52.615Z",
+                     *           "expiresAt": "2026-11-27T11:31:55.832Z",
+                     *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:52.615Z"
+                     *           "created": "2026-11-27T11:01:55.832Z"
                      *         },
                      *         {
-                     *           "id": "ord_0Vc0kpgj76m1AmaNPBVU3rXU",
+                     *           "id": "ord_0VcAcbmdWbmUpxQLWT6pui8o",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_5lwFk56sKxJnpZ1FxuzbH9WL5FuX4Kk0uV2n7h5u",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_MmpPj44PLYLJBoNrkACUoE9y8kLXlukJ8u7vq5bl",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-25T18:31:52.525Z",
+                     *           "expiresAt": "2026-11-27T11:01:55.792Z",
+                     *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:52.501Z"
+                     *           "created": "2026-11-27T11:01:55.787Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -1445,7 +1736,26 @@ export interface operations {
                  *       "amount": 1500000,
                  *       "description": "Dried apricots, 2 kg",
                  *       "customerRef": "customer-4821",
-                 *       "returnUrl": "https://shop.example.uz/orders/1001/done"
+                 *       "returnUrl": "https://shop.example.uz/orders/1001/done",
+                 *       "receipt": {
+                 *         "items": [
+                 *           {
+                 *             "title": "Dried apricots, 1 kg",
+                 *             "price": 650000,
+                 *             "count": 2,
+                 *             "code": "10813001001000000",
+                 *             "packageCode": "1505709",
+                 *             "vatPercent": 12
+                 *           }
+                 *         ],
+                 *         "shipping": {
+                 *           "title": "Delivery in Samarkand",
+                 *           "price": 200000,
+                 *           "code": "10112006002000000",
+                 *           "packageCode": "1209779",
+                 *           "vatPercent": 12
+                 *         }
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["CreateOrderBody"];
@@ -1460,23 +1770,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0Vc0kpWvaVmiL5Ehp8UNrUW7",
+                     *       "id": "ord_0VcAcbiQ6qvYS1lyUMhQQSTw",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Y3hWYRvkM2VWIuXy0bHBxR1mpqdERkNQCBqIqKTZ",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_5ICtn9pzGAxB1bFlGDPHzOpa7q1POPbhszSjtsfO",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-25T19:01:51.893Z",
+                     *       "expiresAt": "2026-11-27T11:31:55.526Z",
+                     *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:51.893Z"
+                     *       "created": "2026-11-27T11:01:55.526Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -1485,6 +1796,8 @@ export interface operations {
             /**
              * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
              *     - `IDEMPOTENCY_KEY_REQUIRED`: This call needs an `Idempotency-Key` header
+             *     - `RECEIPT_MISMATCH`: The `receipt` lines do not add up to `amount` (Σ(price × count − discount) + shipping price), or a discount exceeds its line; `param` names the first field that is off; nothing was created
+             *     - `RECEIPT_REQUIRED`: A live order, charge or payment intent needs `receipt` with its fiscal lines (unless the operator turned that off for the product); nothing was created
              */
             400: {
                 headers: {
@@ -1589,23 +1902,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0Vc0kpWvaVmiL5Ehp8UNrUW7",
+                     *       "id": "ord_0VcAcbiQ6qvYS1lyUMhQQSTw",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Y3hWYRvkM2VWIuXy0bHBxR1mpqdERkNQCBqIqKTZ",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_5ICtn9pzGAxB1bFlGDPHzOpa7q1POPbhszSjtsfO",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0Vc0kpaHQrLGwXWNuMuE9bmg",
+                     *       "paymentIntent": "pi_0VcAcbjX3NeYqpsBmBwLRrma",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-25T18:31:52.172Z",
+                     *       "paidAt": "2026-11-27T11:01:55.616Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-25T19:01:51.893Z",
+                     *       "expiresAt": "2026-11-27T11:31:55.526Z",
+                     *       "receipt": "rcpt_0VcAcbjynjLHsZUnv5heJMK5",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:51.893Z"
+                     *       "created": "2026-11-27T11:01:55.526Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -1709,23 +2023,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0Vc0kpftUGMNlfSIaiR5XhHy",
+                     *       "id": "ord_0VcAcbljZWAWoni6QOoEwpLP",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_UB2tQCyF4IhE8MnsrvmM8FcFmfvgQx8rDBDgz8qQ",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_jdWOsIX1p7Bxr39sRdGKuNmk4dHacgUexs3iLqTk",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-25T19:01:52.449Z",
+                     *       "expiresAt": "2026-11-27T11:31:55.731Z",
+                     *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:52.449Z"
+                     *       "created": "2026-11-27T11:01:55.731Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -1905,6 +2220,183 @@ export interface operations {
             };
         };
     };
+    listBalanceTransactions: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
+                /** @description Id of the last object of the previous page */
+                starting_after?: string;
+                /** @description Only objects created at or after this time: ISO 8601, 2026-11-24T00:00:00Z */
+                "created[gte]"?: string;
+                /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
+                "created[lt]"?: string;
+                type?: "charge" | "refund" | "payout" | "payout_failure";
+                /** @description The transactions a payout paid out (po_…) */
+                payout?: string;
+                /** @description The transactions of this payment, refund or payout */
+                source?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the statement, newest first; `has_more` says whether another page follows (pass the last id as `starting_after`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceTransactionList"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrieveBalanceTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The movement of the balance */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceTransaction"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createCardBinding: {
         parameters: {
             query?: never;
@@ -1935,18 +2427,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0Vc0kprhOxZwrNGpxqk6IadL",
+                     *       "id": "cb_0VcAcbujYNRV1jgdK7XXZYev",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
-                     *       "url": "https://api.tolov.example/bind/cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
+                     *       "clientToken": "cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
+                     *       "url": "https://api.tolov.example/bind/cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-25T18:46:53.181Z",
+                     *       "expiresAt": "2026-11-27T11:16:56.289Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.181Z"
+                     *       "created": "2026-11-27T11:01:56.289Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -2067,18 +2559,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0Vc0kprhOxZwrNGpxqk6IadL",
+                     *       "id": "cb_0VcAcbujYNRV1jgdK7XXZYev",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
-                     *       "url": "https://api.tolov.example/bind/cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
-                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "clientToken": "cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
+                     *       "url": "https://api.tolov.example/bind/cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
+                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-25T18:46:53.181Z",
+                     *       "expiresAt": "2026-11-27T11:16:56.289Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.181Z"
+                     *       "created": "2026-11-27T11:01:56.289Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -2179,7 +2671,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "id": "card_0VcAcbvQdW0WgYKVCdeq123T",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -2187,7 +2679,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.199Z"
+                     *       "created": "2026-11-27T11:01:56.329Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -2288,7 +2780,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0Vc0kptSvxXVvBvO30ZpkSfW",
+                     *       "id": "card_0VcAcbwWxize8sFjZUSYOLU0",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -2296,7 +2788,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.289Z"
+                     *       "created": "2026-11-27T11:01:56.399Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -2409,7 +2901,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0Vc0kptmzy2BQSjenikhzYPR",
+                     *           "id": "card_0VcAcbxFPVEyRc8Kv3Q81oXM",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -2417,10 +2909,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.309Z"
+                     *           "created": "2026-11-27T11:01:56.443Z"
                      *         },
                      *         {
-                     *           "id": "card_0Vc0kptSvxXVvBvO30ZpkSfW",
+                     *           "id": "card_0VcAcbwWxize8sFjZUSYOLU0",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -2428,7 +2920,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.289Z"
+                     *           "created": "2026-11-27T11:01:56.399Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2540,7 +3032,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0Vc0kpvY0K9IfXYd2wpNxC0H",
+                     *           "id": "pi_0VcAcc01F9k62zfSXo9Sc9nA",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -2548,7 +3040,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0Vc0kptmzy2BQSjenikhzYPR",
+                     *           "card": "card_0VcAcbxFPVEyRc8Kv3Q81oXM",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -2557,11 +3049,12 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
+                     *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.420Z"
+                     *           "created": "2026-11-27T11:01:56.617Z"
                      *         },
                      *         {
-                     *           "id": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *           "id": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -2569,7 +3062,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *           "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -2578,8 +3071,9 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
+                     *           "receipt": "rcpt_0VcAcbzE27FrBCgdYcW7LcNy",
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.373Z"
+                     *           "created": "2026-11-27T11:01:56.560Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2670,11 +3164,24 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                 *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
                  *         "period": "2026-12"
+                 *       },
+                 *       "receipt": {
+                 *         "items": [
+                 *           {
+                 *             "title": "Dried fruit box, monthly",
+                 *             "price": 2800000,
+                 *             "count": 1,
+                 *             "code": "10813001002000000",
+                 *             "packageCode": "1505712",
+                 *             "vatPercent": 12,
+                 *             "discount": 300000
+                 *           }
+                 *         ]
                  *       }
                  *     }
                  */
@@ -2690,7 +3197,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *       "id": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -2698,7 +3205,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -2707,8 +3214,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
+                     *       "receipt": "rcpt_0VcAcbzE27FrBCgdYcW7LcNy",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.373Z"
+                     *       "created": "2026-11-27T11:01:56.560Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -2718,6 +3226,8 @@ export interface operations {
              * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
              *     - `IDEMPOTENCY_KEY_REQUIRED`: This call needs an `Idempotency-Key` header
              *     - `CARD_INACTIVE`: The card is blocked or deleted, or the bank does not accept it
+             *     - `RECEIPT_MISMATCH`: The `receipt` lines do not add up to `amount` (Σ(price × count − discount) + shipping price), or a discount exceeds its line; `param` names the first field that is off; nothing was created
+             *     - `RECEIPT_REQUIRED`: A live order, charge or payment intent needs `receipt` with its fiscal lines (unless the operator turned that off for the product); nothing was created
              */
             400: {
                 headers: {
@@ -2842,7 +3352,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *       "id": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -2850,7 +3360,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -2859,8 +3369,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
+                     *       "receipt": "rcpt_0VcAcbzE27FrBCgdYcW7LcNy",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.373Z"
+                     *       "created": "2026-11-27T11:01:56.560Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -2957,7 +3468,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                 *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -2973,7 +3484,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0Vc0kpwd8Gc05i17xZBH0aMa",
+                     *       "id": "pi_0VcAcc1Imw4MtgFyfdWPDDVb",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -2981,20 +3492,25 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
                      *       "metadata": {},
                      *       "amountRefunded": 0,
+                     *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.486Z"
+                     *       "created": "2026-11-27T11:01:56.695Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
                 };
             };
-            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `RECEIPT_MISMATCH`: The `receipt` lines do not add up to `amount` (Σ(price × count − discount) + shipping price), or a discount exceeds its line; `param` names the first field that is off; nothing was created
+             *     - `RECEIPT_REQUIRED`: A live order, charge or payment intent needs `receipt` with its fiscal lines (unless the operator turned that off for the product); nothing was created
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3110,7 +3626,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0Vc0kpwd8Gc05i17xZBH0aMa",
+                     *       "id": "pi_0VcAcc1Imw4MtgFyfdWPDDVb",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3118,14 +3634,15 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
                      *       "metadata": {},
                      *       "amountRefunded": 0,
+                     *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.486Z"
+                     *       "created": "2026-11-27T11:01:56.695Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3265,7 +3782,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0Vc0kpy2umcSrDZxOzb3Xuex",
+                     *       "id": "pi_0VcAcc2RwiDLnDtmxDNBwFNM",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3273,14 +3790,15 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
                      *       "metadata": {},
                      *       "amountRefunded": 0,
+                     *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.574Z"
+                     *       "created": "2026-11-27T11:01:56.767Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3402,7 +3920,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0Vc0kpwd8Gc05i17xZBH0aMa",
+                     *       "id": "pi_0VcAcc1Imw4MtgFyfdWPDDVb",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3410,14 +3928,15 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
                      *       "metadata": {},
                      *       "amountRefunded": 0,
+                     *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.486Z"
+                     *       "created": "2026-11-27T11:01:56.695Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3531,16 +4050,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0Vc0kpymvXqIheXOUyeJPbNM",
+                     *           "id": "re_0VcAcc3FoFhG94oQNLygBx8i",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *           "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
+                     *           "receipt": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.618Z"
+                     *           "created": "2026-11-27T11:01:56.812Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -3621,7 +4141,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                 *       "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -3637,16 +4157,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0Vc0kpymvXqIheXOUyeJPbNM",
+                     *       "id": "re_0VcAcc3FoFhG94oQNLygBx8i",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *       "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
+                     *       "receipt": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.618Z"
+                     *       "created": "2026-11-27T11:01:56.812Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -3775,16 +4296,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0Vc0kpymvXqIheXOUyeJPbNM",
+                     *       "id": "re_0VcAcc3FoFhG94oQNLygBx8i",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
+                     *       "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
+                     *       "receipt": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.618Z"
+                     *       "created": "2026-11-27T11:01:56.812Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -3810,6 +4332,294 @@ export interface operations {
             };
             /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrieveReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt; its fiscal fields once `FISCALIZED` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rcpt_0VcAcbjynjLHsZUnv5heJMK5",
+                     *       "object": "receipt",
+                     *       "type": "sale",
+                     *       "status": "FISCALIZED",
+                     *       "paymentIntent": "pi_0VcAcbjX3NeYqpsBmBwLRrma",
+                     *       "refund": null,
+                     *       "items": [
+                     *         {
+                     *           "title": "Dried apricots, 1 kg",
+                     *           "price": 650000,
+                     *           "count": 2,
+                     *           "code": "10813001001000000",
+                     *           "packageCode": "1505709",
+                     *           "vatPercent": 12,
+                     *           "discount": 0,
+                     *           "commissionTin": null
+                     *         }
+                     *       ],
+                     *       "shipping": {
+                     *         "title": "Delivery in Samarkand",
+                     *         "price": 200000,
+                     *         "code": "10112006002000000",
+                     *         "packageCode": "1209779",
+                     *         "vatPercent": 12
+                     *       },
+                     *       "amount": 1500000,
+                     *       "vatAmount": 160715,
+                     *       "terminalId": "TEST00000001",
+                     *       "receiptNumber": "1",
+                     *       "fiscalSign": "688418777781",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127160156&s=688418777781",
+                     *       "fiscalizedAt": "2026-11-27T11:01:56.976Z",
+                     *       "failureCode": null,
+                     *       "url": "https://api.tolov.example/receipts/rc_zDKhtHBi81EXna2onbx13610aC5IaMqCwYugCaG8",
+                     *       "livemode": false,
+                     *       "created": "2026-11-27T11:01:55.616Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Receipt"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listReceipts: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
+                /** @description Id of the last object of the previous page */
+                starting_after?: string;
+                /** @description Only objects created at or after this time: ISO 8601, 2026-11-24T00:00:00Z */
+                "created[gte]"?: string;
+                /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
+                "created[lt]"?: string;
+                /** @description This payment's receipts (pi_…) */
+                paymentIntent?: string;
+                type?: "sale" | "return";
+                status?: "PENDING" | "FISCALIZED" | "FAILED";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of fiscal receipts, sale and return, newest first; `has_more` says whether another page follows (pass the last id as `starting_after`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
+                     *           "object": "receipt",
+                     *           "type": "return",
+                     *           "status": "FISCALIZED",
+                     *           "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *           "refund": "re_0VcAcc3FoFhG94oQNLygBx8i",
+                     *           "items": [
+                     *             {
+                     *               "title": "Dried fruit box, monthly",
+                     *               "price": 2800000,
+                     *               "count": 1,
+                     *               "code": "10813001002000000",
+                     *               "packageCode": "1505712",
+                     *               "vatPercent": 12,
+                     *               "discount": 300000,
+                     *               "commissionTin": null
+                     *             }
+                     *           ],
+                     *           "shipping": null,
+                     *           "amount": 2500000,
+                     *           "vatAmount": 267857,
+                     *           "terminalId": "TEST00000001",
+                     *           "receiptNumber": "3",
+                     *           "fiscalSign": "316249145124",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127160156&s=316249145124",
+                     *           "fiscalizedAt": "2026-11-27T11:01:56.993Z",
+                     *           "failureCode": null,
+                     *           "url": "https://api.tolov.example/receipts/rc_guUBiKV0ziHtYz40DFJf2o4eRnGdEOhozSrDSlcK",
+                     *           "livemode": false,
+                     *           "created": "2026-11-27T11:01:56.822Z"
+                     *         },
+                     *         {
+                     *           "id": "rcpt_0VcAcbzE27FrBCgdYcW7LcNy",
+                     *           "object": "receipt",
+                     *           "type": "sale",
+                     *           "status": "FISCALIZED",
+                     *           "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *           "refund": null,
+                     *           "items": [
+                     *             {
+                     *               "title": "Dried fruit box, monthly",
+                     *               "price": 2800000,
+                     *               "count": 1,
+                     *               "code": "10813001002000000",
+                     *               "packageCode": "1505712",
+                     *               "vatPercent": 12,
+                     *               "discount": 300000,
+                     *               "commissionTin": null
+                     *             }
+                     *           ],
+                     *           "shipping": null,
+                     *           "amount": 2500000,
+                     *           "vatAmount": 267857,
+                     *           "terminalId": "TEST00000001",
+                     *           "receiptNumber": "2",
+                     *           "fiscalSign": "432975456270",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127160156&s=432975456270",
+                     *           "fiscalizedAt": "2026-11-27T11:01:56.986Z",
+                     *           "failureCode": null,
+                     *           "url": "https://api.tolov.example/receipts/rc_yQ827lkhVoupER5whMYZuVv1O90a98e3KwIL9R29",
+                     *           "livemode": false,
+                     *           "created": "2026-11-27T11:01:56.565Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReceiptList"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3883,7 +4693,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-25T19:01:52.857Z",
+                     *       "expiresAt": "2026-11-27T11:31:55.937Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -3896,7 +4706,8 @@ export interface operations {
                      *         "paidAt": null,
                      *         "payment": null
                      *       },
-                     *       "canSaveCard": true
+                     *       "canSaveCard": true,
+                     *       "receipt": null
                      *     }
                      */
                     "application/json": components["schemas"]["SessionState"];
@@ -4007,11 +4818,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-25T19:01:52.857Z",
+                     *       "expiresAt": "2026-11-27T11:31:55.937Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-25T18:32:22.949Z",
+                     *       "resendAvailableAt": "2026-11-27T11:02:26.024Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -4020,7 +4831,8 @@ export interface operations {
                      *         "paidAt": null,
                      *         "payment": null
                      *       },
-                     *       "canSaveCard": true
+                     *       "canSaveCard": true,
+                     *       "receipt": null
                      *     }
                      */
                     "application/json": components["schemas"]["SessionState"];
@@ -4155,7 +4967,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-25T19:01:52.857Z",
+                     *       "expiresAt": "2026-11-27T11:31:55.937Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -4165,10 +4977,11 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-25T18:31:53.074Z",
-                     *         "payment": "pi_0Vc0kppvodi1DBsCFFd9ZeSu"
+                     *         "paidAt": "2026-11-27T11:01:56.148Z",
+                     *         "payment": "pi_0VcAcbsPdTWB2Bc9wSEj1bJk"
                      *       },
-                     *       "canSaveCard": true
+                     *       "canSaveCard": true,
+                     *       "receipt": null
                      *     }
                      */
                     "application/json": components["schemas"]["SessionState"];
@@ -4291,11 +5104,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-25T19:01:52.857Z",
+                     *       "expiresAt": "2026-11-27T11:31:55.937Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-25T18:32:23.016Z",
+                     *       "resendAvailableAt": "2026-11-27T11:02:26.084Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -4304,7 +5117,8 @@ export interface operations {
                      *         "paidAt": null,
                      *         "payment": null
                      *       },
-                     *       "canSaveCard": true
+                     *       "canSaveCard": true,
+                     *       "receipt": null
                      *     }
                      */
                     "application/json": components["schemas"]["SessionState"];
@@ -4418,7 +5232,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0Vc0kq00kapPH43WkdXxDHwJ",
+                     *           "id": "we_0VcAcc7wq7XHnQh6DIunWJJI",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -4431,7 +5245,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.693Z"
+                     *           "created": "2026-11-27T11:01:57.105Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4534,7 +5348,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0Vc0kq00kapPH43WkdXxDHwJ",
+                     *       "id": "we_0VcAcc7wq7XHnQh6DIunWJJI",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -4546,8 +5360,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.693Z",
-                     *       "secret": "whsec_NiPKkjz7XTxwb1LY9bNiUtOCrMA54gHSeBKl5p8qtS8="
+                     *       "created": "2026-11-27T11:01:57.105Z",
+                     *       "secret": "whsec_W5QDsElPZ5b4HBvHWKkIhCOCHlXWPj8h+94QH6yf/Rc="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -4651,7 +5465,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0Vc0kq00kapPH43WkdXxDHwJ",
+                     *       "id": "we_0VcAcc7wq7XHnQh6DIunWJJI",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -4663,7 +5477,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.693Z"
+                     *       "created": "2026-11-27T11:01:57.105Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -4774,7 +5588,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0Vc0kq00kapPH43WkdXxDHwJ",
+                     *       "id": "we_0VcAcc7wq7XHnQh6DIunWJJI",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -4787,7 +5601,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.693Z"
+                     *       "created": "2026-11-27T11:01:57.105Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -4897,7 +5711,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0Vc0kq0fIv9fDoZdPEuslf75",
+                     *       "id": "we_0VcAcc9EjDVyqhxJeVTSFx6s",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -5003,7 +5817,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0Vc0kq00kapPH43WkdXxDHwJ",
+                     *       "id": "we_0VcAcc7wq7XHnQh6DIunWJJI",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -5016,8 +5830,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.693Z",
-                     *       "secret": "whsec_IQpVTCBBFQ6rckl8q4cH67zNRqV+8G0WNIkW4buzwpk="
+                     *       "created": "2026-11-27T11:01:57.105Z",
+                     *       "secret": "whsec_XFLEKpaH4OAXekbJ0U7oajaCeIggjPjSwJ7J9rY6EdQ="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -5135,24 +5949,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_bf67a402bf344e3fa1ca44de5b81e41d",
+                     *           "id": "wd_fecd65671e3e4337ba31f4ef6822a11d",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0Vc0kq0meWu0cN9g4SdDQXb8",
-                     *           "event": "evt_0Vc0kpq3QKYxWQiXZw3nhXln",
+                     *           "endpoint": "we_0VcAcc9K7OunNPJy9qDyBY0V",
+                     *           "event": "evt_0VcAcbsYXCkyJKC8gpPLxHwZ",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-25T18:31:53.779Z",
+                     *               "attemptedAt": "2026-11-27T11:01:57.228Z",
                      *               "statusCode": 200,
-                     *               "durationMs": 54,
+                     *               "durationMs": 22,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-25T18:31:53.755Z"
+                     *           "created": "2026-11-27T11:01:57.206Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5240,7 +6054,7 @@ export interface operations {
                 /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
                 "created[lt]"?: string;
                 /** @description Only events of this type */
-                type?: "order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired" | "webhook_endpoint.test";
+                type?: "order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired" | "webhook_endpoint.test";
                 /** @description Only events about this object (ord_…, pi_…) */
                 objectId?: string;
             };
@@ -5261,84 +6075,120 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0Vc0kpxa9B0467IO2AjZiqA6",
+                     *           "id": "evt_0VcAcc6GbDeLINPjiOhl1ge0",
                      *           "object": "event",
-                     *           "type": "payment_intent.succeeded",
+                     *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.543Z",
+                     *           "created": "2026-11-27T11:01:57.002Z",
                      *           "data": {
-                     *             "id": "pi_0Vc0kpwd8Gc05i17xZBH0aMa",
-                     *             "object": "payment_intent",
-                     *             "amount": 990000,
-                     *             "fee": 9900,
-                     *             "currency": "UZS",
-                     *             "status": "succeeded",
-                     *             "failureCode": null,
-                     *             "rail": "uzcard",
-                     *             "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
-                     *             "maskedPan": "860000******0007",
-                     *             "order": null,
-                     *             "description": "Almonds, 1 kg",
-                     *             "metadata": {},
-                     *             "amountRefunded": 0,
+                     *             "id": "rcpt_0VcAcc5WlZ2vJ9LofrUxoPFQ",
+                     *             "object": "receipt",
+                     *             "type": "sale",
+                     *             "status": "FAILED",
+                     *             "paymentIntent": "pi_0VcAcc5NSwLwFfEGCFC2j1nE",
+                     *             "refund": null,
+                     *             "items": [
+                     *               {
+                     *                 "code": "00000000000000000",
+                     *                 "count": 1,
+                     *                 "price": 100000,
+                     *                 "title": "Tasting sample",
+                     *                 "discount": 0,
+                     *                 "vatPercent": 0,
+                     *                 "packageCode": "1",
+                     *                 "commissionTin": null
+                     *               }
+                     *             ],
+                     *             "shipping": null,
+                     *             "amount": 100000,
+                     *             "vatAmount": 0,
+                     *             "terminalId": null,
+                     *             "receiptNumber": null,
+                     *             "fiscalSign": null,
+                     *             "qrUrl": null,
+                     *             "fiscalizedAt": null,
+                     *             "failureCode": "INVALID_CODE",
+                     *             "url": "https://api.tolov.example/receipts/rc_0SDwM3F6DokpqFpsVWosQGMK4B9l5ujflMLYugLG",
                      *             "livemode": false,
-                     *             "created": "2026-11-25T18:31:53.486Z"
+                     *             "created": "2026-11-27T11:01:56.957Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0Vc0kpvhqmhgRlDcK1flxFYt",
+                     *           "id": "evt_0VcAcc696SWYPbijRkYZTrHt",
                      *           "object": "event",
-                     *           "type": "payment_intent.failed",
+                     *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.427Z",
+                     *           "created": "2026-11-27T11:01:56.993Z",
                      *           "data": {
-                     *             "id": "pi_0Vc0kpvY0K9IfXYd2wpNxC0H",
-                     *             "object": "payment_intent",
+                     *             "id": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
+                     *             "object": "receipt",
+                     *             "type": "return",
+                     *             "status": "FISCALIZED",
+                     *             "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *             "refund": "re_0VcAcc3FoFhG94oQNLygBx8i",
+                     *             "items": [
+                     *               {
+                     *                 "code": "10813001002000000",
+                     *                 "count": 1,
+                     *                 "price": 2800000,
+                     *                 "title": "Dried fruit box, monthly",
+                     *                 "discount": 300000,
+                     *                 "vatPercent": 12,
+                     *                 "packageCode": "1505712",
+                     *                 "commissionTin": null
+                     *               }
+                     *             ],
+                     *             "shipping": null,
                      *             "amount": 2500000,
-                     *             "fee": 25000,
-                     *             "currency": "UZS",
-                     *             "status": "failed",
-                     *             "failureCode": "INSUFFICIENT_FUNDS",
-                     *             "rail": "uzcard",
-                     *             "card": "card_0Vc0kptmzy2BQSjenikhzYPR",
-                     *             "maskedPan": "860000******0015",
-                     *             "order": null,
-                     *             "description": "Dried fruit box, monthly subscription",
-                     *             "metadata": {
-                     *               "subscription": "sub-6172",
-                     *               "period": "2026-12"
-                     *             },
-                     *             "amountRefunded": 0,
+                     *             "vatAmount": 267857,
+                     *             "terminalId": "TEST00000001",
+                     *             "receiptNumber": "3",
+                     *             "fiscalSign": "316249145124",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127160156&s=316249145124",
+                     *             "fiscalizedAt": "2026-11-27T11:01:56.993Z",
+                     *             "failureCode": null,
+                     *             "url": "https://api.tolov.example/receipts/rc_guUBiKV0ziHtYz40DFJf2o4eRnGdEOhozSrDSlcK",
                      *             "livemode": false,
-                     *             "created": "2026-11-25T18:31:53.420Z"
+                     *             "created": "2026-11-27T11:01:56.822Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0Vc0kpuykthiozRE2uDDpjMl",
+                     *           "id": "evt_0VcAcc61ScslKaJfWXswQeVZ",
                      *           "object": "event",
-                     *           "type": "payment_intent.succeeded",
+                     *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.379Z",
+                     *           "created": "2026-11-27T11:01:56.986Z",
                      *           "data": {
-                     *             "id": "pi_0Vc0kpuno4HDsU576ZCp5rBN",
-                     *             "object": "payment_intent",
+                     *             "id": "rcpt_0VcAcbzE27FrBCgdYcW7LcNy",
+                     *             "object": "receipt",
+                     *             "type": "sale",
+                     *             "status": "FISCALIZED",
+                     *             "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *             "refund": null,
+                     *             "items": [
+                     *               {
+                     *                 "code": "10813001002000000",
+                     *                 "count": 1,
+                     *                 "price": 2800000,
+                     *                 "title": "Dried fruit box, monthly",
+                     *                 "discount": 300000,
+                     *                 "vatPercent": 12,
+                     *                 "packageCode": "1505712",
+                     *                 "commissionTin": null
+                     *               }
+                     *             ],
+                     *             "shipping": null,
                      *             "amount": 2500000,
-                     *             "fee": 25000,
-                     *             "currency": "UZS",
-                     *             "status": "succeeded",
+                     *             "vatAmount": 267857,
+                     *             "terminalId": "TEST00000001",
+                     *             "receiptNumber": "2",
+                     *             "fiscalSign": "432975456270",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127160156&s=432975456270",
+                     *             "fiscalizedAt": "2026-11-27T11:01:56.986Z",
                      *             "failureCode": null,
-                     *             "rail": "uzcard",
-                     *             "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
-                     *             "maskedPan": "860000******0007",
-                     *             "order": null,
-                     *             "description": "Dried fruit box, monthly subscription",
-                     *             "metadata": {
-                     *               "subscription": "sub-4821",
-                     *               "period": "2026-12"
-                     *             },
-                     *             "amountRefunded": 0,
+                     *             "url": "https://api.tolov.example/receipts/rc_yQ827lkhVoupER5whMYZuVv1O90a98e3KwIL9R29",
                      *             "livemode": false,
-                     *             "created": "2026-11-25T18:31:53.373Z"
+                     *             "created": "2026-11-27T11:01:56.565Z"
                      *           }
                      *         }
                      *       ],
@@ -5425,29 +6275,30 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0Vc0kpq3QKYxWQiXZw3nhXln",
+                     *       "id": "evt_0VcAcbsYXCkyJKC8gpPLxHwZ",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.074Z",
+                     *       "created": "2026-11-27T11:01:56.148Z",
                      *       "data": {
-                     *         "id": "ord_0Vc0kpmT94tx7o0wpxQSav9s",
+                     *         "id": "ord_0VcAcbp3o7wwm4yfZu85npmA",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_DnhoIitIbL8ez5eLiUq9vn2CYFWorRqqLtJp9yQH",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_4eEHvbrzfi4T5nQ4a4w8dYrkQsVnY96EDSu9rdZV",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0Vc0kppvodi1DBsCFFd9ZeSu",
-                     *         "savedCard": "card_0Vc0kpq0KhrfIcqzHczDyzXO",
-                     *         "paidAt": "2026-11-25T18:31:53.074Z",
+                     *         "paymentIntent": "pi_0VcAcbsPdTWB2Bc9wSEj1bJk",
+                     *         "savedCard": "card_0VcAcbsVmFsJaVYaBGkK6fYj",
+                     *         "paidAt": "2026-11-27T11:01:56.148Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-25T19:01:52.857Z",
+                     *         "expiresAt": "2026-11-27T11:31:55.937Z",
+                     *         "receipt": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-25T18:31:52.857Z"
+                     *         "created": "2026-11-27T11:01:55.937Z"
                      *       }
                      *     }
                      */
@@ -5537,7 +6388,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0Vc0kq0meWu0cN9g4SdDQXb8"
+                 *       "endpoint": "we_0VcAcc9K7OunNPJy9qDyBY0V"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -5552,15 +6403,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_bf67a402bf344e3fa1ca44de5b81e41d",
+                     *       "id": "wd_fecd65671e3e4337ba31f4ef6822a11d",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0Vc0kq0meWu0cN9g4SdDQXb8",
-                     *       "event": "evt_0Vc0kpq3QKYxWQiXZw3nhXln",
+                     *       "endpoint": "we_0VcAcc9K7OunNPJy9qDyBY0V",
+                     *       "event": "evt_0VcAcbsYXCkyJKC8gpPLxHwZ",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-25T18:31:53.755Z",
+                     *       "nextAttemptAt": "2026-11-27T11:01:57.206Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-25T18:31:53.755Z"
+                     *       "created": "2026-11-27T11:01:57.206Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -5658,7 +6509,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Comma-separated event types to receive (default: all): order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed */
+                /** @description Comma-separated event types to receive (default: all): order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed, receipt.fiscalized, receipt.failed */
                 types?: string;
             };
             header?: {
@@ -5764,37 +6615,37 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0Vc0kpz3Sqbp9oyQq0flvbw3",
+                     *           "id": "req_0VcAcc433xxXURvui9yETEb1",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 2,
+                     *           "durationMs": 8,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.640Z"
+                     *           "created": "2026-11-27T11:01:56.875Z"
                      *         },
                      *         {
-                     *           "id": "req_0Vc0kpz0TFUfHJpsCsKR2DH5",
+                     *           "id": "req_0VcAcc3tZixvN8MBBHyVBDhT",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 3,
+                     *           "durationMs": 10,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.637Z"
+                     *           "created": "2026-11-27T11:01:56.867Z"
                      *         },
                      *         {
-                     *           "id": "req_0Vc0kpyjHf9yPpgzF2Q0QCn9",
+                     *           "id": "req_0VcAcc383NYCBwVSvj7mbQFn",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 17,
+                     *           "durationMs": 44,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-25T18:31:53.634Z"
+                     *           "created": "2026-11-27T11:01:56.854Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -5880,23 +6731,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0Vc0kpgj76m1AmaNPBVU3rXU",
+                     *       "id": "ord_0VcAcbmdWbmUpxQLWT6pui8o",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_5lwFk56sKxJnpZ1FxuzbH9WL5FuX4Kk0uV2n7h5u",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_MmpPj44PLYLJBoNrkACUoE9y8kLXlukJ8u7vq5bl",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-25T18:31:52.525Z",
+                     *       "expiresAt": "2026-11-27T11:01:55.792Z",
+                     *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:52.501Z"
+                     *       "created": "2026-11-27T11:01:55.787Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -6009,23 +6861,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0Vc0kpWvaVmiL5Ehp8UNrUW7",
+                     *       "id": "ord_0VcAcbiQ6qvYS1lyUMhQQSTw",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Y3hWYRvkM2VWIuXy0bHBxR1mpqdERkNQCBqIqKTZ",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_5ICtn9pzGAxB1bFlGDPHzOpa7q1POPbhszSjtsfO",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0Vc0kpaHQrLGwXWNuMuE9bmg",
+                     *       "paymentIntent": "pi_0VcAcbjX3NeYqpsBmBwLRrma",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-25T18:31:52.172Z",
+                     *       "paidAt": "2026-11-27T11:01:55.616Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-25T19:01:51.893Z",
+                     *       "expiresAt": "2026-11-27T11:31:55.526Z",
+                     *       "receipt": "rcpt_0VcAcbjynjLHsZUnv5heJMK5",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:51.893Z"
+                     *       "created": "2026-11-27T11:01:55.526Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -6139,18 +6992,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0Vc0kprhOxZwrNGpxqk6IadL",
+                     *       "id": "cb_0VcAcbujYNRV1jgdK7XXZYev",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
-                     *       "url": "https://api.tolov.example/bind/cbs_WNCPP8PbZTAjvIH3zJIQ8O1YyESJrqOFrmEphryC",
-                     *       "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                     *       "clientToken": "cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
+                     *       "url": "https://api.tolov.example/bind/cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
+                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-25T18:46:53.181Z",
+                     *       "expiresAt": "2026-11-27T11:16:56.289Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-25T18:31:53.181Z"
+                     *       "created": "2026-11-27T11:01:56.289Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -6247,29 +7100,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0Vc0kpq3QKYxWQiXZw3nhXln",
+                 *       "id": "evt_0VcAcbsYXCkyJKC8gpPLxHwZ",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-25T18:31:53.074Z",
+                 *       "created": "2026-11-27T11:01:56.148Z",
                  *       "data": {
-                 *         "id": "ord_0Vc0kpmT94tx7o0wpxQSav9s",
+                 *         "id": "ord_0VcAcbp3o7wwm4yfZu85npmA",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_DnhoIitIbL8ez5eLiUq9vn2CYFWorRqqLtJp9yQH",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_4eEHvbrzfi4T5nQ4a4w8dYrkQsVnY96EDSu9rdZV",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0Vc0kppvodi1DBsCFFd9ZeSu",
-                 *         "savedCard": "card_0Vc0kpq0KhrfIcqzHczDyzXO",
-                 *         "paidAt": "2026-11-25T18:31:53.074Z",
+                 *         "paymentIntent": "pi_0VcAcbsPdTWB2Bc9wSEj1bJk",
+                 *         "savedCard": "card_0VcAcbsVmFsJaVYaBGkK6fYj",
+                 *         "paidAt": "2026-11-27T11:01:56.148Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-25T19:01:52.857Z",
+                 *         "expiresAt": "2026-11-27T11:31:55.937Z",
+                 *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-25T18:31:52.857Z"
+                 *         "created": "2026-11-27T11:01:55.937Z"
                  *       }
                  *     }
                  */
@@ -6297,29 +7151,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0Vc0kpqoFtvvGaRJx1ckVtLT",
+                 *       "id": "evt_0VcAcbu2leMzrxPMVlqpWFJH",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-25T18:31:53.124Z",
+                 *       "created": "2026-11-27T11:01:56.243Z",
                  *       "data": {
-                 *         "id": "ord_0Vc0kpqVQ8uiAc10GjvP11Lo",
+                 *         "id": "ord_0VcAcbtcZgkzpi0GZcFtmxd8",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_YVANUsfJilpram23vMcw8VsQhsLhWPz1MBwKdIaB",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_qWuWd18g28mysNRkiM7LvgoWLy1Gpz7Y0CyFzhVh",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0Vc0kpqjbKhitJMD4dsswaiT",
+                 *         "paymentIntent": "pi_0VcAcbtuaLYH3o7lFw8OGwZE",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-25T19:01:53.107Z",
+                 *         "expiresAt": "2026-11-27T11:31:56.220Z",
+                 *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-25T18:31:53.107Z"
+                 *         "created": "2026-11-27T11:01:56.220Z"
                  *       }
                  *     }
                  */
@@ -6347,29 +7202,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0Vc0kphWqZe0tvRV0zfJznit",
+                 *       "id": "evt_0VcAcbmqhboniaZc8W974A2U",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-25T18:31:52.525Z",
+                 *       "created": "2026-11-27T11:01:55.792Z",
                  *       "data": {
-                 *         "id": "ord_0Vc0kpgj76m1AmaNPBVU3rXU",
+                 *         "id": "ord_0VcAcbmdWbmUpxQLWT6pui8o",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_5lwFk56sKxJnpZ1FxuzbH9WL5FuX4Kk0uV2n7h5u",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_MmpPj44PLYLJBoNrkACUoE9y8kLXlukJ8u7vq5bl",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-25T18:31:52.525Z",
+                 *         "expiresAt": "2026-11-27T11:01:55.792Z",
+                 *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-25T18:31:52.501Z"
+                 *         "created": "2026-11-27T11:01:55.787Z"
                  *       }
                  *     }
                  */
@@ -6397,28 +7253,29 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0Vc0kpxa9B0467IO2AjZiqA6",
+                 *       "id": "evt_0VcAcc5b4po3lUupuKjrssKB",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-25T18:31:53.543Z",
+                 *       "created": "2026-11-27T11:01:56.957Z",
                  *       "data": {
-                 *         "id": "pi_0Vc0kpwd8Gc05i17xZBH0aMa",
+                 *         "id": "pi_0VcAcc5NSwLwFfEGCFC2j1nE",
                  *         "object": "payment_intent",
-                 *         "amount": 990000,
-                 *         "fee": 9900,
+                 *         "amount": 100000,
+                 *         "fee": 1000,
                  *         "currency": "UZS",
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0Vc0kps0ecnv0gtcYw6ekOc8",
+                 *         "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
-                 *         "description": "Almonds, 1 kg",
+                 *         "description": null,
                  *         "metadata": {},
                  *         "amountRefunded": 0,
+                 *         "receipt": "rcpt_0VcAcc5WlZ2vJ9LofrUxoPFQ",
                  *         "livemode": false,
-                 *         "created": "2026-11-25T18:31:53.486Z"
+                 *         "created": "2026-11-27T11:01:56.949Z"
                  *       }
                  *     }
                  */
@@ -6446,13 +7303,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0Vc0kpvhqmhgRlDcK1flxFYt",
+                 *       "id": "evt_0VcAcc08u4l01OMjJxP47IUm",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-25T18:31:53.427Z",
+                 *       "created": "2026-11-27T11:01:56.621Z",
                  *       "data": {
-                 *         "id": "pi_0Vc0kpvY0K9IfXYd2wpNxC0H",
+                 *         "id": "pi_0VcAcc01F9k62zfSXo9Sc9nA",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -6460,7 +7317,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0Vc0kptmzy2BQSjenikhzYPR",
+                 *         "card": "card_0VcAcbxFPVEyRc8Kv3Q81oXM",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -6469,12 +7326,139 @@ export interface operations {
                  *           "period": "2026-12"
                  *         },
                  *         "amountRefunded": 0,
+                 *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-25T18:31:53.420Z"
+                 *         "created": "2026-11-27T11:01:56.617Z"
                  *       }
                  *     }
                  */
                 "application/json": components["schemas"]["PaymentIntentFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onReceiptFiscalizedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0VcAcc696SWYPbijRkYZTrHt",
+                 *       "object": "event",
+                 *       "type": "receipt.fiscalized",
+                 *       "livemode": false,
+                 *       "created": "2026-11-27T11:01:56.993Z",
+                 *       "data": {
+                 *         "id": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
+                 *         "object": "receipt",
+                 *         "type": "return",
+                 *         "status": "FISCALIZED",
+                 *         "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                 *         "refund": "re_0VcAcc3FoFhG94oQNLygBx8i",
+                 *         "items": [
+                 *           {
+                 *             "code": "10813001002000000",
+                 *             "count": 1,
+                 *             "price": 2800000,
+                 *             "title": "Dried fruit box, monthly",
+                 *             "discount": 300000,
+                 *             "vatPercent": 12,
+                 *             "packageCode": "1505712",
+                 *             "commissionTin": null
+                 *           }
+                 *         ],
+                 *         "shipping": null,
+                 *         "amount": 2500000,
+                 *         "vatAmount": 267857,
+                 *         "terminalId": "TEST00000001",
+                 *         "receiptNumber": "3",
+                 *         "fiscalSign": "316249145124",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127160156&s=316249145124",
+                 *         "fiscalizedAt": "2026-11-27T11:01:56.993Z",
+                 *         "failureCode": null,
+                 *         "url": "https://api.tolov.example/receipts/rc_guUBiKV0ziHtYz40DFJf2o4eRnGdEOhozSrDSlcK",
+                 *         "livemode": false,
+                 *         "created": "2026-11-27T11:01:56.822Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReceiptFiscalizedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onReceiptFailedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0VcAcc6GbDeLINPjiOhl1ge0",
+                 *       "object": "event",
+                 *       "type": "receipt.failed",
+                 *       "livemode": false,
+                 *       "created": "2026-11-27T11:01:57.002Z",
+                 *       "data": {
+                 *         "id": "rcpt_0VcAcc5WlZ2vJ9LofrUxoPFQ",
+                 *         "object": "receipt",
+                 *         "type": "sale",
+                 *         "status": "FAILED",
+                 *         "paymentIntent": "pi_0VcAcc5NSwLwFfEGCFC2j1nE",
+                 *         "refund": null,
+                 *         "items": [
+                 *           {
+                 *             "code": "00000000000000000",
+                 *             "count": 1,
+                 *             "price": 100000,
+                 *             "title": "Tasting sample",
+                 *             "discount": 0,
+                 *             "vatPercent": 0,
+                 *             "packageCode": "1",
+                 *             "commissionTin": null
+                 *           }
+                 *         ],
+                 *         "shipping": null,
+                 *         "amount": 100000,
+                 *         "vatAmount": 0,
+                 *         "terminalId": null,
+                 *         "receiptNumber": null,
+                 *         "fiscalSign": null,
+                 *         "qrUrl": null,
+                 *         "fiscalizedAt": null,
+                 *         "failureCode": "INVALID_CODE",
+                 *         "url": "https://api.tolov.example/receipts/rc_0SDwM3F6DokpqFpsVWosQGMK4B9l5ujflMLYugLG",
+                 *         "livemode": false,
+                 *         "created": "2026-11-27T11:01:56.957Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReceiptFailedEvent"];
             };
         };
         responses: {

@@ -7,9 +7,14 @@ type Schemas = components['schemas'];
 export type Order = Schemas['Order'];
 export type PaymentIntent = Schemas['PaymentIntent'];
 export type Refund = Schemas['Refund'];
+export type Receipt = Schemas['Receipt'];
+/** The fiscal lines sent as `receipt` with an order, a charge or a payment intent. */
+export type ReceiptRequest = Schemas['ReceiptRequest'];
 export type Card = Schemas['Card'];
 export type CardBinding = Schemas['CardBinding'];
 export type Balance = Schemas['Balance'];
+/** One movement of the balance: a payment, a refund, a payout; `net` is what it adds to the balance. */
+export type BalanceTransaction = Schemas['BalanceTransaction'];
 export type Event = Schemas['Event'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
@@ -106,6 +111,13 @@ export function refunds(transport: Transport) {
   };
 }
 
+export function receipts(transport: Transport) {
+  return {
+    retrieve: (receiptId: string, options?: CallOptions) => transport.request<Receipt>('GET', `/v1/receipts/${id(receiptId)}`, undefined, options),
+    list: lister<Receipt, QueryOf<'listReceipts'>>(transport, '/v1/receipts'),
+  };
+}
+
 export function cards(transport: Transport) {
   return {
     retrieve: (cardId: string, options?: CallOptions) => transport.request<Card>('GET', `/subscribe/v1/cards/${id(cardId)}`, undefined, options),
@@ -123,6 +135,14 @@ export function cardBindings(transport: Transport) {
 
 export function balance(transport: Transport) {
   return { retrieve: (options?: CallOptions) => transport.request<Balance>('GET', '/v1/balance', undefined, options) };
+}
+
+export function balanceTransactions(transport: Transport) {
+  return {
+    retrieve: (transactionId: string, options?: CallOptions) =>
+      transport.request<BalanceTransaction>('GET', `/v1/balance_transactions/${id(transactionId)}`, undefined, options),
+    list: lister<BalanceTransaction, QueryOf<'listBalanceTransactions'>>(transport, '/v1/balance_transactions'),
+  };
 }
 
 export function events(transport: Transport) {

@@ -5,6 +5,8 @@ import { listEnvelope } from '../../core/pagination.js';
 import { IdParams } from '../../core/schemas.js';
 import { BalanceTransaction, BalanceTransactionsQuery } from '../../modules/ledger/schema.js';
 import type { LedgerService } from '../../modules/ledger/service.js';
+import { PayoutAccount } from '../../modules/payouts/schema.js';
+import type { PayoutsService } from '../../modules/payouts/service.js';
 
 const Balance = Type.Object(
   {
@@ -16,7 +18,7 @@ const Balance = Type.Object(
   }, { title: 'Balance' },
 );
 
-export const ledgerRoutes: FastifyPluginAsync<{ ledger: LedgerService }> = async (app, { ledger }) => {
+export const ledgerRoutes: FastifyPluginAsync<{ ledger: LedgerService; payouts: PayoutsService }> = async (app, { ledger, payouts }) => {
   app.get(
     '/v1/balance',
     {
@@ -50,5 +52,20 @@ export const ledgerRoutes: FastifyPluginAsync<{ ledger: LedgerService }> = async
       schema: { tags: ['balance'], operationId: 'retrieveBalanceTransaction', summary: 'Read one movement of the balance', params: IdParams, response: { 200: BalanceTransaction } },
     },
     (request) => ledger.statementRow(merchantOf(request), request.params.id),
+  );
+
+  app.get(
+    '/v1/payout_account',
+    {
+      config: { auth: { kind: 'merchant' } },
+      schema: {
+        tags: ['balance'],
+        operationId: 'retrievePayoutAccount',
+        summary: 'Where payouts go, masked to its last four digits',
+        description: 'Set and changed only in the dashboard, by an owner with the second factor: no API key can change it.',
+        response: { 200: PayoutAccount },
+      },
+    },
+    (request) => payouts.account(merchantOf(request)),
   );
 };

@@ -18,7 +18,7 @@ export const reconciliationRoutes: FastifyPluginAsync<{ reconciliation: Reconcil
     '/admin/v1/reconciliation',
     {
       config: { auth: { kind: 'admin' } },
-      schema: { tags: ['operator'], operationId: 'retrieveReconciliationReport', summary: "Compare a day's debits and refunds with the bank's record", querystring: ReportQuery, response: { 200: ReconciliationReport } },
+      schema: { tags: ['operator'], operationId: 'retrieveReconciliationReport', summary: "Compare a day's debits and refunds with the bank's record, and its fiscalized receipts with the fiscal module's", querystring: ReportQuery, response: { 200: ReconciliationReport } },
     },
     (request) => {
       if (!isReportDay(request.query.date)) throw new ApiError('VALIDATION_ERROR', `date must be ${REPORT_DAY_RULE}`, { param: 'date' });

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { IdParams } from '../../core/schemas.js';
 import { CardBinding } from '../../modules/card-bindings/schema.js';
 import { Order } from '../../modules/orders/schema.js';
+import { PayoutAccount } from '../../modules/payouts/schema.js';
 import type { TestHelpersService } from '../../modules/test-helpers/service.js';
 import { merchantOf, routeNotFound } from '../auth.js';
 
@@ -67,5 +68,19 @@ export const testHelperRoutes: FastifyPluginAsync<{ helpers: TestHelpersService 
       },
     },
     (request) => helpers.completeBinding(testMerchant(request), request.params.id, request.body?.card),
+  );
+
+  app.post(
+    '/v1/test_helpers/payout_account/release_hold',
+    {
+      config,
+      schema: {
+        tags,
+        operationId: 'releaseTestPayoutHold',
+        summary: 'Test mode: end now the hold that a change of the payout account put on payouts',
+        response: { 200: PayoutAccount },
+      },
+    },
+    (request) => helpers.releasePayoutHold(testMerchant(request)),
   );
 };

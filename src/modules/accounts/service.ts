@@ -140,6 +140,23 @@ export class AccountsService implements AuditTrail {
     return { ok: true, token: await this.openSession(user.id, pending.account_id, 'second_factor') };
   }
 
+  /**
+   * Proves the second factor again, for a change that decides where money goes (the payout account): a code of the
+   * authenticator (recovery codes are for logging in), from a session that proved the factor at log-in; each time step
+   * once, and throttled as at log-in.
+   */
+  async confirmSecondFactor(session: SignedSession, code: string): Promise<{ ok: true } | { ok: false; reason: 'second_factor_required' | 'wrong_code' } | Throttled> {
+    if (!session.secondFactorProved) return { ok: false, reason: 'second_factor_required' };
+    const user = await store.findUser(this.db, session.actor.userId);
+    if (!user || user.totp_sealed === null) return { ok: false, reason: 'second_factor_required' };
+    const turn = await this.throttles.takeAll([[SECOND_FACTOR_USER, user.id]]);
+    if (!turn.ok) return { ok: false, reason: 'throttled', retryAfterSeconds: turn.retryAfterSeconds };
+    const step = stepOf(this.sealer.open(user.totp_sealed), code.trim());
+    if (step === null || !(await store.takeTotpStep(this.db, user.id, step))) return { ok: false, reason: 'wrong_code' };
+    await this.throttles.clear(SECOND_FACTOR_USER, user.id);
+    return { ok: true };
+  }
+
   /** A seed to set up an authenticator with; sealed for the confirming form, since nothing is stored until then. */
   async beginSecondFactor(email: string) {
     const seed = await newSeed(email);

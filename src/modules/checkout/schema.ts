@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp } from '../../core/schemas.js';
 import { SESSION_STATUSES } from '../../core/session-statuses.js';
+import { RECEIPT_STATUSES } from '../receipts/schema.js';
 
 export const TokenParams = Type.Object({ token: Type.String({ maxLength: 128 }) });
 export type TokenParams = Static<typeof TokenParams>;
@@ -23,6 +24,39 @@ export const CodeSubmission = Type.Object(
   { title: 'CodeSubmission', additionalProperties: false },
 );
 export type CodeSubmission = Static<typeof CodeSubmission>;
+
+const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description?: string) =>
+  Type.Union([schema, Type.Null()], description === undefined ? {} : { description });
+
+/** A paid order's sale receipt as its buyer sees it: the lines and the fiscal registration, nothing about the card. */
+export const SessionReceipt = Type.Object(
+  {
+    status: Type.Union(RECEIPT_STATUSES.map((status) => Type.Literal(status)), {
+      description: 'PENDING while it is registered with the tax authority; FISCALIZED once it is; FAILED when it could not be (the shop sends it)',
+    }),
+    items: Type.Array(
+      Type.Object({
+        title: Type.String(),
+        count: Type.Integer(),
+        price: Type.Integer({ description: 'Tiyin per unit' }),
+        discount: Type.Integer({ description: 'Tiyin off the whole line' }),
+        total: Type.Integer({ description: 'What the line costs: price × count − discount, in tiyin' }),
+        vatPercent: Type.Integer(),
+      }),
+    ),
+    shipping: nullable(Type.Object({ title: Type.String(), price: Type.Integer({ description: 'In tiyin' }), vatPercent: Type.Integer() })),
+    amount: Type.Integer({ description: 'In tiyin' }),
+    vatAmount: Type.Integer({ description: 'The VAT included in amount, in tiyin' }),
+    terminalId: nullable(Type.String(), 'The fiscal module that registered it; null until FISCALIZED'),
+    receiptNumber: nullable(Type.String()),
+    fiscalSign: nullable(Type.String()),
+    fiscalizedAt: nullable(Timestamp),
+    qrUrl: nullable(Type.String(), "The tax authority's check of the receipt, which its QR code holds; null until FISCALIZED"),
+    url: Type.String({ description: 'The printable receipt page: no login, no card number beyond the masked one' }),
+  },
+  { title: 'SessionReceipt' },
+);
+export type SessionReceipt = Static<typeof SessionReceipt>;
 
 export const SessionState = Type.Object({
   object: Type.Literal('checkout_session'),
@@ -57,5 +91,6 @@ export const SessionState = Type.Object({
     { description: 'What is being paid, for an order session; null for a card binding' },
   ),
   canSaveCard: Type.Boolean({ description: 'Whether the buyer may ask to keep the card (orders with a customerRef)' }),
+  receipt: nullable(SessionReceipt, "A COMPLETED order's sale receipt, when the order was paid with fiscal lines; null otherwise"),
 }, { title: 'SessionState' });
 export type SessionState = Static<typeof SessionState>;

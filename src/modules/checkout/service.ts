@@ -10,7 +10,9 @@ import type { CardBindingsService } from '../card-bindings/service.js';
 import { checkExpiry, checkPan, checkPhone, formatExpiry, maskPan } from '../../rails/card-data.js';
 import type { CardsService } from '../cards/service.js';
 import type { OrdersService } from '../orders/service.js';
+import type { ReceiptsService } from '../receipts/service.js';
 import { feeOf, type IntentRow, type PaymentsService } from '../payments/service.js';
+import { printableReceiptOf, sessionReceiptOf, type PrintableReceipt } from './receipt.js';
 import type { CardSubmission, SessionState } from './schema.js';
 import { moveOf, refusalOf, type SessionCall } from './state.js';
 import * as store from './store.js';
@@ -66,6 +68,8 @@ export function presentSession(row: SessionRow): SessionState {
           }
         : null,
     canSaveCard: row.kind === 'order' && row.customer_ref !== null,
+    // Read by the service once the order is paid (withReceipt): it lives with the payment, not the session.
+    receipt: null,
   };
 }
 
@@ -84,6 +88,7 @@ export class CheckoutService {
     private readonly orders: OrdersService,
     private readonly cards: CardsService,
     private readonly bindings: CardBindingsService,
+    private readonly receipts: Pick<ReceiptsService, 'saleOf' | 'forBuyer'>,
   ) {}
 
   /**
@@ -112,7 +117,21 @@ export class CheckoutService {
   private async current(token: string): Promise<SessionState> {
     const session = await store.findSession(this.db, token, false);
     if (!session) throw sessionNotFound();
-    return presentSession(session);
+    return this.withReceipt(presentSession(session));
+  }
+
+  /** A paid order's state with its sale receipt, read only once the order is paid (the receipt is written then). */
+  private async withReceipt(state: SessionState): Promise<SessionState> {
+    const payment = state.status === 'COMPLETED' ? state.order?.payment : null;
+    if (!payment) return state;
+    const sale = await this.receipts.saleOf(payment);
+    return sale ? { ...state, receipt: sessionReceiptOf(sale) } : state;
+  }
+
+  /** What a receipt's printable page shows; null when `publicToken` names no receipt. */
+  async receiptPage(publicToken: string): Promise<PrintableReceipt | null> {
+    const found = await this.receipts.forBuyer(publicToken);
+    return found ? printableReceiptOf(found) : null;
   }
 
   /**
@@ -123,7 +142,7 @@ export class CheckoutService {
   async pageOf(token: string): Promise<CheckoutPage | null> {
     const session = await store.findSession(this.db, token, false);
     if (!session) return null;
-    const state = presentSession(session);
+    const state = await this.withReceipt(presentSession(session));
     // As the session moves when the expiry worker or its next call gets to it.
     const expire = moveOf(session.kind, 'expire');
     return {
@@ -135,7 +154,7 @@ export class CheckoutService {
   }
 
   async state(token: string): Promise<SessionState> {
-    return this.withSession(token, async (_tx, session) => ({ value: presentSession(session) }));
+    return this.withReceipt(await this.withSession(token, async (_tx, session) => ({ value: presentSession(session) })));
   }
 
   /** A refusal that used up the session's last attempt closes it (FAILED, and its order with it). */

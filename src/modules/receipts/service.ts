@@ -13,14 +13,18 @@ import type { EventRecorder } from '../webhooks/service.js';
 import { receiptLinesFor, receiptRequired, vatAmountOf } from './lines.js';
 import type { Receipt, ReceiptLines, ReceiptRequest, ReceiptsQuery } from './schema.js';
 import * as store from './store.js';
-import type { ReceiptRow } from './store.js';
+import type { LeasedReceipt, ReceiptRow } from './store.js';
 
 export { fiscalizedBetween } from './store.js';
 export type { ReceiptRow } from './store.js';
 
 const PUBLIC_TOKEN_RANDOM_CHARS = 40; // ≈ 238 bits: the token alone opens the buyer's receipt
-/** How long a leased receipt is one worker's beyond its module's call window. */
+/** How long a leased receipt is one worker's beyond its module's call windows. */
 const LEASE_MARGIN_MS = 5_000;
+/** The module calls one attempt makes at most, one after the other: status, register, fence. */
+const CALLS_PER_ATTEMPT_MAX = 3;
+/** Fences tried after the schedule is used up, at its longest delay, before an unreachable module fails the receipt. */
+const FENCE_RETRIES_MAX = 10;
 
 export interface ReceiptSettings {
   checkoutUrl: string;
@@ -42,6 +46,14 @@ export interface PaidWithLines {
   amount: number;
   masked_pan: string;
   receipt_lines: ReceiptLines;
+}
+
+/** A receipt as its buyer's printable page shows it. */
+export interface BuyerReceipt {
+  receipt: Receipt;
+  /** The card that paid, masked: the only card data a receipt shows. */
+  maskedPan: string;
+  shop: { name: string; brandColor: string | null; logoDigest: string | null };
 }
 
 /** `yyyyMMddHHmmss` in Tashkent time (UTC+5, no daylight saving), as the tax authority's check link writes it. */
@@ -148,12 +160,26 @@ export class ReceiptsService {
     return store.receiptByPublicToken(this.db, token);
   }
 
+  /** A payment's sale receipt, or null when it was paid without lines. */
+  async saleOf(paymentIntentId: string): Promise<Receipt | null> {
+    const sale = (await store.receiptsOfPayment(this.db, paymentIntentId)).find((row) => row.type === 'sale');
+    return sale ? this.present(sale) : null;
+  }
+
+  /** What a buyer's link opens: the receipt, the card as masked, and the shop as buyers see it; undefined for no receipt. */
+  async forBuyer(publicToken: string): Promise<BuyerReceipt | undefined> {
+    const row = await store.receiptWithShop(this.db, publicToken);
+    if (!row) return undefined;
+    return { receipt: this.present(row), maskedPan: row.masked_pan, shop: { name: row.shop_name, brandColor: row.brand_color, logoDigest: row.logo_digest } };
+  }
+
   /**
    * One fiscalization batch: leases due PENDING receipts, asks the fiscal module outside any transaction, and records
    * the outcome in a transaction of its own (once: only a PENDING receipt moves). Returns how many it leased.
    */
   async fiscalizeDue(batchMax: number): Promise<number> {
-    const leaseMs = Math.max(this.fiscal.forMode(false)?.callWindowMs ?? 0, this.fiscal.forMode(true)?.callWindowMs ?? 0) + LEASE_MARGIN_MS;
+    const callWindowMs = Math.max(this.fiscal.forMode(false)?.callWindowMs ?? 0, this.fiscal.forMode(true)?.callWindowMs ?? 0);
+    const leaseMs = CALLS_PER_ATTEMPT_MAX * callWindowMs + LEASE_MARGIN_MS;
     const leased = await store.leaseDue(this.db, batchMax, leaseMs);
     await Promise.all(
       leased.map(async (row) => {
@@ -166,28 +192,36 @@ export class ReceiptsService {
 
   /**
    * One attempt at the module. After an earlier attempt (an unclear answer, or a process that died during its call)
-   * the module is asked about the id first; the last attempt's unclear answer fences the id, so that the receipt
-   * is declared FAILED only once the module will never register it.
+   * the module is asked about the id first. Once the schedule is used up, the id is fenced, so that the receipt is
+   * declared FAILED only when the module will never register it; a fence that gets no answer is tried again, a bounded
+   * number of times. A return waits for its sale (see leaseDue) and is refused with it.
    */
-  async #attempt(row: ReceiptRow): Promise<FiscalOutcome | { status: 'UNAVAILABLE' }> {
+  async #attempt(row: LeasedReceipt): Promise<FiscalOutcome | { status: 'UNAVAILABLE' }> {
     const module = this.fiscal.forMode(row.livemode);
-    const last = row.attempts >= this.settings.retryScheduleSeconds.length;
+    const scheduled = this.settings.retryScheduleSeconds.length;
+    const unclear = row.attempts >= scheduled + FENCE_RETRIES_MAX ? ({ status: 'UNAVAILABLE' } as const) : ({ status: 'UNKNOWN' } as const);
+    if (row.sale_status === 'FAILED') return { status: 'REFUSED', failureCode: 'SALE_NOT_FISCALIZED' };
+    // Without a module nothing was ever sent: there is nothing to fence.
+    if (module === null) return row.attempts >= scheduled ? { status: 'UNAVAILABLE' } : { status: 'UNKNOWN' };
     try {
-      if (module === null) return last ? { status: 'UNAVAILABLE' } : { status: 'UNKNOWN' };
-      const known = row.attempts > 1 ? await module.status(row.id) : { status: 'NOT_FOUND' as const };
-      const outcome = known.status === 'NOT_FOUND' ? await module.register(fiscalReceiptOf(row)) : known;
-      if (outcome.status !== 'UNKNOWN' || !last) return outcome;
+      if (row.attempts <= scheduled) {
+        const known = row.attempts > 1 ? await module.status(row.id) : ({ status: 'NOT_FOUND' } as const);
+        const outcome = known.status === 'NOT_FOUND' ? await module.register(fiscalReceiptOf(row)) : known;
+        if (outcome.status !== 'UNKNOWN' || row.attempts < scheduled) return outcome;
+      }
       const settled = await module.fence(row.id);
       return settled.status === 'FENCED' ? { status: 'UNAVAILABLE' } : settled;
     } catch (error) {
       this.log.warn({ err: error, receipt: row.id }, 'fiscal module call failed; the receipt stays PENDING');
-      return last ? { status: 'UNAVAILABLE' } : { status: 'UNKNOWN' };
+      return unclear;
     }
   }
 
-  async #record(tx: Transaction, row: ReceiptRow, outcome: FiscalOutcome | { status: 'UNAVAILABLE' }): Promise<void> {
+  async #record(tx: Transaction, row: LeasedReceipt, outcome: FiscalOutcome | { status: 'UNAVAILABLE' }): Promise<void> {
     if (outcome.status === 'UNKNOWN') {
-      await store.deferAttempt(tx, row.id, this.settings.retryScheduleSeconds[row.attempts] ?? 0);
+      const schedule = this.settings.retryScheduleSeconds;
+      // Past the schedule, fences are tried again at its longest delay.
+      await store.deferAttempt(tx, row.id, schedule[row.attempts] ?? Math.max(...schedule));
       return;
     }
     const finished =

@@ -1,6 +1,7 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
+import { qualified } from '../../core/sql.js';
 import type { ReceiptLines, ReceiptStatus, ReceiptType } from './schema.js';
 import { RECEIPT_STATES } from './state.js';
 
@@ -78,22 +79,48 @@ export async function receiptByPublicToken(db: Queryable, token: string): Promis
   return row;
 }
 
+/** A receipt with the shop as its buyer sees it (the product's display name, else its name) and its branding. */
+export interface ReceiptWithShop extends ReceiptRow {
+  shop_name: string;
+  brand_color: string | null;
+  logo_digest: string | null;
+}
+
+/** The receipt a buyer's link opens, with its shop: what the printable page shows. */
+export async function receiptWithShop(db: Queryable, token: string): Promise<ReceiptWithShop | undefined> {
+  const [row] = await db.query<ReceiptWithShop>(
+    `SELECT ${qualified(RECEIPT_COLUMNS, 'r')}, coalesce(p.display_name, p.name) AS shop_name, p.brand_color, p.logo_digest
+       FROM receipts r JOIN products p ON p.id = r.product_id WHERE r.public_token = $1`,
+    [token],
+  );
+  return row;
+}
+
 /** A payment's receipts, its sale first. */
 export function receiptsOfPayment(db: Queryable, paymentIntentId: string): Promise<ReceiptRow[]> {
   return db.query<ReceiptRow>(`SELECT ${RECEIPT_COLUMNS} FROM receipts WHERE payment_intent_id = $1 ORDER BY seq`, [paymentIntentId]);
 }
 
+/** A receipt leased for an attempt, with its sale's status when it is a return. */
+export interface LeasedReceipt extends ReceiptRow {
+  sale_status: ReceiptStatus | null;
+}
+
 /**
  * Leases a bounded batch of PENDING receipts whose attempt is due, counting the attempt: a process that dies during
- * its call leaves the receipt to whoever takes it once the lease has passed.
+ * its call leaves the receipt to whoever takes it once the lease has passed. A return is not due while its sale is
+ * PENDING: the tax authority must know a sale before its return.
  */
-export function leaseDue(db: Queryable, batchMax: number, leaseMs: number): Promise<ReceiptRow[]> {
-  return db.query<ReceiptRow>(
-    `UPDATE receipts SET next_attempt_at = now() + $2 * interval '1 millisecond', attempts = attempts + 1
-      WHERE id IN (
-        SELECT id FROM receipts WHERE status = 'PENDING' AND next_attempt_at <= now()
-         ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING ${RECEIPT_COLUMNS}`,
+export function leaseDue(db: Queryable, batchMax: number, leaseMs: number): Promise<LeasedReceipt[]> {
+  return db.query<LeasedReceipt>(
+    `UPDATE receipts r SET next_attempt_at = now() + $2 * interval '1 millisecond', attempts = attempts + 1
+      WHERE r.id IN (
+        SELECT d.id FROM receipts d WHERE d.status = 'PENDING' AND d.next_attempt_at <= now()
+           AND (d.type = 'sale' OR NOT EXISTS (
+                SELECT 1 FROM receipts s WHERE s.payment_intent_id = d.payment_intent_id AND s.type = 'sale' AND s.status = 'PENDING'))
+         ORDER BY d.next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING ${qualified(RECEIPT_COLUMNS, 'r')},
+        (SELECT s.status FROM receipts s WHERE s.payment_intent_id = r.payment_intent_id AND s.type = 'sale' AND r.type = 'return') AS sale_status`,
     [batchMax, leaseMs],
   );
 }

@@ -17,6 +17,34 @@ export const Mismatch = Type.Object(
 export type Mismatch = Static<typeof Mismatch>;
 export type MismatchProblem = Mismatch['problem'];
 
+const ReceiptType = Type.Union([Type.Literal('sale'), Type.Literal('return')]);
+const ReceiptSide = Type.Union([Type.Object({ type: ReceiptType, amount: Type.Integer() }), Type.Null()]);
+
+export const ReceiptMismatch = Type.Object(
+  {
+    receiptId: Type.String(),
+    problem: Type.Union([Type.Literal('missing_at_fiscal'), Type.Literal('missing_at_tolov'), Type.Literal('amount_differs'), Type.Literal('type_differs')], {
+      description:
+        'missing_at_fiscal: Tolov shows the buyer a receipt FISCALIZED that the fiscal module never registered; missing_at_tolov: the module registered a receipt that Tolov does not count as FISCALIZED',
+    }),
+    tolov: ReceiptSide,
+    fiscal: ReceiptSide,
+  },
+  { title: 'ReconciliationReceiptMismatch' },
+);
+export type ReceiptMismatch = Static<typeof ReceiptMismatch>;
+export type ReceiptProblem = ReceiptMismatch['problem'];
+
+export const ReceiptsReconciliation = Type.Object(
+  {
+    compared: Type.Object({ tolov: Type.Integer(), fiscal: Type.Integer() }),
+    truncated: Type.Boolean({ description: 'More receipts than a report compares were registered that day' }),
+    mismatches: Type.Array(ReceiptMismatch),
+  },
+  { title: 'ReconciliationReceipts' },
+);
+export type ReceiptsReconciliation = Static<typeof ReceiptsReconciliation>;
+
 export const ReconciliationReport = Type.Object(
   {
     object: Type.Literal('reconciliation_report'),
@@ -25,6 +53,9 @@ export const ReconciliationReport = Type.Object(
     compared: Type.Object({ tolov: Type.Integer(), bank: Type.Integer() }),
     truncated: Type.Boolean({ description: 'More operations than a report compares happened that day' }),
     mismatches: Type.Array(Mismatch),
+    receipts: Type.Union([ReceiptsReconciliation, Type.Null()], {
+      description: "The day's FISCALIZED receipts against the fiscal module's registrations, by receipt id; null when the mode has no fiscal module",
+    }),
   },
   { title: 'ReconciliationReport' },
 );

@@ -1,11 +1,14 @@
-// The daily reconciliation report: Tolov's record of money moved against the bank's, operation by operation.
+// The daily reconciliation report: Tolov's record of money moved against the bank's, operation by operation, and of
+// receipts fiscalized against the fiscal module's registrations, receipt by receipt.
 import type { Db } from '../../db/types.js';
 import { isCalendarDay } from '../../core/calendar.js';
-import type { Rails } from '../../rails/index.js';
+import type { RegisteredReceipt } from '../../rails/fiscal.js';
+import type { FiscalModules, Rails } from '../../rails/index.js';
 import type { RecordedOperation } from '../../rails/rail.js';
 import { debitOperationsBetween, type RecordedMoney } from '../payments/service.js';
+import { fiscalizedBetween } from '../receipts/service.js';
 import { refundOperationsBetween } from '../refunds/service.js';
-import type { Mismatch, MismatchProblem, ReconciliationReport } from './schema.js';
+import type { Mismatch, MismatchProblem, ReceiptMismatch, ReceiptProblem, ReceiptsReconciliation, ReconciliationReport } from './schema.js';
 
 /** The days a report can be asked for: real calendar days whose next day is still a date. */
 const FIRST_DAY = '1970-01-01';
@@ -18,7 +21,7 @@ export function isReportDay(date: string): boolean {
 
 export const REPORT_DAY_RULE = `a real UTC day, YYYY-MM-DD, from ${FIRST_DAY} to ${LAST_DAY}`;
 
-/** Operations compared per side in one report; beyond this the report says it is truncated. */
+/** Operations, and receipts, compared per side in one report; beyond this the report says it is truncated. */
 export const REPORT_OPERATIONS_MAX = 10_000;
 
 interface TolovOperation extends RecordedMoney {
@@ -29,15 +32,22 @@ export class ReconciliationService {
   constructor(
     private readonly db: Db,
     private readonly rails: Rails,
+    private readonly fiscal: FiscalModules,
   ) {}
 
-  /**
-   * Compares, for one UTC day, every debit and refund Tolov recorded with what the bank executed, by operation id: a
-   * succeeded operation on one side must be a succeeded operation of the same amount on the other.
-   */
+  /** The day's report: its money (the fields the report always had) and its receipts. */
   async report(date: string, livemode: boolean): Promise<ReconciliationReport> {
     const from = new Date(`${date}T00:00:00.000Z`);
     const to = new Date(from.getTime() + 86_400_000);
+    const [money, receipts] = await Promise.all([this.#money(livemode, from, to), this.#receipts(livemode, from, to)]);
+    return { object: 'reconciliation_report', date, mode: livemode ? 'live' : 'test', ...money, receipts };
+  }
+
+  /**
+   * Compares every debit and refund Tolov recorded in [from, to) with what the bank executed, by operation id: a
+   * succeeded operation on one side must be a succeeded operation of the same amount on the other.
+   */
+  async #money(livemode: boolean, from: Date, to: Date): Promise<Pick<ReconciliationReport, 'compared' | 'truncated' | 'mismatches'>> {
     // Each side's first operations of the day, merged: the day's first REPORT_OPERATIONS_MAX of both.
     const [debits, refunds] = await Promise.all([
       debitOperationsBetween(this.db, livemode, from, to, REPORT_OPERATIONS_MAX),
@@ -69,11 +79,39 @@ export class ReconciliationService {
       }
     }
     return {
-      object: 'reconciliation_report',
-      date,
-      mode: livemode ? 'live' : 'test',
       compared: { tolov: tolov.length, bank: bank.length },
       truncated: tolov.length >= REPORT_OPERATIONS_MAX || bank.length >= REPORT_OPERATIONS_MAX,
+      mismatches,
+    };
+  }
+
+  /**
+   * Compares the receipts Tolov counts FISCALIZED in [from, to) with those the fiscal module registered then, by
+   * receipt id (both sides date a receipt by the module's registration time); null when the mode has no module.
+   */
+  async #receipts(livemode: boolean, from: Date, to: Date): Promise<ReceiptsReconciliation | null> {
+    const module = this.fiscal.forMode(livemode);
+    if (module === null) return null;
+    const [tolov, fiscal] = await Promise.all([
+      fiscalizedBetween(this.db, livemode, from, to, REPORT_OPERATIONS_MAX),
+      module.registrations(from, to, REPORT_OPERATIONS_MAX),
+    ]);
+    const fiscalById = new Map<string, RegisteredReceipt>(fiscal.map((receipt) => [receipt.id, receipt]));
+    const tolovIds = new Set(tolov.map((receipt) => receipt.id));
+    const view = (receipt: RegisteredReceipt | undefined) => (receipt ? { type: receipt.type, amount: receipt.amount } : null);
+    const mismatches: ReceiptMismatch[] = [];
+    for (const ours of tolov) {
+      const theirs = fiscalById.get(ours.id);
+      const problem: ReceiptProblem | null =
+        theirs === undefined ? 'missing_at_fiscal' : theirs.amount !== ours.amount ? 'amount_differs' : theirs.type !== ours.type ? 'type_differs' : null;
+      if (problem) mismatches.push({ receiptId: ours.id, problem, tolov: view(ours), fiscal: view(theirs) });
+    }
+    for (const theirs of fiscal) {
+      if (!tolovIds.has(theirs.id)) mismatches.push({ receiptId: theirs.id, problem: 'missing_at_tolov', tolov: null, fiscal: view(theirs) });
+    }
+    return {
+      compared: { tolov: tolov.length, fiscal: fiscal.length },
+      truncated: tolov.length >= REPORT_OPERATIONS_MAX || fiscal.length >= REPORT_OPERATIONS_MAX,
       mismatches,
     };
   }

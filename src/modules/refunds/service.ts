@@ -144,6 +144,11 @@ export class RefundsService {
     return presentRefund(row);
   }
 
+  /** The payment each of these refunds gave back, by refund id, in one read. */
+  paymentsOf(merchant: Merchant, refundIds: string[]): Promise<Map<string, string>> {
+    return store.paymentsOfRefunds(this.db, merchant, refundIds);
+  }
+
   list(merchant: Merchant, query: RefundsQuery): Promise<List<Refund>> {
     const filters: ListFilter[] = [];
     if (query.status !== undefined) filters.push({ column: 'status', value: query.status });

@@ -115,3 +115,12 @@ export function refundOperationsBetween(db: Queryable, livemode: boolean, from: 
     [livemode, from, to, max],
   );
 }
+
+/** The payment each of the merchant's refunds gave back, by refund id. */
+export async function paymentsOfRefunds(db: Queryable, merchant: Merchant, ids: string[]): Promise<Map<string, string>> {
+  const rows = await db.query<{ id: string; payment_intent_id: string }>(
+    'SELECT id, payment_intent_id FROM refunds WHERE id = ANY($1::text[]) AND product_id = $2 AND livemode = $3',
+    [ids, merchant.productId, merchant.livemode],
+  );
+  return new Map(rows.map((row) => [row.id, row.payment_intent_id]));
+}

@@ -8,6 +8,8 @@ import type { CardBindingsService } from '../card-bindings/service.js';
 import type { CheckoutService } from '../checkout/service.js';
 import type { Order } from '../orders/schema.js';
 import type { OrdersService } from '../orders/service.js';
+import type { PayoutAccount } from '../payouts/schema.js';
+import type { PayoutsService } from '../payouts/service.js';
 
 /** What the buyer types on the hosted page besides the card number. */
 const BUYER = { phone: '998901234567' };
@@ -18,10 +20,17 @@ export class TestHelpersService {
     private readonly orders: OrdersService,
     private readonly bindings: CardBindingsService,
     private readonly checkout: CheckoutService,
+    private readonly payouts: PayoutsService,
   ) {}
 
   private static testOnly(merchant: Merchant): void {
     if (merchant.livemode) throw new Error('a test helper was reached with a live key');
+  }
+
+  /** Ends the hold that a change of the payout account put on payouts, at once. */
+  releasePayoutHold(merchant: Merchant): Promise<PayoutAccount> {
+    TestHelpersService.testOnly(merchant);
+    return this.payouts.releaseHold(merchant);
   }
 
   expireOrder(merchant: Merchant, id: string): Promise<Order> {

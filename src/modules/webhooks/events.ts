@@ -35,6 +35,7 @@ export const SENT_EVENT_TYPES = [
   'payment_intent.failed',
   'receipt.fiscalized',
   'receipt.failed',
+  'payout_account.updated',
 ] as const;
 export type EventType = (typeof SENT_EVENT_TYPES)[number];
 

@@ -17,14 +17,20 @@ import {
   sessionApi,
   textsFor,
 } from './capture.js';
-import { formatAmount, formatDateTime } from './i18n.js';
+import { describeLine, formatAmount, formatDateTime } from './i18n.js';
 import { clock, isOpen, screenOf } from './screens.js';
 
 /** A paid page stays this long before returning to the shop: time to glance at the receipt (the button goes at once). */
 const RETURN_DELAY_MS = 4000;
-/** While the bank confirms a payment, the page asks again this often, for at most this long. */
+/**
+ * While the bank confirms a payment, or the tax authority registers its receipt, the page asks again this often, for
+ * at most so many times: the bank's answer is worth waiting ten minutes for; a receipt late by two minutes is still
+ * on its printable page, which the buyer can open later.
+ */
 const POLL_INTERVAL_MS = 3000;
-const POLLS_MAX = 200;
+const POLLS_MAX = { processing: 200, receipt: 40 };
+/** The receipt's QR code, as the page draws it (its image is square). */
+const QR_SIZE_PX = 152;
 const NETWORK_NAMES = { uzcard: 'Uzcard', humo: 'Humo' };
 /** A session's attempts (the service's CARD_ATTEMPTS_MAX and CODE_ATTEMPTS_MAX): what is left is told after a mistake. */
 const CARD_ATTEMPTS = 3;
@@ -46,7 +52,7 @@ const page = {
   errors: {},
   notice: null,
   busy: false,
-  polls: 0,
+  polls: { processing: 0, receipt: 0 },
   /** Session calls started so far: a look at the state answered after a later call started may be older than that call's answer. */
   calls: 0,
   /** `phone` holds the national digits only: the page shows the country code fixed before the field. */
@@ -56,7 +62,7 @@ const page = {
 const t = () => textsFor(page.language);
 const isOrder = () => page.session?.kind === 'order';
 const amount = () => formatAmount(page.session.order.amount, page.language);
-const timers = { resend: null, clock: null, poll: null };
+const timers = { resend: null, clock: null, poll: null, leave: null };
 
 function setLanguage(language) {
   page.language = language;
@@ -83,10 +89,12 @@ function showError(reply) {
   else page.notice = { kind: 'error', code: code ?? 'generic' };
 }
 
-async function refresh() {
+/** Reads the session again and draws it; `quiet`: an answer that changes nothing is not drawn, and says 'unchanged'. */
+async function refresh(quiet = false) {
   const asked = ++page.calls;
   const reply = await api.state();
   if (asked !== page.calls) return;
+  if (quiet && reply.status === 200 && JSON.stringify(reply.body) === JSON.stringify(page.session)) return 'unchanged';
   if (reply.status === 200) page.session = reply.body;
   else showError(reply);
   render();
@@ -295,20 +303,58 @@ function cardName(maskedPan) {
   return `${NETWORK_NAMES[networkOf(maskedPan)] ?? ''} •••• ${maskedPan.slice(-4)}`.trim();
 }
 
-/** What a paid order's buyer may keep or quote to the shop: who was paid, how much, with which card, when, and its reference. */
+/** The printable receipt is on this page's own site: linked by its path, so that it opens on the host the buyer is on. */
+const pathOf = (url) => new URL(url, location.href).pathname;
+
+/** A fiscal receipt's lines (title, count × price, discount, VAT rate, line total), its shipping, its total and VAT. */
+function fiscalLines(fiscal) {
+  const text = t().receipt;
+  const money = (tiyin) => formatAmount(tiyin, page.language);
+  const line = (title, total, detail) =>
+    el('li', { class: 'line' }, el('span', { class: 'line-title' }, title), el('span', { class: 'line-total' }, money(total)), el('span', { class: 'line-detail' }, detail));
+  const shipping = fiscal.shipping && { ...fiscal.shipping, count: 1, discount: 0 };
+  return [
+    el(
+      'ul',
+      { class: 'lines', 'aria-label': text.lines },
+      ...fiscal.items.map((item) => line(item.title, item.total, describeLine(item, page.language))),
+      shipping ? line(shipping.title, shipping.price, describeLine(shipping, page.language)) : null,
+    ),
+    el('dl', { class: 'totals' }, el('dt', {}, text.total), el('dd', {}, money(fiscal.amount)), el('dt', {}, text.vat), el('dd', {}, money(fiscal.vatAmount))),
+  ];
+}
+
+/** Where the receipt's registration stands: being registered, registered (its QR code and numbers), or refused. */
+function fiscalStatus(fiscal) {
+  const text = t().receipt;
+  if (fiscal.status === 'FAILED') return el('p', { class: 'fiscal-note failed', role: 'status' }, text.failed);
+  const open = el('a', { class: 'button secondary', id: 'receipt-open', href: pathOf(fiscal.url) }, text.open);
+  if (fiscal.status === 'PENDING') return el('div', { class: 'fiscal' }, el('p', { class: 'fiscal-note pending', role: 'status' }, text.pending), open);
+  const qr = el('img', { class: 'qr', src: `${pathOf(fiscal.url)}/qr.svg`, alt: text.qr, width: QR_SIZE_PX, height: QR_SIZE_PX });
+  // A phone cannot scan its own screen: the link opens the same check.
+  const check = el('a', { id: 'receipt-check', href: fiscal.qrUrl, target: '_blank', rel: 'noopener noreferrer' }, text.check);
+  const numbers = el('dl', {}, el('dt', {}, text.number), el('dd', {}, fiscal.receiptNumber), el('dt', {}, text.sign), el('dd', {}, fiscal.fiscalSign));
+  return el('div', { class: 'fiscal' }, el('div', { class: 'registered' }, qr, el('div', {}, numbers, el('p', { class: 'hint' }, text.scan), check)), open);
+}
+
+/** What a paid order's buyer may keep or quote to the shop: who was paid, how much, with which card, when, its reference, and its fiscal receipt. */
 function receipt(session) {
   const text = t();
+  const fiscal = session.receipt;
   const rows = [
     [text.receipt.merchant, session.productName],
-    [text.receipt.amount, amount()],
+    // A fiscal receipt's total says it.
+    [text.receipt.amount, fiscal ? null : amount()],
     [text.receipt.card, session.maskedPan && cardName(session.maskedPan)],
     [text.receipt.date, session.order.paidAt && formatDateTime(new Date(session.order.paidAt), page.language)],
   ].filter(([, value]) => value);
   const reference = session.order.payment;
+  if (fiscal?.status === 'PENDING') poll('receipt');
   return el(
     'section',
     { class: 'receipt', 'aria-labelledby': 'receipt-title' },
     el('h2', { id: 'receipt-title' }, text.receipt.title),
+    ...(fiscal ? fiscalLines(fiscal) : []),
     el(
       'dl',
       {},
@@ -316,25 +362,28 @@ function receipt(session) {
       // The reference is long and copied as it is: on a line of its own, never broken inside a phone's width.
       ...(reference ? [el('dt', { class: 'wide' }, text.receipt.reference), el('dd', { class: 'wide reference' }, reference)] : []),
     ),
+    fiscal ? fiscalStatus(fiscal) : null,
   );
 }
 
 function completed(session) {
   const text = t();
-  if (session.returnUrl) setTimeout(() => location.assign(session.returnUrl), RETURN_DELAY_MS);
+  // Once: the page is drawn again as its receipt is registered or the buyer switches language.
+  if (session.returnUrl && timers.leave === null) timers.leave = setTimeout(() => location.assign(session.returnUrl), RETURN_DELAY_MS);
   const lines = isOrder()
     ? [receipt(session), page.form.saveCard && session.canSaveCard ? el('p', {}, text.cardSaved(cardName(session.maskedPan))) : null]
     : [el('p', {}, text.doneText(cardName(session.maskedPan)))];
   return outcome(true, ...lines, el('p', { class: 'hint' }, session.returnUrl ? text.returning : text.closeHint));
 }
 
-/** Asks again while the bank confirms, a bounded number of times. */
-function poll() {
+/** Asks again while the bank confirms (`reason` 'processing') or the receipt is registered ('receipt'), a bounded number of times. */
+function poll(reason) {
   clearTimeout(timers.poll);
-  if (page.polls >= POLLS_MAX) return;
-  timers.poll = setTimeout(() => {
-    page.polls += 1;
-    void refresh();
+  if (page.polls[reason] >= POLLS_MAX[reason]) return;
+  timers.poll = setTimeout(async () => {
+    page.polls[reason] += 1;
+    // The page is a live region: drawn again unchanged, a screen reader would read it all out every few seconds.
+    if ((await refresh(true)) === 'unchanged') poll(reason);
   }, POLL_INTERVAL_MS);
 }
 
@@ -354,7 +403,7 @@ function screen() {
   const { name, symbol, final, summary, reason } = screenOf(page.session, page.gone);
   const title = text[`${name}Title`] ?? '';
   if (BODIES[name]) return { title, symbol, summary, body: BODIES[name](page.session) };
-  if (name === 'processing') poll();
+  if (name === 'processing') poll('processing');
   const why = reason && text.reasons[reason];
   return { title, symbol, summary, body: outcome(final, why ? el('p', {}, why) : null, el('p', {}, text[`${name}Text`])) };
 }

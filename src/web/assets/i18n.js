@@ -19,16 +19,34 @@ export function formatAmount(tiyin, language) {
   return textsFor(language).currency(`${whole}${decimal}${digits.slice(-2)}`);
 }
 
+/**
+ * A receipt line's count, price and what else the buyer should know of it, as the receipt writes it:
+ * `2 × 50 000,00 soʻm · chegirma 5 000,00 soʻm · QQS 12%`.
+ */
+export function describeLine({ count, price, discount, vatPercent }, language) {
+  const texts = textsFor(language).receipt;
+  const parts = [`${count} × ${formatAmount(price, language)}`, discount > 0 ? texts.discount(formatAmount(discount, language)) : null, texts.vatRate(vatPercent)];
+  // Each part kept whole on a narrow screen: the line breaks between them, never inside an amount and its currency.
+  return parts
+    .filter(Boolean)
+    .map((part) => part.replaceAll(' ', '\u00a0'))
+    .join(' · ');
+}
+
 /** Uzbek month names: browsers' own Uzbek dates are often missing or half-translated ("2026 M11 24"). */
 const UZBEK_MONTHS = ['yanvar', 'fevral', 'mart', 'aprel', 'may', 'iyun', 'iyul', 'avgust', 'sentabr', 'oktabr', 'noyabr', 'dekabr'];
 
-/** A moment as the buyer's language writes it, in the buyer's time zone: `24-noyabr 2026, 11:16`, `24 ноября 2026 г. в 11:16`. */
-export function formatDateTime(date, language) {
+/**
+ * A moment as the buyer's language writes it, in `timeZone` (the buyer's own when not given; a receipt's is
+ * Tashkent's): `24-noyabr 2026, 11:16`, `24 ноября 2026 г. в 11:16`.
+ */
+export function formatDateTime(date, language, timeZone = undefined) {
   if (language === 'uz') {
-    const time = `${String(date.getHours()).padStart(2, '0')}:${String(date.getMinutes()).padStart(2, '0')}`;
-    return `${date.getDate()}-${UZBEK_MONTHS[date.getMonth()]} ${date.getFullYear()}, ${time}`;
+    const numeric = { year: 'numeric', month: 'numeric', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone };
+    const part = Object.fromEntries(new Intl.DateTimeFormat('en-GB', numeric).formatToParts(date).map(({ type, value }) => [type, value]));
+    return `${Number(part.day)}-${UZBEK_MONTHS[Number(part.month) - 1]} ${part.year}, ${part.hour}:${part.minute}`;
   }
-  return new Intl.DateTimeFormat(language === 'ru' ? 'ru-RU' : 'en-GB', { dateStyle: 'long', timeStyle: 'short' }).format(date);
+  return new Intl.DateTimeFormat(language === 'ru' ? 'ru-RU' : 'en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone }).format(date);
 }
 
 /** Russian counts agree with their noun: 1 раз, 2–4 раза, 5–20 раз, 21 раз, 22 раза… */
@@ -50,7 +68,35 @@ const TEXTS = {
     consent: (name) => `Kartani saqlab, siz «${name}» doʻkoniga keyingi xaridlaringiz uchun undan pul yechishga ruxsat berasiz. Kartani oʻchirishni istalgan vaqtda doʻkondan soʻrashingiz mumkin.`,
     payButton: (amount) => `${amount} toʻlash`,
     paidTitle: 'Toʻlov qabul qilindi',
-    receipt: { title: 'Chek', merchant: 'Doʻkon', amount: 'Summa', card: 'Karta', date: 'Sana', reference: 'Toʻlov raqami' },
+    receipt: {
+      title: 'Chek',
+      merchant: 'Doʻkon',
+      amount: 'Summa',
+      card: 'Karta',
+      date: 'Sana',
+      reference: 'Toʻlov raqami',
+      saleTitle: 'Sotuv cheki',
+      returnTitle: 'Qaytarish cheki',
+      lines: 'Xaridlar',
+      discount: (amount) => `chegirma ${amount}`,
+      vatRate: (percent) => `QQS ${percent}%`,
+      total: 'Jami',
+      refunded: 'Qaytarildi',
+      vat: 'Shu jumladan QQS',
+      tashkentTime: (time) => `${time} (Toshkent vaqti)`,
+      pending: 'Chek soliq tizimida roʻyxatdan oʻtkazilmoqda: uning QR-kodi tayyor boʻlishi bilan shu yerda chiqadi.',
+      refreshing: 'Sahifa oʻzi yangilanadi.',
+      reloadLater: 'Birozdan soʻng sahifani yangilang.',
+      failed: 'Chekni soliq tizimida roʻyxatdan oʻtkazib boʻlmadi. Doʻkon chekni sizga alohida yuboradi.',
+      number: 'Chek raqami',
+      sign: 'Fiskal belgi',
+      terminal: 'Fiskal modul',
+      qr: 'Chekning QR-kodi',
+      scan: 'QR-kodni skanerlab, chekni soliq.uz saytida tekshiring.',
+      check: 'soliq.uz saytida tekshirish',
+      open: 'Chekni ochish va chop etish',
+      print: 'Chop etish',
+    },
     cardSaved: (card) => `${card} kartasi keyingi xaridlar uchun saqlandi.`,
     refusedTitle: 'Toʻlov rad etildi',
     refusedText: 'Pul yechilmadi. Doʻkonga qaytib, boshqa karta bilan qayta buyurtma bering.',
@@ -120,7 +166,35 @@ const TEXTS = {
     consent: (name) => `Сохраняя карту, вы разрешаете магазину «${name}» списывать с неё оплату ваших следующих покупок. Удалить карту можно в любой момент, попросив об этом магазин.`,
     payButton: (amount) => `Оплатить ${amount}`,
     paidTitle: 'Оплата прошла',
-    receipt: { title: 'Чек', merchant: 'Магазин', amount: 'Сумма', card: 'Карта', date: 'Дата', reference: 'Номер платежа' },
+    receipt: {
+      title: 'Чек',
+      merchant: 'Магазин',
+      amount: 'Сумма',
+      card: 'Карта',
+      date: 'Дата',
+      reference: 'Номер платежа',
+      saleTitle: 'Чек продажи',
+      returnTitle: 'Чек возврата',
+      lines: 'Покупки',
+      discount: (amount) => `скидка ${amount}`,
+      vatRate: (percent) => `НДС ${percent}%`,
+      total: 'Итого',
+      refunded: 'Возвращено',
+      vat: 'В том числе НДС',
+      tashkentTime: (time) => `${time} (время Ташкента)`,
+      pending: 'Чек регистрируется в налоговой системе: его QR-код появится здесь, как только будет готов.',
+      refreshing: 'Страница обновится сама.',
+      reloadLater: 'Обновите страницу чуть позже.',
+      failed: 'Не удалось зарегистрировать чек в налоговой системе. Магазин пришлёт его вам отдельно.',
+      number: 'Номер чека',
+      sign: 'Фискальный признак',
+      terminal: 'Фискальный модуль',
+      qr: 'QR-код чека',
+      scan: 'Отсканируйте QR-код, чтобы проверить чек на сайте soliq.uz.',
+      check: 'Проверить на soliq.uz',
+      open: 'Открыть чек для печати',
+      print: 'Распечатать',
+    },
     cardSaved: (card) => `Карта ${card} сохранена для следующих покупок.`,
     refusedTitle: 'Банк отклонил оплату',
     refusedText: 'Деньги не списаны. Вернитесь в магазин и оформите заказ с другой картой.',
@@ -190,7 +264,35 @@ const TEXTS = {
     consent: (name) => `By saving the card you allow ${name} to charge it for your future purchases. You can ask the shop to remove it at any time.`,
     payButton: (amount) => `Pay ${amount}`,
     paidTitle: 'Payment received',
-    receipt: { title: 'Receipt', merchant: 'Paid to', amount: 'Amount', card: 'Card', date: 'Date', reference: 'Payment reference' },
+    receipt: {
+      title: 'Receipt',
+      merchant: 'Paid to',
+      amount: 'Amount',
+      card: 'Card',
+      date: 'Date',
+      reference: 'Payment reference',
+      saleTitle: 'Sales receipt',
+      returnTitle: 'Refund receipt',
+      lines: 'Purchases',
+      discount: (amount) => `discount ${amount}`,
+      vatRate: (percent) => `VAT ${percent}%`,
+      total: 'Total',
+      refunded: 'Refunded',
+      vat: 'Including VAT',
+      tashkentTime: (time) => `${time} (Tashkent time)`,
+      pending: 'The receipt is being registered with the tax authority: its QR code will appear here as soon as it is ready.',
+      refreshing: 'This page updates itself.',
+      reloadLater: 'Reload this page a little later.',
+      failed: 'The receipt could not be registered with the tax authority. The shop will send it to you separately.',
+      number: 'Receipt number',
+      sign: 'Fiscal sign',
+      terminal: 'Fiscal module',
+      qr: 'QR code of the receipt',
+      scan: 'Scan the QR code to check the receipt on soliq.uz.',
+      check: 'Check on soliq.uz',
+      open: 'Open the printable receipt',
+      print: 'Print',
+    },
     cardSaved: (card) => `Card ${card} is saved for your next purchases.`,
     refusedTitle: 'Payment refused',
     refusedText: 'No money was taken. Go back to the shop and order again with another card.',
