@@ -6,9 +6,12 @@ import { loadConfig } from '../src/config.js';
 import { EXAMPLES_FILE } from '../src/http/openapi.js';
 import { createService } from '../src/service.js';
 import { RECORDING_ENV, recordApiExamples } from './api-examples/record.js';
+import { Mailbox } from '../test/support/mailbox.js';
 
 const ADMIN_TOKEN = 'recording-operator-token-0123456789';
+const mailbox = await Mailbox.start();
 const config = loadConfig({
+  TOLOV_SMTP_URL: mailbox.url,
   ...RECORDING_ENV,
   TOLOV_DATA_DIR: 'memory://',
   TOLOV_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -18,8 +21,9 @@ const config = loadConfig({
 const service = await createService(config);
 await service.app.ready();
 try {
-  const examples = await recordApiExamples({ ...service, adminToken: ADMIN_TOKEN });
+  const examples = await recordApiExamples({ ...service, mailbox, adminToken: ADMIN_TOKEN });
   await writeFile(EXAMPLES_FILE, `${JSON.stringify(examples, null, 2)}\n`);
 } finally {
   await service.stop();
+  await mailbox.stop();
 }

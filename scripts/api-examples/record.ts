@@ -9,6 +9,8 @@ import type { ReceiptsService } from '../../src/modules/receipts/service.js';
 import type { WebhooksService } from '../../src/modules/webhooks/service.js';
 import { Probes } from './probes.js';
 import { receiptsAreFiscalized } from './receipts.js';
+import { balanceMovesAreListed, payoutAccountIsSet } from './payouts.js';
+import type { Mailbox } from '../../test/support/mailbox.js';
 import { Recorder } from './recorder.js';
 import { buyerPaysOnThePage, cardsAreCharged, cardsAreSaved, databaseFails, liveModeHasNoRail, operatorReads, operatorSetsUp, ordersAreMade, webhooksAreSet } from './scenarios.js';
 
@@ -25,6 +27,8 @@ export interface RecordingTarget {
   webhooks: WebhooksService;
   /** Its fiscalization worker's batch, run when the story wants its receipts registered. */
   receipts: Pick<ReceiptsService, 'fiscalizeDue'>;
+  /** Where the service's mail goes (TOLOV_SMTP_URL): a dashboard owner's sign-up link arrives there. */
+  mailbox: Mailbox;
   adminToken: string;
 }
 
@@ -75,6 +79,8 @@ export async function recordApiExamples(target: RecordingTarget): Promise<Record
     await receiptsAreFiscalized(s, shop, target.receipts, { orderReceipt, charge, card: cards.card });
     await liveModeHasNoRail(s, shop);
     await webhooksAreSet(s, shop, target, receiver.url);
+    await balanceMovesAreListed(s, shop);
+    await payoutAccountIsSet(s, target);
     await operatorReads(s, shop, cards.card);
     await databaseFails(s, shop);
     await new Probes(s, { test: shop.test, limited }).run();

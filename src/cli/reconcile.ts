@@ -38,7 +38,7 @@ try {
   await migrate(db);
   const report = await new ReconciliationService(db, createRails(db, config), createFiscalModules(db, config)).report(date, mode === 'live');
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  process.exitCode = report.mismatches.length > 0 || (report.receipts?.mismatches.length ?? 0) > 0 ? 1 : 0;
+  process.exitCode = report.mismatches.length > 0 || (report.receipts?.mismatches.length ?? 0) > 0 || report.receipts?.error ? 1 : 0;
 } finally {
   await db.close();
 }

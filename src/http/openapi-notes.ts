@@ -26,7 +26,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   PAYMENT_NOT_REFUNDABLE: 'Only a `SUCCEEDED` payment can be refunded',
   REQUEST_TIMEOUT: 'The request did not arrive whole in time',
   SESSION_EXPIRED: 'The checkout session has expired (`"error": "Gone"`)',
-  BODY_TOO_LARGE: 'The body is over 64 KiB',
+  BODY_TOO_LARGE: 'The body is over 128 KiB',
   URI_TOO_LONG: 'A path parameter is longer than any id Tolov issues',
   UNSUPPORTED_MEDIA_TYPE: 'The body is not `Content-Type: application/json` in UTF-8',
   IDEMPOTENCY_KEY_REUSED: 'The `Idempotency-Key` was used before with another method, path or body, or by another API key',
@@ -62,7 +62,11 @@ export const FAILURE_CODES: Readonly<Record<string, { on: string; meaning: strin
   },
   FISCAL_UNAVAILABLE: {
     on: 'receipts',
-    meaning: 'The fiscal module could not be reached for the whole retry schedule; register the receipt by other means',
+    meaning: 'The fiscal module could not be reached for the whole retry schedule, and will never register the receipt: register it by other means',
+  },
+  FISCAL_UNSETTLED: {
+    on: 'receipts',
+    meaning: 'The fiscal module could not be reached even to settle the receipt: it may hold it. Do not register it elsewhere before Tolov\'s operator has asked the module',
   },
   TOO_MANY_ATTEMPTS: {
     on: 'orders, card bindings, checkout sessions',

@@ -16,7 +16,8 @@ import { loggerOptions } from './logging.js';
 import { describeDocument, describeRoute, withoutOperatorCalls } from './openapi.js';
 import { checkRequestText, validatorCompiler } from './validation.js';
 
-export const BODY_LIMIT_BYTES = 64 * 1024;
+/** Room for a receipt's 100 lines with titles in Cyrillic escaped as \uXXXX (about 87 KB), as many JSON encoders write them. */
+export const BODY_LIMIT_BYTES = 128 * 1024;
 const CONNECTION_TIMEOUT_MS = 10_000;
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 const REQUEST_TIMEOUT_MS = 60_000;

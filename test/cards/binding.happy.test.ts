@@ -53,6 +53,7 @@ describe('binding a card', () => {
       resendAvailableAt: null,
       order: null,
       canSaveCard: false,
+      receipt: null,
     });
 
     const card = await submitCard(service, token, { pan: '8600000000000007', expiry: '1230', phone: '998901234567' });

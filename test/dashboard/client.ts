@@ -16,7 +16,7 @@ export class DashboardClient {
   /** Each client comes from an address of its own, as people do; the per-address throttle tests choose theirs. */
   address = `10.${(++clients >> 16) & 255}.${(clients >> 8) & 255}.${clients & 255}`;
 
-  constructor(private readonly service: TestService) {}
+  constructor(private readonly service: Pick<TestService, 'app' | 'mailbox'>) {}
 
   private remember(setCookie: unknown): void {
     for (const line of ([] as string[]).concat((setCookie as string[] | string | undefined) ?? [])) {

@@ -38,6 +38,7 @@ const SCHEMA_OF_OBJECT: Record<string, string> = {
   webhook_endpoint: 'WebhookEndpoint',
   receipt: 'Receipt',
   balance_transaction: 'BalanceTransaction',
+  payout_account: 'PayoutAccount',
 };
 
 interface Block {

@@ -71,8 +71,8 @@ describe('one error shape for every failure', () => {
     },
   );
 
-  it('answers a body over 64 KiB with 413 BODY_TOO_LARGE', async () => {
-    const reply = await createOrder(JSON.stringify({ amount: 100, description: 'x'.repeat(70_000) }));
+  it('answers a body over 128 KiB with 413 BODY_TOO_LARGE', async () => {
+    const reply = await createOrder(JSON.stringify({ amount: 100, description: 'x'.repeat(135_000) }));
     expectErrorShape(reply, 413, 'BODY_TOO_LARGE');
   });
 

@@ -152,6 +152,7 @@ describe('the OpenAPI description', () => {
       'order.paid',
       'payment_intent.failed',
       'payment_intent.succeeded',
+      'payout_account.updated',
       'receipt.failed',
       'receipt.fiscalized',
     ]);
@@ -222,7 +223,7 @@ describe('the reference of each operation', () => {
       const event = json(post.requestBody.content)!.example as { type: string; data: unknown };
       expect(event?.type, type).toBe(type);
       expectValid('Event', event);
-      const object = ({ order: 'Order', payment_intent: 'PaymentIntentSnapshot', receipt: 'Receipt' } as Record<string, string>)[type.split('.')[0]!];
+      const object = ({ order: 'Order', payment_intent: 'PaymentIntentSnapshot', receipt: 'Receipt', payout_account: 'PayoutAccount' } as Record<string, string>)[type.split('.')[0]!];
       expectFits({ $ref: `#/components/schemas/${object}` }, event.data, type);
     }
   });

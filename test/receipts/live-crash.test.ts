@@ -190,7 +190,7 @@ async function expectReport(shop: Shop, sim: BankSim, forgotten: string): Promis
   const report = async () => (await call({ ...shop, key: ADMIN_TOKEN }, 'GET', `/admin/v1/reconciliation?date=${new Date().toISOString().slice(0, 10)}`)).body;
   const clean = await report();
   expect(clean.mismatches).toEqual([]);
-  expect(clean.receipts).toEqual({ compared: { tolov: 5, fiscal: 5 }, truncated: false, mismatches: [] });
+  expect(clean.receipts).toEqual({ compared: { tolov: 5, fiscal: 5 }, truncated: false, mismatches: [], error: null });
   await sim.db.query('DELETE FROM sim_receipts WHERE receipt_id = $1', [forgotten]);
   expect((await report()).receipts.mismatches).toEqual([{ receiptId: forgotten, problem: 'missing_at_fiscal', tolov: { type: 'sale', amount: 30_000 }, fiscal: null }]);
 }

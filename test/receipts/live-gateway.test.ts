@@ -51,7 +51,7 @@ describe('retries spent while the fiscal gateway cannot be reached', () => {
   it.each([
     ['answering 5xx', () => setFaults(live.sim, { errorRate: 1 }), () => setFaults(live.sim, {})],
     ['not listening', () => live.stopSim(), () => live.startSim()],
-  ])('%s: once the attempts are spent the receipt is FAILED FISCAL_UNAVAILABLE, the payment untouched', async (_label, down, up) => {
+  ])('%s through the attempts and the fences: the receipt is FAILED FISCAL_UNSETTLED (the module may hold it), the payment untouched', async (_label, down, up) => {
     const { paymentIntent, receipt } = await paidReceipt(31_000);
     await down();
     try {
@@ -62,11 +62,29 @@ describe('retries spent while the fiscal gateway cannot be reached', () => {
       await up();
     }
     const failed = (await get(`/v1/receipts/${receipt}`)).body;
-    expect(failed).toMatchObject({ status: 'FAILED', failureCode: 'FISCAL_UNAVAILABLE', terminalId: null, qrUrl: null });
+    expect(failed).toMatchObject({ status: 'FAILED', failureCode: 'FISCAL_UNSETTLED', terminalId: null, qrUrl: null });
     expect((await eventsOf(live.service, receipt)).map((event) => event.type)).toEqual(['receipt.failed']);
     expect((await get(`/subscribe/v1/charges/${paymentIntent}`)).body.status).toBe('SUCCEEDED');
     expect(await registrationsOf(receipt)).toEqual([]);
     expect(await fiscalizeNow(live.service)).toBe(0);
+  });
+
+  it('answering again for the fence after the attempts are spent: the id is fenced and the receipt FAILED FISCAL_UNAVAILABLE', async () => {
+    const { receipt } = await paidReceipt(32_000);
+    await setFaults(live.sim, { errorRate: 1 });
+    try {
+      // The schedule has two attempts: both unclear, the last one's fence unanswered.
+      expect(await fiscalizeNow(live.service)).toBe(1);
+      expect(await fiscalizeNow(live.service)).toBe(1);
+      expect((await get(`/v1/receipts/${receipt}`)).body.status).toBe('PENDING');
+    } finally {
+      await setFaults(live.sim, {});
+    }
+    expect(await fiscalizeNow(live.service)).toBe(1);
+    expect((await get(`/v1/receipts/${receipt}`)).body).toMatchObject({ status: 'FAILED', failureCode: 'FISCAL_UNAVAILABLE' });
+    expect(await registrationsOf(receipt)).toEqual([]);
+    // Fenced: a registration of it arriving now registers nothing.
+    expect((await eventsOf(live.service, receipt)).map((event) => event.type)).toEqual(['receipt.failed']);
   });
 });
 

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Tolov, { TolovError, type Receipt, type ReceiptRequest } from '../../packages/node/src/index.js';
 import { startService, type TestService } from '../support/harness.js';
+import { fiscalizeAll } from '../support/receipts.js';
 
 let service: TestService;
 let base: string;
@@ -98,7 +99,7 @@ describe('receipts with the Node SDK', () => {
   it("verifies a receipt event, whose type narrows it to the receipt's fields", async () => {
     const { tolov, card } = await shop();
     const intent = await tolov.charges.create({ amount: 10_000, card, receipt: line(10_000, '00000000000000000') });
-    await service.receipts.fiscalizeDue(10);
+    await fiscalizeAll(service);
     const [stored] = (await tolov.events.list({ type: 'receipt.failed', objectId: intent.receipt! })).data;
     const secret = 'whsec_cmVjZWlwdHMtdGVzdC1zZWNyZXQtMDEyMzQ1Njc4OQ';
     const body = JSON.stringify(stored);

@@ -9,6 +9,7 @@ import { charge } from '../support/payments.js';
 import { linkIn } from '../support/mailbox.js';
 import { logoPng } from '../support/png.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { fiscalizeAll } from '../support/receipts.js';
 
 let service: TestService;
 let receiver: Receiver;
@@ -213,7 +214,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     const sold = (await charge(service, key, { amount: 3 * 4_500_000, card, receipt: { items: [line('Lagan, 40 sm', 4_500_000, '10399001001000000')] } })).body;
     const refused = (await charge(service, key, { amount: 3 * 1_200_000, card, receipt: { items: [line('Piyola', 1_200_000, '00000000000000000')] } })).body;
     await service.call({ method: 'POST', url: '/v1/refunds', key, idempotencyKey: `refund-${sold.id}`, body: { paymentIntent: sold.id } });
-    await service.receipts.fiscalizeDue(10);
+    await fiscalizeAll(service);
 
     await page.getByRole('link', { name: 'Overview' }).click();
     const flag = page.locator('.notice.warning');

@@ -4,13 +4,17 @@
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeMail, type AccountMail, type MailLang } from '../../src/modules/accounts/mail-texts.js';
+import { codeNow } from '../../src/modules/accounts/second-factor.js';
+import { accountKeyValid } from '../../src/modules/payouts/account-number.js';
 import { ORDER_STATUSES } from '../../src/modules/orders/schema.js';
 import { INTENT_STATUSES } from '../../src/modules/payments/schema.js';
 import { RECEIPT_STATUSES, RECEIPT_TYPES } from '../../src/modules/receipts/schema.js';
+import { STATEMENT_TYPES } from '../../src/modules/ledger/schema.js';
 import { LANGUAGE_NAMES, MESSAGES, type MessageKey } from '../../src/web/dashboard/i18n.js';
 import { bindCard, createBinding } from '../support/binding.js';
 import { idem, startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
+import { fiscalizeAll } from '../support/receipts.js';
 import { DashboardClient, uniqueEmail } from '../dashboard/client.js';
 
 // The pages' own script, served as written (no types): the shape this test relies on.
@@ -24,6 +28,7 @@ type Lang = keyof typeof LOCALES;
 const ENGLISH_WORDS = [
   ...new Set([
     ...INTENT_STATUSES, ...ORDER_STATUSES, ...RECEIPT_STATUSES, ...RECEIPT_TYPES.map((type) => type.toUpperCase()),
+    ...STATEMENT_TYPES.map((type) => type.toUpperCase()), 'AVAILABLE',
     'REFUNDED', 'CANCELLED', 'ACTIVE', 'BLOCKED', 'DELETED', 'DELIVERED', 'ENABLED', 'DISABLED', 'COMPLETED', 'AWAITING_CODE',
   ]),
 ].flatMap((word) => [word, word[0] + word.slice(1).toLowerCase().replaceAll('_', ' ')]);
@@ -91,7 +96,7 @@ async function seedReceipts(): Promise<void> {
   const sold = (await charge(service, key, { amount: 2 * 123_456_78 - 1_000 + 5_000_00, card, receipt: lines('10399001001000000', 123_456_78) })).body.id as string;
   await api('POST', '/v1/refunds', { paymentIntent: sold });
   const refused = (await charge(service, key, { amount: 2 * 45_000_00 - 1_000 + 5_000_00, card, receipt: lines('00000000000000000', 45_000_00) })).body.id as string;
-  await service.receipts.fiscalizeDue(10);
+  await fiscalizeAll(service);
   const pending = (await charge(service, key, { amount: 2 * 9_900_00 - 1_000 + 5_000_00, card, receipt: lines('10399001001000000', 9_900_00) })).body.id as string;
   seeded.receiptPayments.push(sold, refused, pending);
 }
@@ -133,11 +138,31 @@ async function seedWebhooks(): Promise<void> {
   await service.db.query(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, attempts = 1 WHERE id = $1`, [deliveries[1]!.id]);
 }
 
+/**
+ * The owner turns the second factor on (their session proves it), sets the payout account and changes it: its page
+ * shows the account and the form, and every page the hold's banner.
+ */
+async function seedPayoutAccount(email: string): Promise<void> {
+  const setup = await owner.post('/dashboard/account/second-factor/begin', {});
+  const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)![1]!;
+  const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)![1]!;
+  expect((await owner.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed) })).status).toBe(200);
+  const changed = Array.from({ length: 10 }, (_, key) => `20208000${key}05368527788`).find((number) => accountKeyValid('00440', number))!;
+  for (const accountNumber of ['20208000505368522001', changed]) {
+    // Each change wants the app's next code: the step last used is forgotten, as if half a minute had passed.
+    await service.db.query('UPDATE users SET totp_last_step = NULL WHERE email = $1', [email]);
+    const form = { bankMfo: '00440', accountNumber, tin: '301234567', holderName: '«Oʻrik va Gʻallaorol» MChJ', code: codeNow(seed), idempotencyKey: crypto.randomUUID() };
+    expect((await owner.post('/dashboard/payout-account', form)).status).toBe(303);
+  }
+}
+
 let owner: DashboardClient;
 beforeAll(async () => {
   service = await startService({ TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true' });
   owner = new DashboardClient(service);
-  await owner.signUp(uniqueEmail('localized'));
+  const email = uniqueEmail('localized');
+  await owner.signUp(email);
+  await seedPayoutAccount(email);
   key = /sk_test_[0-9A-Za-z]{32}/.exec((await owner.post('/dashboard/api-keys', {})).html)![0];
   await seedWebhooks();
   await seedPayments();
@@ -152,8 +177,9 @@ function dashboardPaths(): string[] {
     ...INTENT_STATUSES.map((status) => `/dashboard/payments?status=${status}`),
     ...ORDER_STATUSES.map((status) => `/dashboard/orders?status=${status}`),
     ...[...RECEIPT_STATUSES.map((status) => `status=${status}`), ...RECEIPT_TYPES.map((type) => `type=${type}`)].map((query) => `/dashboard/receipts?${query}`),
+    ...STATEMENT_TYPES.map((type) => `/dashboard/statement?type=${type}`),
   ];
-  const lists = ['overview', 'start', 'payments', 'orders', 'refunds', 'receipts', 'cards', 'events', 'logs', 'webhooks', 'api-keys', 'branding', 'team', 'team/audit', 'account'].map((path) => `/dashboard/${path}`);
+  const lists = ['overview', 'start', 'payments', 'orders', 'refunds', 'statement', 'receipts', 'cards', 'events', 'logs', 'webhooks', 'api-keys', 'branding', 'payout-account', 'team', 'team/audit', 'account'].map((path) => `/dashboard/${path}`);
   return [
     ...lists,
     ...filtered,
@@ -196,6 +222,12 @@ describe('the dashboard in Uzbek and Russian', () => {
       expect(page.html, path).toContain(`<html lang="${lang}">`);
       problems.push(...problemsOf(lang, page.html).map((problem) => `${path}: ${problem}`));
     }
+    // The payout account's form refused: what is wrong with each field comes back in the page's language too.
+    const form = { bankMfo: '00440', accountNumber: '20208000605368522001', tin: '1', holderName: ' ', code: '1', idempotencyKey: crypto.randomUUID() };
+    const refused = await owner.post('/dashboard/payout-account', form);
+    expect(refused.status).toBe(400);
+    expect(refused.html).toContain(MESSAGES[lang].payoutFieldsInvalid);
+    problems.push(...problemsOf(lang, refused.html).map((problem) => `the payout account refused: ${problem}`));
     expect(problems).toEqual([]);
   });
 
@@ -223,12 +255,24 @@ describe('the dashboard in Uzbek and Russian', () => {
     }
     for (const status of RECEIPT_STATUSES) expect(receipts, status).toContain(`<span class="status s-${status.toLowerCase()}" title="${status}">${MESSAGES[lang][`receipt_${status.toLowerCase() as Lowercase<typeof status>}`]}</span>`);
     expect(receipts).toContain(`<span title="return">${MESSAGES[lang].receiptType_return}</span>`);
+    const statement = (await owner.get('/dashboard/statement')).html;
+    for (const type of STATEMENT_TYPES) expect(statement, type).toContain(`<option value="${type}">${MESSAGES[lang][`balanceType_${type}`]}</option>`);
+    for (const status of ['pending', 'available'] as const) {
+      expect(statement, status).toContain(`<span class="status s-${status}" title="${status}">${MESSAGES[lang][`balance_${status}`]}</span>`);
+    }
+    for (const type of ['charge', 'refund'] as const) expect(statement, type).toContain(`<span title="${type}">${MESSAGES[lang][`balanceType_${type}`]}</span>`);
   });
 
   it.each(['uz', 'ru', 'en'] as const)('in %s writes amounts, counts and the success rate as Intl writes them', async (lang) => {
     await inLanguage(owner, lang);
     const payments = visibleText((await owner.get('/dashboard/payments')).html);
     for (const amount of seeded.amounts) expect(payments, `${amount}`).toContain(amountIn(lang, amount));
+    // The statement's amounts too, a refund's negative one and a fee among them (1% of 500.00 so'm).
+    const statement = visibleText((await owner.get(`/dashboard/statement?q=${seeded.refundedPayment}`)).html);
+    expect(statement).toContain(amountIn(lang, 50_000));
+    expect(statement).toContain(amountIn(lang, 500));
+    const refunded = visibleText((await owner.get('/dashboard/statement?type=refund')).html);
+    expect(refunded).toContain(amountIn(lang, -50_000));
     const [counts] = await service.db.query<{ succeeded: number; failed: number }>(
       `SELECT count(*) FILTER (WHERE status = 'SUCCEEDED')::int AS succeeded, count(*) FILTER (WHERE status = 'FAILED')::int AS failed
          FROM payment_intents WHERE livemode = false AND product_id = (SELECT product_id FROM payment_intents WHERE id = $1)`,

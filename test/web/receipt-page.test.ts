@@ -7,6 +7,7 @@ import { submitCard, submitCode, TEST_CODE } from '../support/binding.js';
 import { ARTIFACTS_DIR, browserAvailable, DESKTOP_VIEWPORT, launchBrowser, openAsBuyer, PHONE_VIEWPORT } from '../support/browser.js';
 import { engine, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { dataUrl, logoPng } from '../support/png.js';
+import { fiscalizeAll } from '../support/receipts.js';
 
 let service: TestService;
 let merchant: Merchant;
@@ -142,7 +143,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
 
   it('draws the paid screen and the printable page in three languages, on a phone and a desktop, and fits', async () => {
     const order = await paidOrder();
-    await service.receipts.fiscalizeDue(10);
+    await fiscalizeAll(service);
     const sale = await saleOf(order.id);
     for (const [language, locale] of Object.entries(LOCALES) as [Language, string][]) {
       const text = textsFor(language).receipt;
@@ -172,7 +173,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
 
   it('prints black on white: the receipt alone, without buttons, language links or colour', async () => {
     const order = await paidOrder();
-    await service.receipts.fiscalizeDue(10);
+    await fiscalizeAll(service);
     const { page, problems } = await openAsBuyer(browser, `${base}${receiptPath(await saleOf(order.id))}?lang=ru`);
     await page.emulateMedia({ media: 'print' });
     const inked = await page.evaluate(() =>
@@ -190,7 +191,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
 
   it('can be used with the keyboard alone: language, the check link and Print', async () => {
     const order = await paidOrder();
-    await service.receipts.fiscalizeDue(10);
+    await fiscalizeAll(service);
     const { page, problems } = await openAsBuyer(browser, `${base}${receiptPath(await saleOf(order.id))}`, 'en-US');
     await expect.poll(() => page.getByRole('button', { name: 'Print' }).isVisible()).toBe(true);
     await page.evaluate(() => {
@@ -222,7 +223,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
     // Nothing worth printing yet: the fiscal sign and its QR code are to come.
     expect(await page.locator('#print').count()).toBe(0);
     await page.screenshot({ path: `${ARTIFACTS_DIR}/receipt-${engine}-printable-pending-en.png`, fullPage: true });
-    await service.receipts.fiscalizeDue(10);
+    await fiscalizeAll(service);
     await expect.poll(() => page.getByRole('img', { name: text.qr }).count(), { timeout: 15_000 }).toBe(1);
     expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(0);
     expect(await page.locator('.details dt').allTextContents()).toEqual(['Card', 'Fiscal module', 'Receipt number', 'Fiscal sign', 'Payment reference']);
@@ -233,7 +234,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
   it('tells the buyer a receipt the tax authority refused will come from the shop', async () => {
     const items = [{ ...CART.items[0]!, code: REFUSED_CODE }];
     const order = await paidOrder({ amount: CART.items[0]!.price, receipt: { items } });
-    await service.receipts.fiscalizeDue(10);
+    await fiscalizeAll(service);
     const sale = await saleOf(order.id);
     expect(sale).toMatchObject({ status: 'FAILED', failureCode: 'INVALID_CODE' });
     const { page, problems } = await openAsBuyer(browser, `${base}/pay/${order.token}`, 'ru-RU');
@@ -253,7 +254,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
     const branding = { displayName: 'Kulol Uyi', brandColor: '#7C2D12', logo: dataUrl('image/png', logoPng([124, 45, 18])) };
     expect((await service.admin('POST', `/admin/v1/products/${branded.productId}/branding`, branding)).status).toBe(200);
     const order = await paidOrder({}, branded.test);
-    await service.receipts.fiscalizeDue(10);
+    await fiscalizeAll(service);
     const { page, problems } = await openAsBuyer(browser, `${base}${receiptPath(await saleOf(order.id, branded.test))}`);
     const requested = requestsOf(page);
     await page.reload();
@@ -300,7 +301,7 @@ describe('the receipt over HTTP', () => {
       qrUrl: null,
       url: sale.url,
     });
-    await service.receipts.fiscalizeDue(10);
+    await fiscalizeAll(service);
     const registered = (await service.call({ method: 'GET', url: `/checkout/v1/sessions/${order.token}` })).body.receipt;
     expect(registered).toMatchObject({ status: 'FISCALIZED', terminalId: expect.stringMatching(/^TEST/), qrUrl: expect.stringMatching(/^https:\/\/ofd\.soliq\.uz\/check\?/) });
     expect(JSON.stringify(registered)).not.toMatch(/8600000000000007|maskedPan|packageCode|commissionTin|"code"/);
@@ -308,7 +309,7 @@ describe('the receipt over HTTP', () => {
 
   it('serves the printable page with strict headers and no inline code, in the language asked for; an unknown link is the pages\' 404', async () => {
     const order = await paidOrder();
-    await service.receipts.fiscalizeDue(10);
+    await fiscalizeAll(service);
     const path = receiptPath(await saleOf(order.id));
     const page = await service.call({ method: 'GET', url: path, headers: { 'accept-language': 'ru-RU,ru;q=0.9' } });
     expect(page.status).toBe(200);
@@ -344,7 +345,7 @@ describe('the receipt over HTTP', () => {
     expect(page.text).not.toContain('http-equiv="refresh"');
     expect(page.text).toContain(`<p class="fiscal-note pending" role="status">${text.pending} ${text.reloadLater}</p>`);
     expect(page.text).not.toContain('id="print"');
-    await service.receipts.fiscalizeDue(10);
+    await fiscalizeAll(service);
   });
 
   it('gives a refund its return receipt page, with the sum returned', async () => {

@@ -1,7 +1,9 @@
 // Every page a merchant and a buyer see, on a 390 px phone and a 1,280 px laptop, in Uzbek, Russian and English (the
 // first two write longer words): nothing wider than the screen, no table cell cut off or pushed out of sight, the
-// request log's times on at most two lines, the phone's payments and receipts showing what a merchant looks for, and
-// the chart's bars whole. A full-page screenshot of each is saved to be looked at.
+// request log's times on at most two lines, the phone's payments, receipts and statement showing what a merchant looks
+// for, and the chart's bars whole. The payout account was changed, so every signed-in page carries the hold's banner,
+// and its form is seen refused too. A full-page screenshot of each is saved to be looked at.
+import { randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard, createBinding, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
@@ -9,7 +11,10 @@ import { ARTIFACTS_DIR, browserAvailable, launchBrowser } from '../support/brows
 import { idem, startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { fiscalizeAll } from '../support/receipts.js';
 import { DashboardClient, uniqueEmail } from '../dashboard/client.js';
+import { codeNow } from '../../src/modules/accounts/second-factor.js';
+import { accountKeyValid } from '../../src/modules/payouts/account-number.js';
 import { SESSION_COOKIE } from '../../src/web/dashboard/context.js';
 import { MESSAGES, type Lang } from '../../src/web/dashboard/i18n.js';
 
@@ -61,17 +66,52 @@ async function fill(key: string): Promise<{ refunded: string; order: string; end
     const body = { amount, card, description, metadata: { orderNumber: 'SM-2024-000184', channel: 'telegram-bot' }, receipt: receipts[amount] };
     made.push((await charge(service, key, body, `charge-${card}-${amount}-7f3c9a2e-5b1d-4c8e-9f0a-1e2d3c4b5a69`)).body.id);
   }
-  // Earlier days of the month, for the chart: payments moved back by some days.
+  // Earlier days of the month, for the chart: payments moved back by some days, with their statement rows; the one
+  // that succeeded days ago is settled, so that the statement has available and pending rows.
   for (const [index, days] of [[1, 3], [2, 12], [4, 29]] as const) {
-    await service.db.query(`UPDATE payment_intents SET created_at = created_at - $2 * interval '1 day' WHERE id = $1`, [made[index], days]);
+    await service.db.query(`UPDATE payment_intents SET created_at = created_at - $2 * interval '1 day', succeeded_at = succeeded_at - $2 * interval '1 day' WHERE id = $1`, [made[index], days]);
+    await service.db.query(`UPDATE balance_transactions SET created_at = created_at - $2 * interval '1 day' WHERE source = $1`, [made[index], days]);
   }
+  await service.payments.settle(86_400, 10);
   await service.call({ method: 'POST', url: '/v1/refunds', key, idempotencyKey: `refund-${made[0]}`, body: { paymentIntent: made[0] } });
-  await service.receipts.fiscalizeDue(10);
+  await fiscalizeAll(service);
   const order = await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 15_000_000, customerRef: 'customer-000184-samarqand', description: 'Ikki kilo o‘rik va bir quti shaftoli' } });
   await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 990_000, description: 'Cancelled before payment' } });
   await service.call({ method: 'POST', url: '/merchant/v1/orders', key, body: { amount: -1 } });
   for (let round = 0; round < 5; round++) if ((await service.webhooks.deliverDue(20)) === 0) break;
   return { refunded: made[0]!, order: order.body.id, endpoint: endpoint.body.id };
+}
+
+/**
+ * The owner turns the second factor on (their session proves it), sets the payout account and changes it: every page
+ * then carries the hold's banner, and the payout account's page its form.
+ */
+async function changePayoutAccount(client: DashboardClient, email: string): Promise<void> {
+  const setup = await client.post('/dashboard/account/second-factor/begin', {});
+  const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)![1]!;
+  const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)![1]!;
+  expect((await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed) })).status).toBe(200);
+  const changed = Array.from({ length: 10 }, (_, key) => `20208000${key}05368527788`).find((number) => accountKeyValid('00440', number))!;
+  for (const accountNumber of ['20208000505368522001', changed]) {
+    // Each change wants the app's next code: the step last used is forgotten, as if half a minute had passed.
+    await service.db.query('UPDATE users SET totp_last_step = NULL WHERE email = $1', [email]);
+    const holderName = '«Samarqand Ipak Yoʻli Savdo Uyi» masʼuliyati cheklangan jamiyati';
+    const form = { bankMfo: '00440', accountNumber, tin: '301234567', holderName, code: codeNow(seed), idempotencyKey: randomUUID() };
+    expect((await client.post('/dashboard/payout-account', form)).status).toBe(303);
+  }
+}
+
+/** The payout account's form sent with a check digit that does not match and no holder: refused, each said at its field. */
+async function refusePayoutForm(page: Page): Promise<void> {
+  await page.fill('#payout-bankMfo', '00440');
+  await page.fill('#payout-accountNumber', '2020 8000 6053 6852 2001');
+  await page.fill('#payout-tin', '301234567');
+  await page.fill('#payout-holderName', ' ');
+  await page.fill('#payout-code', '000000');
+  const answer = page.waitForResponse((response) => response.request().method() === 'POST');
+  await page.locator('form.payout-form button[type="submit"]').click();
+  expect((await answer).status()).toBe(400);
+  await page.waitForLoadState();
 }
 
 /** The hosted pages: an order to pay, one paid (its receipt), and a card to bind. */
@@ -169,19 +209,22 @@ describe.runIf(browserAvailable())('every page at a phone’s and a laptop’s w
     receiver = await startReceiver();
     browser = await launchBrowser();
     const client = new DashboardClient(service);
-    await client.signUp(uniqueEmail('widths'), 'correct horse battery', 'Samarqand Ipak Yo‘li Savdo Uyi MChJ');
+    const email = uniqueEmail('widths');
+    await client.signUp(email, 'correct horse battery', 'Samarqand Ipak Yo‘li Savdo Uyi MChJ');
     const key = /id="new-key">(sk_test_\w+)</.exec((await client.post('/dashboard/api-keys', {})).html)![1]!;
     await client.post('/dashboard/api-keys', {});
     await client.post('/dashboard/team/invite', { email: 'aziza.rahimova.buxgalter@example.uz', role: 'viewer' });
+    await changePayoutAccount(client, email);
     session = client.cookies.get(SESSION_COOKIE)!;
     const { refunded, order, endpoint } = await fill(key);
     hostedPages = await hosted(key);
     signedPages = [
       ['start', '/dashboard/start'], ['overview', '/dashboard/overview'], ['payments', '/dashboard/payments'], ['payment', `/dashboard/payments/${refunded}`],
-      ['orders', '/dashboard/orders'], ['order', `/dashboard/orders/${order}`], ['refunds', '/dashboard/refunds'], ['receipts', '/dashboard/receipts'],
+      ['orders', '/dashboard/orders'], ['order', `/dashboard/orders/${order}`], ['refunds', '/dashboard/refunds'], ['statement', '/dashboard/statement'], ['receipts', '/dashboard/receipts'],
       ['cards', '/dashboard/cards'], ['events', '/dashboard/events'], ['webhooks', '/dashboard/webhooks'],
       ['endpoint', `/dashboard/webhooks/${endpoint}`], ['logs', '/dashboard/logs'], ['keys', '/dashboard/api-keys'],
       ['team', '/dashboard/team'], ['audit', '/dashboard/team/audit'], ['security', '/dashboard/account'], ['branding', '/dashboard/branding'],
+      ['payout', '/dashboard/payout-account'],
     ];
   }, 120_000);
   afterAll(async () => {
@@ -218,7 +261,11 @@ describe.runIf(browserAvailable())('every page at a phone’s and a laptop’s w
     if (name === 'logs' && width > PHONE) {
       for (const cell of cells.filter((c) => c.heading === t.when && c.row >= 0 && c.lines > 2)) problems.push(`logs: "${cell.text}" takes ${cell.lines} lines`);
     }
-    const wanted: Record<string, string[]> = { payments: [t.status, t.amount, t.card, t.created], receipts: [t.receiptType, t.status, t.amount, t.vat, t.payment] };
+    const wanted: Record<string, string[]> = {
+      payments: [t.status, t.amount, t.card, t.created],
+      receipts: [t.receiptType, t.status, t.amount, t.vat, t.payment],
+      statement: [t.transactionType, t.amount, t.fee, t.net, t.status, t.availableOn, t.source],
+    };
     if (wanted[name] && width === PHONE) {
       const rows = new Set(cells.filter((c) => c.row >= 0).map((c) => c.row));
       for (const row of rows) {
@@ -245,6 +292,11 @@ describe.runIf(browserAvailable())('every page at a phone’s and a laptop’s w
             await visit(page, path, `${name}-${width}-${lang}`);
             problems.push(...(await problemsOf(page, name, width, t)));
             if (name === 'overview') problems.push(...(await chartProblems(page)));
+            if (name === 'payout') {
+              await refusePayoutForm(page);
+              await page.screenshot({ path: `${ARTIFACTS_DIR}/widths-payout-refused-${width}-${lang}.png`, fullPage: true });
+              problems.push(...(await problemsOf(page, 'payout-refused', width, t)));
+            }
           }
           await context.close();
         }

@@ -140,6 +140,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payout_account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where payouts go, masked to its last four digits
+         * @description Set and changed only in the dashboard, by an owner with the second factor: no API key can change it.
+         */
+        get: operations["retrievePayoutAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/subscribe/v1/card_bindings": {
         parameters: {
             query?: never;
@@ -794,6 +814,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/payout_account/release_hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test mode: end now the hold that a change of the payout account put on payouts
+         * @description **Repeating it:** Releasing it again changes nothing.
+         */
+        post: operations["releaseTestPayoutHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "order.paid": {
@@ -909,6 +949,23 @@ export interface webhooks {
         put?: never;
         /** Sent when receipt.failed happens; signed with Tolov-Signature */
         post: operations["onReceiptFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout_account.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent when payout_account.updated happens; signed with Tolov-Signature */
+        post: operations["onPayoutAccountUpdatedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1059,6 +1116,30 @@ export interface components {
             object: "list";
             data: components["schemas"]["BalanceTransaction"][];
             has_more: boolean;
+        };
+        PayoutAccount: {
+            /** @description The product's payout account in this mode (pacct_…): the same id whatever it is changed to */
+            id: string;
+            /** @enum {string} */
+            object: "payout_account";
+            bankMfo: string;
+            /** @description The last four digits of the account: the number is never shown again after it is set */
+            accountLast4: string;
+            tin: string;
+            holderName: string;
+            /** @description After a change of the account, payouts wait until then (24 hours), so that its owners notice a change they did not make */
+            payoutsHeldUntil: string | null;
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            updated: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            created: string;
         };
         CreateBindingBody: {
             customerRef?: string;
@@ -1362,7 +1443,7 @@ export interface components {
             /** @description https:// and reachable from the internet */
             url: string;
             /** @description Event types to receive; empty or absent: all of them */
-            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
+            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
             description?: string;
         };
         WebhookEndpoint: {
@@ -1392,7 +1473,7 @@ export interface components {
             /** @description https:// and reachable from the internet */
             url?: string;
             /** @description Event types to receive; empty or absent: all of them */
-            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
+            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
             description?: string;
             status?: "enabled" | "disabled";
         };
@@ -1566,6 +1647,11 @@ export interface components {
             type?: "receipt.failed";
             data?: components["schemas"]["Receipt"];
         };
+        PayoutAccountUpdatedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "payout_account.updated";
+            data?: components["schemas"]["PayoutAccount"];
+        };
     };
     responses: never;
     parameters: never;
@@ -1606,44 +1692,44 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcAcbnM1tTw0XD3GqAHfNYO",
+                     *           "id": "ord_0VcAs0t2cG3RrqNVXdylmZaC",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_QrFcWg8vjojCDaf76k7K7iMx4YQvZImJCMCKm3aA",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_pf9kW6E3BwArTI17YNbJZyrmB2SuNmfTwfgVa0jd",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcAcbnyuu79VzLI4A00csU3",
+                     *           "paymentIntent": "pi_0VcAs0tLSFILzPGrzfSw19Fe",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T11:31:55.832Z",
+                     *           "expiresAt": "2026-11-27T12:33:07.204Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:55.832Z"
+                     *           "created": "2026-11-27T12:03:07.204Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcAcbmdWbmUpxQLWT6pui8o",
+                     *           "id": "ord_0VcAs0sY48atsbtYLulywywc",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_MmpPj44PLYLJBoNrkACUoE9y8kLXlukJ8u7vq5bl",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_XRwdvrnMQrED3ffWYY1ntqnjJdVKMelFBDwWtsYK",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T11:01:55.792Z",
+                     *           "expiresAt": "2026-11-27T12:03:07.178Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:55.787Z"
+                     *           "created": "2026-11-27T12:03:07.174Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -1691,7 +1777,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -1770,24 +1856,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcAcbiQ6qvYS1lyUMhQQSTw",
+                     *       "id": "ord_0VcAs0oyCHW8ey7OsdNtp2iN",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_5ICtn9pzGAxB1bFlGDPHzOpa7q1POPbhszSjtsfO",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Xl5Vbe9GMJVzOJ7F2VCHxK7Y2Xn73IdNc7WP6ynD",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T11:31:55.526Z",
+                     *       "expiresAt": "2026-11-27T12:33:06.952Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:55.526Z"
+                     *       "created": "2026-11-27T12:03:06.952Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -1855,7 +1941,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -1902,24 +1988,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcAcbiQ6qvYS1lyUMhQQSTw",
+                     *       "id": "ord_0VcAs0oyCHW8ey7OsdNtp2iN",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_5ICtn9pzGAxB1bFlGDPHzOpa7q1POPbhszSjtsfO",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Xl5Vbe9GMJVzOJ7F2VCHxK7Y2Xn73IdNc7WP6ynD",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcAcbjX3NeYqpsBmBwLRrma",
+                     *       "paymentIntent": "pi_0VcAs0qK4tl7nUc9nIyboTgz",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T11:01:55.616Z",
+                     *       "paidAt": "2026-11-27T12:03:07.056Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T11:31:55.526Z",
-                     *       "receipt": "rcpt_0VcAcbjynjLHsZUnv5heJMK5",
+                     *       "expiresAt": "2026-11-27T12:33:06.952Z",
+                     *       "receipt": "rcpt_0VcAs0qigH3ey50uge4luHaL",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:55.526Z"
+                     *       "created": "2026-11-27T12:03:06.952Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -1973,7 +2059,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -2023,24 +2109,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcAcbljZWAWoni6QOoEwpLP",
+                     *       "id": "ord_0VcAs0s1P5tNn1u5rYjObVwX",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_jdWOsIX1p7Bxr39sRdGKuNmk4dHacgUexs3iLqTk",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_JguUqB18nJEJYhshOR2sVwxz59qznLfVnUGAswga",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T11:31:55.731Z",
+                     *       "expiresAt": "2026-11-27T12:33:07.141Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:55.731Z"
+                     *       "created": "2026-11-27T12:03:07.141Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2116,7 +2202,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -2192,7 +2278,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -2249,6 +2335,53 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "txn_0VcAs14so38bkg5sILwkVWek",
+                     *           "object": "balance_transaction",
+                     *           "type": "charge",
+                     *           "amount": 100000,
+                     *           "fee": 1000,
+                     *           "net": 99000,
+                     *           "status": "pending",
+                     *           "availableOn": "2026-11-28T12:03:07.935Z",
+                     *           "source": "pi_0VcAs14lUtxpXW5Ifo5pbqto",
+                     *           "payout": null,
+                     *           "created": "2026-11-27T12:03:07.935Z"
+                     *         },
+                     *         {
+                     *           "id": "txn_0VcAs13xGKMIGgJDaPSWpf1y",
+                     *           "object": "balance_transaction",
+                     *           "type": "refund",
+                     *           "amount": -2500000,
+                     *           "fee": 0,
+                     *           "net": -2500000,
+                     *           "status": "available",
+                     *           "availableOn": "2026-11-27T12:03:07.876Z",
+                     *           "source": "re_0VcAs13nOiOBq1oifOXpQpUW",
+                     *           "payout": null,
+                     *           "created": "2026-11-27T12:03:07.876Z"
+                     *         },
+                     *         {
+                     *           "id": "txn_0VcAs12tiGLXIkjmWoQHMxUb",
+                     *           "object": "balance_transaction",
+                     *           "type": "charge",
+                     *           "amount": 990000,
+                     *           "fee": 9900,
+                     *           "net": 980100,
+                     *           "status": "pending",
+                     *           "availableOn": "2026-11-28T12:03:07.811Z",
+                     *           "source": "pi_0VcAs12ZLdtkVchUH4iloaUd",
+                     *           "payout": null,
+                     *           "created": "2026-11-27T12:03:07.811Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["BalanceTransactionList"];
                 };
             };
@@ -2282,7 +2415,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -2327,6 +2460,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "txn_0VcAs14so38bkg5sILwkVWek",
+                     *       "object": "balance_transaction",
+                     *       "type": "charge",
+                     *       "amount": 100000,
+                     *       "fee": 1000,
+                     *       "net": 99000,
+                     *       "status": "pending",
+                     *       "availableOn": "2026-11-28T12:03:07.935Z",
+                     *       "source": "pi_0VcAs14lUtxpXW5Ifo5pbqto",
+                     *       "payout": null,
+                     *       "created": "2026-11-27T12:03:07.935Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["BalanceTransaction"];
                 };
             };
@@ -2369,7 +2517,97 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrievePayoutAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payout account, its number masked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pacct_0VcAs1JHW0YPqrZobf3jAsOi",
+                     *       "object": "payout_account",
+                     *       "bankMfo": "00440",
+                     *       "accountLast4": "2002",
+                     *       "tin": "301234567",
+                     *       "holderName": "\"Chorsu Market\" MChJ",
+                     *       "payoutsHeldUntil": "2026-11-28T12:03:08.851Z",
+                     *       "livemode": false,
+                     *       "updated": "2026-11-27T12:03:08.851Z",
+                     *       "created": "2026-11-27T12:03:08.831Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PayoutAccount"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -2427,18 +2665,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcAcbujYNRV1jgdK7XXZYev",
+                     *       "id": "cb_0VcAs0yYUn96iHcorIOMcR6l",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
-                     *       "url": "https://api.tolov.example/bind/cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
+                     *       "clientToken": "cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
+                     *       "url": "https://api.tolov.example/bind/cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T11:16:56.289Z",
+                     *       "expiresAt": "2026-11-27T12:18:07.545Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.289Z"
+                     *       "created": "2026-11-27T12:03:07.545Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -2513,7 +2751,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -2559,18 +2797,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcAcbujYNRV1jgdK7XXZYev",
+                     *       "id": "cb_0VcAs0yYUn96iHcorIOMcR6l",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
-                     *       "url": "https://api.tolov.example/bind/cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
-                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                     *       "clientToken": "cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
+                     *       "url": "https://api.tolov.example/bind/cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
+                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T11:16:56.289Z",
+                     *       "expiresAt": "2026-11-27T12:18:07.545Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.289Z"
+                     *       "created": "2026-11-27T12:03:07.545Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -2624,7 +2862,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -2671,7 +2909,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                     *       "id": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -2679,7 +2917,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.329Z"
+                     *       "created": "2026-11-27T12:03:07.564Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -2733,7 +2971,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -2780,7 +3018,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcAcbwWxize8sFjZUSYOLU0",
+                     *       "id": "card_0VcAs0zbhAA32W5xDFuCC6qR",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -2788,7 +3026,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.399Z"
+                     *       "created": "2026-11-27T12:03:07.611Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -2842,7 +3080,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -2901,7 +3139,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcAcbxFPVEyRc8Kv3Q81oXM",
+                     *           "id": "card_0VcAs0zwWBwLGcaI9cgHsh8L",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -2909,10 +3147,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.443Z"
+                     *           "created": "2026-11-27T12:03:07.631Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcAcbwWxize8sFjZUSYOLU0",
+                     *           "id": "card_0VcAs0zbhAA32W5xDFuCC6qR",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -2920,7 +3158,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.399Z"
+                     *           "created": "2026-11-27T12:03:07.611Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2968,7 +3206,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -3032,7 +3270,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcAcc01F9k62zfSXo9Sc9nA",
+                     *           "id": "pi_0VcAs11aCWmFOGplczeECmty",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3040,7 +3278,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcAcbxFPVEyRc8Kv3Q81oXM",
+                     *           "card": "card_0VcAs0zwWBwLGcaI9cgHsh8L",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3051,10 +3289,10 @@ export interface operations {
                      *           "amountRefunded": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.617Z"
+                     *           "created": "2026-11-27T12:03:07.734Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *           "id": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3062,7 +3300,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                     *           "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3071,9 +3309,9 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
-                     *           "receipt": "rcpt_0VcAcbzE27FrBCgdYcW7LcNy",
+                     *           "receipt": "rcpt_0VcAs114OXed9rDFEX0O1w7s",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.560Z"
+                     *           "created": "2026-11-27T12:03:07.697Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3121,7 +3359,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -3164,7 +3402,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                 *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -3197,7 +3435,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *       "id": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3205,7 +3443,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3214,9 +3452,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcAcbzE27FrBCgdYcW7LcNy",
+                     *       "receipt": "rcpt_0VcAs114OXed9rDFEX0O1w7s",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.560Z"
+                     *       "created": "2026-11-27T12:03:07.697Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3306,7 +3544,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -3352,7 +3590,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *       "id": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3360,7 +3598,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3369,9 +3607,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcAcbzE27FrBCgdYcW7LcNy",
+                     *       "receipt": "rcpt_0VcAs114OXed9rDFEX0O1w7s",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.560Z"
+                     *       "created": "2026-11-27T12:03:07.697Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3425,7 +3663,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -3468,7 +3706,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                 *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -3484,7 +3722,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAcc1Imw4MtgFyfdWPDDVb",
+                     *       "id": "pi_0VcAs12ZLdtkVchUH4iloaUd",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3492,7 +3730,7 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3500,7 +3738,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.695Z"
+                     *       "created": "2026-11-27T12:03:07.794Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3576,7 +3814,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -3626,7 +3864,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAcc1Imw4MtgFyfdWPDDVb",
+                     *       "id": "pi_0VcAs12ZLdtkVchUH4iloaUd",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3634,7 +3872,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3642,7 +3880,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.695Z"
+                     *       "created": "2026-11-27T12:03:07.794Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3733,7 +3971,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -3782,7 +4020,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAcc2RwiDLnDtmxDNBwFNM",
+                     *       "id": "pi_0VcAs13M26yH8FF6PfVWJjLT",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3790,7 +4028,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3798,7 +4036,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.767Z"
+                     *       "created": "2026-11-27T12:03:07.843Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3873,7 +4111,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -3920,7 +4158,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAcc1Imw4MtgFyfdWPDDVb",
+                     *       "id": "pi_0VcAs12ZLdtkVchUH4iloaUd",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3928,7 +4166,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3936,7 +4174,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.695Z"
+                     *       "created": "2026-11-27T12:03:07.794Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3990,7 +4228,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -4050,17 +4288,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcAcc3FoFhG94oQNLygBx8i",
+                     *           "id": "re_0VcAs13nOiOBq1oifOXpQpUW",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *           "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
+                     *           "receipt": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.812Z"
+                     *           "created": "2026-11-27T12:03:07.868Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4099,7 +4337,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -4141,7 +4379,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                 *       "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -4157,17 +4395,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcAcc3FoFhG94oQNLygBx8i",
+                     *       "id": "re_0VcAs13nOiOBq1oifOXpQpUW",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *       "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
+                     *       "receipt": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.812Z"
+                     *       "created": "2026-11-27T12:03:07.868Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4250,7 +4488,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -4296,17 +4534,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcAcc3FoFhG94oQNLygBx8i",
+                     *       "id": "re_0VcAs13nOiOBq1oifOXpQpUW",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *       "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
+                     *       "receipt": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.812Z"
+                     *       "created": "2026-11-27T12:03:07.868Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4351,7 +4589,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -4398,11 +4636,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcAcbjynjLHsZUnv5heJMK5",
+                     *       "id": "rcpt_0VcAs0qigH3ey50uge4luHaL",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcAcbjX3NeYqpsBmBwLRrma",
+                     *       "paymentIntent": "pi_0VcAs0qK4tl7nUc9nIyboTgz",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -4427,13 +4665,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "688418777781",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127160156&s=688418777781",
-                     *       "fiscalizedAt": "2026-11-27T11:01:56.976Z",
+                     *       "fiscalSign": "858613376007",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127170307&s=858613376007",
+                     *       "fiscalizedAt": "2026-11-27T12:03:07.945Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_zDKhtHBi81EXna2onbx13610aC5IaMqCwYugCaG8",
+                     *       "url": "https://api.tolov.example/receipts/rc_MHwf4gtI4h5n84dGKxIdAxvbjDjSrsmaIrkJJTmR",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:55.616Z"
+                     *       "created": "2026-11-27T12:03:07.056Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -4478,7 +4716,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -4539,12 +4777,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
+                     *           "id": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
-                     *           "refund": "re_0VcAcc3FoFhG94oQNLygBx8i",
+                     *           "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                     *           "refund": "re_0VcAs13nOiOBq1oifOXpQpUW",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -4562,20 +4800,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "316249145124",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127160156&s=316249145124",
-                     *           "fiscalizedAt": "2026-11-27T11:01:56.993Z",
+                     *           "fiscalSign": "327141436548",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127170307&s=327141436548",
+                     *           "fiscalizedAt": "2026-11-27T12:03:07.955Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_guUBiKV0ziHtYz40DFJf2o4eRnGdEOhozSrDSlcK",
+                     *           "url": "https://api.tolov.example/receipts/rc_alg0wx8xT9FrlMgF8x4Na4IE5vfOysaJKIhThueN",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.822Z"
+                     *           "created": "2026-11-27T12:03:07.876Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcAcbzE27FrBCgdYcW7LcNy",
+                     *           "id": "rcpt_0VcAs114OXed9rDFEX0O1w7s",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *           "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -4594,13 +4832,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "432975456270",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127160156&s=432975456270",
-                     *           "fiscalizedAt": "2026-11-27T11:01:56.986Z",
+                     *           "fiscalSign": "050183670604",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127170307&s=050183670604",
+                     *           "fiscalizedAt": "2026-11-27T12:03:07.951Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_yQ827lkhVoupER5whMYZuVv1O90a98e3KwIL9R29",
+                     *           "url": "https://api.tolov.example/receipts/rc_ileOd6FZdAD3rlaKDQiRamJkyDgzZFqJgWttmmE6",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.565Z"
+                     *           "created": "2026-11-27T12:03:07.701Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4639,7 +4877,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -4693,7 +4931,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T11:31:55.937Z",
+                     *       "expiresAt": "2026-11-27T12:33:07.295Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -4752,7 +4990,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -4818,11 +5056,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T11:31:55.937Z",
+                     *       "expiresAt": "2026-11-27T12:33:07.295Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T11:02:26.024Z",
+                     *       "resendAvailableAt": "2026-11-27T12:03:37.364Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -4905,7 +5143,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -4967,7 +5205,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T11:31:55.937Z",
+                     *       "expiresAt": "2026-11-27T12:33:07.295Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -4977,8 +5215,8 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T11:01:56.148Z",
-                     *         "payment": "pi_0VcAcbsPdTWB2Bc9wSEj1bJk"
+                     *         "paidAt": "2026-11-27T12:03:07.450Z",
+                     *         "payment": "pi_0VcAs0wxWqcArgDHQbM3FQXe"
                      *       },
                      *       "canSaveCard": true,
                      *       "receipt": null
@@ -5050,7 +5288,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -5104,11 +5342,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T11:31:55.937Z",
+                     *       "expiresAt": "2026-11-27T12:33:07.295Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T11:02:26.084Z",
+                     *       "resendAvailableAt": "2026-11-27T12:03:37.403Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -5175,7 +5413,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -5232,7 +5470,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcAcc7wq7XHnQh6DIunWJJI",
+                     *           "id": "we_0VcAs16NP0k5hdQ7KgZMsd03",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -5245,7 +5483,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:57.105Z"
+                     *           "created": "2026-11-27T12:03:08.029Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5284,7 +5522,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -5348,7 +5586,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcAcc7wq7XHnQh6DIunWJJI",
+                     *       "id": "we_0VcAs16NP0k5hdQ7KgZMsd03",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -5360,8 +5598,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:57.105Z",
-                     *       "secret": "whsec_W5QDsElPZ5b4HBvHWKkIhCOCHlXWPj8h+94QH6yf/Rc="
+                     *       "created": "2026-11-27T12:03:08.029Z",
+                     *       "secret": "whsec_BpZYIyjUq5i6oAKe7gzYPoisysSg930S41fpYoLhXbg="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -5418,7 +5656,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -5465,7 +5703,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcAcc7wq7XHnQh6DIunWJJI",
+                     *       "id": "we_0VcAs16NP0k5hdQ7KgZMsd03",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -5477,7 +5715,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:57.105Z"
+                     *       "created": "2026-11-27T12:03:08.029Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -5522,7 +5760,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -5588,7 +5826,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcAcc7wq7XHnQh6DIunWJJI",
+                     *       "id": "we_0VcAs16NP0k5hdQ7KgZMsd03",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -5601,7 +5839,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:57.105Z"
+                     *       "created": "2026-11-27T12:03:08.029Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -5664,7 +5902,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -5711,7 +5949,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcAcc9EjDVyqhxJeVTSFx6s",
+                     *       "id": "we_0VcAs16zkyZAJ04SaFFryfrP",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -5758,7 +5996,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -5817,7 +6055,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcAcc7wq7XHnQh6DIunWJJI",
+                     *       "id": "we_0VcAs16NP0k5hdQ7KgZMsd03",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -5830,8 +6068,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:57.105Z",
-                     *       "secret": "whsec_XFLEKpaH4OAXekbJ0U7oajaCeIggjPjSwJ7J9rY6EdQ="
+                     *       "created": "2026-11-27T12:03:08.029Z",
+                     *       "secret": "whsec_fLT0SZIEpnZUnIuN06eRmtqf7mFWNQ97xXchaFX3Nvw="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -5894,7 +6132,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -5949,24 +6187,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_fecd65671e3e4337ba31f4ef6822a11d",
+                     *           "id": "wd_9e0127616a0246cca7d48272031e411e",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcAcc9K7OunNPJy9qDyBY0V",
-                     *           "event": "evt_0VcAcbsYXCkyJKC8gpPLxHwZ",
+                     *           "endpoint": "we_0VcAs1748tBgyovHLli2Nd7w",
+                     *           "event": "evt_0VcAs0x6mbJoi9W1PpQxXqUb",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T11:01:57.228Z",
+                     *               "attemptedAt": "2026-11-27T12:03:08.110Z",
                      *               "statusCode": 200,
-                     *               "durationMs": 22,
+                     *               "durationMs": 23,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T11:01:57.206Z"
+                     *           "created": "2026-11-27T12:03:08.088Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6014,7 +6252,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -6054,7 +6292,7 @@ export interface operations {
                 /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
                 "created[lt]"?: string;
                 /** @description Only events of this type */
-                type?: "order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired" | "webhook_endpoint.test";
+                type?: "order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired" | "webhook_endpoint.test";
                 /** @description Only events about this object (ord_…, pi_…) */
                 objectId?: string;
             };
@@ -6075,17 +6313,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcAcc6GbDeLINPjiOhl1ge0",
+                     *           "id": "evt_0VcAs15FMi6bR0DqSoXCHt0u",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:57.002Z",
+                     *           "created": "2026-11-27T12:03:07.960Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcAcc5WlZ2vJ9LofrUxoPFQ",
+                     *             "id": "rcpt_0VcAs14pgW73Fc1GWOIv4cck",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcAcc5NSwLwFfEGCFC2j1nE",
+                     *             "paymentIntent": "pi_0VcAs14lUtxpXW5Ifo5pbqto",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -6108,24 +6346,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_0SDwM3F6DokpqFpsVWosQGMK4B9l5ujflMLYugLG",
+                     *             "url": "https://api.tolov.example/receipts/rc_UHjZ3ptX6zmB5bWxpuEFjkTWskZVkH9WBgfCWNVr",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T11:01:56.957Z"
+                     *             "created": "2026-11-27T12:03:07.935Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcAcc696SWYPbijRkYZTrHt",
+                     *           "id": "evt_0VcAs15BezuMgLXuQk99Mi9S",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.993Z",
+                     *           "created": "2026-11-27T12:03:07.956Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
+                     *             "id": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
-                     *             "refund": "re_0VcAcc3FoFhG94oQNLygBx8i",
+                     *             "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                     *             "refund": "re_0VcAs13nOiOBq1oifOXpQpUW",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -6143,27 +6381,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "316249145124",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127160156&s=316249145124",
-                     *             "fiscalizedAt": "2026-11-27T11:01:56.993Z",
+                     *             "fiscalSign": "327141436548",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127170307&s=327141436548",
+                     *             "fiscalizedAt": "2026-11-27T12:03:07.955Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_guUBiKV0ziHtYz40DFJf2o4eRnGdEOhozSrDSlcK",
+                     *             "url": "https://api.tolov.example/receipts/rc_alg0wx8xT9FrlMgF8x4Na4IE5vfOysaJKIhThueN",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T11:01:56.822Z"
+                     *             "created": "2026-11-27T12:03:07.876Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcAcc61ScslKaJfWXswQeVZ",
+                     *           "id": "evt_0VcAs1570zgT07z85w4QUdwf",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.986Z",
+                     *           "created": "2026-11-27T12:03:07.952Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcAcbzE27FrBCgdYcW7LcNy",
+                     *             "id": "rcpt_0VcAs114OXed9rDFEX0O1w7s",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
+                     *             "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -6182,13 +6420,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "432975456270",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127160156&s=432975456270",
-                     *             "fiscalizedAt": "2026-11-27T11:01:56.986Z",
+                     *             "fiscalSign": "050183670604",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127170307&s=050183670604",
+                     *             "fiscalizedAt": "2026-11-27T12:03:07.951Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_yQ827lkhVoupER5whMYZuVv1O90a98e3KwIL9R29",
+                     *             "url": "https://api.tolov.example/receipts/rc_ileOd6FZdAD3rlaKDQiRamJkyDgzZFqJgWttmmE6",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T11:01:56.565Z"
+                     *             "created": "2026-11-27T12:03:07.701Z"
                      *           }
                      *         }
                      *       ],
@@ -6228,7 +6466,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -6275,30 +6513,30 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcAcbsYXCkyJKC8gpPLxHwZ",
+                     *       "id": "evt_0VcAs0x6mbJoi9W1PpQxXqUb",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.148Z",
+                     *       "created": "2026-11-27T12:03:07.450Z",
                      *       "data": {
-                     *         "id": "ord_0VcAcbp3o7wwm4yfZu85npmA",
+                     *         "id": "ord_0VcAs0uVoW0PTpaXbQnVrtTw",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_4eEHvbrzfi4T5nQ4a4w8dYrkQsVnY96EDSu9rdZV",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_NHBInuuwQnWdi0qeXRhTpwDPONxIVSu6OOsydEVL",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcAcbsPdTWB2Bc9wSEj1bJk",
-                     *         "savedCard": "card_0VcAcbsVmFsJaVYaBGkK6fYj",
-                     *         "paidAt": "2026-11-27T11:01:56.148Z",
+                     *         "paymentIntent": "pi_0VcAs0wxWqcArgDHQbM3FQXe",
+                     *         "savedCard": "card_0VcAs0x2jBUnyqRDLeJ4ylLu",
+                     *         "paidAt": "2026-11-27T12:03:07.450Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T11:31:55.937Z",
+                     *         "expiresAt": "2026-11-27T12:33:07.295Z",
                      *         "receipt": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T11:01:55.937Z"
+                     *         "created": "2026-11-27T12:03:07.295Z"
                      *       }
                      *     }
                      */
@@ -6344,7 +6582,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -6388,7 +6626,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcAcc9K7OunNPJy9qDyBY0V"
+                 *       "endpoint": "we_0VcAs1748tBgyovHLli2Nd7w"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -6403,15 +6641,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_fecd65671e3e4337ba31f4ef6822a11d",
+                     *       "id": "wd_9e0127616a0246cca7d48272031e411e",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcAcc9K7OunNPJy9qDyBY0V",
-                     *       "event": "evt_0VcAcbsYXCkyJKC8gpPLxHwZ",
+                     *       "endpoint": "we_0VcAs1748tBgyovHLli2Nd7w",
+                     *       "event": "evt_0VcAs0x6mbJoi9W1PpQxXqUb",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T11:01:57.206Z",
+                     *       "nextAttemptAt": "2026-11-27T12:03:08.088Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T11:01:57.206Z"
+                     *       "created": "2026-11-27T12:03:08.088Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -6478,7 +6716,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -6509,7 +6747,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Comma-separated event types to receive (default: all): order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed, receipt.fiscalized, receipt.failed */
+                /** @description Comma-separated event types to receive (default: all): order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed, receipt.fiscalized, receipt.failed, payout_account.updated */
                 types?: string;
             };
             header?: {
@@ -6560,7 +6798,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -6615,37 +6853,37 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcAcc433xxXURvui9yETEb1",
+                     *           "id": "req_0VcAs14Ct8BydZCbgTf4MUR4",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 8,
+                     *           "durationMs": 3,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.875Z"
+                     *           "created": "2026-11-27T12:03:07.899Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcAcc3tZixvN8MBBHyVBDhT",
+                     *           "id": "req_0VcAs148e7PdzA2CCVkPRTA3",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 10,
+                     *           "durationMs": 4,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.867Z"
+                     *           "created": "2026-11-27T12:03:07.896Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcAcc383NYCBwVSvj7mbQFn",
+                     *           "id": "req_0VcAs13jExVlA9zpMkM4Y7oi",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 44,
+                     *           "durationMs": 24,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T11:01:56.854Z"
+                     *           "created": "2026-11-27T12:03:07.891Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -6684,7 +6922,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -6731,24 +6969,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcAcbmdWbmUpxQLWT6pui8o",
+                     *       "id": "ord_0VcAs0sY48atsbtYLulywywc",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_MmpPj44PLYLJBoNrkACUoE9y8kLXlukJ8u7vq5bl",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_XRwdvrnMQrED3ffWYY1ntqnjJdVKMelFBDwWtsYK",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T11:01:55.792Z",
+                     *       "expiresAt": "2026-11-27T12:03:07.178Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:55.787Z"
+                     *       "created": "2026-11-27T12:03:07.174Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -6805,7 +7043,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -6861,24 +7099,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcAcbiQ6qvYS1lyUMhQQSTw",
+                     *       "id": "ord_0VcAs0oyCHW8ey7OsdNtp2iN",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_5ICtn9pzGAxB1bFlGDPHzOpa7q1POPbhszSjtsfO",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Xl5Vbe9GMJVzOJ7F2VCHxK7Y2Xn73IdNc7WP6ynD",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcAcbjX3NeYqpsBmBwLRrma",
+                     *       "paymentIntent": "pi_0VcAs0qK4tl7nUc9nIyboTgz",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T11:01:55.616Z",
+                     *       "paidAt": "2026-11-27T12:03:07.056Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T11:31:55.526Z",
-                     *       "receipt": "rcpt_0VcAcbjynjLHsZUnv5heJMK5",
+                     *       "expiresAt": "2026-11-27T12:33:06.952Z",
+                     *       "receipt": "rcpt_0VcAs0qigH3ey50uge4luHaL",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:55.526Z"
+                     *       "created": "2026-11-27T12:03:06.952Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -6936,7 +7174,7 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -6992,18 +7230,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcAcbujYNRV1jgdK7XXZYev",
+                     *       "id": "cb_0VcAs0yYUn96iHcorIOMcR6l",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
-                     *       "url": "https://api.tolov.example/bind/cbs_ZBDSwgRuG5uK250kMP66LKD32s92ASXXK9oCzLb4",
-                     *       "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                     *       "clientToken": "cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
+                     *       "url": "https://api.tolov.example/bind/cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
+                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T11:16:56.289Z",
+                     *       "expiresAt": "2026-11-27T12:18:07.545Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T11:01:56.289Z"
+                     *       "created": "2026-11-27T12:03:07.545Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -7061,7 +7299,97 @@ export interface operations {
             /**
              * @description Any other refusal, before the route runs, in the same shape:
              *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
-             *     - `BODY_TOO_LARGE`: The body is over 64 KiB
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseTestPayoutHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payout account, `payoutsHeldUntil` null */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pacct_0VcAs1JHW0YPqrZobf3jAsOi",
+                     *       "object": "payout_account",
+                     *       "bankMfo": "00440",
+                     *       "accountLast4": "2002",
+                     *       "tin": "301234567",
+                     *       "holderName": "\"Chorsu Market\" MChJ",
+                     *       "payoutsHeldUntil": null,
+                     *       "livemode": false,
+                     *       "updated": "2026-11-27T12:03:08.851Z",
+                     *       "created": "2026-11-27T12:03:08.831Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PayoutAccount"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
              *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
              *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
              *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
@@ -7100,30 +7428,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAcbsYXCkyJKC8gpPLxHwZ",
+                 *       "id": "evt_0VcAs0x6mbJoi9W1PpQxXqUb",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T11:01:56.148Z",
+                 *       "created": "2026-11-27T12:03:07.450Z",
                  *       "data": {
-                 *         "id": "ord_0VcAcbp3o7wwm4yfZu85npmA",
+                 *         "id": "ord_0VcAs0uVoW0PTpaXbQnVrtTw",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_4eEHvbrzfi4T5nQ4a4w8dYrkQsVnY96EDSu9rdZV",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_NHBInuuwQnWdi0qeXRhTpwDPONxIVSu6OOsydEVL",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcAcbsPdTWB2Bc9wSEj1bJk",
-                 *         "savedCard": "card_0VcAcbsVmFsJaVYaBGkK6fYj",
-                 *         "paidAt": "2026-11-27T11:01:56.148Z",
+                 *         "paymentIntent": "pi_0VcAs0wxWqcArgDHQbM3FQXe",
+                 *         "savedCard": "card_0VcAs0x2jBUnyqRDLeJ4ylLu",
+                 *         "paidAt": "2026-11-27T12:03:07.450Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T11:31:55.937Z",
+                 *         "expiresAt": "2026-11-27T12:33:07.295Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T11:01:55.937Z"
+                 *         "created": "2026-11-27T12:03:07.295Z"
                  *       }
                  *     }
                  */
@@ -7151,30 +7479,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAcbu2leMzrxPMVlqpWFJH",
+                 *       "id": "evt_0VcAs0y1acpcOmFb99Gf4Cyy",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T11:01:56.243Z",
+                 *       "created": "2026-11-27T12:03:07.510Z",
                  *       "data": {
-                 *         "id": "ord_0VcAcbtcZgkzpi0GZcFtmxd8",
+                 *         "id": "ord_0VcAs0xjirUBXxq9FA8nj8R9",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_qWuWd18g28mysNRkiM7LvgoWLy1Gpz7Y0CyFzhVh",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_gYth1rpOhvN5uOlMJjuI1GAW5GW0WGHN3eEhW8FM",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcAcbtuaLYH3o7lFw8OGwZE",
+                 *         "paymentIntent": "pi_0VcAs0xwCDGPAptQzznkANrl",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T11:31:56.220Z",
+                 *         "expiresAt": "2026-11-27T12:33:07.495Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T11:01:56.220Z"
+                 *         "created": "2026-11-27T12:03:07.495Z"
                  *       }
                  *     }
                  */
@@ -7202,30 +7530,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAcbmqhboniaZc8W974A2U",
+                 *       "id": "evt_0VcAs0shUz5ch3qOXDQppvhU",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T11:01:55.792Z",
+                 *       "created": "2026-11-27T12:03:07.178Z",
                  *       "data": {
-                 *         "id": "ord_0VcAcbmdWbmUpxQLWT6pui8o",
+                 *         "id": "ord_0VcAs0sY48atsbtYLulywywc",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_MmpPj44PLYLJBoNrkACUoE9y8kLXlukJ8u7vq5bl",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_XRwdvrnMQrED3ffWYY1ntqnjJdVKMelFBDwWtsYK",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T11:01:55.792Z",
+                 *         "expiresAt": "2026-11-27T12:03:07.178Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T11:01:55.787Z"
+                 *         "created": "2026-11-27T12:03:07.174Z"
                  *       }
                  *     }
                  */
@@ -7253,13 +7581,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAcc5b4po3lUupuKjrssKB",
+                 *       "id": "evt_0VcAs14r9l5HWYpemL5t8PqY",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T11:01:56.957Z",
+                 *       "created": "2026-11-27T12:03:07.935Z",
                  *       "data": {
-                 *         "id": "pi_0VcAcc5NSwLwFfEGCFC2j1nE",
+                 *         "id": "pi_0VcAs14lUtxpXW5Ifo5pbqto",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -7267,15 +7595,15 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcAcbvQdW0WgYKVCdeq123T",
+                 *         "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
                  *         "metadata": {},
                  *         "amountRefunded": 0,
-                 *         "receipt": "rcpt_0VcAcc5WlZ2vJ9LofrUxoPFQ",
+                 *         "receipt": "rcpt_0VcAs14pgW73Fc1GWOIv4cck",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T11:01:56.949Z"
+                 *         "created": "2026-11-27T12:03:07.931Z"
                  *       }
                  *     }
                  */
@@ -7303,13 +7631,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAcc08u4l01OMjJxP47IUm",
+                 *       "id": "evt_0VcAs11foH9TM5Lc05eq9uRc",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T11:01:56.621Z",
+                 *       "created": "2026-11-27T12:03:07.738Z",
                  *       "data": {
-                 *         "id": "pi_0VcAcc01F9k62zfSXo9Sc9nA",
+                 *         "id": "pi_0VcAs11aCWmFOGplczeECmty",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -7317,7 +7645,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcAcbxFPVEyRc8Kv3Q81oXM",
+                 *         "card": "card_0VcAs0zwWBwLGcaI9cgHsh8L",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -7328,7 +7656,7 @@ export interface operations {
                  *         "amountRefunded": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T11:01:56.617Z"
+                 *         "created": "2026-11-27T12:03:07.734Z"
                  *       }
                  *     }
                  */
@@ -7356,18 +7684,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAcc696SWYPbijRkYZTrHt",
+                 *       "id": "evt_0VcAs15BezuMgLXuQk99Mi9S",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T11:01:56.993Z",
+                 *       "created": "2026-11-27T12:03:07.956Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcAcc3MyRC8x1ofw3W8Hckl",
+                 *         "id": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcAcbz6v1pbtF0VfSPt83OO",
-                 *         "refund": "re_0VcAcc3FoFhG94oQNLygBx8i",
+                 *         "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                 *         "refund": "re_0VcAs13nOiOBq1oifOXpQpUW",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -7385,13 +7713,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "316249145124",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127160156&s=316249145124",
-                 *         "fiscalizedAt": "2026-11-27T11:01:56.993Z",
+                 *         "fiscalSign": "327141436548",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127170307&s=327141436548",
+                 *         "fiscalizedAt": "2026-11-27T12:03:07.955Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_guUBiKV0ziHtYz40DFJf2o4eRnGdEOhozSrDSlcK",
+                 *         "url": "https://api.tolov.example/receipts/rc_alg0wx8xT9FrlMgF8x4Na4IE5vfOysaJKIhThueN",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T11:01:56.822Z"
+                 *         "created": "2026-11-27T12:03:07.876Z"
                  *       }
                  *     }
                  */
@@ -7419,17 +7747,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAcc6GbDeLINPjiOhl1ge0",
+                 *       "id": "evt_0VcAs15FMi6bR0DqSoXCHt0u",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T11:01:57.002Z",
+                 *       "created": "2026-11-27T12:03:07.960Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcAcc5WlZ2vJ9LofrUxoPFQ",
+                 *         "id": "rcpt_0VcAs14pgW73Fc1GWOIv4cck",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcAcc5NSwLwFfEGCFC2j1nE",
+                 *         "paymentIntent": "pi_0VcAs14lUtxpXW5Ifo5pbqto",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -7452,13 +7780,56 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_0SDwM3F6DokpqFpsVWosQGMK4B9l5ujflMLYugLG",
+                 *         "url": "https://api.tolov.example/receipts/rc_UHjZ3ptX6zmB5bWxpuEFjkTWskZVkH9WBgfCWNVr",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T11:01:56.957Z"
+                 *         "created": "2026-11-27T12:03:07.935Z"
                  *       }
                  *     }
                  */
                 "application/json": components["schemas"]["ReceiptFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPayoutAccountUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0VcAs1Jck63IDPySEoQKpeG6",
+                 *       "object": "event",
+                 *       "type": "payout_account.updated",
+                 *       "livemode": false,
+                 *       "created": "2026-11-27T12:03:08.851Z",
+                 *       "data": {
+                 *         "id": "pacct_0VcAs1JHW0YPqrZobf3jAsOi",
+                 *         "object": "payout_account",
+                 *         "bankMfo": "00440",
+                 *         "accountLast4": "2002",
+                 *         "tin": "301234567",
+                 *         "holderName": "\"Chorsu Market\" MChJ",
+                 *         "payoutsHeldUntil": "2026-11-28T12:03:08.851Z",
+                 *         "livemode": false,
+                 *         "updated": "2026-11-27T12:03:08.851Z",
+                 *         "created": "2026-11-27T12:03:08.831Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PayoutAccountUpdatedEvent"];
             };
         };
         responses: {

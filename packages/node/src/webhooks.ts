@@ -21,6 +21,7 @@ export type TolovEvent =
   | Schemas['PaymentIntentFailedEvent']
   | Schemas['ReceiptFiscalizedEvent']
   | Schemas['ReceiptFailedEvent']
+  | Schemas['PayoutAccountUpdatedEvent']
   | UnknownEvent;
 
 /**

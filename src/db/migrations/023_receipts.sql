@@ -1,7 +1,10 @@
 -- Fiscal receipts. The lines a merchant sends with an order or a charge are kept with it; once its payment succeeds,
 -- the payment's transaction writes a PENDING sale receipt with those lines (and a refund's success, a return receipt),
 -- and the fiscalization worker registers it with the fiscal module afterwards, outside the money's phases.
-ALTER TABLE products ADD COLUMN receipt_required boolean NOT NULL DEFAULT true;
+-- Products made from now on must send lines in live mode. Existing ones keep taking live payments without them (their
+-- integrations send none yet) until the operator requires them: an upgrade must not refuse every live call.
+ALTER TABLE products ADD COLUMN receipt_required boolean NOT NULL DEFAULT false;
+ALTER TABLE products ALTER COLUMN receipt_required SET DEFAULT true;
 ALTER TABLE orders ADD COLUMN receipt_lines jsonb, ADD COLUMN receipt_id text;
 ALTER TABLE payment_intents ADD COLUMN receipt_lines jsonb, ADD COLUMN receipt_id text;
 ALTER TABLE refunds ADD COLUMN receipt_id text;

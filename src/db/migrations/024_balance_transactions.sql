@@ -22,9 +22,10 @@ CREATE INDEX balance_transactions_list ON balance_transactions (product_id, live
 CREATE INDEX balance_transactions_by_type ON balance_transactions (product_id, livemode, type, created_at DESC, seq DESC);
 CREATE INDEX balance_transactions_by_payout ON balance_transactions (payout_id) WHERE payout_id IS NOT NULL;
 
--- The movements made before the statement existed, from their ledger transactions. Their ids keep the time their
--- source's id carries, so they list in the order they happened. A payment not settled yet becomes available a day
--- after it succeeded (the default TOLOV_SETTLEMENT_DELAY_SECONDS); settlement makes it so whatever the delay.
+-- The movements made before the statement existed, from their payments and refunds: each dated when it moved the
+-- balance, its id carrying its source's. A payment not settled yet is forecast available a day after it succeeded (the
+-- default TOLOV_SETTLEMENT_DELAY_SECONDS); settlement makes it available whatever the delay. Processes of an earlier
+-- version write no rows: stop them before this migration runs (the statement would miss what they do meanwhile).
 INSERT INTO balance_transactions (id, product_id, livemode, type, amount, fee, net, status, available_on, source, created_at)
 SELECT 'txn_' || substr(i.id, 4), i.product_id, i.livemode, 'charge', i.amount, i.fee, i.amount - i.fee,
        CASE WHEN i.settled_at IS NULL THEN 'pending' ELSE 'available' END,

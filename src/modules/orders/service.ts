@@ -55,9 +55,8 @@ export class OrdersService {
   ) {}
 
   /** Creates a PENDING order with its checkout session: 201 with the order. */
-  async create(invocation: Invocation, body: CreateOrderBody): Promise<Answer<Order>> {
-    const lines = this.receipts.linesFor(invocation.scope, body.receipt, body.amount);
-    return this.commands.run(invocation, this.createPhases(invocation.scope, body, lines));
+  create(invocation: Invocation, body: CreateOrderBody): Promise<Answer<Order>> {
+    return this.commands.run(invocation, this.createPhases(invocation.scope, body));
   }
 
   /** Cancels a PENDING order: 200 with the order; audited when a dashboard user cancels it. */
@@ -89,7 +88,7 @@ export class OrdersService {
   }
 
   /** Creating an order is a single atomic phase: the order, its session and the stored response commit together. */
-  private createPhases(merchant: Merchant, body: CreateOrderBody, receiptLines: ReceiptLines | null): Steps {
+  private createPhases(merchant: Merchant, body: CreateOrderBody): Steps {
     const newOrder = (): OrderRow => {
       const created = new Date();
       return {
@@ -108,7 +107,6 @@ export class OrdersService {
         saved_card_id: null,
         paid_at: null,
         failure_code: null,
-        receipt_lines: receiptLines,
         receipt_id: null,
         expires_at: new Date(created.getTime() + this.settings.orderTtlSeconds * 1000),
         created_at: created,
@@ -116,16 +114,21 @@ export class OrdersService {
     };
     return {
       started: async (tx) => {
+        // Checked under the key, so that a retry gets the first answer even if the product's settings changed since.
+        const lines = this.receipts.linesFor(merchant, body.receipt, body.amount);
         const row = newOrder();
-        await store.insertOrder(tx, row);
+        await store.insertOrder(tx, row, lines);
         await this.sessions.open(tx, 'order', row);
         return { response: { status: 201, body: this.present(row) } };
       },
     };
   }
 
-  /** Locks an order by id alone, for a session that already belongs to it: a payment orders itself against a cancel. */
-  lockById(tx: Transaction, id: string): Promise<OrderRow> {
+  /**
+   * Locks an order by id alone, for a session that already belongs to it: a payment orders itself against a cancel.
+   * Its fiscal lines come with it, for the payment to carry.
+   */
+  lockById(tx: Transaction, id: string): Promise<OrderRow & { receipt_lines: ReceiptLines | null }> {
     return store.lockOrderById(tx, id);
   }
 

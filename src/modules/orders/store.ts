@@ -5,7 +5,7 @@ import type { ORDER_STATUSES } from './schema.js';
 import { ORDER_STATES } from './state.js';
 import type { ReceiptLines } from '../receipts/schema.js';
 
-const ORDER_COLUMNS = 'id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token, save_card, payment_intent_id, saved_card_id, paid_at, failure_code, receipt_lines, receipt_id, expires_at, created_at';
+const ORDER_COLUMNS = 'id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token, save_card, payment_intent_id, saved_card_id, paid_at, failure_code, receipt_id, expires_at, created_at';
 /** What a merchant's list of them reads. */
 export const ORDER_LIST: Listed = { table: 'orders', columns: ORDER_COLUMNS };
 
@@ -26,15 +26,16 @@ export interface OrderRow {
   paid_at: Date | null;
   /** Why a FAILED order failed: its payment's refusal, or TOO_MANY_ATTEMPTS when the buyer used up the attempts. */
   failure_code: string | null;
-  /** The fiscal lines its payment's sale receipt gets; null when it needs none. */
-  receipt_lines: ReceiptLines | null;
   receipt_id: string | null;
   expires_at: Date;
   created_at: Date;
 }
 
-/** Inserts a PENDING order exactly as `row` says, so that its answer is known before it is written. */
-export async function insertOrder(tx: Transaction, row: OrderRow): Promise<void> {
+/**
+ * Inserts a PENDING order exactly as `row` says, so that its answer is known before it is written, with the fiscal
+ * lines its payment's sale receipt gets (null when it needs none).
+ */
+export async function insertOrder(tx: Transaction, row: OrderRow, receiptLines: ReceiptLines | null): Promise<void> {
   await tx.query(
     `INSERT INTO orders (id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token,
                          expires_at, created_at, receipt_lines)
@@ -50,7 +51,7 @@ export async function insertOrder(tx: Transaction, row: OrderRow): Promise<void>
       row.checkout_token,
       row.expires_at,
       row.created_at,
-      row.receipt_lines === null ? null : JSON.stringify(row.receipt_lines),
+      receiptLines === null ? null : JSON.stringify(receiptLines),
     ],
   );
 }
@@ -73,8 +74,9 @@ export async function lockOrder(tx: Transaction, merchant: Merchant, id: string)
 }
 
 /** Locks an order by id alone, for a session that already belongs to it. */
-export async function lockOrderById(tx: Transaction, id: string): Promise<OrderRow> {
-  const [row] = await tx.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1 FOR UPDATE`, [id]);
+/** The order a payment is about to start on, locked, with the fiscal lines its payment carries; no other read has them. */
+export async function lockOrderById(tx: Transaction, id: string): Promise<OrderRow & { receipt_lines: ReceiptLines | null }> {
+  const [row] = await tx.query<OrderRow & { receipt_lines: ReceiptLines | null }>(`SELECT ${ORDER_COLUMNS}, receipt_lines FROM orders WHERE id = $1 FOR UPDATE`, [id]);
   if (!row) throw new Error(`order ${id} vanished`);
   return row;
 }

@@ -17,7 +17,6 @@ import type { Entry, LedgerService } from '../ledger/service.js';
 import type { EventRecorder } from '../webhooks/service.js';
 import type { OrdersService } from '../orders/service.js';
 import type { ReceiptsService } from '../receipts/service.js';
-import type { ReceiptLines } from '../receipts/schema.js';
 import type { ChargesQuery, CreateChargeBody, PaymentIntent } from './schema.js';
 import * as store from './store.js';
 import type { IntentRow } from './store.js';
@@ -69,15 +68,13 @@ export class PaymentsService {
   ) {}
 
   /** Charges a saved card: 201 with the payment, whatever the bank answered (its status says). */
-  async charge(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
-    const lines = this.receipts.linesFor(invocation.scope, body.receipt, body.amount);
-    return this.commands.run(invocation, this.chargePhases(invocation.scope, body, lines));
+  charge(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
+    return this.commands.run(invocation, this.chargePhases(invocation.scope, body));
   }
 
   /** The legacy pair's first step: an intent that moves no money until confirmed (201). */
-  async create(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
-    const lines = this.receipts.linesFor(invocation.scope, body.receipt, body.amount);
-    return this.commands.run(invocation, this.createPhases(invocation.scope, body, lines));
+  create(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
+    return this.commands.run(invocation, this.createPhases(invocation.scope, body));
   }
 
   /** The legacy pair's second step: the charge's debit, on the intent created before (200). */
@@ -169,11 +166,13 @@ export class PaymentsService {
     return card;
   }
 
-  private chargePhases(merchant: Merchant, body: CreateChargeBody, receiptLines: ReceiptLines | null): Steps {
+  private chargePhases(merchant: Merchant, body: CreateChargeBody): Steps {
     // A mode without a rail refuses every charge (503 RAIL_UNAVAILABLE) before looking at anything.
     const window = this.rails.forMode(merchant.livemode).callWindowMs;
     return {
       started: async (tx) => {
+        // Checked under the key, so that a retry gets the first answer even if the product's settings changed since.
+        const receiptLines = this.receipts.linesFor(merchant, body.receipt, body.amount);
         const intent = {
           id: newId('pi'),
           amount: body.amount,
@@ -194,9 +193,10 @@ export class PaymentsService {
   }
 
   /** The legacy pair, step one: an intent that moves no money until confirmed. */
-  private createPhases(merchant: Merchant, body: CreateChargeBody, receiptLines: ReceiptLines | null): Steps {
+  private createPhases(merchant: Merchant, body: CreateChargeBody): Steps {
     return {
       started: async (tx) => {
+        const receiptLines = this.receipts.linesFor(merchant, body.receipt, body.amount);
         const card = await this.cards.find(tx, merchant, body.card);
         if (!card) throw notFound('card');
         const intent = await store.insertIntent(tx, merchant, {

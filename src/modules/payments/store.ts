@@ -5,7 +5,7 @@ import type { Metadata, IntentStatus } from './schema.js';
 import type { ReceiptLines } from '../receipts/schema.js';
 import { INTENT_STATES } from './state.js';
 
-const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, masked_pan, description, metadata, amount_refunded, receipt_lines, receipt_id, reconcile_count, created_at';
+const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, masked_pan, description, metadata, amount_refunded, receipt_id, reconcile_count, created_at';
 /** What a merchant's list of them reads. */
 export const INTENT_LIST: Listed = { table: 'payment_intents', columns: INTENT_COLUMNS };
 
@@ -27,8 +27,6 @@ export interface IntentRow {
   description: string | null;
   metadata: Metadata;
   amount_refunded: number;
-  /** The fiscal lines its sale receipt gets once it succeeds; null when it needs none. */
-  receipt_lines: ReceiptLines | null;
   receipt_id: string | null;
   reconcile_count: number;
   created_at: Date;
@@ -141,13 +139,17 @@ export async function startDebit(tx: Transaction, id: string, inFlightMs: number
 export type FinalOutcome = { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string };
 
 /** A debit's move PROCESSING → SUCCEEDED or FAILED, once; undefined when the intent was no longer PROCESSING. */
-export async function finishDebit(tx: Transaction, id: string, outcome: FinalOutcome): Promise<IntentRow | undefined> {
+/**
+ * PROCESSING → SUCCEEDED or FAILED, once: returns the row only to the caller that made the change, with the fiscal
+ * lines its sale receipt gets (null when it needs none), which no other read carries.
+ */
+export async function finishDebit(tx: Transaction, id: string, outcome: FinalOutcome): Promise<(IntentRow & { receipt_lines: ReceiptLines | null }) | undefined> {
   const move = INTENT_STATES.move(outcome.status === 'SUCCEEDED' ? 'debit_succeeded' : 'debit_failed');
-  const [row] = await tx.query<IntentRow>(
+  const [row] = await tx.query<IntentRow & { receipt_lines: ReceiptLines | null }>(
     `UPDATE payment_intents
         SET status = $2, failure_code = $3, reconcile_after = NULL, succeeded_at = CASE WHEN $2 = 'SUCCEEDED' THEN now() END
       WHERE id = $1 AND status = ANY($4::text[])
-     RETURNING ${INTENT_COLUMNS}`,
+     RETURNING ${INTENT_COLUMNS}, receipt_lines`,
     [id, move.to, outcome.status === 'FAILED' ? outcome.failureCode : null, move.from],
   );
   return row;

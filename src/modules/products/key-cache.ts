@@ -1,6 +1,7 @@
 // API keys as the database last said, so that a merchant request does not look its key up again each time.
 //
-// Only what can change matters: a key's revocation. The statement that revokes a key notifies API_KEYS_CHANNEL, and
+// Only what can change matters: a key's revocation, or its product's settings that a request reads (whether live
+// payments must carry fiscal lines). The statement that makes either change notifies API_KEYS_CHANNEL, and
 // every process clears its cache when it hears it; a process that cannot hear (its listening connection dropped)
 // does not use its cache until it hears again. A lookup that began before a clear is not cached, so a revocation
 // never loses to a reply already on its way. Entries also age out, as a last line.

@@ -73,7 +73,6 @@ export class ProductsService {
     return store.productOfAccount(this.db, accountId);
   }
 
-  /** The operator's go-ahead for live mode (after checking who the merchant is). */
   /** Whether the product's live orders and charges must carry fiscal lines; every process's key cache hears it. */
   async setReceiptRequired(productId: string, required: boolean): Promise<store.ProductRow> {
     const row = await store.setReceiptRequired(this.db, productId, required, API_KEYS_CHANNEL);
@@ -82,6 +81,7 @@ export class ProductsService {
     return row;
   }
 
+  /** The operator's go-ahead for live mode (after checking who the merchant is). */
   async enableLive(productId: string): Promise<store.ProductRow> {
     const row = await store.enableLive(this.db, productId);
     if (!row) throw notFound('product');

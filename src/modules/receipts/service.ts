@@ -8,7 +8,8 @@ import { notFound } from '../../core/errors.js';
 import { listPage, type List, type ListFilter } from '../../core/pagination.js';
 import { newId } from '../../core/ids.js';
 import { randomBase62 } from '../../lib/random.js';
-import type { FiscalModule, FiscalOutcome, FiscalReceipt } from '../../rails/fiscal.js';
+import type { FiscalOutcome, FiscalReceipt } from '../../rails/fiscal.js';
+import type { FiscalModules } from '../../rails/index.js';
 import type { EventRecorder } from '../webhooks/service.js';
 import { receiptLinesFor, receiptRequired, vatAmountOf } from './lines.js';
 import type { Receipt, ReceiptLines, ReceiptRequest, ReceiptsQuery } from './schema.js';
@@ -23,6 +24,9 @@ const PUBLIC_TOKEN_RANDOM_CHARS = 40; // ≈ 238 bits: the token alone opens the
 const LEASE_MARGIN_MS = 5_000;
 /** The module calls one attempt makes at most, one after the other: status, register, fence. */
 const CALLS_PER_ATTEMPT_MAX = 3;
+/** A receipt that ends FAILED without a refusal by the module: it never registered it, or it could not be asked. */
+type Unsettled = { status: 'UNSETTLED'; failureCode: 'FISCAL_UNAVAILABLE' | 'FISCAL_UNSETTLED' };
+const NEVER_REGISTERED: Unsettled = { status: 'UNSETTLED', failureCode: 'FISCAL_UNAVAILABLE' };
 /** Fences tried after the schedule is used up, at its longest delay, before an unreachable module fails the receipt. */
 const FENCE_RETRIES_MAX = 10;
 
@@ -33,10 +37,6 @@ export interface ReceiptSettings {
   retryScheduleSeconds: readonly number[];
 }
 
-/** The fiscal module of each mode; null for live mode when no fiscal gateway is configured. */
-export interface FiscalModules {
-  forMode(livemode: boolean): FiscalModule | null;
-}
 
 /** A payment as its sale receipt needs it. */
 export interface PaidWithLines {
@@ -155,10 +155,6 @@ export class ReceiptsService {
     return store.receiptsOfPayment(this.db, paymentIntentId);
   }
 
-  /** The receipt a buyer's link opens, or undefined. */
-  byPublicToken(token: string): Promise<ReceiptRow | undefined> {
-    return store.receiptByPublicToken(this.db, token);
-  }
 
   /** A payment's sale receipt, or null when it was paid without lines. */
   async saleOf(paymentIntentId: string): Promise<Receipt | null> {
@@ -192,17 +188,20 @@ export class ReceiptsService {
 
   /**
    * One attempt at the module. After an earlier attempt (an unclear answer, or a process that died during its call)
-   * the module is asked about the id first. Once the schedule is used up, the id is fenced, so that the receipt is
-   * declared FAILED only when the module will never register it; a fence that gets no answer is tried again, a bounded
-   * number of times. A return waits for its sale (see leaseDue) and is refused with it.
+   * the module is asked about the id first. Once the schedule is used up, the id is fenced, so that FISCAL_UNAVAILABLE
+   * means the module will never register it; a fence that gets no answer is tried again, a bounded number of times,
+   * then the receipt fails as FISCAL_UNSETTLED (the module may hold it). A return waits for its sale (see leaseDue) and
+   * is refused with it.
    */
-  async #attempt(row: LeasedReceipt): Promise<FiscalOutcome | { status: 'UNAVAILABLE' }> {
+  async #attempt(row: LeasedReceipt): Promise<FiscalOutcome | Unsettled> {
     const module = this.fiscal.forMode(row.livemode);
     const scheduled = this.settings.retryScheduleSeconds.length;
-    const unclear = row.attempts >= scheduled + FENCE_RETRIES_MAX ? ({ status: 'UNAVAILABLE' } as const) : ({ status: 'UNKNOWN' } as const);
+    // Never settled: the module may hold the receipt, so the merchant must not register it elsewhere yet.
+    const unclear: FiscalOutcome | Unsettled =
+      row.attempts >= scheduled + FENCE_RETRIES_MAX ? { status: 'UNSETTLED', failureCode: 'FISCAL_UNSETTLED' } : { status: 'UNKNOWN' };
     if (row.sale_status === 'FAILED') return { status: 'REFUSED', failureCode: 'SALE_NOT_FISCALIZED' };
     // Without a module nothing was ever sent: there is nothing to fence.
-    if (module === null) return row.attempts >= scheduled ? { status: 'UNAVAILABLE' } : { status: 'UNKNOWN' };
+    if (module === null) return row.attempts >= scheduled ? NEVER_REGISTERED : { status: 'UNKNOWN' };
     try {
       if (row.attempts <= scheduled) {
         const known = row.attempts > 1 ? await module.status(row.id) : ({ status: 'NOT_FOUND' } as const);
@@ -210,14 +209,14 @@ export class ReceiptsService {
         if (outcome.status !== 'UNKNOWN' || row.attempts < scheduled) return outcome;
       }
       const settled = await module.fence(row.id);
-      return settled.status === 'FENCED' ? { status: 'UNAVAILABLE' } : settled;
+      return settled.status === 'FENCED' ? NEVER_REGISTERED : settled;
     } catch (error) {
       this.log.warn({ err: error, receipt: row.id }, 'fiscal module call failed; the receipt stays PENDING');
       return unclear;
     }
   }
 
-  async #record(tx: Transaction, row: LeasedReceipt, outcome: FiscalOutcome | { status: 'UNAVAILABLE' }): Promise<void> {
+  async #record(tx: Transaction, row: LeasedReceipt, outcome: FiscalOutcome | Unsettled): Promise<void> {
     if (outcome.status === 'UNKNOWN') {
       const schedule = this.settings.retryScheduleSeconds;
       // Past the schedule, fences are tried again at its longest delay.
@@ -227,7 +226,7 @@ export class ReceiptsService {
     const finished =
       outcome.status === 'REGISTERED'
         ? await store.markFiscalized(tx, row.id, outcome)
-        : await store.markFailed(tx, row.id, outcome.status === 'REFUSED' ? outcome.failureCode : 'FISCAL_UNAVAILABLE');
+        : await store.markFailed(tx, row.id, outcome.failureCode);
     if (!finished) return;
     await this.events.record(tx, {
       productId: finished.product_id,

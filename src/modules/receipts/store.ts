@@ -74,11 +74,6 @@ export async function findReceipt(db: Queryable, merchant: Merchant, id: string)
   return row;
 }
 
-export async function receiptByPublicToken(db: Queryable, token: string): Promise<ReceiptRow | undefined> {
-  const [row] = await db.query<ReceiptRow>(`SELECT ${RECEIPT_COLUMNS} FROM receipts WHERE public_token = $1`, [token]);
-  return row;
-}
-
 /** A receipt with the shop as its buyer sees it (the product's display name, else its name) and its branding. */
 export interface ReceiptWithShop extends ReceiptRow {
   shop_name: string;

@@ -40,6 +40,7 @@ export const ReceiptsReconciliation = Type.Object(
     compared: Type.Object({ tolov: Type.Integer(), fiscal: Type.Integer() }),
     truncated: Type.Boolean({ description: 'More receipts than a report compares were registered that day' }),
     mismatches: Type.Array(ReceiptMismatch),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'Why the receipts could not be compared (the fiscal module did not answer); null when they were' }),
   },
   { title: 'ReconciliationReceipts' },
 );

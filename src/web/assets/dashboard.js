@@ -39,6 +39,14 @@ for (const form of document.querySelectorAll('form[data-confirm]')) {
   });
 }
 
+// A form that spends something once (the authenticator's code of the payout account) is sent once: a double click
+// would send the used code again and answer that it is wrong. Coming back to the page (the back button) enables it.
+for (const form of document.querySelectorAll('form[data-once]')) {
+  const buttons = form.querySelectorAll('button[type="submit"]');
+  form.addEventListener('submit', () => setTimeout(() => buttons.forEach((button) => (button.disabled = true))));
+  addEventListener('pageshow', () => buttons.forEach((button) => (button.disabled = false)));
+}
+
 // Picking a colour means using it: the box that keeps Tolov's own colour is unticked.
 for (const picker of document.querySelectorAll('input[type="color"][data-unticks]')) {
   picker.addEventListener('input', () => {

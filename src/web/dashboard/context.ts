@@ -32,6 +32,14 @@ export interface Dash {
   /** The token a form must send back as `_csrf`: the session's, or the anonymous form cookie's. */
   csrf: string;
   secure: boolean;
+  /** While a change of the payout account holds the mode's payouts: every page of the mode says so. */
+  payoutHold: PayoutHold | null;
+}
+
+/** When the payout account was changed, and until when that holds payouts. */
+export interface PayoutHold {
+  changed: Date;
+  until: Date;
 }
 
 declare module 'fastify' {
@@ -86,7 +94,7 @@ export function startDash(request: FastifyRequest, reply: FastifyReply, secure: 
     formToken = randomBytes(32).toString('base64url');
     reply.header('Set-Cookie', cookie(FORM_COOKIE, formToken, { secure }));
   }
-  return { lang, t: translator(lang), signed: null, csrf: formToken, secure };
+  return { lang, t: translator(lang), signed: null, csrf: formToken, secure, payoutHold: null };
 }
 
 /** The signed-in user a session token stands for, while its session and its account's product exist. */
@@ -133,6 +141,8 @@ export const SEES_SECRETS: readonly Role[] = ['owner', 'developer'];
 export const CHANGES: readonly Role[] = ['owner', 'developer'];
 export const MANAGES_TEAM: readonly Role[] = ['owner'];
 export const MANAGES_BRAND: readonly Role[] = ['owner'];
+/** Where the money goes: owners only, and only with the second factor proved at the change. */
+export const MANAGES_PAYOUTS: readonly Role[] = ['owner'];
 
 /** The services' view of the dashboard user: the account's product in the selected mode. */
 export function merchantOfSigned(signed: Signed): Merchant {

@@ -3,6 +3,7 @@ import type { AccountLinks } from '../../modules/accounts/links.js';
 import type { AccountsService } from '../../modules/accounts/service.js';
 import type { OrdersService } from '../../modules/orders/service.js';
 import type { PaymentsService } from '../../modules/payments/service.js';
+import type { PayoutsService } from '../../modules/payouts/service.js';
 import type { RefundsService } from '../../modules/refunds/service.js';
 import type { ReceiptsService } from '../../modules/receipts/service.js';
 import type { CardsService } from '../../modules/cards/service.js';
@@ -27,6 +28,8 @@ export interface DashboardDeps {
   requestLog: RequestLog;
   activity: PaymentActivity;
   ledger: LedgerService;
+  /** The payout account: shown to everyone, set by an owner with the second factor, its hold on every page. */
+  payouts: PayoutsService;
   /** The public address of the service (TOLOV_CHECKOUT_URL): invitation links start with it. */
   publicUrl: string;
 }

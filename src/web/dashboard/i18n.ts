@@ -66,9 +66,10 @@ export const NUMBER_WRITING: Record<Lang, NumberWriting> = { uz: writingOf(LOCAL
 
 /**
  * The objects whose statuses pages show: one API value reads differently on each (a payment succeeds, a card is active).
- * A receipt's type (sale, return) is an API value said in the page's words the same way.
+ * A receipt's type (sale, return) and a balance transaction's (charge, refund…) are API values said in the page's words
+ * the same way.
  */
-export type StatusOf = 'payment' | 'order' | 'refund' | 'card' | 'delivery' | 'receipt' | 'receiptType';
+export type StatusOf = 'payment' | 'order' | 'refund' | 'card' | 'delivery' | 'receipt' | 'receiptType' | 'balance' | 'balanceType';
 type StatusKey = Extract<MessageKey, `${StatusOf}_${string}`>;
 type FailureKey = Extract<MessageKey, `failure_${string}` | `receiptFailure_${string}`>;
 

@@ -6,7 +6,7 @@ import type { Dash, Signed } from './context.js';
 import { html, pageStart, type Html, type Value } from '../html.js';
 import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
 
-export type Section = 'start' | 'overview' | 'payments' | 'orders' | 'refunds' | 'receipts' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'branding' | 'team' | 'account';
+export type Section = 'start' | 'overview' | 'payments' | 'orders' | 'refunds' | 'statement' | 'receipts' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'payouts' | 'branding' | 'team' | 'account';
 
 const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'start', href: '/dashboard/start', label: 'navStart' },
@@ -14,12 +14,14 @@ const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'payments', href: '/dashboard/payments', label: 'navPayments' },
   { section: 'orders', href: '/dashboard/orders', label: 'navOrders' },
   { section: 'refunds', href: '/dashboard/refunds', label: 'navRefunds' },
+  { section: 'statement', href: '/dashboard/statement', label: 'navStatement' },
   { section: 'receipts', href: '/dashboard/receipts', label: 'navReceipts' },
   { section: 'cards', href: '/dashboard/cards', label: 'navCards' },
   { section: 'events', href: '/dashboard/events', label: 'navEvents' },
   { section: 'webhooks', href: '/dashboard/webhooks', label: 'navWebhooks' },
   { section: 'keys', href: '/dashboard/api-keys', label: 'navApiKeys' },
   { section: 'logs', href: '/dashboard/logs', label: 'navRequestLog' },
+  { section: 'payouts', href: '/dashboard/payout-account', label: 'navPayoutAccount' },
   { section: 'branding', href: '/dashboard/branding', label: 'navBranding' },
   { section: 'team', href: '/dashboard/team', label: 'navTeam' },
 ];
@@ -64,7 +66,20 @@ function accountBar(dash: Dash, signed: Signed, current: Section): Html {
   <form class="logout" method="post" action="/dashboard/logout">${csrfField(dash)}<button type="submit" class="quiet">${t('logOut')}</button></form>
 </header>
 ${signed.session.livemode ? '' : html`<p class="test-banner">${t('testBanner')}</p>`}
+${holdBanner(dash)}
 <nav class="sections" aria-label="${t('sections')}">${nav}</nav>`;
+}
+
+/**
+ * While a change of the payout account holds the mode's payouts, every page of the mode says so, to every member: the
+ * one who did not make the change is the one who must see it.
+ */
+function holdBanner(dash: Dash): Value {
+  const hold = dash.payoutHold;
+  if (hold === null) return '';
+  const { t } = dash;
+  return html`<div class="hold-banner" role="status"><p><strong>${t('payoutHoldTitle')}</strong> ${t('payoutHoldBanner', { changed: when(hold.changed), until: when(hold.until) })}
+  <a href="/dashboard/payout-account">${t('seePayoutAccount')}</a></p></div>`;
 }
 
 /** A whole page; `signed` null for the pages before log-in. */

@@ -13,8 +13,10 @@ import { keyPages } from './pages/keys.js';
 import { listPages } from './pages/lists.js';
 import { detailPages } from './pages/details.js';
 import { overviewPages } from './pages/overview.js';
+import { payoutAccountPages, payoutHoldOf } from './pages/payout-account.js';
 import { securityPages } from './pages/security.js';
 import { startPages } from './pages/start.js';
+import { statementPages } from './pages/statement.js';
 import { teamPages } from './pages/team.js';
 import { webhookPages } from './pages/webhooks.js';
 import { cookiesOf, DashboardError, dashOf, isToken, SESSION_COOKIE, SignInRequired, setLanguageCookie, signedOf, signInto, startDash, tokensEqual } from './context.js';
@@ -78,7 +80,9 @@ function guardRequests(app: FastifyInstance, deps: DashboardDeps): void {
     const token = cookiesOf(request).get(SESSION_COOKIE);
     if (token === undefined || !isToken(token)) return;
     const signed = await signedOf(deps, token);
-    if (signed) signInto(dash, signed);
+    if (!signed) return;
+    signInto(dash, signed);
+    dash.payoutHold = await payoutHoldOf(deps.payouts, signed);
   });
   app.addHook('preHandler', async (request, reply) => {
     const dash = dashOf(request);
@@ -123,6 +127,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
   startPages(app, deps);
   overviewPages(app, deps);
   listPages(app, deps);
+  statementPages(app, deps);
   detailPages(app, deps);
   keyPages(app, deps);
   webhookPages(app, deps);
@@ -133,4 +138,5 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
   });
   teamPages(app, deps);
   securityPages(app, deps);
+  payoutAccountPages(app, deps);
 };

@@ -1,6 +1,7 @@
-// The record of the selected mode: payments, orders, refunds, fiscal receipts, saved cards, events and the request log. Each is a table
-// with its filters in the address (a link shares them), a search by id or customer reference, and cursor paging. The
-// pages ask the same services, with the same filters, as the API.
+// The record of the selected mode: payments, orders, refunds, fiscal receipts, saved cards, events and the request log
+// (the statement, statement.ts, is one more). Each is a table with its filters in the address (a link shares them), a
+// search by id or customer reference, and cursor paging. The pages ask the same services, with the same filters, as
+// the API.
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
@@ -96,10 +97,16 @@ function inert(text: string): string {
   return /^[\t\r\0]/.test(neutral) ? `'${neutral}` : neutral;
 }
 
-/** A CSV cell: text made inert, and quoted when it holds a quote, a line break or any separator a locale may use. */
+/** A signed decimal, as `uzs` writes an amount: a number to every spreadsheet, never a formula, even negative. */
+const DECIMAL = /^-?\d+(?:\.\d+)?$/;
+
+/**
+ * A CSV cell: text made inert, and quoted when it holds a quote, a line break or any separator a locale may use. A
+ * decimal is left as it is, so that a refund's negative amount stays a number the spreadsheet sums.
+ */
 function csvCell(value: string | number | null): string {
   if (value === null) return '';
-  const text = typeof value === 'string' ? inert(value) : String(value);
+  const text = typeof value === 'string' && !DECIMAL.test(value) ? inert(value) : String(value);
   return /[",;\t\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
@@ -148,10 +155,12 @@ interface ListSpec<Item extends { id: string }> {
   /** Whether the list takes `card` (a saved card's payments). */
   byCard?: true;
   /** What the search box takes; an id with `idPrefix` always finds that object. */
-  search?: { idPrefix: string; other: 'customerRef' | 'objectId' | 'paymentIntent' | null };
+  search?: { idPrefix: string; other: 'customerRef' | 'objectId' | 'paymentIntent' | 'source' | null };
   /** The list, given the API query the address stands for (its values checked by the list's schema's choices). */
   list(merchant: Merchant, query: Record<string, unknown>): Promise<List<Item>>;
   find?(merchant: Merchant, id: string): Promise<Item>;
+  /** What the page shows above its filters, whatever they are (the statement's balance). */
+  intro?(dash: Dash, merchant: Merchant): Promise<Value>;
   columns: Column<Item>[];
   /** The CSV export's columns: a header, and the cell's value (amounts in so'm with a decimal point). */
   csv: Array<[string, (item: Item) => string | number | null]>;
@@ -199,7 +208,7 @@ const FILTER_LABELS: Record<string, MessageKey> = { q: 'search', from: 'from', t
 const filterLabel = (spec: Filtering, param: string | undefined): MessageKey =>
   spec.choices?.find((choice) => choice.param === param)?.label ?? FILTER_LABELS[param ?? ''] ?? 'filters';
 
-const PLACEHOLDER_OTHERS: Partial<Record<string, MessageKey>> = { customerRef: 'orCustomerRef', paymentIntent: 'orPaymentId' };
+const PLACEHOLDER_OTHERS: Partial<Record<string, MessageKey>> = { customerRef: 'orCustomerRef', paymentIntent: 'orPaymentId', source: 'orSourceId' };
 
 function searchPlaceholder(dash: Dash, search: NonNullable<Filtering['search']>): string {
   const other = search.other === null ? undefined : PLACEHOLDER_OTHERS[search.other];
@@ -290,15 +299,17 @@ const paramsOf = (request: FastifyRequest<{ Querystring: Params }>): Params => {
   return Object.fromEntries(PARAMS.filter((name) => typeof given[name] === 'string').map((name) => [name, given[name]]));
 };
 
-function listRoute<Item extends { id: string }>(app: FastifyInstance, spec: ListSpec<Item>, slug: string): void {
+export function listRoute<Item extends { id: string }>(app: FastifyInstance, spec: ListSpec<Item>, slug: string): void {
   exportRoute(app, spec, slug);
   const path = `/dashboard/${slug}`;
   app.get(`/${slug}`, ROUTE, async (request: FastifyRequest<{ Querystring: Params }>, reply) => {
     const dash = dashOf(request);
     const params = paramsOf(request);
+    const merchant = merchantOfSigned(signedIn(request));
+    const intro = spec.intro ? await spec.intro(dash, merchant) : '';
     let body: Value;
     try {
-      const found = await itemsOf(spec, merchantOfSigned(signedIn(request)), params);
+      const found = await itemsOf(spec, merchant, params);
       const older = found.has_more ? addressOf(path, { ...params, starting_after: found.data.at(-1)!.id }) : null;
       body = table(dash, spec, found.data, older);
     } catch (error) {
@@ -307,7 +318,7 @@ function listRoute<Item extends { id: string }>(app: FastifyInstance, spec: List
     }
     const { starting_after: _page, ...filters } = params;
     const exported = html`<p class="export"><a href="${addressOf(`${path}.csv`, filters)}" download>${dash.t('exportCsv')}</a></p>`;
-    const content = html`${filterForm(dash, spec, path, params)}${exported}${body}`;
+    const content = html`${intro}${filterForm(dash, spec, path, params)}${exported}${body}`;
     return sendPage(reply, page(dash, { title: dash.t(spec.title), path: addressOf(path, params), section: spec.section, body: content }));
   });
 }

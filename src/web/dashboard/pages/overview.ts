@@ -1,6 +1,6 @@
-// The overview, where the day starts: fiscal receipts that failed (a legal matter for the merchant), the balance, what
-// came in over the last 30 days (a chart, with its figures as a table for screen readers), the success rate, and the
-// latest payments.
+// The overview, where the day starts: fiscal receipts that failed (a legal matter for the merchant), the balance (with
+// the way to its statement, and where it is paid out to), what came in over the last 30 days (a chart, with its figures as a table for screen
+// readers), the success rate, and the latest payments.
 import type { FastifyInstance } from 'fastify';
 import type { Merchant } from '../../../core/merchant.js';
 import type { ReceiptsService } from '../../../modules/receipts/service.js';
@@ -11,6 +11,8 @@ import { html, type Html } from '../../html.js';
 import { formatCount, formatPercent, formatShortDay, NUMBER_WRITING } from '../i18n.js';
 import { page, sendPage, timeElement } from '../layout.js';
 import { money, paymentBadge, type Tiyin } from './lists.js';
+import { payoutAccountOf } from './payout-account.js';
+import type { PayoutAccount } from '../../../modules/payouts/schema.js';
 import { serveLibrary } from '../../library.js';
 
 const RECENT = 5;
@@ -28,20 +30,36 @@ async function failedReceipts(dash: Dash, receipts: ReceiptsService, merchant: M
   return html`<p class="notice warning">${dash.t('failedReceiptsFlag', { count })} <a href="/dashboard/receipts?status=FAILED&amp;from=${firstDay}">${dash.t('showFailedReceipts')}</a></p>`;
 }
 
-function figures(dash: Dash, days: Day[], balance: { available: Tiyin; pending: Tiyin }): Html {
+const tile = (label: string, value: string, hint?: string) =>
+  html`<div class="tile"><p class="tile-label">${label}</p><p class="tile-value">${value}</p>${hint ? html`<p class="hint">${hint}</p>` : ''}</div>`;
+
+/** The balance's two parts as tiles: the overview's first two, and the head of the statement that explains them. */
+export function balanceTiles(dash: Dash, balance: { available: Tiyin; pending: Tiyin }): Html {
+  const { t } = dash;
+  return html`${tile(t('availableBalance'), money(dash, balance.available), BigInt(balance.available) < 0n ? t('negativeBalanceExplained') : undefined)}
+  ${tile(t('pendingBalance'), money(dash, balance.pending), t('pendingExplained'))}`;
+}
+
+/** Where the balance is paid out to, or that it needs an account first: the way to the payout account's page. */
+function payoutLine(dash: Dash, account: PayoutAccount | null): Html {
+  const { t } = dash;
+  const said = account ? t('payoutsGoTo', { account: `${account.bankMfo} •••• ${account.accountLast4}` }) : t('payoutAccountMissing');
+  return html`<p class="tiles-more">${said} <a href="/dashboard/payout-account">${t('navPayoutAccount')}</a></p>`;
+}
+
+function figures(dash: Dash, days: Day[], balance: { available: Tiyin; pending: Tiyin }, account: PayoutAccount | null): Html {
   const { t } = dash;
   const succeeded = days.reduce((sum, day) => sum + day.succeededCount, 0);
   const failed = days.reduce((sum, day) => sum + day.failedCount, 0);
   const volume = days.reduce((sum, day) => sum + day.succeededAmount, 0n);
   const rate = succeeded + failed === 0 ? '—' : formatPercent(dash.lang, succeeded / (succeeded + failed));
-  const tile = (label: string, value: string, hint?: string) =>
-    html`<div class="tile"><p class="tile-label">${label}</p><p class="tile-value">${value}</p>${hint ? html`<p class="hint">${hint}</p>` : ''}</div>`;
   return html`<section class="tiles" aria-label="${t('navOverview')}">
-  ${tile(t('availableBalance'), money(dash, balance.available), BigInt(balance.available) < 0n ? t('negativeBalanceExplained') : undefined)}
-  ${tile(t('pendingBalance'), money(dash, balance.pending), t('pendingExplained'))}
+  ${balanceTiles(dash, balance)}
   ${tile(t('volume30'), money(dash, volume), t('paymentsCountOf', { count: formatCount(dash.lang, succeeded) }))}
   ${tile(t('successRate'), rate, t('declinedCountOf', { count: formatCount(dash.lang, failed) }))}
-</section>`;
+</section>
+<p class="tiles-more"><a href="/dashboard/statement">${t('seeStatement')}</a></p>
+${payoutLine(dash, account)}`;
 }
 
 /** The chart (drawn by overview.js from the data attribute) and the same figures as a table. */
@@ -59,18 +77,23 @@ function activity(dash: Dash, days: Day[]): Html {
 <tbody>${rows}</tbody></table></div></details>`;
 }
 
-export function overviewPages(app: FastifyInstance, { payments, activity: paymentActivity, ledger, receipts }: DashboardDeps): void {
+export function overviewPages(app: FastifyInstance, { payments, activity: paymentActivity, ledger, receipts, payouts }: DashboardDeps): void {
   serveLibrary(app, '/library', 'uplot', { 'uPlot.iife.min.js': 'dist/uPlot.iife.min.js', 'uPlot.min.css': 'dist/uPlot.min.css' });
   app.get('/overview', ROUTE, async (request, reply) => {
     const dash = dashOf(request);
     const merchant = merchantOfSigned(signedIn(request));
-    const [days, balance, recent] = await Promise.all([paymentActivity.daily(merchant), ledger.balance(merchant), payments.list(merchant, { limit: RECENT })]);
+    const [days, balance, recent, account] = await Promise.all([
+      paymentActivity.daily(merchant),
+      ledger.balance(merchant),
+      payments.list(merchant, { limit: RECENT }),
+      payoutAccountOf(payouts, merchant),
+    ]);
     const flag = await failedReceipts(dash, receipts, merchant, days[0]!.day);
     const latest = recent.data.map(
       (intent) => html`<tr><td data-label="${dash.t('id')}"><a href="/dashboard/payments/${intent.id}"><code>${intent.id}</code></a></td><td data-label="${dash.t('amount')}" class="num">${money(dash, intent.amount)}</td>
         <td data-label="${dash.t('status')}">${paymentBadge(dash, intent)}</td><td data-label="${dash.t('created')}">${timeElement(intent.created)}</td></tr>`,
     );
-    const body = html`${flag}${figures(dash, days, balance)}
+    const body = html`${flag}${figures(dash, days, balance, account)}
 ${activity(dash, days)}
 <h2>${dash.t('recentPayments')}</h2>
 ${latest.length === 0 ? html`<p class="empty">${dash.t('nothingYet')}</p>` : html`<div class="table-wrap"><table><caption>${dash.t('recentPayments')}</caption>
