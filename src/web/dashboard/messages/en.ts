@@ -410,7 +410,7 @@ export const en = {
   apiReference: 'API reference',
   // The payout account: where the money goes, set by an owner with the second factor
   navPayoutAccount: 'Payout account',
-  payoutAccountIntro: 'Tolov pays your available balance out to this bank account. Only an owner can set or change it, here, with a code from their authenticator app: no API key can change it.',
+  payoutAccountIntro: 'Your payouts go to this bank account. Tolov does not make payouts yet: set the account now, and your balance stays with Tolov until payouts start. Only an owner can set or change it, here, with a code from their authenticator app: no API key can change it.',
   payoutAccountCurrentTest: 'Where test-mode payouts go',
   payoutAccountCurrentLive: 'Where live payouts go',
   payoutAccountNone: 'No payout account is set in this mode. Payouts need one: until it is set, your balance stays with Tolov.',

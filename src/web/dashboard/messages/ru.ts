@@ -401,7 +401,7 @@ export const ru: Messages = {
   balanceType_payout_failure: 'Возврат выплаты',
   // The payout account: where the money goes, set by an owner with the second factor
   navPayoutAccount: 'Счёт для выплат',
-  payoutAccountIntro: 'На этот банковский счёт Tolov выплачивает ваш доступный баланс. Указать или изменить его может только владелец, здесь, с кодом из приложения-аутентификатора: ключом API его не изменить.',
+  payoutAccountIntro: 'Сюда приходят ваши выплаты. Tolov пока не делает выплат: укажите счёт сейчас, а баланс остаётся в Tolov, пока выплаты не начнутся. Указать или изменить его может только владелец, здесь, с кодом из приложения-аутентификатора: ключом API его не изменить.',
   payoutAccountCurrentTest: 'Куда идут выплаты в тестовом режиме',
   payoutAccountCurrentLive: 'Куда идут выплаты в боевом режиме',
   payoutAccountNone: 'Счёт для выплат в этом режиме не указан. Без него выплат не будет: до тех пор ваш баланс остаётся в Tolov.',

@@ -401,7 +401,7 @@ export const uz: Messages = {
   balanceType_payout_failure: 'Qaytgan oʻtkazma',
   // The payout account: where the money goes, set by an owner with the second factor
   navPayoutAccount: 'Bank hisobi',
-  payoutAccountIntro: 'Tolov mavjud balansingizni shu bank hisobiga oʻtkazadi. Uni faqat akkaunt egasi shu yerda, autentifikator ilovasidagi kod bilan kiritishi yoki oʻzgartirishi mumkin: API kaliti bilan uni oʻzgartirib boʻlmaydi.',
+  payoutAccountIntro: 'Oʻtkazmalaringiz shu bank hisobiga tushadi. Tolov hozircha oʻtkazma qilmaydi: hisobni hozir kiriting, oʻtkazmalar boshlanguncha balansingiz Tolovda qoladi. Uni faqat akkaunt egasi shu yerda, autentifikator ilovasidagi kod bilan kiritishi yoki oʻzgartirishi mumkin: API kaliti bilan uni oʻzgartirib boʻlmaydi.',
   payoutAccountCurrentTest: 'Test rejimida pul qayerga oʻtkaziladi',
   payoutAccountCurrentLive: 'Haqiqiy rejimda pul qayerga oʻtkaziladi',
   payoutAccountNone: 'Bu rejimda bank hisobi kiritilmagan. Usiz pul oʻtkazilmaydi: hisob kiritilguncha balansingiz Tolovda qoladi.',
