@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BODY_LIMIT_BYTES } from '../../src/http/server.js';
 import { expiry } from '../../src/workers/expiry.js';
 import { createBinding, passResendCooldown, PHONE, resendCode, sessionState, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
 import { startService, type Merchant, type TestService } from '../support/harness.js';
@@ -87,7 +88,7 @@ describe('bad card data: refused naming the field, nothing saved', () => {
     const reply = await service.call({
       method: 'POST',
       url: `/checkout/v1/sessions/${await newToken()}/card`,
-      payload: JSON.stringify({ pan: '8600000000000007', expiry: '12/30', phone: PHONE, pad: 'x'.repeat(70_000) }),
+      payload: JSON.stringify({ pan: '8600000000000007', expiry: '12/30', phone: PHONE, pad: 'x'.repeat(BODY_LIMIT_BYTES) }),
     });
     expect(reply.status).toBe(413);
   });
