@@ -1,5 +1,6 @@
 // A fiscal receipt as its buyer sees it: on the hosted page's paid screen (through the public session call) and on its
 // printable page. The lines keep what a buyer reads (no classification or package codes, no principal's TIN).
+import { lineTotal } from '../receipts/lines.js';
 import type { Receipt } from '../receipts/schema.js';
 import type { BuyerReceipt } from '../receipts/service.js';
 import type { SessionReceipt } from './schema.js';
@@ -14,10 +15,6 @@ export interface PrintableReceipt extends SessionReceipt {
   shop: BuyerReceipt['shop'];
 }
 
-/** price × count − discount, exactly: a line's price × count can pass 2^53, its total never passes the amount. */
-const lineTotal = (item: { price: number; count: number; discount: number }) =>
-  Number(BigInt(item.price) * BigInt(item.count) - BigInt(item.discount));
-
 export function sessionReceiptOf(receipt: Receipt): SessionReceipt {
   return {
     status: receipt.status,
@@ -26,7 +23,8 @@ export function sessionReceiptOf(receipt: Receipt): SessionReceipt {
       count: item.count,
       price: item.price,
       discount: item.discount,
-      total: lineTotal(item),
+      // A line's total never passes the amount, so it is a safe integer.
+      total: Number(lineTotal(item)),
       vatPercent: item.vatPercent,
     })),
     shipping: receipt.shipping && { title: receipt.shipping.title, price: receipt.shipping.price, vatPercent: receipt.shipping.vatPercent },

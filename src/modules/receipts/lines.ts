@@ -42,6 +42,16 @@ export function receiptLinesFor(request: ReceiptRequest, amount: number, vatRate
   return lines;
 }
 
+/** A line's price × count − discount, exactly: price × count can pass 2^53 before the discount brings it back. */
+export function lineTotal(item: { price: number; count: number; discount: number }): bigint {
+  return BigInt(item.price) * BigInt(item.count) - BigInt(item.discount);
+}
+
+/** The shipping as the receipt's last line: one unit, no discount, not on commission. */
+export function shippingLine(shipping: NonNullable<ReceiptLines['shipping']>) {
+  return { ...shipping, count: 1, discount: 0, commissionTin: null };
+}
+
 /** round_half_up(total × rate ÷ (100 + rate)): the VAT a line's total includes. */
 function vatOf(total: bigint, ratePercent: number): bigint {
   const rate = BigInt(ratePercent);
@@ -52,7 +62,7 @@ function vatOf(total: bigint, ratePercent: number): bigint {
 /** The VAT the receipt's amount includes: summed over its lines, each rounded half up. */
 export function vatAmountOf(lines: ReceiptLines): number {
   let vat = 0n;
-  for (const item of lines.items) vat += vatOf(BigInt(item.price) * BigInt(item.count) - BigInt(item.discount), item.vatPercent);
+  for (const item of lines.items) vat += vatOf(lineTotal(item), item.vatPercent);
   if (lines.shipping !== null) vat += vatOf(BigInt(lines.shipping.price), lines.shipping.vatPercent);
   return Number(vat);
 }

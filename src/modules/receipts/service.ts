@@ -11,7 +11,7 @@ import { randomBase62 } from '../../lib/random.js';
 import type { FiscalOutcome, FiscalReceipt } from '../../rails/fiscal.js';
 import type { FiscalModules } from '../../rails/index.js';
 import type { EventRecorder } from '../webhooks/service.js';
-import { receiptLinesFor, receiptRequired, vatAmountOf } from './lines.js';
+import { receiptLinesFor, receiptRequired, shippingLine, vatAmountOf } from './lines.js';
 import type { Receipt, ReceiptLines, ReceiptRequest, ReceiptsQuery } from './schema.js';
 import * as store from './store.js';
 import type { LeasedReceipt, ReceiptRow } from './store.js';
@@ -69,8 +69,7 @@ export function qrUrlOf(row: Pick<ReceiptRow, 'terminal_id' | 'receipt_number' |
 
 function fiscalReceiptOf(row: ReceiptRow): FiscalReceipt {
   const lines = row.lines.items.map((item) => ({ ...item }));
-  const shipping = row.lines.shipping;
-  if (shipping !== null) lines.push({ ...shipping, count: 1, discount: 0, commissionTin: null });
+  if (row.lines.shipping !== null) lines.push(shippingLine(row.lines.shipping));
   return { id: row.id, type: row.type, amount: row.amount, vatAmount: row.vat_amount, lines };
 }
 

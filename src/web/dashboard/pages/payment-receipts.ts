@@ -2,6 +2,7 @@
 // status, amount and VAT, what the fiscal module signed (or why it did not), and the buyer's printable page; then the
 // lines they list, once (a return receipt repeats the sale's).
 import type { PaymentIntent } from '../../../modules/payments/schema.js';
+import { lineTotal, shippingLine } from '../../../modules/receipts/lines.js';
 import type { Receipt } from '../../../modules/receipts/schema.js';
 import type { Dash } from '../context.js';
 import { html, type Html, type Value } from '../../html.js';
@@ -55,8 +56,7 @@ function receiptCard(dash: Dash, receipt: Receipt): Html {
 
 function lineRow(dash: Dash, line: Line): Html {
   const { t } = dash;
-  // Exact at any size: price × count may pass 2^53 tiyin before the discount brings it back.
-  const total = BigInt(line.price) * BigInt(line.count) - BigInt(line.discount);
+  const total = lineTotal(line);
   const notes = [line.shipping ? t('shippingLine') : null, line.commissionTin === null ? null : t('onCommission', { tin: line.commissionTin })].filter((note) => note !== null);
   const cell = (label: MessageKey, value: Value, num = false) => html`<td data-label="${t(label)}"${num ? html` class="num"` : ''}>${value}</td>`;
   return html`<tr>${cell('item', html`${line.title}${notes.map((note) => html`<small class="hint">${note}</small>`)}`)}
@@ -70,7 +70,7 @@ function lineRow(dash: Dash, line: Line): Html {
 function linesTable(dash: Dash, receipt: Receipt): Html {
   const { t } = dash;
   const lines: Line[] = receipt.items.map((item) => ({ ...item, shipping: false }));
-  if (receipt.shipping !== null) lines.push({ ...receipt.shipping, count: 1, discount: 0, commissionTin: null, shipping: true });
+  if (receipt.shipping !== null) lines.push({ ...shippingLine(receipt.shipping), shipping: true });
   const heads: Array<[MessageKey, boolean]> = [['item', false], ['ikpuCode', false], ['packageCode', false], ['quantity', true], ['price', true], ['discount', true], ['vatRate', true], ['lineTotal', true]];
   return html`<h3>${t('receiptLines')}</h3>
 <div class="table-wrap"><table class="receipt-lines"><caption>${t('receiptLinesCaption')}</caption>
