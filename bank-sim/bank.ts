@@ -1,7 +1,8 @@
 // The simulated bank's books: its cards, tokens, SMS codes and money operations, in its own database. Every money
 // operation executes at most once per id, in one transaction with the balance it moves.
 import { createHash, randomInt } from 'node:crypto';
-import type { Db } from '../src/db/types.js';
+import type { Db, Transaction } from '../src/db/types.js';
+import { accountKeyValid } from '../src/modules/payouts/account-number.js';
 import { randomBase62 } from '../src/lib/random.js';
 import { luhnValid } from '../src/rails/card-data.js';
 import type { GatewayAnswer } from '../src/rails/protocol.js';
@@ -83,8 +84,8 @@ export class Bank {
   }
 
   /**
-   * Executes a money operation once per id; never once fenced or past its deadline (checked in its transaction, after
-   * any latency: the fence and the clock decide, not the order of arrival).
+   * Executes a card's debit or refund once per id; never once fenced or past its deadline (checked in its transaction,
+   * after any latency: the fence and the clock decide, not the order of arrival).
    */
   async execute(type: 'debit' | 'refund', body: Body): Promise<GatewayAnswer> {
     const { operationId, token, amount, deadline } = body as { operationId?: unknown; token?: unknown; amount?: unknown; deadline?: unknown };
@@ -94,31 +95,73 @@ export class Bank {
     }
     const card = await this.#ownerOf(token);
     if (!card) return { result: 'refused', code: 'UNKNOWN_TOKEN' };
-    const row = await this.db.transaction(async (tx): Promise<OperationRow> => {
-      const [existing] = await tx.query<OperationRow>('SELECT status, failure_code FROM sim_operations WHERE operation_id = $1', [operationId]);
-      if (existing) return existing;
-      const [fenced] = await tx.query('SELECT 1 FROM sim_fences WHERE operation_id = $1', [operationId]);
-      if (fenced) return { status: 'FAILED', failure_code: 'FENCED' };
-      if (Date.now() > deadlineMs) return { status: 'FAILED', failure_code: 'DEADLINE_PASSED' };
+    const row = await this.#once({ operationId, type, token, amount: amount as number, deadlineMs }, async (tx) => {
       const [locked] = await tx.query<{ balance: number; status: string }>('SELECT balance, status FROM sim_cards WHERE pan_hash = $1 FOR UPDATE', [card.pan_hash]);
       const failure = type === 'debit' ? debitFailure(card, locked!, amount as number) : null;
       const delta = failure ? 0 : type === 'debit' ? -(amount as number) : (amount as number);
       if (delta !== 0) await tx.query('UPDATE sim_cards SET balance = balance + $2 WHERE pan_hash = $1', [card.pan_hash, delta]);
-      const status = failure ? 'FAILED' : 'SUCCEEDED';
-      await tx.query('INSERT INTO sim_operations (operation_id, type, token, amount, status, failure_code) VALUES ($1, $2, $3, $4, $5, $6)', [
-        operationId,
-        type,
-        token,
-        amount,
-        status,
-        failure,
-      ]);
-      return { status, failure_code: failure };
+      return failure;
     });
     const unclear =
       (type === 'debit' && (card.behaviour === 'unclear_then_succeeds' || card.behaviour === 'unclear_then_fails')) ||
       (type === 'refund' && card.behaviour === 'refund_unclear_then_succeeds');
     return unclear ? { result: 'pending' } : operationAnswer(row);
+  }
+
+  /**
+   * Credits a bank account with a merchant's payout, once per id, under the same fence and deadline as a card's
+   * operation. Accounts are opened on their first credit; as in test mode, one ending 0002 is closed and one ending
+   * 0003 is credited with its answer left pending.
+   */
+  async transfer(body: Body): Promise<GatewayAnswer> {
+    const { operationId, amount, bankMfo, accountNumber, holderName, deadline } = body as Record<string, unknown>;
+    const deadlineMs = typeof deadline === 'string' ? Date.parse(deadline) : NaN;
+    const accountValid = typeof bankMfo === 'string' && typeof accountNumber === 'string' && accountKeyValid(bankMfo, accountNumber);
+    if (typeof operationId !== 'string' || !accountValid || typeof holderName !== 'string' || !Number.isSafeInteger(amount) || (amount as number) <= 0 || Number.isNaN(deadlineMs)) {
+      return { result: 'refused', code: 'BAD_REQUEST' };
+    }
+    const account = `${bankMfo as string}/${accountNumber as string}`;
+    const row = await this.#once({ operationId, type: 'transfer', token: account, amount: amount as number, deadlineMs }, async (tx) => {
+      if ((accountNumber as string).endsWith('0002')) return 'ACCOUNT_CLOSED';
+      await tx.query(
+        `INSERT INTO sim_accounts (account, holder_name, balance) VALUES ($1, $2, $3)
+         ON CONFLICT (account) DO UPDATE SET balance = sim_accounts.balance + EXCLUDED.balance`,
+        [account, holderName, amount],
+      );
+      return null;
+    });
+    return (accountNumber as string).endsWith('0003') ? { result: 'pending' } : operationAnswer(row);
+  }
+
+  /** An operation's one execution: its earlier outcome, a refusal once fenced or late, or `move` and its record. */
+  #once(
+    operation: { operationId: string; type: string; token: string; amount: number; deadlineMs: number },
+    move: (tx: Transaction) => Promise<string | null>,
+  ): Promise<OperationRow> {
+    return this.db.transaction(async (tx): Promise<OperationRow> => {
+      const [existing] = await tx.query<OperationRow>('SELECT status, failure_code FROM sim_operations WHERE operation_id = $1', [operation.operationId]);
+      if (existing) return existing;
+      const [fenced] = await tx.query('SELECT 1 FROM sim_fences WHERE operation_id = $1', [operation.operationId]);
+      if (fenced) return { status: 'FAILED', failure_code: 'FENCED' };
+      if (Date.now() > operation.deadlineMs) return { status: 'FAILED', failure_code: 'DEADLINE_PASSED' };
+      const failure = await move(tx);
+      const status = failure ? 'FAILED' : 'SUCCEEDED';
+      await tx.query('INSERT INTO sim_operations (operation_id, type, token, amount, status, failure_code) VALUES ($1, $2, $3, $4, $5, $6)', [
+        operation.operationId,
+        operation.type,
+        operation.token,
+        operation.amount,
+        status,
+        failure,
+      ]);
+      return { status, failure_code: failure };
+    });
+  }
+
+  /** What the bank holds for an account it credited: its balance, or null when it never received a transfer. */
+  async accountBalance(account: string): Promise<number | null> {
+    const [row] = await this.db.query<{ balance: string }>('SELECT balance::text FROM sim_accounts WHERE account = $1', [account]);
+    return row ? Number(row.balance) : null;
   }
 
   async status(body: Body): Promise<GatewayAnswer> {

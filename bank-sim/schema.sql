@@ -30,6 +30,12 @@ CREATE TABLE IF NOT EXISTS sim_operations (
   failure_code  text,
   created_at    timestamptz NOT NULL DEFAULT now()
 );
+-- Merchants' accounts (MFO/number), opened by their first payout and credited by each one.
+CREATE TABLE IF NOT EXISTS sim_accounts (
+  account      text PRIMARY KEY,
+  holder_name  text NOT NULL,
+  balance      bigint NOT NULL
+);
 -- Operation ids the bank was asked to fence before it executed them: it never executes them.
 CREATE TABLE IF NOT EXISTS sim_fences (
   operation_id  text PRIMARY KEY,

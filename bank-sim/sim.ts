@@ -107,6 +107,7 @@ function gatewayRoutes(app: FastifyInstance, bank: Bank, gateway: ReturnType<typ
   app.post('/v1/cards/codes/verify', config, gateway((body) => bank.verifyCode(body), false));
   app.post('/v1/debits', config, gateway((body) => bank.execute('debit', body), true));
   app.post('/v1/refunds', config, gateway((body) => bank.execute('refund', body), true));
+  app.post('/v1/transfers', config, gateway((body) => bank.transfer(body), true));
   app.post('/v1/operations/status', config, gateway((body) => bank.status(body), false));
   app.post('/v1/operations/fence', config, gateway((body) => bank.fence(body), false));
   app.post('/v1/operations/list', config, gateway((body) => bank.list(body), false));
@@ -141,6 +142,11 @@ function controlRoutes(app: FastifyInstance, bank: Bank, register: FiscalRegiste
   app.get<{ Querystring: { limit?: string } }>('/sim/v1/operations', async (request) => ({
     data: await bank.recentOperations(limitOf(request.query.limit, OPERATIONS_LIMIT_MAX)),
   }));
+  app.get<{ Params: { mfo: string; number: string } }>('/sim/v1/accounts/:mfo/:number', async (request, reply) => {
+    const account = `${request.params.mfo}/${request.params.number}`;
+    const balance = await bank.accountBalance(account);
+    return balance === null ? reply.code(404).send({ error: 'no transfer reached that account' }) : { account, balance };
+  });
   app.get<{ Querystring: { limit?: string } }>('/sim/v1/receipts', async (request) => ({
     data: await register.recent(limitOf(request.query.limit, RECEIPTS_LIMIT_MAX)),
   }));

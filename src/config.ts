@@ -28,6 +28,10 @@ export interface Config {
   /** The fiscal gateway that registers live receipts; without it they fail (FISCAL_UNAVAILABLE) once the retry schedule is used up. */
   liveFiscalUrl: string | null;
   liveFiscalSecret: string | null;
+  /** When the daily automatic payouts run: minutes after midnight, Tashkent time (TOLOV_PAYOUT_TIME, HH:MM). */
+  payoutTimeMinutes: number;
+  /** The smallest automatic payout, in tiyin: a smaller available balance waits for the next day. */
+  payoutMin: number;
   /** The VAT rates, in percent, a receipt line may name. */
   vatRates: number[];
   /**
@@ -188,6 +192,14 @@ function liveFiscal({ read, url }: EnvReader): Pick<Config, 'liveFiscalUrl' | 'l
   return { liveFiscalUrl, liveFiscalSecret };
 }
 
+/** TOLOV_PAYOUT_TIME (HH:MM, 24-hour, Tashkent time) as minutes after midnight, and TOLOV_PAYOUT_MIN in tiyin. */
+function payouts({ read, integer }: EnvReader): Pick<Config, 'payoutTimeMinutes' | 'payoutMin'> {
+  const raw = read('TOLOV_PAYOUT_TIME') ?? '10:00';
+  const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(raw);
+  if (!match) throw new ConfigError('TOLOV_PAYOUT_TIME', 'a time of day HH:MM (00:00 to 23:59), Tashkent time', raw);
+  return { payoutTimeMinutes: Number(match[1]) * 60 + Number(match[2]), payoutMin: integer('TOLOV_PAYOUT_MIN', 1_000_000, 1, 1_000_000_000_000) };
+}
+
 const VAT_RATES_MAX = 10;
 
 function vatRates({ read }: EnvReader): number[] {
@@ -257,6 +269,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...liveRail(reader),
     ...liveFiscal(reader),
     vatRates: vatRates(reader),
+    ...payouts(reader),
     ...mail(reader, where.checkoutUrl),
     trustProxy: proxies(reader),
     ...limits(reader),

@@ -50,6 +50,7 @@ import { reconciler } from './workers/reconciler.js';
 import { expiry } from './workers/expiry.js';
 import { settlement } from './workers/settlement.js';
 import { fiscalization } from './workers/fiscalization.js';
+import { payouts as payoutSchedule } from './workers/payouts.js';
 
 export interface Service {
   app: FastifyInstance;
@@ -58,6 +59,7 @@ export interface Service {
   payments: PaymentsService;
   refunds: RefundsService;
   receipts: ReceiptsService;
+  payouts: PayoutsService;
   bindings: CardBindingsService;
   webhooks: WebhooksService;
   /** Listens on config.host:config.port and starts the workers; returns the URL. */
@@ -101,7 +103,7 @@ function buildServices(parts: {
   const refunds = new RefundsService(db, rails, payments, ledger, receipts, commands, log);
   const products = new ProductsService(db, keys, config.defaultFeeBps, commands);
   const bindings = new CardBindingsService(db, rails, sessions, commands, config);
-  const payouts = new PayoutsService(db, webhooks, commands);
+  const payouts = new PayoutsService(db, rails, ledger, webhooks, commands, { timeMinutes: config.payoutTimeMinutes, minimum: config.payoutMin }, log);
   const checkout = new CheckoutService(db, rails, payments, orders, cards, bindings, receipts);
   return {
     accounts,
@@ -165,7 +167,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   app.addHook('preClose', () => services.eventStreams.stop());
   const idempotent = new IdempotentReplies(timings, options.hooks);
   await registerApi(app, { services, idempotent, checkoutLimits: config, publicUrl: config.checkoutUrl });
-  const { orders, payments, refunds, receipts, bindings, webhooks, accounts, requestLog } = services;
+  const { orders, payments, refunds, receipts, bindings, webhooks, accounts, requestLog, payouts } = services;
   let workers: RunningWorkers | null = null;
   return {
     app,
@@ -174,6 +176,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
     payments,
     refunds,
     receipts,
+    payouts,
     bindings,
     webhooks,
     async listen() {
@@ -184,7 +187,8 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
         [
           idempotencyCleanup(db),
           expiry(orders, bindings, config.expiryIntervalMs),
-          reconciler(payments, refunds, config.reconcileIntervalMs),
+          reconciler(payments, refunds, payouts, config.reconcileIntervalMs),
+          payoutSchedule(payouts),
           settlement(payments, config.settlementDelaySeconds),
           fiscalization(receipts),
           webhookDelivery(webhooks, app.log),

@@ -60,7 +60,7 @@ export interface List<T> {
  * livemode and a `seq` that orders it strictly. Its store names it.
  */
 export interface Listed {
-  table: 'orders' | 'cards' | 'payment_intents' | 'refunds' | 'receipts' | 'balance_transactions' | 'webhook_endpoints' | 'events' | 'request_log';
+  table: 'orders' | 'cards' | 'payment_intents' | 'refunds' | 'receipts' | 'balance_transactions' | 'payouts' | 'webhook_endpoints' | 'events' | 'request_log';
   columns: string;
 }
 

@@ -12,6 +12,7 @@ import type { ReconciliationService } from '../modules/reconciliation/service.js
 import type { RefundsService } from '../modules/refunds/service.js';
 import type { ReceiptsService } from '../modules/receipts/service.js';
 import type { PayoutsService } from '../modules/payouts/service.js';
+import { payoutRoutes } from './routes/payouts.js';
 import type { WebhooksService } from '../modules/webhooks/service.js';
 import type { EventStreams } from '../modules/webhooks/stream.js';
 import type { RequestLog } from '../modules/request-log/service.js';
@@ -84,6 +85,7 @@ export async function registerApi(
   await app.register(cardRoutes, { cards });
   await app.register(paymentRoutes, { payments, idempotent });
   await app.register(refundRoutes, { refunds, idempotent });
+  await app.register(payoutRoutes, { payouts, idempotent });
   await app.register(receiptRoutes, { receipts });
   await app.register(checkoutRoutes, { checkout, limits: checkoutLimits });
   await app.register(webhookRoutes, { webhooks, idempotent });

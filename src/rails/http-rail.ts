@@ -7,10 +7,10 @@
 import { formatExpiry } from './card-data.js';
 import { GatewayCallError, GatewayClient } from './gateway-client.js';
 import type { GatewayAnswer } from './protocol.js';
-import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, Rail, RailOutcome, RecordedOperation, TokenizeResult } from './rail.js';
+import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, Rail, RailOutcome, RecordedOperation, TokenizeResult, TransferOperation } from './rail.js';
 
 /** Refusals passed on as they are; any other refusal of a money call means it did not execute: PROCESSING_ERROR. */
-const FAILURE_CODES = new Set(['INSUFFICIENT_FUNDS', 'CARD_BLOCKED', 'PROCESSING_ERROR']);
+const FAILURE_CODES = new Set(['INSUFFICIENT_FUNDS', 'CARD_BLOCKED', 'PROCESSING_ERROR', 'ACCOUNT_CLOSED']);
 
 /** Outcomes the bank reports of an operation it executed: ok, or a refusal naming why. */
 function executed(answer: GatewayAnswer): ExecutedOutcome | null {
@@ -55,6 +55,10 @@ export class HttpRail implements Rail {
     return this.#money('/v1/refunds', operation);
   }
 
+  transfer(operation: TransferOperation): Promise<RailOutcome> {
+    return this.#money('/v1/transfers', operation);
+  }
+
   async operations(from: Date, to: Date, limit: number): Promise<RecordedOperation[]> {
     const answer = await this.#gateway.certain('/v1/operations/list', { from: from.toISOString(), to: to.toISOString(), limit });
     if (answer.result !== 'ok') throw new GatewayCallError('bank gateway could not list its operations');
@@ -70,7 +74,7 @@ export class HttpRail implements Rail {
   }
 
   /** A money call, under the deadline its retries share; anything but a definite answer leaves it UNKNOWN. */
-  async #money(path: string, operation: MoneyOperation): Promise<RailOutcome> {
+  async #money(path: string, operation: MoneyOperation | TransferOperation): Promise<RailOutcome> {
     const result = await this.#gateway.beforeDeadline(path, { ...operation });
     if ('unclear' in result) return { status: 'UNKNOWN' };
     return executed(result.answer) ?? { status: 'UNKNOWN' };

@@ -28,6 +28,18 @@ export interface MoneyOperation {
   amount: number;
 }
 
+/** A credit transfer of a merchant's payout to its bank account (interbank, by MFO and account number). */
+export interface TransferOperation {
+  /** The payout's id: the bank executes each id at most once. */
+  operationId: string;
+  amount: number;
+  bankMfo: string;
+  accountNumber: string;
+  /** The account holder's TIN and name, which the receiving bank checks against the account. */
+  tin: string;
+  holderName: string;
+}
+
 /** What the bank says of an operation it was asked to fence: its outcome if it executed, or that it never will. */
 export type FenceOutcome = ExecutedOutcome | { status: 'FENCED' };
 
@@ -44,6 +56,8 @@ export interface Rail {
   verifyCode(token: string, code: string): Promise<boolean>;
   debit(operation: MoneyOperation): Promise<RailOutcome>;
   refund(operation: MoneyOperation & { debitOperationId: string }): Promise<RailOutcome>;
+  /** Pays a merchant out: `ACCOUNT_CLOSED` when the receiving bank refuses the account. */
+  transfer(operation: TransferOperation): Promise<RailOutcome>;
   /**
    * Settles an operation id for good: the outcome the bank recorded if it executed it, or FENCED, after which the bank
    * refuses to execute it ever (a call of it still on its way, or sleeping at the bank, moves nothing).
@@ -55,7 +69,7 @@ export interface Rail {
 
 export interface RecordedOperation {
   operationId: string;
-  type: 'debit' | 'refund';
+  type: 'debit' | 'refund' | 'transfer';
   amount: number;
   status: 'SUCCEEDED' | 'FAILED';
 }

@@ -6,7 +6,7 @@ import { setNewest } from '../lib/bounded-map.js';
 import { groupWriter } from '../lib/group-writer.js';
 import { NO_TIMINGS, type Recorder } from '../lib/timings.js';
 import { randomBase62 } from '../lib/random.js';
-import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, Rail, RailOutcome, RecordedOperation, TokenizeResult } from './rail.js';
+import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, Rail, RailOutcome, RecordedOperation, TokenizeResult, TransferOperation } from './rail.js';
 import { TEST_CARDS, type Behaviour } from './test-cards.js';
 
 export const TEST_SMS_CODE = '111111';
@@ -18,9 +18,10 @@ interface Recorded {
 }
 
 interface Operation {
-  type: 'debit' | 'refund';
+  type: 'debit' | 'refund' | 'transfer';
   operationId: string;
-  token: string;
+  /** The card's; a transfer to a bank account has none. */
+  token: string | null;
   amount: number;
   result: Recorded;
 }
@@ -81,6 +82,16 @@ const DEBIT_RESULTS: Readonly<Record<Behaviour, Recorded>> = {
   refund_unclear_then_succeeds: { status: 'SUCCEEDED', failure_code: null },
 };
 
+/**
+ * What a transfer to a test account executes, by the account number's last four digits (docs/testing.md): 0002 is a
+ * closed account; 0003 is paid, but the answer is lost, so the payout waits IN_TRANSIT for reconciliation.
+ */
+function transferResult(accountNumber: string): { recorded: Recorded; unclear: boolean } {
+  const last4 = accountNumber.slice(-4);
+  if (last4 === '0002') return { recorded: { status: 'FAILED', failure_code: 'ACCOUNT_CLOSED' }, unclear: false };
+  return { recorded: { status: 'SUCCEEDED', failure_code: null }, unclear: last4 === '0003' };
+}
+
 export class TestRail implements Rail {
   /** Calls are local database statements, bounded by the statement timeout. */
   readonly callWindowMs = 15_000;
@@ -126,8 +137,14 @@ export class TestRail implements Rail {
     return behaviour === 'refund_unclear_then_succeeds' ? { status: 'UNKNOWN' } : outcomeOf(recorded);
   }
 
+  async transfer(operation: TransferOperation): Promise<RailOutcome> {
+    const { recorded, unclear } = transferResult(operation.accountNumber);
+    const executed = await this.#record({ type: 'transfer', operationId: operation.operationId, token: null, amount: operation.amount, result: recorded });
+    return unclear ? { status: 'UNKNOWN' } : outcomeOf(executed);
+  }
+
   async operations(from: Date, to: Date, limit: number): Promise<RecordedOperation[]> {
-    const rows = await this.db.query<{ operation_id: string; type: 'debit' | 'refund'; amount: number; status: 'SUCCEEDED' | 'FAILED' }>(
+    const rows = await this.db.query<{ operation_id: string; type: RecordedOperation['type']; amount: number; status: 'SUCCEEDED' | 'FAILED' }>(
       `SELECT operation_id, type, amount, status FROM test_rail_operations
         WHERE created_at >= $1 AND created_at < $2 AND status <> 'FENCED' ORDER BY created_at LIMIT $3`,
       [from, to, limit],
@@ -159,7 +176,7 @@ export class TestRail implements Rail {
     return card.behaviour;
   }
 
-  #execute(type: Operation['type'], operation: MoneyOperation, result: Recorded): Promise<Recorded> {
+  #execute(type: 'debit' | 'refund', operation: MoneyOperation, result: Recorded): Promise<Recorded> {
     return this.#record({ type, operationId: operation.operationId, token: operation.token, amount: operation.amount, result });
   }
 }

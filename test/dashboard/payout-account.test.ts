@@ -8,6 +8,7 @@ import { accountKeyValid } from '../../src/modules/payouts/account-number.js';
 import { escapeHtml } from '../../src/web/html.js';
 import { MESSAGES } from '../../src/web/dashboard/i18n.js';
 import { startService, type TestService } from '../support/harness.js';
+import { validAccount } from '../support/payouts.js';
 import { DashboardClient, nextCode, uniqueEmail } from './client.js';
 
 let service: TestService;
@@ -28,14 +29,6 @@ type Account = { bankMfo: string; accountNumber: string; tin: string; holderName
 const FIRST: Account = { bankMfo: '00440', accountNumber: '20208000505368522001', tin: '301234567', holderName: '"Chorsu Market" MChJ' };
 const BAD_CHECK_DIGIT = '20208000605368522001';
 
-/** An account number at `bankMfo` ending in `last4`, its check digit (the 9th) computed: another valid account. */
-function validAccount(bankMfo: string, last4: string): string {
-  for (let key = 0; key <= 9; key++) {
-    const number = `20208000${key}0536852${last4}`;
-    if (accountKeyValid(bankMfo, number)) return number;
-  }
-  throw new Error(`no check digit makes an account of ${bankMfo}`);
-}
 const SECOND: Account = { bankMfo: '00873', accountNumber: validAccount('00873', '7788'), tin: '301234567', holderName: '"Chorsu Market" MChJ' };
 
 interface Owner {

@@ -9,6 +9,7 @@ import type { PhaseHooks } from '../../src/core/idempotency.js';
 import type { CardBindingsService } from '../../src/modules/card-bindings/service.js';
 import type { OrdersService } from '../../src/modules/orders/service.js';
 import type { PaymentsService } from '../../src/modules/payments/service.js';
+import type { PayoutsService } from '../../src/modules/payouts/service.js';
 import type { RefundsService } from '../../src/modules/refunds/service.js';
 import type { ReceiptsService } from '../../src/modules/receipts/service.js';
 import type { Lookup } from '../../src/modules/webhooks/sender.js';
@@ -120,6 +121,7 @@ export interface TestService {
   payments: PaymentsService;
   refunds: RefundsService;
   receipts: ReceiptsService;
+  payouts: PayoutsService;
   webhooks: WebhooksService;
   call(call: Call): Promise<Reply>;
   admin(method: Call['method'], url: string, body?: unknown): Promise<Reply>;
@@ -175,6 +177,7 @@ export async function startService(
     payments: service.payments,
     refunds: service.refunds,
     receipts: service.receipts,
+    payouts: service.payouts,
     webhooks: service.webhooks,
     call,
     admin,

@@ -16,8 +16,10 @@ export async function chargeCard(service: TestService, key: string, pan: string,
 export async function reconcileNow(service: TestService): Promise<void> {
   await service.db.query(`UPDATE payment_intents SET reconcile_after = now() - interval '1 second' WHERE status = 'PROCESSING'`);
   await service.db.query(`UPDATE refunds SET reconcile_after = now() - interval '1 second' WHERE status = 'PENDING'`);
+  await service.db.query(`UPDATE payouts SET next_attempt_at = now() - interval '1 second' WHERE status = 'IN_TRANSIT'`);
   await service.payments.reconcileDebits(100);
   await service.refunds.reconcile(100);
+  await service.payouts.reconcile(100);
 }
 
 /** How many times the test rail executed `operationId`: its fence (asked about, never executed) is not an execution. */

@@ -3,7 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { IdParams } from '../../core/schemas.js';
 import { CardBinding } from '../../modules/card-bindings/schema.js';
 import { Order } from '../../modules/orders/schema.js';
-import { PayoutAccount } from '../../modules/payouts/schema.js';
+import { Payout, PayoutAccount } from '../../modules/payouts/schema.js';
 import type { TestHelpersService } from '../../modules/test-helpers/service.js';
 import { merchantOf, routeNotFound } from '../auth.js';
 
@@ -82,5 +82,22 @@ export const testHelperRoutes: FastifyPluginAsync<{ helpers: TestHelpersService 
       },
     },
     (request) => helpers.releasePayoutHold(testMerchant(request)),
+  );
+
+  app.post(
+    '/v1/test_helpers/payouts/run',
+    {
+      config,
+      schema: {
+        tags,
+        operationId: 'runTestPayouts',
+        summary: "Test mode: run the day's automatic payout now, and send every PENDING payout",
+        description:
+          'Makes the automatic payout of every available transaction not yet paid out, as the daily run does, and sends it (with any PENDING manual payout) to the test bank at once: ' +
+          'an account ending 0002 fails `ACCOUNT_CLOSED`, one ending 0003 stays `IN_TRANSIT` until reconciliation, others are `PAID`. 409 when below `TOLOV_PAYOUT_MIN`, held, or without an account.',
+        response: { 201: Payout },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await helpers.runPayouts(testMerchant(request))),
   );
 };

@@ -55,6 +55,15 @@ export class LedgerService {
     return store.post(tx, transaction, transaction.statement?.status === 'pending' ? this.settlementDelaySeconds : 0);
   }
 
+  /**
+   * The merchant's available balance as of now, with nothing else moving it until the transaction ends (a payout's
+   * read before it takes from it): a refund or a settlement of the merchant waits for that transaction.
+   */
+  async lockAvailable(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>): Promise<bigint> {
+    await store.lockAvailable(tx, merchant.productId, merchant.livemode, 'exclusive');
+    return BigInt((await balanceSums(tx, merchant)).available);
+  }
+
   /** Settled payments' statement rows become available, in the settlement's transaction. */
   markAvailable(tx: Transaction, paymentIntentIds: string[]): Promise<void> {
     return store.markAvailable(tx, paymentIntentIds);

@@ -3,8 +3,8 @@ import type { Merchant } from '../../core/merchant.js';
 import { newId } from '../../core/ids.js';
 import type { Listed } from '../../core/pagination.js';
 
-/** The chart of accounts (seeded by migration 001). */
-export type Account = 'merchant_pending' | 'merchant_available' | 'rail_clearing' | 'platform_fees';
+/** The chart of accounts (seeded by migrations 001 and 026). */
+export type Account = 'merchant_pending' | 'merchant_available' | 'rail_clearing' | 'platform_fees' | 'payouts_in_transit' | 'bank_payouts';
 
 export interface Entry {
   account: Account;
@@ -57,6 +57,9 @@ function assertBalanced(transaction: LedgerTransaction): void {
  */
 export async function post(tx: Transaction, transaction: LedgerTransaction, availableInSeconds = 0): Promise<string> {
   assertBalanced(transaction);
+  if (transaction.entries.some((entry) => entry.account === 'merchant_available')) {
+    await lockAvailable(tx, transaction.productId, transaction.livemode, 'shared');
+  }
   const id = newId('ltx');
   const { entries, statement } = transaction;
   await tx.query(
@@ -79,6 +82,15 @@ export async function post(tx: Transaction, transaction: LedgerTransaction, avai
       statement?.status ?? null, availableInSeconds],
   );
   return id;
+}
+
+/**
+ * The merchant's available balance, locked until the transaction ends: `shared` by every posting that moves it (they
+ * go on side by side), `exclusive` by a payout, which reads it and takes from it with nothing moving it meanwhile.
+ */
+export async function lockAvailable(tx: Transaction, productId: string, livemode: boolean, mode: 'shared' | 'exclusive'): Promise<void> {
+  const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await tx.query(`SELECT ${lock}(hashtextextended('merchant_available:' || $1 || ':' || $2::text, 0))`, [productId, livemode]);
 }
 
 /** A succeeded payment's pending statement row becomes available, in the settlement's transaction. */
@@ -116,7 +128,7 @@ export async function findStatementRow(db: Queryable, merchant: Merchant, id: st
 }
 
 /** The merchant's available and pending sums, as text so that they are exact whatever their size. */
-export async function balanceSums(db: Queryable, merchant: Merchant): Promise<{ available: string; pending: string }> {
+export async function balanceSums(db: Queryable, merchant: Pick<Merchant, 'productId' | 'livemode'>): Promise<{ available: string; pending: string }> {
   const [row] = await db.query<{ available: string; pending: string }>(
     `SELECT coalesce(sum(amount) FILTER (WHERE account = 'merchant_available'), 0)::text AS available,
             coalesce(sum(amount) FILTER (WHERE account = 'merchant_pending'), 0)::text AS pending

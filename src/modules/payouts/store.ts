@@ -1,5 +1,7 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
+import type { Listed } from '../../core/pagination.js';
+import type { PayoutStatus } from './schema.js';
 
 const ACCOUNT_COLUMNS = 'id, product_id, livemode, bank_mfo, account_number, tin, holder_name, payouts_held_until, updated_at, created_at';
 
@@ -56,4 +58,180 @@ export async function releaseHold(db: Queryable, merchant: Pick<Merchant, 'produ
     [merchant.productId, merchant.livemode],
   );
   return row;
+}
+
+const PAYOUT_COLUMNS =
+  'id, product_id, livemode, amount, status, automatic, arrival_date::text AS arrival_date, bank_mfo, account_number, tin, holder_name, failure_code, attempts, sent_at, finished_at, created_at';
+/** What a merchant's list of them reads. */
+export const PAYOUT_LIST: Listed = { table: 'payouts', columns: PAYOUT_COLUMNS };
+
+export interface PayoutRow {
+  id: string;
+  product_id: string;
+  livemode: boolean;
+  amount: number;
+  status: PayoutStatus;
+  automatic: boolean;
+  arrival_date: string;
+  bank_mfo: string;
+  account_number: string;
+  tin: string;
+  holder_name: string;
+  failure_code: string | null;
+  attempts: number;
+  sent_at: Date | null;
+  finished_at: Date | null;
+  created_at: Date;
+}
+
+/** A PENDING payout to the account as it is now, due to be sent at once. */
+export async function insertPayout(
+  tx: Transaction,
+  merchant: Pick<Merchant, 'productId' | 'livemode'>,
+  payout: { id: string; amount: number; automatic: boolean; arrivalDate: string; account: PayoutAccountRow },
+): Promise<PayoutRow> {
+  const { account } = payout;
+  const [row] = await tx.query<PayoutRow>(
+    `INSERT INTO payouts (id, product_id, livemode, amount, status, automatic, arrival_date, bank_mfo, account_number, tin, holder_name, next_attempt_at)
+     VALUES ($1, $2, $3, $4, 'PENDING', $5, $6, $7, $8, $9, $10, now()) RETURNING ${PAYOUT_COLUMNS}`,
+    [payout.id, merchant.productId, merchant.livemode, payout.amount, payout.automatic, payout.arrivalDate, account.bank_mfo, account.account_number, account.tin, account.holder_name],
+  );
+  return row!;
+}
+
+export async function findPayout(db: Queryable, merchant: Pick<Merchant, 'productId' | 'livemode'>, id: string): Promise<PayoutRow | undefined> {
+  const [row] = await db.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 AND product_id = $2 AND livemode = $3`, [
+    id,
+    merchant.productId,
+    merchant.livemode,
+  ]);
+  return row;
+}
+
+export async function payoutById(db: Queryable, id: string): Promise<PayoutRow> {
+  const [row] = await db.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1`, [id]);
+  if (!row) throw new Error(`payout ${id} vanished`);
+  return row;
+}
+
+/**
+ * The available statement rows no payout has paid out yet, which the next automatic payout pays out: every one except
+ * an automatic payout's own row (it pays out the rows it covers, so it is settled by itself).
+ */
+const UNPAID = `product_id = $1 AND livemode = $2 AND payout_id IS NULL AND status = 'available'
+  AND NOT (type = 'payout' AND EXISTS (SELECT 1 FROM payouts p WHERE p.id = source AND p.automatic))`;
+
+/** What the unpaid rows sum to, as text so that it is exact. */
+export async function unpaidSum(db: Queryable, merchant: Pick<Merchant, 'productId' | 'livemode'>): Promise<string> {
+  const [row] = await db.query<{ sum: string }>(`SELECT coalesce(sum(net), 0)::text AS sum FROM balance_transactions WHERE ${UNPAID}`, [
+    merchant.productId,
+    merchant.livemode,
+  ]);
+  return row!.sum;
+}
+
+/** The unpaid rows become the automatic payout's, in its transaction; returns what they sum to. */
+export async function payOutUnpaid(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, payoutId: string): Promise<string> {
+  const [row] = await tx.query<{ sum: string }>(
+    `WITH paid AS (UPDATE balance_transactions SET payout_id = $3 WHERE ${UNPAID} RETURNING net)
+     SELECT coalesce(sum(net), 0)::text AS sum FROM paid`,
+    [merchant.productId, merchant.livemode, payoutId],
+  );
+  return row!.sum;
+}
+
+/** PENDING → IN_TRANSIT, once: only the caller that made the change gets the row, and sends it. */
+export async function markInTransit(tx: Transaction, id: string, inFlightMs: number): Promise<PayoutRow | undefined> {
+  const [row] = await tx.query<PayoutRow>(
+    `UPDATE payouts SET status = 'IN_TRANSIT', sent_at = now(), attempts = attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond'
+      WHERE id = $1 AND status = 'PENDING' RETURNING ${PAYOUT_COLUMNS}`,
+    [id, inFlightMs],
+  );
+  return row;
+}
+
+/** IN_TRANSIT → PAID or FAILED, or PENDING → CANCELED, once: returns the row only to the caller that made the change. */
+export async function finishPayout(
+  tx: Transaction,
+  id: string,
+  from: 'PENDING' | 'IN_TRANSIT',
+  to: { status: 'PAID' | 'CANCELED' } | { status: 'FAILED'; failureCode: string },
+): Promise<PayoutRow | undefined> {
+  const [row] = await tx.query<PayoutRow>(
+    `UPDATE payouts SET status = $3, failure_code = $4, finished_at = now(), next_attempt_at = NULL
+      WHERE id = $1 AND status = $2 RETURNING ${PAYOUT_COLUMNS}`,
+    [id, from, to.status, to.status === 'FAILED' ? to.failureCode : null],
+  );
+  return row;
+}
+
+/** An IN_TRANSIT payout whose outcome is still unclear is asked about again after `delayMs`. */
+export async function deferPayout(tx: Transaction, id: string, delayMs: number): Promise<void> {
+  await tx.query(`UPDATE payouts SET next_attempt_at = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'IN_TRANSIT'`, [id, delayMs]);
+}
+
+/** PENDING payouts due to be sent, oldest first, of one product and mode when given. */
+export async function pendingDue(db: Queryable, batchMax: number, merchant?: Pick<Merchant, 'productId' | 'livemode'>): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
+    `SELECT id FROM payouts WHERE status = 'PENDING' AND next_attempt_at <= now() ${merchant ? 'AND product_id = $2 AND livemode = $3' : ''}
+      ORDER BY next_attempt_at LIMIT $1`,
+    merchant ? [batchMax, merchant.productId, merchant.livemode] : [batchMax],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** A PENDING payout that cannot be sent now (its mode has no bank) is tried again after `delayMs`. */
+export async function postponePending(db: Queryable, id: string, delayMs: number): Promise<void> {
+  await db.query(`UPDATE payouts SET next_attempt_at = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PENDING'`, [id, delayMs]);
+}
+
+/** Leases a bounded batch of IN_TRANSIT payouts due for reconciliation (see leaseDebitsToReconcile). */
+export async function leasePayoutsToReconcile(db: Queryable, batchMax: number, leaseMs: number): Promise<{ id: string; livemode: boolean; reconcile_count: number }[]> {
+  return db.query(
+    `UPDATE payouts SET next_attempt_at = now() + $2 * interval '1 millisecond', attempts = attempts + 1
+      WHERE id IN (
+        SELECT id FROM payouts WHERE status = 'IN_TRANSIT' AND next_attempt_at <= now()
+         ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING id, livemode, attempts AS reconcile_count`,
+    [batchMax, leaseMs],
+  );
+}
+
+/** Products whose automatic payout of `day` has not run, with an account not on hold. */
+export async function dueRuns(db: Queryable, day: string, batchMax: number): Promise<{ product_id: string; livemode: boolean }[]> {
+  return db.query(
+    `SELECT a.product_id, a.livemode FROM payout_accounts a
+      WHERE (a.payouts_held_until IS NULL OR a.payouts_held_until <= now())
+        AND NOT EXISTS (SELECT 1 FROM payout_runs r WHERE r.product_id = a.product_id AND r.livemode = a.livemode AND r.day = $1)
+      ORDER BY a.product_id, a.livemode LIMIT $2`,
+    [day, batchMax],
+  );
+}
+
+/** Claims the day's run of a product and mode; false when another transaction ran it. */
+export async function claimRun(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, day: string): Promise<boolean> {
+  const rows = await tx.query(
+    `INSERT INTO payout_runs (product_id, livemode, day) VALUES ($1, $2, $3) ON CONFLICT (product_id, livemode, day) DO NOTHING RETURNING 1`,
+    [merchant.productId, merchant.livemode, day],
+  );
+  return rows.length === 1;
+}
+
+export async function recordRunPayout(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, day: string, payoutId: string): Promise<void> {
+  await tx.query('UPDATE payout_runs SET payout_id = $4 WHERE product_id = $1 AND livemode = $2 AND day = $3', [merchant.productId, merchant.livemode, day, payoutId]);
+}
+
+/** Whether the day's automatic payout of the product and mode has run. */
+export async function hasRun(db: Queryable, merchant: Pick<Merchant, 'productId' | 'livemode'>, day: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM payout_runs WHERE product_id = $1 AND livemode = $2 AND day = $3', [merchant.productId, merchant.livemode, day]);
+  return rows.length === 1;
+}
+
+/** The payouts sent to the bank in [from, to), oldest first, as reconciliation compares them with the bank's record. */
+export function transfersBetween(db: Queryable, livemode: boolean, from: Date, to: Date, max: number) {
+  return db.query<{ operation_id: string; amount: number; status: PayoutStatus; created_at: Date }>(
+    `SELECT id AS operation_id, amount, status, sent_at AS created_at FROM payouts
+      WHERE livemode = $1 AND sent_at >= $2 AND sent_at < $3 ORDER BY sent_at LIMIT $4`,
+    [livemode, from, to, max],
+  );
 }

@@ -3,6 +3,7 @@
 // under the receipt's own id, so that no retry or crash registers one twice. Fiscalizing never touches the money.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Transaction } from '../../db/types.js';
+import { TASHKENT_OFFSET_MS } from '../../core/calendar.js';
 import type { Merchant } from '../../core/merchant.js';
 import { notFound } from '../../core/errors.js';
 import { listPage, type List, type ListFilter } from '../../core/pagination.js';
@@ -58,7 +59,7 @@ export interface BuyerReceipt {
 
 /** `yyyyMMddHHmmss` in Tashkent time (UTC+5, no daylight saving), as the tax authority's check link writes it. */
 function tashkentStamp(at: Date): string {
-  return new Date(at.getTime() + 5 * 3_600_000).toISOString().slice(0, 19).replace(/[-T:]/g, '');
+  return new Date(at.getTime() + TASHKENT_OFFSET_MS).toISOString().slice(0, 19).replace(/[-T:]/g, '');
 }
 
 export function qrUrlOf(row: Pick<ReceiptRow, 'terminal_id' | 'receipt_number' | 'fiscal_sign' | 'fiscalized_at'>): string | null {

@@ -5,7 +5,7 @@ const Side = Type.Union([Type.Object({ status: Type.String(), amount: Type.Integ
 export const Mismatch = Type.Object(
   {
     operationId: Type.String(),
-    type: Type.Union([Type.Literal('debit'), Type.Literal('refund')]),
+    type: Type.Union([Type.Literal('debit'), Type.Literal('refund'), Type.Literal('transfer')], { description: "transfer: a payout to a merchant's bank account" }),
     problem: Type.Union([Type.Literal('missing_at_bank'), Type.Literal('missing_at_tolov'), Type.Literal('amount_differs')], {
       description: 'missing_at_bank: Tolov counts money the bank never moved; missing_at_tolov: the bank moved money Tolov does not count as moved',
     }),

@@ -8,6 +8,7 @@ import type { RecordedOperation } from '../../rails/rail.js';
 import { debitOperationsBetween, type RecordedMoney } from '../payments/service.js';
 import { fiscalizedBetween } from '../receipts/service.js';
 import { refundOperationsBetween } from '../refunds/service.js';
+import { transfersBetween } from '../payouts/service.js';
 import type { Mismatch, MismatchProblem, ReceiptMismatch, ReceiptProblem, ReceiptsReconciliation, ReconciliationReport } from './schema.js';
 
 /** The days a report can be asked for: real calendar days whose next day is still a date. */
@@ -25,7 +26,7 @@ export const REPORT_DAY_RULE = `a real UTC day, YYYY-MM-DD, from ${FIRST_DAY} to
 export const REPORT_OPERATIONS_MAX = 10_000;
 
 interface TolovOperation extends RecordedMoney {
-  type: 'debit' | 'refund';
+  type: RecordedOperation['type'];
 }
 
 export class ReconciliationService {
@@ -44,18 +45,21 @@ export class ReconciliationService {
   }
 
   /**
-   * Compares every debit and refund Tolov recorded in [from, to) with what the bank executed, by operation id: a
-   * succeeded operation on one side must be a succeeded operation of the same amount on the other.
+   * Compares every debit and refund Tolov recorded in [from, to), and every payout it sent then, with what the bank
+   * executed, by operation id: a succeeded operation on one side (a PAID payout) must be a succeeded operation of the
+   * same amount on the other.
    */
   async #money(livemode: boolean, from: Date, to: Date): Promise<Pick<ReconciliationReport, 'compared' | 'truncated' | 'mismatches'>> {
     // Each side's first operations of the day, merged: the day's first REPORT_OPERATIONS_MAX of both.
-    const [debits, refunds] = await Promise.all([
+    const [debits, refunds, transfers] = await Promise.all([
       debitOperationsBetween(this.db, livemode, from, to, REPORT_OPERATIONS_MAX),
       refundOperationsBetween(this.db, livemode, from, to, REPORT_OPERATIONS_MAX),
+      transfersBetween(this.db, livemode, from, to, REPORT_OPERATIONS_MAX),
     ]);
     const tolov: TolovOperation[] = [
       ...debits.map((operation) => ({ ...operation, type: 'debit' as const })),
       ...refunds.map((operation) => ({ ...operation, type: 'refund' as const })),
+      ...transfers.map((operation) => ({ ...operation, status: operation.status === 'PAID' ? 'SUCCEEDED' : operation.status, type: 'transfer' as const })),
     ]
       .sort((a, b) => a.created_at.getTime() - b.created_at.getTime())
       .slice(0, REPORT_OPERATIONS_MAX);

@@ -8,7 +8,7 @@ import type { CardBindingsService } from '../card-bindings/service.js';
 import type { CheckoutService } from '../checkout/service.js';
 import type { Order } from '../orders/schema.js';
 import type { OrdersService } from '../orders/service.js';
-import type { PayoutAccount } from '../payouts/schema.js';
+import type { Payout, PayoutAccount } from '../payouts/schema.js';
 import type { PayoutsService } from '../payouts/service.js';
 
 /** What the buyer types on the hosted page besides the card number. */
@@ -31,6 +31,12 @@ export class TestHelpersService {
   releasePayoutHold(merchant: Merchant): Promise<PayoutAccount> {
     TestHelpersService.testOnly(merchant);
     return this.payouts.releaseHold(merchant);
+  }
+
+  /** Runs the day's automatic payout now and sends every PENDING payout to the test bank. */
+  runPayouts(merchant: Merchant): Promise<Payout> {
+    TestHelpersService.testOnly(merchant);
+    return this.payouts.runNow(merchant);
   }
 
   expireOrder(merchant: Merchant, id: string): Promise<Order> {

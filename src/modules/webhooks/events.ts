@@ -36,6 +36,8 @@ export const SENT_EVENT_TYPES = [
   'receipt.fiscalized',
   'receipt.failed',
   'payout_account.updated',
+  'payout.paid',
+  'payout.failed',
 ] as const;
 export type EventType = (typeof SENT_EVENT_TYPES)[number];
 
