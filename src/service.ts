@@ -117,7 +117,7 @@ function buildServices(parts: {
     cards,
     bindings,
     checkout,
-    testHelpers: new TestHelpersService(orders, bindings, checkout, payouts),
+    testHelpers: new TestHelpersService(orders, bindings, checkout, payouts, payments, ledger),
     ledger,
     webhooks,
     eventStreams: new EventStreams(db, ledger),

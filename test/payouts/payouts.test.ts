@@ -283,6 +283,24 @@ describe('the automatic payout', () => {
   });
 });
 
+describe('the test helpers', () => {
+  it("settle a product's payments at once, its own alone, and answer 404 to a live key", async () => {
+    const shop = await service.createMerchant();
+    const other = await service.createMerchant();
+    await chargeCard(service, shop.test, '8600000000000007', 1_000_000);
+    await chargeCard(service, other.test, '8600000000000007', 1_000_000);
+    const settled = await service.call({ method: 'POST', url: '/v1/test_helpers/balance/settle', key: shop.test });
+    expect(settled.status).toBe(200);
+    expect(settled.body).toEqual({ object: 'balance', available: 990_000, pending: 0, currency: 'UZS', livemode: false });
+    expect(await balance(service, other.test)).toMatchObject({ available: 0, pending: 990_000 });
+    expect((await statementOf(shop.test)).map((row) => row.status)).toEqual(['available']);
+    await expectIdentities(shop);
+    for (const url of ['/v1/test_helpers/balance/settle', '/v1/test_helpers/payouts/run']) {
+      expect((await service.call({ method: 'POST', url, key: shop.live })).status).toBe(404);
+    }
+  });
+});
+
 describe('a refund and a payout racing for the same available money', () => {
   it('never lets a payout take more than was available when it committed', async () => {
     for (let round = 0; round < 5; round++) {

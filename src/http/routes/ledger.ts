@@ -1,22 +1,11 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { merchantOf } from '../auth.js';
 import { listEnvelope } from '../../core/pagination.js';
 import { IdParams } from '../../core/schemas.js';
-import { BalanceTransaction, BalanceTransactionsQuery } from '../../modules/ledger/schema.js';
+import { Balance, BalanceTransaction, BalanceTransactionsQuery } from '../../modules/ledger/schema.js';
 import type { LedgerService } from '../../modules/ledger/service.js';
 import { PayoutAccount } from '../../modules/payouts/schema.js';
 import type { PayoutsService } from '../../modules/payouts/service.js';
-
-const Balance = Type.Object(
-  {
-    object: Type.Literal('balance'),
-    available: Type.Integer({ description: 'Settled, in tiyin; may be negative after refunds' }),
-    pending: Type.Integer({ description: 'Succeeded payments net of fees, not yet settled, in tiyin' }),
-    currency: Type.Literal('UZS'),
-    livemode: Type.Boolean(),
-  }, { title: 'Balance' },
-);
 
 export const ledgerRoutes: FastifyPluginAsync<{ ledger: LedgerService; payouts: PayoutsService }> = async (app, { ledger, payouts }) => {
   app.get(

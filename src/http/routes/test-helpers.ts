@@ -4,6 +4,7 @@ import { IdParams } from '../../core/schemas.js';
 import { CardBinding } from '../../modules/card-bindings/schema.js';
 import { Order } from '../../modules/orders/schema.js';
 import { Payout, PayoutAccount } from '../../modules/payouts/schema.js';
+import { Balance } from '../../modules/ledger/schema.js';
 import type { TestHelpersService } from '../../modules/test-helpers/service.js';
 import { merchantOf, routeNotFound } from '../auth.js';
 
@@ -99,5 +100,20 @@ export const testHelperRoutes: FastifyPluginAsync<{ helpers: TestHelpersService 
       },
     },
     async (request, reply) => reply.code(201).send(await helpers.runPayouts(testMerchant(request))),
+  );
+
+  app.post(
+    '/v1/test_helpers/balance/settle',
+    {
+      config,
+      schema: {
+        tags,
+        operationId: 'settleTestBalance',
+        summary: "Test mode: make the product's succeeded payments available now, as the settlement delay would",
+        description: 'Up to 10,000 payments a call. Answers the balance.',
+        response: { 200: Balance },
+      },
+    },
+    (request) => helpers.settleBalance(testMerchant(request)),
   );
 };

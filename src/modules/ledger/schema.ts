@@ -30,3 +30,13 @@ export const BalanceTransactionsQuery = listQuery({
   source: Type.Optional(Type.String({ maxLength: 64, description: "The transactions of this payment, refund or payout" })),
 });
 export type BalanceTransactionsQuery = ListQuery & Static<typeof BalanceTransactionsQuery>;
+
+export const Balance = Type.Object(
+  {
+    object: Type.Literal('balance'),
+    available: Type.Integer({ description: 'Settled, in tiyin; may be negative after refunds' }),
+    pending: Type.Integer({ description: 'Succeeded payments net of fees, not yet settled, in tiyin' }),
+    currency: Type.Literal('UZS'),
+    livemode: Type.Boolean(),
+  }, { title: 'Balance' },
+);

@@ -292,10 +292,13 @@ export class PaymentsService {
     );
   }
 
-  /** One settlement batch: moves succeeded payments' net amounts from pending to available, once each. */
-  async settle(delaySeconds: number, batchMax: number): Promise<number> {
+  /**
+   * One settlement batch: moves succeeded payments' net amounts from pending to available, once each; of one product
+   * and mode alone when given (test mode's helper settles a product's payments at once).
+   */
+  async settle(delaySeconds: number, batchMax: number, merchant: Pick<Merchant, 'productId' | 'livemode'> | null = null): Promise<number> {
     return this.db.transaction(async (tx) => {
-      const due = await store.lockDueForSettlement(tx, delaySeconds, batchMax);
+      const due = await store.lockDueForSettlement(tx, delaySeconds, batchMax, merchant);
       for (const intent of due) {
         const net = intent.amount - intent.fee;
         if (net === 0) continue;

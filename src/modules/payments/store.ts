@@ -199,12 +199,18 @@ export async function leaseDebitsToReconcile(db: Queryable, batchMax: number, le
 }
 
 /** Succeeded payments whose settlement delay has passed, locked for this transaction. */
-export async function lockDueForSettlement(tx: Transaction, delaySeconds: number, batchMax: number): Promise<IntentRow[]> {
+export async function lockDueForSettlement(
+  tx: Transaction,
+  delaySeconds: number,
+  batchMax: number,
+  merchant: Pick<Merchant, 'productId' | 'livemode'> | null,
+): Promise<IntentRow[]> {
   return tx.query<IntentRow>(
     `SELECT ${INTENT_COLUMNS} FROM payment_intents
       WHERE status = 'SUCCEEDED' AND settled_at IS NULL AND succeeded_at <= now() - $1 * interval '1 second'
+        AND ($3::text IS NULL OR (product_id = $3 AND livemode = $4))
       ORDER BY succeeded_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-    [delaySeconds, batchMax],
+    [delaySeconds, batchMax, merchant?.productId ?? null, merchant?.livemode ?? false],
   );
 }
 

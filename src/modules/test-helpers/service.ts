@@ -10,10 +10,15 @@ import type { Order } from '../orders/schema.js';
 import type { OrdersService } from '../orders/service.js';
 import type { Payout, PayoutAccount } from '../payouts/schema.js';
 import type { PayoutsService } from '../payouts/service.js';
+import type { PaymentsService } from '../payments/service.js';
+import type { Balance, LedgerService } from '../ledger/service.js';
 
 /** What the buyer types on the hosted page besides the card number. */
 const BUYER = { phone: '998901234567' };
 const DEFAULT_CARD = '8600000000000007';
+/** Payments the settle helper moves per transaction, and per call. */
+const SETTLE_BATCH = 200;
+const SETTLE_NOW_MAX = 10_000;
 
 export class TestHelpersService {
   constructor(
@@ -21,6 +26,8 @@ export class TestHelpersService {
     private readonly bindings: CardBindingsService,
     private readonly checkout: CheckoutService,
     private readonly payouts: PayoutsService,
+    private readonly payments: Pick<PaymentsService, 'settle'>,
+    private readonly ledger: Pick<LedgerService, 'balance'>,
   ) {}
 
   private static testOnly(merchant: Merchant): void {
@@ -37,6 +44,18 @@ export class TestHelpersService {
   runPayouts(merchant: Merchant): Promise<Payout> {
     TestHelpersService.testOnly(merchant);
     return this.payouts.runNow(merchant);
+  }
+
+  /**
+   * Settles the product's succeeded payments now, as the settlement delay would: their net becomes available. At
+   * most SETTLE_NOW_MAX payments a call; what is left waits for the next call or the delay.
+   */
+  async settleBalance(merchant: Merchant): Promise<Balance> {
+    TestHelpersService.testOnly(merchant);
+    for (let settled = 0; settled < SETTLE_NOW_MAX; settled += SETTLE_BATCH) {
+      if ((await this.payments.settle(0, SETTLE_BATCH, merchant)) < SETTLE_BATCH) break;
+    }
+    return this.ledger.balance(merchant);
   }
 
   expireOrder(merchant: Merchant, id: string): Promise<Order> {
