@@ -45,7 +45,7 @@ import { webhookDelivery } from './workers/webhook-delivery.js';
 import { createFiscalModules, createRails, type Rails } from './rails/index.js';
 import { Timings } from './lib/timings.js';
 import { idempotencyCleanup } from './workers/idempotency-cleanup.js';
-import { startWorkers, type RunningWorkers } from './workers/loop.js';
+import { startWorkers, type RunningWorkers, type Worker } from './workers/loop.js';
 import { reconciler } from './workers/reconciler.js';
 import { expiry } from './workers/expiry.js';
 import { settlement } from './workers/settlement.js';
@@ -129,6 +129,24 @@ function buildServices(parts: {
   };
 }
 
+/** The jobs every process runs beside the API, each in its own loop. */
+function backgroundWorkers(config: Config, db: Db, services: Services, log: FastifyBaseLogger): Worker[] {
+  const { orders, bindings, payments, refunds, payouts, receipts, webhooks, accounts, mail, requestLog } = services;
+  return [
+    idempotencyCleanup(db),
+    expiry(orders, bindings, config.expiryIntervalMs),
+    reconciler(payments, refunds, payouts, config.reconcileIntervalMs),
+    payoutSchedule(payouts),
+    settlement(payments, config.settlementDelaySeconds),
+    fiscalization(receipts),
+    webhookDelivery(webhooks, log),
+    eventRetention(webhooks),
+    accountCleanup(accounts),
+    mailDelivery(mail),
+    requestLogWriter(requestLog),
+  ];
+}
+
 /**
  * The sealer of stored secrets: TOLOV_SECRETS_KEY, or on the embedded engine a key kept in a file beside the data
  * folder (made at the first start, readable by its user alone); an in-memory database gets a key of its own.
@@ -167,7 +185,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   app.addHook('preClose', () => services.eventStreams.stop());
   const idempotent = new IdempotentReplies(timings, options.hooks);
   await registerApi(app, { services, idempotent, checkoutLimits: config, publicUrl: config.checkoutUrl });
-  const { orders, payments, refunds, receipts, bindings, webhooks, accounts, requestLog, payouts } = services;
+  const { orders, payments, refunds, receipts, bindings, webhooks, requestLog, payouts } = services;
   let workers: RunningWorkers | null = null;
   return {
     app,
@@ -183,23 +201,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
       const maintained = await maintenanceNeeded(db);
       if (maintained && db.engine === 'postgres') app.log.warn('autovacuum is off on this PostgreSQL server: Tolov analyses and vacuums its tables itself');
       const url = await app.listen({ port: config.port, host: config.host });
-      workers = startWorkers(
-        [
-          idempotencyCleanup(db),
-          expiry(orders, bindings, config.expiryIntervalMs),
-          reconciler(payments, refunds, payouts, config.reconcileIntervalMs),
-          payoutSchedule(payouts),
-          settlement(payments, config.settlementDelaySeconds),
-          fiscalization(receipts),
-          webhookDelivery(webhooks, app.log),
-          eventRetention(webhooks),
-          accountCleanup(accounts),
-          mailDelivery(mail),
-          requestLogWriter(requestLog),
-          ...(maintained ? [tableMaintenance(db)] : []),
-        ],
-        app.log,
-      );
+      workers = startWorkers([...backgroundWorkers(config, db, services, app.log), ...(maintained ? [tableMaintenance(db)] : [])], app.log);
       return url;
     },
     async stop() {

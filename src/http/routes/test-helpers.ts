@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { IdParams } from '../../core/schemas.js';
 import { CardBinding } from '../../modules/card-bindings/schema.js';
 import { Order } from '../../modules/orders/schema.js';
@@ -14,15 +14,24 @@ const TestCardBody = Type.Object(
 );
 type TestCardBody = Static<typeof TestCardBody>;
 
+const config = { auth: { kind: 'merchant' } } as const;
+const tags = ['test helpers'];
+
+/** The merchant of a test key; a live key finds no such route. */
+function testMerchant(request: FastifyRequest) {
+  const merchant = merchantOf(request);
+  if (merchant.livemode) throw routeNotFound(request);
+  return merchant;
+}
+
 /** Test mode's helpers; with a live key they do not exist. */
 export const testHelperRoutes: FastifyPluginAsync<{ helpers: TestHelpersService }> = async (app, { helpers }) => {
-  const config = { auth: { kind: 'merchant' } } as const;
-  const tags = ['test helpers'];
-  const testMerchant = (request: FastifyRequest) => {
-    const merchant = merchantOf(request);
-    if (merchant.livemode) throw routeNotFound(request);
-    return merchant;
-  };
+  buyerHelpers(app, helpers);
+  moneyHelpers(app, helpers);
+};
+
+/** What a buyer or time does to orders and card bindings, at once. */
+function buyerHelpers(app: FastifyInstance, helpers: TestHelpersService): void {
 
   app.post<{ Params: IdParams }>(
     '/v1/test_helpers/orders/:id/expire',
@@ -71,6 +80,10 @@ export const testHelperRoutes: FastifyPluginAsync<{ helpers: TestHelpersService 
     (request) => helpers.completeBinding(testMerchant(request), request.params.id, request.body?.card),
   );
 
+}
+
+/** What time and the bank do to the balance and payouts, at once. */
+function moneyHelpers(app: FastifyInstance, helpers: TestHelpersService): void {
   app.post(
     '/v1/test_helpers/payout_account/release_hold',
     {
@@ -116,4 +129,4 @@ export const testHelperRoutes: FastifyPluginAsync<{ helpers: TestHelpersService 
     },
     (request) => helpers.settleBalance(testMerchant(request)),
   );
-};
+}
