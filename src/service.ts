@@ -20,6 +20,7 @@ import { PaymentsService } from './modules/payments/service.js';
 import { ApiKeyCache } from './modules/products/key-cache.js';
 import { ProductsService } from './modules/products/service.js';
 import { ReconciliationService } from './modules/reconciliation/service.js';
+import { ChecksService } from './modules/checks/service.js';
 import { RefundsService } from './modules/refunds/service.js';
 import { ReceiptsService } from './modules/receipts/service.js';
 import { PayoutsService } from './modules/payouts/service.js';
@@ -105,6 +106,7 @@ function buildServices(parts: {
   const bindings = new CardBindingsService(db, rails, sessions, commands, config);
   const payouts = new PayoutsService(db, rails, ledger, webhooks, commands, { timeMinutes: config.payoutTimeMinutes, minimum: config.payoutMin }, log);
   const checkout = new CheckoutService(db, rails, payments, orders, cards, bindings, receipts);
+  const reconciliation = new ReconciliationService(db, rails, fiscal);
   return {
     accounts,
     accountLinks: new AccountLinks(db, accounts, products, throttles, mailer),
@@ -123,7 +125,8 @@ function buildServices(parts: {
     eventStreams: new EventStreams(db, ledger),
     requestLog: new RequestLog(db),
     activity: new PaymentActivity(db),
-    reconciliation: new ReconciliationService(db, rails, fiscal),
+    reconciliation,
+    checks: new ChecksService(db, reconciliation),
     timings,
     mail,
   };

@@ -13,6 +13,8 @@ import type { RefundsService } from '../modules/refunds/service.js';
 import type { ReceiptsService } from '../modules/receipts/service.js';
 import type { PayoutsService } from '../modules/payouts/service.js';
 import { payoutRoutes } from './routes/payouts.js';
+import { checkRoutes } from './routes/checks.js';
+import type { ChecksService } from '../modules/checks/service.js';
 import type { WebhooksService } from '../modules/webhooks/service.js';
 import type { EventStreams } from '../modules/webhooks/stream.js';
 import type { RequestLog } from '../modules/request-log/service.js';
@@ -54,6 +56,7 @@ export interface Services {
   refunds: RefundsService;
   receipts: ReceiptsService;
   payouts: PayoutsService;
+  checks: ChecksService;
   cards: CardsService;
   bindings: CardBindingsService;
   checkout: CheckoutService;
@@ -72,12 +75,13 @@ export async function registerApi(
   app: FastifyInstance,
   { services, idempotent, checkoutLimits, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; publicUrl: string },
 ): Promise<void> {
-  const { accounts, accountLinks, products, orders, payments, refunds, receipts, payouts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, testHelpers, timings } =
+  const { accounts, accountLinks, products, orders, payments, refunds, receipts, payouts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, checks, testHelpers, timings } =
     services;
   recordMerchantCalls(app, requestLog);
   await app.register(productRoutes, { products });
   await app.register(brandingRoutes, { products, publicUrl });
   await app.register(reconciliationRoutes, { reconciliation });
+  await app.register(checkRoutes, { checks });
   await app.register(timingRoutes, { timings });
   await app.register(orderRoutes, { orders, idempotent });
   await app.register(ledgerRoutes, { ledger, payouts });
