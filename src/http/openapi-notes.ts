@@ -42,7 +42,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   SERVICE_UNAVAILABLE: 'The database is briefly unreachable; retry after `Retry-After` seconds',
 };
 
-/** Every `failureCode` a payment intent, order, card binding, checkout session or refund can carry. */
+/** Every `failureCode` a payment intent, order, card binding, checkout session, refund or payout can carry. */
 export const FAILURE_CODES: Readonly<Record<string, { on: string; meaning: string }>> = {
   INSUFFICIENT_FUNDS: {
     on: 'payment intents, orders, order sessions (402 `PAYMENT_FAILED`)',
@@ -53,8 +53,12 @@ export const FAILURE_CODES: Readonly<Record<string, { on: string; meaning: strin
     meaning: 'The bank blocked the card; a saved card becomes `BLOCKED`, and later charges to it answer 400 `CARD_INACTIVE`',
   },
   PROCESSING_ERROR: {
-    on: 'payment intents, orders, refunds',
-    meaning: 'The bank could not execute it, or reconciliation found that a `PROCESSING` payment never reached it. No money moved; a failed refund may be made again',
+    on: 'payment intents, orders, refunds, payouts',
+    meaning: 'The bank could not execute it, or reconciliation found that a `PROCESSING` payment (or an `IN_TRANSIT` payout) never reached it. No money moved; a failed refund may be made again, a failed payout\'s amount is back in the available balance',
+  },
+  ACCOUNT_CLOSED: {
+    on: 'payouts',
+    meaning: "The receiving bank refused the payout account (closed, or not the holder's). The amount is back in the available balance; an owner checks the account in the dashboard, and the next automatic payout pays it out",
   },
   INVALID_CODE: {
     on: 'receipts',
@@ -103,6 +107,13 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   listBalanceTransactions: { returns: `A page of the statement, ${PAGE}` },
   retrieveBalanceTransaction: { returns: 'The movement of the balance', errors: ['NOT_FOUND'] },
   retrievePayoutAccount: { returns: 'The payout account, its number masked', errors: ['NOT_FOUND'] },
+  createPayout: {
+    returns: 'The payout, `PENDING`: its amount has left the available balance, and it is sent to the bank within about 10 seconds (`payout.paid` or `payout.failed` follows)',
+    errors: ['INSUFFICIENT_BALANCE', 'PAYOUTS_HELD', 'PAYOUT_ACCOUNT_REQUIRED'],
+  },
+  retrievePayout: { returns: 'The payout; `failureCode` once `FAILED`', errors: ['NOT_FOUND'] },
+  listPayouts: { returns: `A page of payouts, automatic and manual, ${PAGE}` },
+  cancelPayout: { returns: 'The payout, now `CANCELED`, its amount back in the available balance', errors: ['NOT_FOUND', 'PAYOUT_NOT_CANCELABLE'] },
   createCardBinding: {
     returns: "The new card binding: `PENDING`, with the hosted page's `url` and the `clientToken` of the public session calls",
     errors: ['RAIL_UNAVAILABLE'],
@@ -172,6 +183,12 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
     errors: ['NOT_FOUND'],
     repeat: 'Releasing it again changes nothing',
   },
+  runTestPayouts: {
+    returns: 'The automatic payout, as the bank left it: `PAID`, `FAILED` with `failureCode` (an account ending 0002), or `IN_TRANSIT` (one ending 0003)',
+    errors: ['INSUFFICIENT_BALANCE', 'PAYOUTS_HELD', 'PAYOUT_ACCOUNT_REQUIRED'],
+    repeat: 'Each call makes another automatic payout, of what is available and not yet paid out; with too little left, 409 `INSUFFICIENT_BALANCE`',
+  },
+  settleTestBalance: { returns: 'The balance, its `pending` now `available`', repeat: 'Settling again settles only what has been paid since' },
   completeTestCardBinding: { returns: 'The card binding, `COMPLETED`, with the saved `card`', errors: TEST_HELPER_ERRORS, repeat: HELPER_REPEAT },
 };
 
@@ -193,6 +210,7 @@ const OPERATOR_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
     returns: "The day's comparison: how many operations each side counts, and every mismatch; under `receipts`, the same for fiscalized receipts and the fiscal module's registrations",
     errors: ['RAIL_UNAVAILABLE'],
   },
+  listMoneyChecks: { returns: 'Every money check, each `ok` or with the problems it found (the first 100)' },
   retrieveTimings: { returns: "This process's timings since it started counting" },
   resetTimings: { returns: 'The timings, empty: counting starts afresh', repeat: 'Each call starts counting afresh' },
 };

@@ -182,7 +182,13 @@ function hoistNamed(value: unknown, components: Record<string, unknown>): unknow
 }
 
 /** The object an event's `data` holds, by the type's first part. */
-const EVENT_OBJECT: Readonly<Record<string, string>> = { order: 'Order', payment_intent: 'PaymentIntentSnapshot', receipt: 'Receipt', payout_account: 'PayoutAccount' };
+const EVENT_OBJECT: Readonly<Record<string, string>> = {
+  order: 'Order',
+  payment_intent: 'PaymentIntentSnapshot',
+  receipt: 'Receipt',
+  payout_account: 'PayoutAccount',
+  payout: 'Payout',
+};
 
 /** The payload of each event type Tolov sends, as a `webhooks` entry and a named schema. */
 function describeWebhooks(components: Record<string, unknown>): Json {
@@ -230,7 +236,7 @@ function introduction(summary: unknown): string {
     "The guide to errors and validation is `docs/errors.md` in Tolov's repository (the service does not serve it).",
     '## Why a payment failed: `failureCode`',
     "A refusal by the bank is an outcome, not an error: the charge answers 201 with a payment intent `FAILED`, and `failureCode` says why. " +
-      'These are every value a payment intent, order, card binding, checkout session or refund carries (null while nothing failed):',
+      'These are every value a payment intent, order, card binding, checkout session, refund or payout carries (null while nothing failed):',
     ['| failureCode | on | meaning |', '|---|---|---|', ...Object.entries(FAILURE_CODES).map(([code, { on, meaning }]) => `| \`${code}\` | ${on} | ${meaning} |`)].join('\n'),
     '## Idempotency',
     'Send an `Idempotency-Key` header with a POST and retry it as often as needed: Tolov does the work once and answers every retry the same way, ' +

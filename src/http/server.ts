@@ -133,7 +133,7 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
       info: {
         title: 'Tolov API',
         version: '1',
-        description: 'Payments in UZS: orders paid on a hosted page, charges to saved cards, refunds, balance and webhooks.',
+        description: 'Payments in UZS: orders paid on a hosted page, charges to saved cards, refunds, fiscal receipts, balance, payouts and webhooks.',
       },
       servers: [{ url: config.checkoutUrl }],
       // In the order a merchant's developer meets them; the operator's calls last.
@@ -144,11 +144,18 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
         { name: 'charges', description: 'Charges to saved cards (payment intents)' },
         { name: 'payment intents (legacy)', description: 'The older two-step form of a charge: create, then confirm' },
         { name: 'refunds', description: 'Refunds of succeeded payments, in full' },
+        { name: 'receipts', description: "Fiscal receipts of payments and their refunds, registered with the tax authority's fiscal module after the money moved" },
         { name: 'balance', description: 'What the product holds, from the ledger' },
+        {
+          name: 'payouts',
+          description:
+            "The available balance paid out to the product's bank account: automatically every day (the whole balance, from a minimum), or when asked for. " +
+            'Only an owner sets the account, in the dashboard; a change holds payouts for 24 hours. An automatic payout names the statement rows it paid out (`GET /v1/balance_transactions?payout=po_…`), which sum to its amount',
+        },
         { name: 'events', description: 'What happened, as sent to webhook endpoints; also as a live stream' },
         { name: 'webhooks', description: 'Webhook endpoints and their deliveries' },
         { name: 'request log', description: "The product's latest API calls in the key's mode, as the dashboard shows them" },
-        { name: 'test helpers', description: 'Test mode only: cause at once what a buyer or time would' },
+        { name: 'test helpers', description: 'Test mode only: cause at once what a buyer, the bank or time would' },
         { name: 'public card capture', description: "The hosted pages' own calls, authorized by the session token in the path" },
         { name: 'operator', description: "The operator's calls (TOLOV_ADMIN_TOKEN): products, keys, branding, reconciliation, timings" },
       ],

@@ -1,11 +1,13 @@
 // The `tolov` command as a developer runs it from the repository (npm run tolov --): every event caused in test mode,
-// receipts' included (their events come from the fiscalization worker, run here as the service runs it), events
-// listed and resent, and refusals that say what to do.
+// receipts' included (their events come from the fiscalization worker, run here as the service runs it), payouts'
+// to the test payout account only the dashboard sets, events listed and resent, and refusals that say what to do.
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Merchant, type TestService } from '../support/harness.js';
+import { balance, reconcileNow } from '../support/payments.js';
+import { setPayoutAccount } from '../support/payouts.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -85,11 +87,77 @@ describe('tolov', () => {
     expect(await tolov(['trigger', 'order.paid', '--api-key', merchant.live])).toMatchObject({ code: 2, stderr: expect.stringContaining('test mode only') });
     expect(await tolov(['trigger', 'refund.made'])).toMatchObject({
       code: 2,
-      stderr: expect.stringContaining('tolov trigger takes one of: order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed, receipt.fiscalized, receipt.failed'),
+      stderr: expect.stringContaining(
+        'tolov trigger takes one of: order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed, receipt.fiscalized, receipt.failed, payout.paid, payout.failed',
+      ),
     });
     expect(await tolov(['events', 'resend', 'evt_missing', '--endpoint', 'we_missing'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^tolov: NOT_FOUND: No such event \(req_\w+\)/) });
     expect(await tolov(['trigger', 'order.paid', '--api-base', 'http://127.0.0.1:9'])).toMatchObject({ code: 1, stderr: expect.stringContaining('no answer from http://127.0.0.1:9') });
     expect((await tolov(['--version'])).stdout).toBe('0.1.0\n');
     expect((await tolov(['--help'])).stdout).toMatch(/receipt\.fiscalized\s+\(an order paid with fiscal lines\), receipt\.failed/);
   }, 120_000);
+});
+
+describe('tolov trigger payout.paid and payout.failed', () => {
+  /** The event `tolov trigger <type> --json` printed, as the API reads it. */
+  async function triggered(key: string, type: string) {
+    const result = await tolov(['trigger', type, '--json'], { TOLOV_API_KEY: key });
+    expect(result.code, result.stderr).toBe(0);
+    const printed = JSON.parse(result.stdout);
+    const event = (await service.call({ method: 'GET', url: `/v1/events/${printed.event}`, key })).body;
+    expect(event).toMatchObject({ type, data: { id: printed.object, object: 'payout', automatic: true } });
+    return { event, stderr: result.stderr };
+  }
+
+  it('says to set a test payout account in the dashboard when there is none', async () => {
+    const shop = await service.createMerchant();
+    const result = await tolov(['trigger', 'payout.paid'], { TOLOV_API_KEY: shop.test });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^tolov: payout\.paid needs a test payout account, which only the dashboard sets/);
+    expect(result.stderr).toMatch(/test mode, open Payout account[\s\S]*ending 0002 makes payouts fail/);
+  });
+
+  it('fails a payout at an account ending 0002, after paying a test order to reach the minimum, and refuses payout.paid there', async () => {
+    const shop = await service.createMerchant();
+    await setPayoutAccount(service, shop.productId, { last4: '0002' });
+    const refused = await tolov(['trigger', 'payout.paid'], { TOLOV_API_KEY: shop.test });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/ends 0002, which the test bank refuses[\s\S]*For payout\.paid, set another account in the dashboard \(test mode, Payout account\)/);
+
+    const { event } = await triggered(shop.test, 'payout.failed');
+    expect(event.data).toMatchObject({ status: 'FAILED', failureCode: 'ACCOUNT_CLOSED', amount: 1_039_500 });
+    // One order of the shortfall and 5% paid it; the failed payout gave it back.
+    expect(await balance(service, shop.test)).toMatchObject({ available: 1_039_500, pending: 0 });
+    expect((await triggered(shop.test, 'payout.failed')).event.data.amount).toBe(1_039_500);
+  }, 60_000);
+
+  it('pays a payout at any other account, ending the hold a change put on it, and refuses payout.failed there', async () => {
+    const shop = await service.createMerchant();
+    await setPayoutAccount(service, shop.productId, { last4: '0001', held: true });
+    const refused = await tolov(['trigger', 'payout.failed'], { TOLOV_API_KEY: shop.test });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/ends 0001, so payouts to it are paid[\s\S]*For payout\.failed, set an account ending 0002/);
+
+    const { event, stderr } = await triggered(shop.test, 'payout.paid');
+    expect(event.data).toMatchObject({ status: 'PAID', failureCode: null, destination: { accountLast4: '0001' } });
+    expect(stderr).toMatch(/payouts were held until .* the hold is ended \(test mode\)/);
+    expect((await service.call({ method: 'GET', url: '/v1/payout_account', key: shop.test })).body.payoutsHeldUntil).toBeNull();
+    expect((await balance(service, shop.test)).available).toBe(0);
+  }, 60_000);
+
+  it('waits for reconciliation when the test bank leaves a payout IN_TRANSIT (an account ending 0003)', async () => {
+    const shop = await service.createMerchant();
+    await setPayoutAccount(service, shop.productId, { last4: '0003' });
+    // The harness runs no reconciler: this one settles what is due, as the service's would after its window.
+    let reconciling: Promise<void> = Promise.resolve();
+    const reconciler = setInterval(() => (reconciling = reconciling.then(() => reconcileNow(service))), 500);
+    try {
+      const { event, stderr } = await triggered(shop.test, 'payout.paid');
+      expect(event.data.status).toBe('PAID');
+      expect(stderr).toMatch(/IN_TRANSIT: the test bank's answer was unclear \(an account ending 0003\); waiting for reconciliation/);
+    } finally {
+      clearInterval(reconciler);
+      await reconciling;
+    }
+  }, 60_000);
 });

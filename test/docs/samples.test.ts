@@ -19,6 +19,7 @@ import { listenSecret } from '../../packages/cli/src/listen.js';
 import { bindCard } from '../support/binding.js';
 import { ADMIN_TOKEN, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
+import { setPayoutAccount } from '../support/payouts.js';
 import { logoPng } from '../support/png.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -39,6 +40,8 @@ const SCHEMA_OF_OBJECT: Record<string, string> = {
   receipt: 'Receipt',
   balance_transaction: 'BalanceTransaction',
   payout_account: 'PayoutAccount',
+  payout: 'Payout',
+  balance: 'Balance',
 };
 
 interface Block {
@@ -88,7 +91,10 @@ const freePort = () =>
     });
   });
 
-/** A merchant with one of each object the samples name by placeholder. */
+/**
+ * A merchant with one of each object the samples name by placeholder: its charge settled, a test payout account (one
+ * the test bank pays) and a payout still PENDING, which a sample may cancel.
+ */
 async function seeded(merchant: Merchant): Promise<Record<string, string>> {
   const key = merchant.test;
   const order = await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 1_500_000 } });
@@ -96,7 +102,18 @@ async function seeded(merchant: Merchant): Promise<Record<string, string>> {
   const intent = await charge(service, key, { amount: 9_900_000, card });
   const endpoint = await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key, body: { url: 'http://127.0.0.1:9/hooks' } });
   const event = await service.call({ method: 'GET', url: '/v1/events?limit=1', key });
-  return { 'ord_…': order.body.id, 'card_…': card, 'pi_…': intent.body.id, 'we_…': endpoint.body.id, 'evt_…': event.body.data[0].id, 'sk_test_…': key };
+  await service.call({ method: 'POST', url: '/v1/test_helpers/balance/settle', key });
+  await setPayoutAccount(service, merchant.productId);
+  const payout = await service.call({ method: 'POST', url: '/v1/payouts', key, idempotencyKey: idem(), body: { amount: 100_000 } });
+  return {
+    'ord_…': order.body.id,
+    'card_…': card,
+    'pi_…': intent.body.id,
+    'we_…': endpoint.body.id,
+    'evt_…': event.body.data[0].id,
+    'po_…': payout.body.id,
+    'sk_test_…': key,
+  };
 }
 
 /** A real order.paid event of the merchant's, as a delivery's body. */
@@ -196,13 +213,22 @@ async function callRouteHandler(file: string, context: Context): Promise<void> {
   expect(JSON.parse(result.stdout.trim().split('\n').at(-1)!)).toEqual([200, 400]);
 }
 
-/** An example answer: every field it shows is a field of its schema. */
+/** An example answer: every field it shows is a field of its schema; a list's items are each checked so. */
 function checkExample(block: Block): void {
   const example = JSON.parse(block.code.replace(/,\s*…/g, '')) as Record<string, unknown>;
+  if (example.object === 'list') {
+    expect(Object.keys(example).sort(), `a list at line ${block.line}`).toEqual(['data', 'has_more', 'object']);
+    for (const item of example.data as Record<string, unknown>[]) checkFields(item, block.line);
+    return;
+  }
+  checkFields(example, block.line);
+}
+
+function checkFields(example: Record<string, unknown>, line: number): void {
   const name = typeof example.object === 'string' ? SCHEMA_OF_OBJECT[example.object] : 'statusCode' in example ? 'Error' : undefined;
-  expect(name, `no schema for the example at line ${block.line}`).toBeDefined();
+  expect(name, `no schema for the example at line ${line}`).toBeDefined();
   const declared = Object.keys(schemas[name!].properties);
-  expect(Object.keys(example).filter((field) => !declared.includes(field)), `${name} at line ${block.line}`).toEqual([]);
+  expect(Object.keys(example).filter((field) => !declared.includes(field)), `${name} at line ${line}`).toEqual([]);
 }
 
 describe('the docs’ samples', () => {

@@ -79,7 +79,7 @@ const json = (content: Record<string, Media> | undefined) => content?.['applicat
 
 describe('the OpenAPI description', () => {
   it('names every object as a component', () => {
-    for (const name of ['Order', 'OrderList', 'PaymentIntent', 'PaymentIntentList', 'Refund', 'RefundList', 'Card', 'CardList', 'CardBinding', 'Event', 'EventList', 'WebhookEndpoint', 'WebhookEndpointList', 'WebhookDelivery', 'Balance', 'Error', 'SessionState', 'CreateOrderBody', 'CreateChargeBody']) {
+    for (const name of ['Order', 'OrderList', 'PaymentIntent', 'PaymentIntentList', 'Refund', 'RefundList', 'Card', 'CardList', 'CardBinding', 'Event', 'EventList', 'WebhookEndpoint', 'WebhookEndpointList', 'WebhookDelivery', 'Balance', 'Payout', 'PayoutList', 'PayoutAccount', 'BalanceTransaction', 'Error', 'SessionState', 'CreateOrderBody', 'CreateChargeBody']) {
       expect(document.components.schemas[name], name).toBeDefined();
     }
     const listed = operations().find(([method, path]) => method === 'GET' && path === '/merchant/v1/orders')![2];
@@ -103,12 +103,19 @@ describe('the OpenAPI description', () => {
       operations()
         .find(([, , operation]) => operation.operationId === operationId)![2]
         .parameters?.find((parameter) => parameter.in === 'header' && parameter.name === 'Idempotency-Key');
-    for (const id of ['createOrder', 'createCharge', 'createRefund', 'confirmPaymentIntent']) expect(header(id)?.required, id).toBe(true);
-    for (const id of ['cancelOrder', 'createCardBinding', 'createPaymentIntent', 'cancelPaymentIntent', 'createWebhookEndpoint', 'resendEvent']) {
+    for (const id of ['createOrder', 'createCharge', 'createRefund', 'confirmPaymentIntent', 'createPayout']) expect(header(id)?.required, id).toBe(true);
+    for (const id of ['cancelOrder', 'cancelPayout', 'createCardBinding', 'createPaymentIntent', 'cancelPaymentIntent', 'createWebhookEndpoint', 'resendEvent']) {
       expect(header(id), id).toBeDefined();
       expect(header(id)?.required ?? false, id).toBe(false);
     }
     expect(header('retrieveOrder')).toBeUndefined();
+  });
+
+  it('describes each tag its operations are grouped by', () => {
+    const described = new Map<string, string>(document.tags.map((tag: { name: string; description: string }) => [tag.name, tag.description]));
+    const used = new Set(operations().flatMap(([, , operation]) => (operation as { tags?: string[] }).tags ?? []));
+    for (const tag of used) expect(described.get(tag), tag).toMatch(/\w/);
+    expect(described.get('payouts')).toContain('?payout=po_');
   });
 
   it('passes `redocly lint` (its recommended rules) with no error', async () => {
@@ -152,6 +159,8 @@ describe('the OpenAPI description', () => {
       'order.paid',
       'payment_intent.failed',
       'payment_intent.succeeded',
+      'payout.failed',
+      'payout.paid',
       'payout_account.updated',
       'receipt.failed',
       'receipt.fiscalized',
@@ -223,7 +232,9 @@ describe('the reference of each operation', () => {
       const event = json(post.requestBody.content)!.example as { type: string; data: unknown };
       expect(event?.type, type).toBe(type);
       expectValid('Event', event);
-      const object = ({ order: 'Order', payment_intent: 'PaymentIntentSnapshot', receipt: 'Receipt', payout_account: 'PayoutAccount' } as Record<string, string>)[type.split('.')[0]!];
+      const object = ({ order: 'Order', payment_intent: 'PaymentIntentSnapshot', receipt: 'Receipt', payout_account: 'PayoutAccount', payout: 'Payout' } as Record<string, string>)[
+        type.split('.')[0]!
+      ];
       expectFits({ $ref: `#/components/schemas/${object}` }, event.data, type);
     }
   });

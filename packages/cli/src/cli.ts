@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Tolov, { TolovConnectionError, TolovError, type Event } from '@tolov/node';
 import { listen, listenSecret } from './listen.js';
 import { tailLogs } from './logs.js';
+import { SetupNeeded, triggerPayout } from './payouts.js';
 
 const USAGE = `Usage: tolov <command> [options]
 
@@ -18,7 +19,9 @@ Commands:
   trigger <event type>              cause the event in test mode: order.paid, order.failed, order.expired,
                                     payment_intent.succeeded, payment_intent.failed, receipt.fiscalized
                                     (an order paid with fiscal lines), receipt.failed (lines the test
-                                    fiscal module refuses)
+                                    fiscal module refuses), payout.paid, payout.failed (the day's
+                                    payout made now, to the test payout account set in the dashboard;
+                                    one ending 0002 fails)
   events list [--type T] [--limit N] the latest events, newest first
   events resend <evt_…> --endpoint <we_…>
                                     deliver an event again to an endpoint
@@ -52,16 +55,19 @@ type Options = { json: boolean; type?: string; limit?: string; endpoint?: string
 
 /** What `trigger` does for each type: the objects it makes, and the one the event is about. */
 const TRIGGERS: Record<string, (tolov: Tolov) => Promise<string>> = {
-  'order.paid': async (tolov) => (await tolov.testHelpers.orders.pay((await newOrder(tolov)).id, { card: SUCCEEDS })).id,
+  'order.paid': async (tolov) => (await paidOrder(tolov, ORDER_AMOUNT)).id,
   'order.failed': async (tolov) => (await tolov.testHelpers.orders.pay((await newOrder(tolov)).id, { card: DECLINED })).id,
   'order.expired': async (tolov) => (await tolov.testHelpers.orders.expire((await newOrder(tolov)).id)).id,
   'payment_intent.succeeded': async (tolov) => (await charge(tolov, SUCCEEDS)).id,
   'payment_intent.failed': async (tolov) => (await charge(tolov, DECLINED)).id,
   'receipt.fiscalized': (tolov) => paidReceipt(tolov, SIGNED_CODE),
   'receipt.failed': (tolov) => paidReceipt(tolov, REFUSED_CODE),
+  'payout.paid': (tolov) => triggerPayout(tolov, 'PAID', (amount) => paidOrder(tolov, amount)),
+  'payout.failed': (tolov) => triggerPayout(tolov, 'FAILED', (amount) => paidOrder(tolov, amount)),
 };
 
-const newOrder = (tolov: Tolov) => tolov.orders.create({ amount: ORDER_AMOUNT, description: 'Made by tolov trigger' });
+const newOrder = (tolov: Tolov, amount = ORDER_AMOUNT) => tolov.orders.create({ amount, description: 'Made by tolov trigger' });
+const paidOrder = async (tolov: Tolov, amount: number) => tolov.testHelpers.orders.pay((await newOrder(tolov, amount)).id, { card: SUCCEEDS });
 
 /** An order with one fiscal line of item `code`, paid: its sale receipt, which the fiscalization worker registers. */
 async function paidReceipt(tolov: Tolov, code: string): Promise<string> {
@@ -201,7 +207,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    if (error instanceof UsageError || error instanceof TypeError) process.stderr.write(`tolov: ${error.message}\n`);
+    if (error instanceof UsageError || error instanceof TypeError || error instanceof SetupNeeded) process.stderr.write(`tolov: ${error.message}\n`);
     else if (error instanceof TolovError) process.stderr.write(`tolov: ${error.code}: ${error.message} (${error.requestId})\n`);
     else if (error instanceof TolovConnectionError) process.stderr.write(`tolov: ${error.message}\n`);
     else process.stderr.write(`tolov: ${(error as Error).stack ?? String(error)}\n`);

@@ -15,6 +15,10 @@ export class Tolov {
   readonly balance;
   /** The statement: every movement of the balance; the available rows' `net` sums to `available`, the pending ones' to `pending`. */
   readonly balanceTransactions;
+  /** Payouts of the available balance to the payout account: the daily automatic one and those asked for. */
+  readonly payouts;
+  /** Where payouts go: read only (an owner sets it in the dashboard, with the second factor). */
+  readonly payoutAccount;
   readonly events;
   readonly webhookEndpoints;
   /** The product's latest API calls in the key's mode. */
@@ -35,6 +39,8 @@ export class Tolov {
     this.cardBindings = resources.cardBindings(transport);
     this.balance = resources.balance(transport);
     this.balanceTransactions = resources.balanceTransactions(transport);
+    this.payouts = resources.payouts(transport);
+    this.payoutAccount = resources.payoutAccount(transport);
     this.events = resources.events(transport);
     this.webhookEndpoints = resources.webhookEndpoints(transport);
     this.requestLogs = resources.requestLogs(transport);
@@ -55,6 +61,8 @@ export type {
   ListParams,
   Order,
   PaymentIntent,
+  Payout,
+  PayoutAccount,
   Receipt,
   ReceiptRequest,
   Refund,

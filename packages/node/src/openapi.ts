@@ -452,6 +452,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List payouts, newest first */
+        get: operations["listPayouts"];
+        put?: never;
+        /**
+         * Pay out the available balance to the payout account now
+         * @description Takes `amount` (the whole available balance when absent) from the available balance at once; the payout is `PENDING` until it is sent to the bank moments later. 409 `INSUFFICIENT_BALANCE` beyond the available balance, `PAYOUTS_HELD` within 24 hours of a change of the payout account, `PAYOUT_ACCOUNT_REQUIRED` without one.
+         *
+         *     **Idempotency-Key: required** (400 `IDEMPOTENCY_KEY_REQUIRED` without it). Use a new key for each new request, and the same key for its retries:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
+        post: operations["createPayout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payouts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a payout */
+        get: operations["retrievePayout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payouts/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a payout not sent yet
+         * @description Only a `PENDING` payout can be canceled (409 `PAYOUT_NOT_CANCELABLE` after); its amount returns to the available balance.
+         *
+         *     **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
+        post: operations["cancelPayout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/receipts/{id}": {
         parameters: {
             query?: never;
@@ -834,6 +906,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/payouts/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test mode: run the day's automatic payout now, and send every PENDING payout
+         * @description Makes the automatic payout of every available transaction not yet paid out, as the daily run does, and sends it (with any PENDING manual payout) to the test bank at once: an account ending 0002 fails `ACCOUNT_CLOSED`, one ending 0003 stays `IN_TRANSIT` until reconciliation, others are `PAID`. 409 when below `TOLOV_PAYOUT_MIN`, held, or without an account.
+         *
+         *     **Repeating it:** Each call makes another automatic payout, of what is available and not yet paid out; with too little left, 409 `INSUFFICIENT_BALANCE`.
+         */
+        post: operations["runTestPayouts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/balance/settle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test mode: make the product's succeeded payments available now, as the settlement delay would
+         * @description Up to 10,000 payments a call. Answers the balance.
+         *
+         *     **Repeating it:** Settling again settles only what has been paid since.
+         */
+        post: operations["settleTestBalance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "order.paid": {
@@ -972,6 +1088,40 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payout.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent when payout.paid happens; signed with Tolov-Signature */
+        post: operations["onPayoutPaidEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent when payout.failed happens; signed with Tolov-Signature */
+        post: operations["onPayoutFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1057,7 +1207,7 @@ export interface components {
             statusCode: number;
             /** @description The HTTP status text */
             error: string;
-            code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REQUIRED" | "CARD_INACTIVE" | "INVALID_CARD" | "WRONG_CODE" | "PARTIAL_REFUND_NOT_SUPPORTED" | "RECEIPT_MISMATCH" | "RECEIPT_REQUIRED" | "UNAUTHENTICATED" | "PAYMENT_FAILED" | "SCOPE_REQUIRED" | "NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "ORDER_DEBIT_IN_PROGRESS" | "ORDER_NOT_CANCELABLE" | "INVALID_STATE" | "LIMIT_REACHED" | "ALREADY_REFUNDED" | "PAYMENT_NOT_REFUNDABLE" | "REQUEST_TIMEOUT" | "SESSION_EXPIRED" | "BODY_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "TOO_MANY_ATTEMPTS" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "RAIL_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REQUIRED" | "CARD_INACTIVE" | "INVALID_CARD" | "WRONG_CODE" | "PARTIAL_REFUND_NOT_SUPPORTED" | "RECEIPT_MISMATCH" | "RECEIPT_REQUIRED" | "UNAUTHENTICATED" | "PAYMENT_FAILED" | "SCOPE_REQUIRED" | "NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "ORDER_DEBIT_IN_PROGRESS" | "ORDER_NOT_CANCELABLE" | "INVALID_STATE" | "LIMIT_REACHED" | "ALREADY_REFUNDED" | "PAYMENT_NOT_REFUNDABLE" | "INSUFFICIENT_BALANCE" | "PAYOUTS_HELD" | "PAYOUT_ACCOUNT_REQUIRED" | "PAYOUT_NOT_CANCELABLE" | "REQUEST_TIMEOUT" | "SESSION_EXPIRED" | "BODY_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "TOO_MANY_ATTEMPTS" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "RAIL_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
             message: string;
             /** @description The field, parameter or header at fault */
             param?: string;
@@ -1293,6 +1443,42 @@ export interface components {
             data: components["schemas"]["Refund"][];
             has_more: boolean;
         };
+        CreatePayoutBody: {
+            /** @description Tiyin to pay out, at most the available balance; the whole available balance when absent */
+            amount?: number;
+        };
+        Payout: {
+            id: string;
+            /** @enum {string} */
+            object: "payout";
+            /** @description Tiyin sent to the payout account */
+            amount: number;
+            /** @description PENDING: taken from the available balance, not sent yet (it can be canceled); IN_TRANSIT: sent to the bank; PAID: the bank credited the account; FAILED: the bank refused it, and the amount is back in the available balance; CANCELED: canceled while PENDING, the amount back */
+            status: "PENDING" | "IN_TRANSIT" | "PAID" | "FAILED" | "CANCELED";
+            /** @description Made by the daily schedule (true) or asked for (false) */
+            automatic: boolean;
+            /** @description The Tashkent day the money is expected on the account, YYYY-MM-DD */
+            arrivalDate: string;
+            /** @description The account it was made for, whatever the account is changed to later */
+            destination: {
+                bankMfo: string;
+                accountLast4: string;
+            };
+            /** @description Why a FAILED payout failed: ACCOUNT_CLOSED, PROCESSING_ERROR */
+            failureCode: string | null;
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            created: string;
+        };
+        PayoutList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["Payout"][];
+            has_more: boolean;
+        };
         ReceiptItem: {
             title: string;
             price: number;
@@ -1443,7 +1629,7 @@ export interface components {
             /** @description https:// and reachable from the internet */
             url: string;
             /** @description Event types to receive; empty or absent: all of them */
-            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
+            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payout.paid" | "payout.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
             description?: string;
         };
         WebhookEndpoint: {
@@ -1473,7 +1659,7 @@ export interface components {
             /** @description https:// and reachable from the internet */
             url?: string;
             /** @description Event types to receive; empty or absent: all of them */
-            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
+            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payout.paid" | "payout.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
             description?: string;
             status?: "enabled" | "disabled";
         };
@@ -1652,6 +1838,16 @@ export interface components {
             type?: "payout_account.updated";
             data?: components["schemas"]["PayoutAccount"];
         };
+        PayoutPaidEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "payout.paid";
+            data?: components["schemas"]["Payout"];
+        };
+        PayoutFailedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "payout.failed";
+            data?: components["schemas"]["Payout"];
+        };
     };
     responses: never;
     parameters: never;
@@ -1692,44 +1888,44 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcAs0t2cG3RrqNVXdylmZaC",
+                     *           "id": "ord_0VcBN31tW4u3QUfibetKxU0G",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_pf9kW6E3BwArTI17YNbJZyrmB2SuNmfTwfgVa0jd",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_5Ynn1PL3N5kEJ5S0Gjy4riAJv3hnP0bufxuypVIF",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcAs0tLSFILzPGrzfSw19Fe",
+                     *           "paymentIntent": "pi_0VcBN32PMzCWCo0K0E8YR0t3",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T12:33:07.204Z",
+                     *           "expiresAt": "2026-11-27T14:36:23.609Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.204Z"
+                     *           "created": "2026-11-27T14:06:23.609Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcAs0sY48atsbtYLulywywc",
+                     *           "id": "ord_0VcBN30vDFBq0Sn1Ly7JSvzM",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_XRwdvrnMQrED3ffWYY1ntqnjJdVKMelFBDwWtsYK",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_XE0VST2KbxO27NxpTTmGDggXzvvOpkIF5OMyNF24",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T12:03:07.178Z",
+                     *           "expiresAt": "2026-11-27T14:06:23.553Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.174Z"
+                     *           "created": "2026-11-27T14:06:23.549Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -1856,24 +2052,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcAs0oyCHW8ey7OsdNtp2iN",
+                     *       "id": "ord_0VcBN2wwr0dbDr6Xxh9RFVJQ",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Xl5Vbe9GMJVzOJ7F2VCHxK7Y2Xn73IdNc7WP6ynD",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_EWPoomFJzDKLv47ZBGZJui424tMLwY9enwgpzw3z",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T12:33:06.952Z",
+                     *       "expiresAt": "2026-11-27T14:36:23.302Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:06.952Z"
+                     *       "created": "2026-11-27T14:06:23.302Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -1988,24 +2184,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcAs0oyCHW8ey7OsdNtp2iN",
+                     *       "id": "ord_0VcBN2wwr0dbDr6Xxh9RFVJQ",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Xl5Vbe9GMJVzOJ7F2VCHxK7Y2Xn73IdNc7WP6ynD",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_EWPoomFJzDKLv47ZBGZJui424tMLwY9enwgpzw3z",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcAs0qK4tl7nUc9nIyboTgz",
+                     *       "paymentIntent": "pi_0VcBN2yBru3HlnM7sMPr1sbK",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T12:03:07.056Z",
+                     *       "paidAt": "2026-11-27T14:06:23.397Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T12:33:06.952Z",
-                     *       "receipt": "rcpt_0VcAs0qigH3ey50uge4luHaL",
+                     *       "expiresAt": "2026-11-27T14:36:23.302Z",
+                     *       "receipt": "rcpt_0VcBN2ydQR2iJcTVGTYrTbvy",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:06.952Z"
+                     *       "created": "2026-11-27T14:06:23.302Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2109,24 +2305,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcAs0s1P5tNn1u5rYjObVwX",
+                     *       "id": "ord_0VcBN2zzYRIRbEDBzq5Q2SvA",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_JguUqB18nJEJYhshOR2sVwxz59qznLfVnUGAswga",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_ghIwFMsV60ysY8ljVqv9vpcGikkCXHB0G0yEljlN",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T12:33:07.141Z",
+                     *       "expiresAt": "2026-11-27T14:36:23.491Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.141Z"
+                     *       "created": "2026-11-27T14:06:23.491Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2340,46 +2536,72 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "txn_0VcAs14so38bkg5sILwkVWek",
+                     *           "id": "txn_0VcBN3VvaIzfHnzNLfB8pqu4",
                      *           "object": "balance_transaction",
-                     *           "type": "charge",
-                     *           "amount": 100000,
-                     *           "fee": 1000,
-                     *           "net": 99000,
-                     *           "status": "pending",
-                     *           "availableOn": "2026-11-28T12:03:07.935Z",
-                     *           "source": "pi_0VcAs14lUtxpXW5Ifo5pbqto",
-                     *           "payout": null,
-                     *           "created": "2026-11-27T12:03:07.935Z"
-                     *         },
-                     *         {
-                     *           "id": "txn_0VcAs13xGKMIGgJDaPSWpf1y",
-                     *           "object": "balance_transaction",
-                     *           "type": "refund",
-                     *           "amount": -2500000,
+                     *           "type": "payout_failure",
+                     *           "amount": 500000,
                      *           "fee": 0,
-                     *           "net": -2500000,
+                     *           "net": 500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T12:03:07.876Z",
-                     *           "source": "re_0VcAs13nOiOBq1oifOXpQpUW",
-                     *           "payout": null,
-                     *           "created": "2026-11-27T12:03:07.876Z"
+                     *           "availableOn": "2026-11-27T14:06:25.469Z",
+                     *           "source": "po_0VcBN3Vo3AR4gH41DWxlEqDz",
+                     *           "payout": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
+                     *           "created": "2026-11-27T14:06:25.469Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcAs12tiGLXIkjmWoQHMxUb",
+                     *           "id": "txn_0VcBN3VqBENDpmP3xdKQ2Qqy",
+                     *           "object": "balance_transaction",
+                     *           "type": "payout",
+                     *           "amount": -500000,
+                     *           "fee": 0,
+                     *           "net": -500000,
+                     *           "status": "available",
+                     *           "availableOn": "2026-11-27T14:06:25.463Z",
+                     *           "source": "po_0VcBN3Vo3AR4gH41DWxlEqDz",
+                     *           "payout": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
+                     *           "created": "2026-11-27T14:06:25.463Z"
+                     *         },
+                     *         {
+                     *           "id": "txn_0VcBN3VXNgxvDZpxPU5UaRIA",
+                     *           "object": "balance_transaction",
+                     *           "type": "payout",
+                     *           "amount": -1000000,
+                     *           "fee": 0,
+                     *           "net": -1000000,
+                     *           "status": "available",
+                     *           "availableOn": "2026-11-27T14:06:25.443Z",
+                     *           "source": "po_0VcBN3VUWL16i1vn84kuAzSb",
+                     *           "payout": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
+                     *           "created": "2026-11-27T14:06:25.443Z"
+                     *         },
+                     *         {
+                     *           "id": "txn_0VcBN3V80ACC3EruFNzV1asE",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
-                     *           "amount": 990000,
-                     *           "fee": 9900,
-                     *           "net": 980100,
-                     *           "status": "pending",
-                     *           "availableOn": "2026-11-28T12:03:07.811Z",
-                     *           "source": "pi_0VcAs12ZLdtkVchUH4iloaUd",
-                     *           "payout": null,
-                     *           "created": "2026-11-27T12:03:07.811Z"
+                     *           "amount": 1800000,
+                     *           "fee": 18000,
+                     *           "net": 1782000,
+                     *           "status": "available",
+                     *           "availableOn": "2026-11-27T14:06:25.433Z",
+                     *           "source": "pi_0VcBN3UxKG332FmO0KuN4emm",
+                     *           "payout": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
+                     *           "created": "2026-11-27T14:06:25.414Z"
+                     *         },
+                     *         {
+                     *           "id": "txn_0VcBN3UfkodvOSHQoxwxnjR0",
+                     *           "object": "balance_transaction",
+                     *           "type": "charge",
+                     *           "amount": 3200000,
+                     *           "fee": 32000,
+                     *           "net": 3168000,
+                     *           "status": "available",
+                     *           "availableOn": "2026-11-27T14:06:25.433Z",
+                     *           "source": "pi_0VcBN3UaTL8tbJVms8qDI2UZ",
+                     *           "payout": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
+                     *           "created": "2026-11-27T14:06:25.390Z"
                      *         }
                      *       ],
-                     *       "has_more": true
+                     *       "has_more": false
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransactionList"];
@@ -2462,17 +2684,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "txn_0VcAs14so38bkg5sILwkVWek",
+                     *       "id": "txn_0VcBN3G8NCxYh3jbGaMJ4hn0",
                      *       "object": "balance_transaction",
                      *       "type": "charge",
                      *       "amount": 100000,
                      *       "fee": 1000,
                      *       "net": 99000,
                      *       "status": "pending",
-                     *       "availableOn": "2026-11-28T12:03:07.935Z",
-                     *       "source": "pi_0VcAs14lUtxpXW5Ifo5pbqto",
+                     *       "availableOn": "2026-11-28T14:06:24.488Z",
+                     *       "source": "pi_0VcBN3FzB3ZLZdnrHG0MCkLp",
                      *       "payout": null,
-                     *       "created": "2026-11-27T12:03:07.935Z"
+                     *       "created": "2026-11-27T14:06:24.488Z"
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransaction"];
@@ -2562,16 +2784,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcAs1JHW0YPqrZobf3jAsOi",
+                     *       "id": "pacct_0VcBN3TetQLnRGB0kFmtGw9B",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
                      *       "tin": "301234567",
                      *       "holderName": "\"Chorsu Market\" MChJ",
-                     *       "payoutsHeldUntil": "2026-11-28T12:03:08.851Z",
+                     *       "payoutsHeldUntil": "2026-11-28T14:06:25.345Z",
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T12:03:08.851Z",
-                     *       "created": "2026-11-27T12:03:08.831Z"
+                     *       "updated": "2026-11-27T14:06:25.345Z",
+                     *       "created": "2026-11-27T14:06:25.329Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -2665,18 +2887,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcAs0yYUn96iHcorIOMcR6l",
+                     *       "id": "cb_0VcBN38eCB5gwCAIVwZgKvJg",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
-                     *       "url": "https://api.tolov.example/bind/cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
+                     *       "clientToken": "cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
+                     *       "url": "https://api.tolov.example/bind/cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T12:18:07.545Z",
+                     *       "expiresAt": "2026-11-27T14:21:24.028Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.545Z"
+                     *       "created": "2026-11-27T14:06:24.028Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -2797,18 +3019,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcAs0yYUn96iHcorIOMcR6l",
+                     *       "id": "cb_0VcBN38eCB5gwCAIVwZgKvJg",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
-                     *       "url": "https://api.tolov.example/bind/cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
-                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                     *       "clientToken": "cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
+                     *       "url": "https://api.tolov.example/bind/cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
+                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T12:18:07.545Z",
+                     *       "expiresAt": "2026-11-27T14:21:24.028Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.545Z"
+                     *       "created": "2026-11-27T14:06:24.028Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -2909,7 +3131,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                     *       "id": "card_0VcBN39Et17lH2T7Fk7kecoT",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -2917,7 +3139,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.564Z"
+                     *       "created": "2026-11-27T14:06:24.062Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3018,7 +3240,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcAs0zbhAA32W5xDFuCC6qR",
+                     *       "id": "card_0VcBN3ACWSukXYmdCeN5oNx5",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -3026,7 +3248,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.611Z"
+                     *       "created": "2026-11-27T14:06:24.124Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3139,7 +3361,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcAs0zwWBwLGcaI9cgHsh8L",
+                     *           "id": "card_0VcBN3AZymsnkz0dKs1goJM7",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -3147,10 +3369,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.631Z"
+                     *           "created": "2026-11-27T14:06:24.143Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcAs0zbhAA32W5xDFuCC6qR",
+                     *           "id": "card_0VcBN3ACWSukXYmdCeN5oNx5",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -3158,7 +3380,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.611Z"
+                     *           "created": "2026-11-27T14:06:24.124Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3270,7 +3492,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcAs11aCWmFOGplczeECmty",
+                     *           "id": "pi_0VcBN3C8XUM494IfzjbgpWbJ",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3278,7 +3500,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcAs0zwWBwLGcaI9cgHsh8L",
+                     *           "card": "card_0VcBN3AZymsnkz0dKs1goJM7",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3289,10 +3511,10 @@ export interface operations {
                      *           "amountRefunded": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.734Z"
+                     *           "created": "2026-11-27T14:06:24.244Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                     *           "id": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3300,7 +3522,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                     *           "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3309,9 +3531,9 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
-                     *           "receipt": "rcpt_0VcAs114OXed9rDFEX0O1w7s",
+                     *           "receipt": "rcpt_0VcBN3BkMFOPeLOzez8YZMc1",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.697Z"
+                     *           "created": "2026-11-27T14:06:24.216Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3402,7 +3624,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                 *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -3435,7 +3657,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                     *       "id": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3443,7 +3665,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3452,9 +3674,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcAs114OXed9rDFEX0O1w7s",
+                     *       "receipt": "rcpt_0VcBN3BkMFOPeLOzez8YZMc1",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.697Z"
+                     *       "created": "2026-11-27T14:06:24.216Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3590,7 +3812,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                     *       "id": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3598,7 +3820,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3607,9 +3829,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcAs114OXed9rDFEX0O1w7s",
+                     *       "receipt": "rcpt_0VcBN3BkMFOPeLOzez8YZMc1",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.697Z"
+                     *       "created": "2026-11-27T14:06:24.216Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3706,7 +3928,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                 *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -3722,7 +3944,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAs12ZLdtkVchUH4iloaUd",
+                     *       "id": "pi_0VcBN3D2k01p9CejCDI5sT54",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3730,7 +3952,7 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3738,7 +3960,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.794Z"
+                     *       "created": "2026-11-27T14:06:24.299Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3864,7 +4086,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAs12ZLdtkVchUH4iloaUd",
+                     *       "id": "pi_0VcBN3D2k01p9CejCDI5sT54",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3872,7 +4094,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3880,7 +4102,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.794Z"
+                     *       "created": "2026-11-27T14:06:24.299Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4020,7 +4242,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAs13M26yH8FF6PfVWJjLT",
+                     *       "id": "pi_0VcBN3DqafgR9YB8l7QKgmsl",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4028,7 +4250,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4036,7 +4258,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.843Z"
+                     *       "created": "2026-11-27T14:06:24.349Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4158,7 +4380,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcAs12ZLdtkVchUH4iloaUd",
+                     *       "id": "pi_0VcBN3D2k01p9CejCDI5sT54",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4166,7 +4388,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4174,7 +4396,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.794Z"
+                     *       "created": "2026-11-27T14:06:24.299Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4288,17 +4510,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcAs13nOiOBq1oifOXpQpUW",
+                     *           "id": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                     *           "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
+                     *           "receipt": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.868Z"
+                     *           "created": "2026-11-27T14:06:24.389Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4379,7 +4601,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                 *       "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -4395,17 +4617,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcAs13nOiOBq1oifOXpQpUW",
+                     *       "id": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                     *       "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
+                     *       "receipt": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.868Z"
+                     *       "created": "2026-11-27T14:06:24.389Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4534,17 +4756,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcAs13nOiOBq1oifOXpQpUW",
+                     *       "id": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                     *       "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
+                     *       "receipt": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.868Z"
+                     *       "created": "2026-11-27T14:06:24.389Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4617,6 +4839,508 @@ export interface operations {
             };
         };
     };
+    listPayouts: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
+                /** @description Id of the last object of the previous page */
+                starting_after?: string;
+                /** @description Only objects created at or after this time: ISO 8601, 2026-11-24T00:00:00Z */
+                "created[gte]"?: string;
+                /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
+                "created[lt]"?: string;
+                status?: "PENDING" | "IN_TRANSIT" | "PAID" | "FAILED" | "CANCELED";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payouts, automatic and manual, newest first; `has_more` says whether another page follows (pass the last id as `starting_after`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
+                     *           "object": "payout",
+                     *           "amount": 3950000,
+                     *           "status": "PAID",
+                     *           "automatic": true,
+                     *           "arrivalDate": "2026-11-27",
+                     *           "destination": {
+                     *             "bankMfo": "00440",
+                     *             "accountLast4": "2002"
+                     *           },
+                     *           "failureCode": null,
+                     *           "livemode": false,
+                     *           "created": "2026-11-27T14:06:25.489Z"
+                     *         },
+                     *         {
+                     *           "id": "po_0VcBN3Vo3AR4gH41DWxlEqDz",
+                     *           "object": "payout",
+                     *           "amount": 500000,
+                     *           "status": "CANCELED",
+                     *           "automatic": false,
+                     *           "arrivalDate": "2026-11-27",
+                     *           "destination": {
+                     *             "bankMfo": "00440",
+                     *             "accountLast4": "2002"
+                     *           },
+                     *           "failureCode": null,
+                     *           "livemode": false,
+                     *           "created": "2026-11-27T14:06:25.463Z"
+                     *         },
+                     *         {
+                     *           "id": "po_0VcBN3VUWL16i1vn84kuAzSb",
+                     *           "object": "payout",
+                     *           "amount": 1000000,
+                     *           "status": "PAID",
+                     *           "automatic": false,
+                     *           "arrivalDate": "2026-11-27",
+                     *           "destination": {
+                     *             "bankMfo": "00440",
+                     *             "accountLast4": "2002"
+                     *           },
+                     *           "failureCode": null,
+                     *           "livemode": false,
+                     *           "created": "2026-11-27T14:06:25.443Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PayoutList"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPayout: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 1000000
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreatePayoutBody"];
+            };
+        };
+        responses: {
+            /** @description The payout, `PENDING`: its amount has left the available balance, and it is sent to the bank within about 10 seconds (`payout.paid` or `payout.failed` follows) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "po_0VcBN3VUWL16i1vn84kuAzSb",
+                     *       "object": "payout",
+                     *       "amount": 1000000,
+                     *       "status": "PENDING",
+                     *       "automatic": false,
+                     *       "arrivalDate": "2026-11-27",
+                     *       "destination": {
+                     *         "bankMfo": "00440",
+                     *         "accountLast4": "2002"
+                     *       },
+                     *       "failureCode": null,
+                     *       "livemode": false,
+                     *       "created": "2026-11-27T14:06:25.443Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `IDEMPOTENCY_KEY_REQUIRED`: This call needs an `Idempotency-Key` header
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly
+             *     - `INSUFFICIENT_BALANCE`: A payout asks for more than the available balance (or, by the test helper, less than the minimum is unpaid)
+             *     - `PAYOUTS_HELD`: Payouts are held for 24 hours after a change of the payout account; the message says until when
+             *     - `PAYOUT_ACCOUNT_REQUIRED`: The product has no payout account in this mode: an owner sets it in the dashboard
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrievePayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payout; `failureCode` once `FAILED` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "po_0VcBN3VUWL16i1vn84kuAzSb",
+                     *       "object": "payout",
+                     *       "amount": 1000000,
+                     *       "status": "PENDING",
+                     *       "automatic": false,
+                     *       "arrivalDate": "2026-11-27",
+                     *       "destination": {
+                     *         "bankMfo": "00440",
+                     *         "accountLast4": "2002"
+                     *       },
+                     *       "failureCode": null,
+                     *       "livemode": false,
+                     *       "created": "2026-11-27T14:06:25.443Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelPayout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payout, now `CANCELED`, its amount back in the available balance */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "po_0VcBN3Vo3AR4gH41DWxlEqDz",
+                     *       "object": "payout",
+                     *       "amount": 500000,
+                     *       "status": "CANCELED",
+                     *       "automatic": false,
+                     *       "arrivalDate": "2026-11-27",
+                     *       "destination": {
+                     *         "bankMfo": "00440",
+                     *         "accountLast4": "2002"
+                     *       },
+                     *       "failureCode": null,
+                     *       "livemode": false,
+                     *       "created": "2026-11-27T14:06:25.463Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly
+             *     - `PAYOUT_NOT_CANCELABLE`: Only a `PENDING` payout can be canceled
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     retrieveReceipt: {
         parameters: {
             query?: never;
@@ -4636,11 +5360,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcAs0qigH3ey50uge4luHaL",
+                     *       "id": "rcpt_0VcBN2ydQR2iJcTVGTYrTbvy",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcAs0qK4tl7nUc9nIyboTgz",
+                     *       "paymentIntent": "pi_0VcBN2yBru3HlnM7sMPr1sbK",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -4665,13 +5389,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "858613376007",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127170307&s=858613376007",
-                     *       "fiscalizedAt": "2026-11-27T12:03:07.945Z",
+                     *       "fiscalSign": "566429918605",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127190624&s=566429918605",
+                     *       "fiscalizedAt": "2026-11-27T14:06:24.501Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_MHwf4gtI4h5n84dGKxIdAxvbjDjSrsmaIrkJJTmR",
+                     *       "url": "https://api.tolov.example/receipts/rc_fwSJOJdbxF504LM0vgzbTK7YDPJAkaq2PDet1jsB",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.056Z"
+                     *       "created": "2026-11-27T14:06:23.397Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -4777,12 +5501,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
+                     *           "id": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
-                     *           "refund": "re_0VcAs13nOiOBq1oifOXpQpUW",
+                     *           "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                     *           "refund": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -4800,20 +5524,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "327141436548",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127170307&s=327141436548",
-                     *           "fiscalizedAt": "2026-11-27T12:03:07.955Z",
+                     *           "fiscalSign": "508044835320",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190624&s=508044835320",
+                     *           "fiscalizedAt": "2026-11-27T14:06:24.513Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_alg0wx8xT9FrlMgF8x4Na4IE5vfOysaJKIhThueN",
+                     *           "url": "https://api.tolov.example/receipts/rc_nmlt3vg0MRAZL4gl5KlF1XvQsRYJePN4xm7WP1CS",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.876Z"
+                     *           "created": "2026-11-27T14:06:24.395Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcAs114OXed9rDFEX0O1w7s",
+                     *           "id": "rcpt_0VcBN3BkMFOPeLOzez8YZMc1",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                     *           "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -4832,13 +5556,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "050183670604",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127170307&s=050183670604",
-                     *           "fiscalizedAt": "2026-11-27T12:03:07.951Z",
+                     *           "fiscalSign": "292001161097",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127190624&s=292001161097",
+                     *           "fiscalizedAt": "2026-11-27T14:06:24.509Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_ileOd6FZdAD3rlaKDQiRamJkyDgzZFqJgWttmmE6",
+                     *           "url": "https://api.tolov.example/receipts/rc_C92YZ5j47AtuBxqKkawC5DFGn29o8NaqYB7uP54j",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.701Z"
+                     *           "created": "2026-11-27T14:06:24.219Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4931,7 +5655,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T12:33:07.295Z",
+                     *       "expiresAt": "2026-11-27T14:36:23.712Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -5056,11 +5780,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T12:33:07.295Z",
+                     *       "expiresAt": "2026-11-27T14:36:23.712Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T12:03:37.364Z",
+                     *       "resendAvailableAt": "2026-11-27T14:06:53.793Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -5205,7 +5929,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T12:33:07.295Z",
+                     *       "expiresAt": "2026-11-27T14:36:23.712Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -5215,8 +5939,8 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T12:03:07.450Z",
-                     *         "payment": "pi_0VcAs0wxWqcArgDHQbM3FQXe"
+                     *         "paidAt": "2026-11-27T14:06:23.901Z",
+                     *         "payment": "pi_0VcBN36QsxdlFyxiiMD3IrQe"
                      *       },
                      *       "canSaveCard": true,
                      *       "receipt": null
@@ -5342,11 +6066,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T12:33:07.295Z",
+                     *       "expiresAt": "2026-11-27T14:36:23.712Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T12:03:37.403Z",
+                     *       "resendAvailableAt": "2026-11-27T14:06:53.840Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -5470,7 +6194,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcAs16NP0k5hdQ7KgZMsd03",
+                     *           "id": "we_0VcBN3IFe2BuOJRO40tci8Vb",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -5483,7 +6207,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:08.029Z"
+                     *           "created": "2026-11-27T14:06:24.620Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5586,7 +6310,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcAs16NP0k5hdQ7KgZMsd03",
+                     *       "id": "we_0VcBN3IFe2BuOJRO40tci8Vb",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -5598,8 +6322,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:08.029Z",
-                     *       "secret": "whsec_BpZYIyjUq5i6oAKe7gzYPoisysSg930S41fpYoLhXbg="
+                     *       "created": "2026-11-27T14:06:24.620Z",
+                     *       "secret": "whsec_z04EZ9SneZJpCFYFWHHik8aWBWlAJnzmke8tH/2aR9I="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -5703,7 +6427,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcAs16NP0k5hdQ7KgZMsd03",
+                     *       "id": "we_0VcBN3IFe2BuOJRO40tci8Vb",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -5715,7 +6439,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:08.029Z"
+                     *       "created": "2026-11-27T14:06:24.620Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -5826,7 +6550,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcAs16NP0k5hdQ7KgZMsd03",
+                     *       "id": "we_0VcBN3IFe2BuOJRO40tci8Vb",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -5839,7 +6563,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:08.029Z"
+                     *       "created": "2026-11-27T14:06:24.620Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -5949,7 +6673,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcAs16zkyZAJ04SaFFryfrP",
+                     *       "id": "we_0VcBN3IsLYTxf8pIJffR1vio",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -6055,7 +6779,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcAs16NP0k5hdQ7KgZMsd03",
+                     *       "id": "we_0VcBN3IFe2BuOJRO40tci8Vb",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6068,8 +6792,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:08.029Z",
-                     *       "secret": "whsec_fLT0SZIEpnZUnIuN06eRmtqf7mFWNQ97xXchaFX3Nvw="
+                     *       "created": "2026-11-27T14:06:24.620Z",
+                     *       "secret": "whsec_sedeHc6NrOoffAsjhpqkX2nFCc2Fxs8VjH6ZO2Qzv/c="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6187,24 +6911,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_9e0127616a0246cca7d48272031e411e",
+                     *           "id": "wd_986f87ecbf284931bbdf31bc25ad8b93",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcAs1748tBgyovHLli2Nd7w",
-                     *           "event": "evt_0VcAs0x6mbJoi9W1PpQxXqUb",
+                     *           "endpoint": "we_0VcBN3IxV6QScFbJgU3Tz22j",
+                     *           "event": "evt_0VcBN36kVfb07kPywssGDItC",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T12:03:08.110Z",
+                     *               "attemptedAt": "2026-11-27T14:06:24.692Z",
                      *               "statusCode": 200,
-                     *               "durationMs": 23,
+                     *               "durationMs": 14,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T12:03:08.088Z"
+                     *           "created": "2026-11-27T14:06:24.674Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6292,7 +7016,7 @@ export interface operations {
                 /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
                 "created[lt]"?: string;
                 /** @description Only events of this type */
-                type?: "order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired" | "webhook_endpoint.test";
+                type?: "order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payout.paid" | "payout.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired" | "webhook_endpoint.test";
                 /** @description Only events about this object (ord_…, pi_…) */
                 objectId?: string;
             };
@@ -6313,17 +7037,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcAs15FMi6bR0DqSoXCHt0u",
+                     *           "id": "evt_0VcBN3GfndIbWLQUGuY1cMaH",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.960Z",
+                     *           "created": "2026-11-27T14:06:24.522Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcAs14pgW73Fc1GWOIv4cck",
+                     *             "id": "rcpt_0VcBN3G5hE71Df7lDlVBzf6j",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcAs14lUtxpXW5Ifo5pbqto",
+                     *             "paymentIntent": "pi_0VcBN3FzB3ZLZdnrHG0MCkLp",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -6346,24 +7070,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_UHjZ3ptX6zmB5bWxpuEFjkTWskZVkH9WBgfCWNVr",
+                     *             "url": "https://api.tolov.example/receipts/rc_vCJ8hev2glfgDxaYyguD8CqUpnj74WKTmwPyXrBU",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T12:03:07.935Z"
+                     *             "created": "2026-11-27T14:06:24.488Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcAs15BezuMgLXuQk99Mi9S",
+                     *           "id": "evt_0VcBN3GU98RVk3XEiT28cL6b",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.956Z",
+                     *           "created": "2026-11-27T14:06:24.513Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
+                     *             "id": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
-                     *             "refund": "re_0VcAs13nOiOBq1oifOXpQpUW",
+                     *             "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                     *             "refund": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -6381,27 +7105,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "327141436548",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127170307&s=327141436548",
-                     *             "fiscalizedAt": "2026-11-27T12:03:07.955Z",
+                     *             "fiscalSign": "508044835320",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190624&s=508044835320",
+                     *             "fiscalizedAt": "2026-11-27T14:06:24.513Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_alg0wx8xT9FrlMgF8x4Na4IE5vfOysaJKIhThueN",
+                     *             "url": "https://api.tolov.example/receipts/rc_nmlt3vg0MRAZL4gl5KlF1XvQsRYJePN4xm7WP1CS",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T12:03:07.876Z"
+                     *             "created": "2026-11-27T14:06:24.395Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcAs1570zgT07z85w4QUdwf",
+                     *           "id": "evt_0VcBN3GRlCYUYE8wVfLZpCXD",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.952Z",
+                     *           "created": "2026-11-27T14:06:24.510Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcAs114OXed9rDFEX0O1w7s",
+                     *             "id": "rcpt_0VcBN3BkMFOPeLOzez8YZMc1",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
+                     *             "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -6420,13 +7144,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "050183670604",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127170307&s=050183670604",
-                     *             "fiscalizedAt": "2026-11-27T12:03:07.951Z",
+                     *             "fiscalSign": "292001161097",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127190624&s=292001161097",
+                     *             "fiscalizedAt": "2026-11-27T14:06:24.509Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_ileOd6FZdAD3rlaKDQiRamJkyDgzZFqJgWttmmE6",
+                     *             "url": "https://api.tolov.example/receipts/rc_C92YZ5j47AtuBxqKkawC5DFGn29o8NaqYB7uP54j",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T12:03:07.701Z"
+                     *             "created": "2026-11-27T14:06:24.219Z"
                      *           }
                      *         }
                      *       ],
@@ -6513,30 +7237,30 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcAs0x6mbJoi9W1PpQxXqUb",
+                     *       "id": "evt_0VcBN36kVfb07kPywssGDItC",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.450Z",
+                     *       "created": "2026-11-27T14:06:23.901Z",
                      *       "data": {
-                     *         "id": "ord_0VcAs0uVoW0PTpaXbQnVrtTw",
+                     *         "id": "ord_0VcBN33YHjpUYtKycoMFQ337",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_NHBInuuwQnWdi0qeXRhTpwDPONxIVSu6OOsydEVL",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_R5f6DXIdf5TjEBR2YtDdmzHazfG0iFyrndsSkrnn",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcAs0wxWqcArgDHQbM3FQXe",
-                     *         "savedCard": "card_0VcAs0x2jBUnyqRDLeJ4ylLu",
-                     *         "paidAt": "2026-11-27T12:03:07.450Z",
+                     *         "paymentIntent": "pi_0VcBN36QsxdlFyxiiMD3IrQe",
+                     *         "savedCard": "card_0VcBN36esd0J7xgRJgmgSRNN",
+                     *         "paidAt": "2026-11-27T14:06:23.901Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T12:33:07.295Z",
+                     *         "expiresAt": "2026-11-27T14:36:23.712Z",
                      *         "receipt": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T12:03:07.295Z"
+                     *         "created": "2026-11-27T14:06:23.712Z"
                      *       }
                      *     }
                      */
@@ -6626,7 +7350,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcAs1748tBgyovHLli2Nd7w"
+                 *       "endpoint": "we_0VcBN3IxV6QScFbJgU3Tz22j"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -6641,15 +7365,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_9e0127616a0246cca7d48272031e411e",
+                     *       "id": "wd_986f87ecbf284931bbdf31bc25ad8b93",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcAs1748tBgyovHLli2Nd7w",
-                     *       "event": "evt_0VcAs0x6mbJoi9W1PpQxXqUb",
+                     *       "endpoint": "we_0VcBN3IxV6QScFbJgU3Tz22j",
+                     *       "event": "evt_0VcBN36kVfb07kPywssGDItC",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T12:03:08.088Z",
+                     *       "nextAttemptAt": "2026-11-27T14:06:24.674Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T12:03:08.088Z"
+                     *       "created": "2026-11-27T14:06:24.674Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -6747,7 +7471,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Comma-separated event types to receive (default: all): order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed, receipt.fiscalized, receipt.failed, payout_account.updated */
+                /** @description Comma-separated event types to receive (default: all): order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed, receipt.fiscalized, receipt.failed, payout_account.updated, payout.paid, payout.failed */
                 types?: string;
             };
             header?: {
@@ -6853,37 +7577,37 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcAs14Ct8BydZCbgTf4MUR4",
+                     *           "id": "req_0VcBN3F4pVJk4gGFDnYdKM8A",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 3,
+                     *           "durationMs": 6,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.899Z"
+                     *           "created": "2026-11-27T14:06:24.432Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcAs148e7PdzA2CCVkPRTA3",
+                     *           "id": "req_0VcBN3ExwWXOqAhRwtrA2oOk",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 4,
+                     *           "durationMs": 7,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.896Z"
+                     *           "created": "2026-11-27T14:06:24.426Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcAs13jExVlA9zpMkM4Y7oi",
+                     *           "id": "req_0VcBN3ESbbUIR0QZtQVawLXd",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 24,
+                     *           "durationMs": 30,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T12:03:07.891Z"
+                     *           "created": "2026-11-27T14:06:24.418Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -6969,24 +7693,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcAs0sY48atsbtYLulywywc",
+                     *       "id": "ord_0VcBN30vDFBq0Sn1Ly7JSvzM",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_XRwdvrnMQrED3ffWYY1ntqnjJdVKMelFBDwWtsYK",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_XE0VST2KbxO27NxpTTmGDggXzvvOpkIF5OMyNF24",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T12:03:07.178Z",
+                     *       "expiresAt": "2026-11-27T14:06:23.553Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.174Z"
+                     *       "created": "2026-11-27T14:06:23.549Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -7099,24 +7823,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcAs0oyCHW8ey7OsdNtp2iN",
+                     *       "id": "ord_0VcBN2wwr0dbDr6Xxh9RFVJQ",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Xl5Vbe9GMJVzOJ7F2VCHxK7Y2Xn73IdNc7WP6ynD",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_EWPoomFJzDKLv47ZBGZJui424tMLwY9enwgpzw3z",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcAs0qK4tl7nUc9nIyboTgz",
+                     *       "paymentIntent": "pi_0VcBN2yBru3HlnM7sMPr1sbK",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T12:03:07.056Z",
+                     *       "paidAt": "2026-11-27T14:06:23.397Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T12:33:06.952Z",
-                     *       "receipt": "rcpt_0VcAs0qigH3ey50uge4luHaL",
+                     *       "expiresAt": "2026-11-27T14:36:23.302Z",
+                     *       "receipt": "rcpt_0VcBN2ydQR2iJcTVGTYrTbvy",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:06.952Z"
+                     *       "created": "2026-11-27T14:06:23.302Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -7230,18 +7954,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcAs0yYUn96iHcorIOMcR6l",
+                     *       "id": "cb_0VcBN38eCB5gwCAIVwZgKvJg",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
-                     *       "url": "https://api.tolov.example/bind/cbs_Nf6ND69t9VkBjt73m8VqwvtE5DClYTBPlmyV27lV",
-                     *       "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                     *       "clientToken": "cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
+                     *       "url": "https://api.tolov.example/bind/cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
+                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T12:18:07.545Z",
+                     *       "expiresAt": "2026-11-27T14:21:24.028Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T12:03:07.545Z"
+                     *       "created": "2026-11-27T14:06:24.028Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -7344,7 +8068,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcAs1JHW0YPqrZobf3jAsOi",
+                     *       "id": "pacct_0VcBN3TetQLnRGB0kFmtGw9B",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
@@ -7352,8 +8076,8 @@ export interface operations {
                      *       "holderName": "\"Chorsu Market\" MChJ",
                      *       "payoutsHeldUntil": null,
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T12:03:08.851Z",
-                     *       "created": "2026-11-27T12:03:08.831Z"
+                     *       "updated": "2026-11-27T14:06:25.345Z",
+                     *       "created": "2026-11-27T14:06:25.329Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -7417,6 +8141,179 @@ export interface operations {
             };
         };
     };
+    runTestPayouts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The automatic payout, as the bank left it: `PAID`, `FAILED` with `failureCode` (an account ending 0002), or `IN_TRANSIT` (one ending 0003) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
+                     *       "object": "payout",
+                     *       "amount": 3950000,
+                     *       "status": "PAID",
+                     *       "automatic": true,
+                     *       "arrivalDate": "2026-11-27",
+                     *       "destination": {
+                     *         "bankMfo": "00440",
+                     *         "accountLast4": "2002"
+                     *       },
+                     *       "failureCode": null,
+                     *       "livemode": false,
+                     *       "created": "2026-11-27T14:06:25.489Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `INSUFFICIENT_BALANCE`: A payout asks for more than the available balance (or, by the test helper, less than the minimum is unpaid)
+             *     - `PAYOUTS_HELD`: Payouts are held for 24 hours after a change of the payout account; the message says until when
+             *     - `PAYOUT_ACCOUNT_REQUIRED`: The product has no payout account in this mode: an owner sets it in the dashboard
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    settleTestBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The balance, its `pending` now `available` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "balance",
+                     *       "available": 4950000,
+                     *       "pending": 0,
+                     *       "currency": "UZS",
+                     *       "livemode": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Balance"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     onOrderPaidEvent: {
         parameters: {
             query?: never;
@@ -7428,30 +8325,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAs0x6mbJoi9W1PpQxXqUb",
+                 *       "id": "evt_0VcBN36kVfb07kPywssGDItC",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T12:03:07.450Z",
+                 *       "created": "2026-11-27T14:06:23.901Z",
                  *       "data": {
-                 *         "id": "ord_0VcAs0uVoW0PTpaXbQnVrtTw",
+                 *         "id": "ord_0VcBN33YHjpUYtKycoMFQ337",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_NHBInuuwQnWdi0qeXRhTpwDPONxIVSu6OOsydEVL",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_R5f6DXIdf5TjEBR2YtDdmzHazfG0iFyrndsSkrnn",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcAs0wxWqcArgDHQbM3FQXe",
-                 *         "savedCard": "card_0VcAs0x2jBUnyqRDLeJ4ylLu",
-                 *         "paidAt": "2026-11-27T12:03:07.450Z",
+                 *         "paymentIntent": "pi_0VcBN36QsxdlFyxiiMD3IrQe",
+                 *         "savedCard": "card_0VcBN36esd0J7xgRJgmgSRNN",
+                 *         "paidAt": "2026-11-27T14:06:23.901Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T12:33:07.295Z",
+                 *         "expiresAt": "2026-11-27T14:36:23.712Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T12:03:07.295Z"
+                 *         "created": "2026-11-27T14:06:23.712Z"
                  *       }
                  *     }
                  */
@@ -7479,30 +8376,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAs0y1acpcOmFb99Gf4Cyy",
+                 *       "id": "evt_0VcBN37s02PbsPQcXN8VUOTX",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T12:03:07.510Z",
+                 *       "created": "2026-11-27T14:06:23.976Z",
                  *       "data": {
-                 *         "id": "ord_0VcAs0xjirUBXxq9FA8nj8R9",
+                 *         "id": "ord_0VcBN37SuMKoVwhKpWt8DozC",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_gYth1rpOhvN5uOlMJjuI1GAW5GW0WGHN3eEhW8FM",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_uIBUq6YLhzvx0h3Ac8ACaNy7gBuhyIA6DYSw3qjF",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcAs0xwCDGPAptQzznkANrl",
+                 *         "paymentIntent": "pi_0VcBN37lhLMAUmwBjlvs4j7R",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T12:33:07.495Z",
+                 *         "expiresAt": "2026-11-27T14:36:23.954Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T12:03:07.495Z"
+                 *         "created": "2026-11-27T14:06:23.954Z"
                  *       }
                  *     }
                  */
@@ -7530,30 +8427,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAs0shUz5ch3qOXDQppvhU",
+                 *       "id": "evt_0VcBN313M4mmDFOxv45VUREN",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T12:03:07.178Z",
+                 *       "created": "2026-11-27T14:06:23.553Z",
                  *       "data": {
-                 *         "id": "ord_0VcAs0sY48atsbtYLulywywc",
+                 *         "id": "ord_0VcBN30vDFBq0Sn1Ly7JSvzM",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_XRwdvrnMQrED3ffWYY1ntqnjJdVKMelFBDwWtsYK",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_XE0VST2KbxO27NxpTTmGDggXzvvOpkIF5OMyNF24",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T12:03:07.178Z",
+                 *         "expiresAt": "2026-11-27T14:06:23.553Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T12:03:07.174Z"
+                 *         "created": "2026-11-27T14:06:23.549Z"
                  *       }
                  *     }
                  */
@@ -7581,13 +8478,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAs14r9l5HWYpemL5t8PqY",
+                 *       "id": "evt_0VcBN3G7sDg4ALr551Ndo8AI",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T12:03:07.935Z",
+                 *       "created": "2026-11-27T14:06:24.488Z",
                  *       "data": {
-                 *         "id": "pi_0VcAs14lUtxpXW5Ifo5pbqto",
+                 *         "id": "pi_0VcBN3FzB3ZLZdnrHG0MCkLp",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -7595,15 +8492,15 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcAs0ysjbz5cZZm3DvMXYKo",
+                 *         "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
                  *         "metadata": {},
                  *         "amountRefunded": 0,
-                 *         "receipt": "rcpt_0VcAs14pgW73Fc1GWOIv4cck",
+                 *         "receipt": "rcpt_0VcBN3G5hE71Df7lDlVBzf6j",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T12:03:07.931Z"
+                 *         "created": "2026-11-27T14:06:24.483Z"
                  *       }
                  *     }
                  */
@@ -7631,13 +8528,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAs11foH9TM5Lc05eq9uRc",
+                 *       "id": "evt_0VcBN3CCSUdZVZh7SesYFyPa",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T12:03:07.738Z",
+                 *       "created": "2026-11-27T14:06:24.247Z",
                  *       "data": {
-                 *         "id": "pi_0VcAs11aCWmFOGplczeECmty",
+                 *         "id": "pi_0VcBN3C8XUM494IfzjbgpWbJ",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -7645,7 +8542,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcAs0zwWBwLGcaI9cgHsh8L",
+                 *         "card": "card_0VcBN3AZymsnkz0dKs1goJM7",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -7656,7 +8553,7 @@ export interface operations {
                  *         "amountRefunded": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T12:03:07.734Z"
+                 *         "created": "2026-11-27T14:06:24.244Z"
                  *       }
                  *     }
                  */
@@ -7684,18 +8581,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAs15BezuMgLXuQk99Mi9S",
+                 *       "id": "evt_0VcBN3GU98RVk3XEiT28cL6b",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T12:03:07.956Z",
+                 *       "created": "2026-11-27T14:06:24.513Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcAs13tmrxxxdb7MAVxI4yu",
+                 *         "id": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcAs10zuqV5T8B4BJh1c6Tx",
-                 *         "refund": "re_0VcAs13nOiOBq1oifOXpQpUW",
+                 *         "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                 *         "refund": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -7713,13 +8610,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "327141436548",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127170307&s=327141436548",
-                 *         "fiscalizedAt": "2026-11-27T12:03:07.955Z",
+                 *         "fiscalSign": "508044835320",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190624&s=508044835320",
+                 *         "fiscalizedAt": "2026-11-27T14:06:24.513Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_alg0wx8xT9FrlMgF8x4Na4IE5vfOysaJKIhThueN",
+                 *         "url": "https://api.tolov.example/receipts/rc_nmlt3vg0MRAZL4gl5KlF1XvQsRYJePN4xm7WP1CS",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T12:03:07.876Z"
+                 *         "created": "2026-11-27T14:06:24.395Z"
                  *       }
                  *     }
                  */
@@ -7747,17 +8644,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAs15FMi6bR0DqSoXCHt0u",
+                 *       "id": "evt_0VcBN3GfndIbWLQUGuY1cMaH",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T12:03:07.960Z",
+                 *       "created": "2026-11-27T14:06:24.522Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcAs14pgW73Fc1GWOIv4cck",
+                 *         "id": "rcpt_0VcBN3G5hE71Df7lDlVBzf6j",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcAs14lUtxpXW5Ifo5pbqto",
+                 *         "paymentIntent": "pi_0VcBN3FzB3ZLZdnrHG0MCkLp",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -7780,9 +8677,9 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_UHjZ3ptX6zmB5bWxpuEFjkTWskZVkH9WBgfCWNVr",
+                 *         "url": "https://api.tolov.example/receipts/rc_vCJ8hev2glfgDxaYyguD8CqUpnj74WKTmwPyXrBU",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T12:03:07.935Z"
+                 *         "created": "2026-11-27T14:06:24.488Z"
                  *       }
                  *     }
                  */
@@ -7810,26 +8707,118 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcAs1Jck63IDPySEoQKpeG6",
+                 *       "id": "evt_0VcBN3TxxihLj35BuPZEBIZh",
                  *       "object": "event",
                  *       "type": "payout_account.updated",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T12:03:08.851Z",
+                 *       "created": "2026-11-27T14:06:25.345Z",
                  *       "data": {
-                 *         "id": "pacct_0VcAs1JHW0YPqrZobf3jAsOi",
+                 *         "id": "pacct_0VcBN3TetQLnRGB0kFmtGw9B",
                  *         "object": "payout_account",
                  *         "bankMfo": "00440",
                  *         "accountLast4": "2002",
                  *         "tin": "301234567",
                  *         "holderName": "\"Chorsu Market\" MChJ",
-                 *         "payoutsHeldUntil": "2026-11-28T12:03:08.851Z",
+                 *         "payoutsHeldUntil": "2026-11-28T14:06:25.345Z",
                  *         "livemode": false,
-                 *         "updated": "2026-11-27T12:03:08.851Z",
-                 *         "created": "2026-11-27T12:03:08.831Z"
+                 *         "updated": "2026-11-27T14:06:25.345Z",
+                 *         "created": "2026-11-27T14:06:25.329Z"
                  *       }
                  *     }
                  */
                 "application/json": components["schemas"]["PayoutAccountUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPayoutPaidEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0VcBN3WjssXuDiOAVqj9zlPy",
+                 *       "object": "event",
+                 *       "type": "payout.paid",
+                 *       "livemode": false,
+                 *       "created": "2026-11-27T14:06:25.519Z",
+                 *       "data": {
+                 *         "id": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
+                 *         "object": "payout",
+                 *         "amount": 3950000,
+                 *         "status": "PAID",
+                 *         "automatic": true,
+                 *         "arrivalDate": "2026-11-27",
+                 *         "destination": {
+                 *           "bankMfo": "00440",
+                 *           "accountLast4": "2002"
+                 *         },
+                 *         "failureCode": null,
+                 *         "livemode": false,
+                 *         "created": "2026-11-27T14:06:25.489Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PayoutPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPayoutFailedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0VcBN3Ys5g8JFNnlczyS1gsW",
+                 *       "object": "event",
+                 *       "type": "payout.failed",
+                 *       "livemode": false,
+                 *       "created": "2026-11-27T14:06:25.652Z",
+                 *       "data": {
+                 *         "id": "po_0VcBN3YghxFrJpZWjoJoJXbW",
+                 *         "object": "payout",
+                 *         "amount": 1485000,
+                 *         "status": "FAILED",
+                 *         "automatic": true,
+                 *         "arrivalDate": "2026-11-27",
+                 *         "destination": {
+                 *           "bankMfo": "00440",
+                 *           "accountLast4": "0002"
+                 *         },
+                 *         "failureCode": "ACCOUNT_CLOSED",
+                 *         "livemode": false,
+                 *         "created": "2026-11-27T14:06:25.641Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PayoutFailedEvent"];
             };
         };
         responses: {

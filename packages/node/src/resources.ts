@@ -13,6 +13,10 @@ export type ReceiptRequest = Schemas['ReceiptRequest'];
 export type Card = Schemas['Card'];
 export type CardBinding = Schemas['CardBinding'];
 export type Balance = Schemas['Balance'];
+/** Money sent from the available balance to the payout account: automatic (daily) or asked for. */
+export type Payout = Schemas['Payout'];
+/** Where payouts go; set only in the dashboard, read here with its number masked. */
+export type PayoutAccount = Schemas['PayoutAccount'];
 /** One movement of the balance: a payment, a refund, a payout; `net` is what it adds to the balance. */
 export type BalanceTransaction = Schemas['BalanceTransaction'];
 export type Event = Schemas['Event'];
@@ -145,6 +149,21 @@ export function balanceTransactions(transport: Transport) {
   };
 }
 
+export function payouts(transport: Transport) {
+  return {
+    /** Pays out `amount` (the whole available balance when absent) now: `PENDING`, sent to the bank within seconds. */
+    create: (body: Schemas['CreatePayoutBody'] = {}, options?: CallOptions) => transport.request<Payout>('POST', '/v1/payouts', body, options),
+    retrieve: (payoutId: string, options?: CallOptions) => transport.request<Payout>('GET', `/v1/payouts/${id(payoutId)}`, undefined, options),
+    list: lister<Payout, QueryOf<'listPayouts'>>(transport, '/v1/payouts'),
+    /** Cancels a payout still `PENDING`; its amount is back in the available balance. */
+    cancel: (payoutId: string, options?: CallOptions) => transport.request<Payout>('POST', `/v1/payouts/${id(payoutId)}/cancel`, undefined, options),
+  };
+}
+
+export function payoutAccount(transport: Transport) {
+  return { retrieve: (options?: CallOptions) => transport.request<PayoutAccount>('GET', '/v1/payout_account', undefined, options) };
+}
+
 export function events(transport: Transport) {
   return {
     retrieve: (eventId: string, options?: CallOptions) => transport.request<Event>('GET', `/v1/events/${id(eventId)}`, undefined, options),
@@ -193,6 +212,21 @@ export function testHelpers(transport: Transport) {
       /** Test mode: complete a PENDING card binding as a buyer would, saving a test card (default 8600000000000007). */
       complete: (bindingId: string, body: Schemas['TestCardBody'] = {}, options?: CallOptions) =>
         transport.request<CardBinding>('POST', `/v1/test_helpers/card_bindings/${id(bindingId)}/complete`, body, options),
+    },
+    balance: {
+      /** Test mode: make every succeeded payment's net available now, as the settlement delay would. */
+      settle: (options?: CallOptions) => transport.request<Balance>('POST', '/v1/test_helpers/balance/settle', undefined, options),
+    },
+    payouts: {
+      /**
+       * Test mode: make the day's automatic payout now and send it, with every PENDING payout, to the test bank; the
+       * account's last four digits decide (0002 fails `ACCOUNT_CLOSED`, 0003 stays `IN_TRANSIT`, others are `PAID`).
+       */
+      run: (options?: CallOptions) => transport.request<Payout>('POST', '/v1/test_helpers/payouts/run', undefined, options),
+    },
+    payoutAccount: {
+      /** Test mode: end now the 24-hour hold a change of the payout account put on payouts. */
+      releaseHold: (options?: CallOptions) => transport.request<PayoutAccount>('POST', '/v1/test_helpers/payout_account/release_hold', undefined, options),
     },
   };
 }

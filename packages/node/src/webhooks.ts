@@ -22,6 +22,8 @@ export type TolovEvent =
   | Schemas['ReceiptFiscalizedEvent']
   | Schemas['ReceiptFailedEvent']
   | Schemas['PayoutAccountUpdatedEvent']
+  | Schemas['PayoutPaidEvent']
+  | Schemas['PayoutFailedEvent']
   | UnknownEvent;
 
 /**
