@@ -10,7 +10,7 @@ import { FiscalRegister, RECEIPTS_LIMIT_MAX } from './fiscal.js';
 
 export interface Faults {
   latencyMs: number;
-  /** Latency of the money calls alone (debits, refunds and receipt registrations), on top of `latencyMs`. */
+  /** Latency of the money calls alone (debits, refunds, transfers and receipt registrations), on top of `latencyMs`. */
   moneyLatencyMs: number;
   timeoutRate: number;
   errorRate: number;
@@ -65,8 +65,8 @@ function signedAnswer(secret: string, reply: FastifyReply, status: number, body:
 
 /**
  * Runs a gateway call under the fault switches: before it runs (timeout, 5xx) or, for a call that changes the books
- * (`money`: a debit, a refund, a registration), after it committed (drop, 202). A call that times out never answers;
- * its reply is kept in `pending` until the simulator closes.
+ * (`money`: a debit, a refund, a transfer, a registration), after it committed (drop, 202). A call that times out never
+ * answers; its reply is kept in `pending` until the simulator closes.
  */
 function gatewayCall(sim: BankSim, secret: string, pending: Set<FastifyReply>) {
   return (handler: Handler, money: boolean) => async (request: GatewayRequest, reply: FastifyReply) => {

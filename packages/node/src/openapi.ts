@@ -1224,7 +1224,7 @@ export interface components {
         Balance: {
             /** @enum {string} */
             object: "balance";
-            /** @description Settled, in tiyin; may be negative after refunds */
+            /** @description Settled and not paid out, in tiyin; may be negative after refunds */
             available: number;
             /** @description Succeeded payments net of fees, not yet settled, in tiyin */
             pending: number;
@@ -1253,7 +1253,7 @@ export interface components {
             availableOn: string;
             /** @description What moved the balance: the payment intent (pi_…), refund (re_…) or payout (po_…) */
             source: string;
-            /** @description The payout that paid it out, once one has */
+            /** @description The automatic payout that paid it out (its rows sum to its amount), once one has; an automatic payout's own row stays null */
             payout: string | null;
             /**
              * Format: date-time
@@ -1888,44 +1888,44 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcBN31tW4u3QUfibetKxU0G",
+                     *           "id": "ord_0VcBNocbsWfNoZgjanAV57AS",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_5Ynn1PL3N5kEJ5S0Gjy4riAJv3hnP0bufxuypVIF",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_tT2rMAxp61g62ASsYjIZDiXsyk7XtCQ9D2gdZmK5",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcBN32PMzCWCo0K0E8YR0t3",
+                     *           "paymentIntent": "pi_0VcBNocqjB28GaP7AZa5iPnh",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T14:36:23.609Z",
+                     *           "expiresAt": "2026-11-27T14:39:26.553Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:23.609Z"
+                     *           "created": "2026-11-27T14:09:26.553Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcBN30vDFBq0Sn1Ly7JSvzM",
+                     *           "id": "ord_0VcBNobsQ6PD2Q3iiQP5IGW5",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_XE0VST2KbxO27NxpTTmGDggXzvvOpkIF5OMyNF24",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_sdFRiNRisiWz1401pzyR5uyoefla2MAmgu1gDRYW",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T14:06:23.553Z",
+                     *           "expiresAt": "2026-11-27T14:09:26.511Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:23.549Z"
+                     *           "created": "2026-11-27T14:09:26.508Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2052,24 +2052,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBN2wwr0dbDr6Xxh9RFVJQ",
+                     *       "id": "ord_0VcBNoZa3Wou8PvwNBRytIlx",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_EWPoomFJzDKLv47ZBGZJui424tMLwY9enwgpzw3z",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_QIzdmriG8Omc5Fsv8zEcjGHFkuO6TnAc5ryYJSrq",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:36:23.302Z",
+                     *       "expiresAt": "2026-11-27T14:39:26.366Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:23.302Z"
+                     *       "created": "2026-11-27T14:09:26.366Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2184,24 +2184,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBN2wwr0dbDr6Xxh9RFVJQ",
+                     *       "id": "ord_0VcBNoZa3Wou8PvwNBRytIlx",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_EWPoomFJzDKLv47ZBGZJui424tMLwY9enwgpzw3z",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_QIzdmriG8Omc5Fsv8zEcjGHFkuO6TnAc5ryYJSrq",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcBN2yBru3HlnM7sMPr1sbK",
+                     *       "paymentIntent": "pi_0VcBNoaM9YEA4EKLN3uFzbRu",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T14:06:23.397Z",
+                     *       "paidAt": "2026-11-27T14:09:26.424Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:36:23.302Z",
-                     *       "receipt": "rcpt_0VcBN2ydQR2iJcTVGTYrTbvy",
+                     *       "expiresAt": "2026-11-27T14:39:26.366Z",
+                     *       "receipt": "rcpt_0VcBNoaZYWb4qG1skOLoZpfZ",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:23.302Z"
+                     *       "created": "2026-11-27T14:09:26.366Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2305,24 +2305,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBN2zzYRIRbEDBzq5Q2SvA",
+                     *       "id": "ord_0VcBNobQjJfCvd2ZkmH8REsK",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_ghIwFMsV60ysY8ljVqv9vpcGikkCXHB0G0yEljlN",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_zt70cUAuHpgmU1IV4n58CyizgkmEL5fuK0tsyyBh",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:36:23.491Z",
+                     *       "expiresAt": "2026-11-27T14:39:26.480Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:23.491Z"
+                     *       "created": "2026-11-27T14:09:26.480Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2536,69 +2536,69 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "txn_0VcBN3VvaIzfHnzNLfB8pqu4",
+                     *           "id": "txn_0VcBNouyZhAZs9lLJZ1e6SMO",
                      *           "object": "balance_transaction",
                      *           "type": "payout_failure",
                      *           "amount": 500000,
                      *           "fee": 0,
                      *           "net": 500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:06:25.469Z",
-                     *           "source": "po_0VcBN3Vo3AR4gH41DWxlEqDz",
-                     *           "payout": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
-                     *           "created": "2026-11-27T14:06:25.469Z"
+                     *           "availableOn": "2026-11-27T14:09:27.690Z",
+                     *           "source": "po_0VcBNouuSBujCRz0h3N21ckV",
+                     *           "payout": "po_0VcBNovBNe14TBlpoeyC6oIH",
+                     *           "created": "2026-11-27T14:09:27.690Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBN3VqBENDpmP3xdKQ2Qqy",
+                     *           "id": "txn_0VcBNouuXF2KUEOk7FJmRTlz",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -500000,
                      *           "fee": 0,
                      *           "net": -500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:06:25.463Z",
-                     *           "source": "po_0VcBN3Vo3AR4gH41DWxlEqDz",
-                     *           "payout": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
-                     *           "created": "2026-11-27T14:06:25.463Z"
+                     *           "availableOn": "2026-11-27T14:09:27.688Z",
+                     *           "source": "po_0VcBNouuSBujCRz0h3N21ckV",
+                     *           "payout": "po_0VcBNovBNe14TBlpoeyC6oIH",
+                     *           "created": "2026-11-27T14:09:27.688Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBN3VXNgxvDZpxPU5UaRIA",
+                     *           "id": "txn_0VcBNoulqs223VcrkP5aTUJR",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -1000000,
                      *           "fee": 0,
                      *           "net": -1000000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:06:25.443Z",
-                     *           "source": "po_0VcBN3VUWL16i1vn84kuAzSb",
-                     *           "payout": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
-                     *           "created": "2026-11-27T14:06:25.443Z"
+                     *           "availableOn": "2026-11-27T14:09:27.676Z",
+                     *           "source": "po_0VcBNouixf8UHo6chF8wsFZJ",
+                     *           "payout": "po_0VcBNovBNe14TBlpoeyC6oIH",
+                     *           "created": "2026-11-27T14:09:27.676Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBN3V80ACC3EruFNzV1asE",
+                     *           "id": "txn_0VcBNouUFlx2Xf1XuKm9pMYI",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 1800000,
                      *           "fee": 18000,
                      *           "net": 1782000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:06:25.433Z",
-                     *           "source": "pi_0VcBN3UxKG332FmO0KuN4emm",
-                     *           "payout": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
-                     *           "created": "2026-11-27T14:06:25.414Z"
+                     *           "availableOn": "2026-11-27T14:09:27.666Z",
+                     *           "source": "pi_0VcBNouNIteUwOCmQ4GIVD4R",
+                     *           "payout": "po_0VcBNovBNe14TBlpoeyC6oIH",
+                     *           "created": "2026-11-27T14:09:27.657Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBN3UfkodvOSHQoxwxnjR0",
+                     *           "id": "txn_0VcBNouDC2kgGFEy1fidhVpY",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 3200000,
                      *           "fee": 32000,
                      *           "net": 3168000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:06:25.433Z",
-                     *           "source": "pi_0VcBN3UaTL8tbJVms8qDI2UZ",
-                     *           "payout": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
-                     *           "created": "2026-11-27T14:06:25.390Z"
+                     *           "availableOn": "2026-11-27T14:09:27.666Z",
+                     *           "source": "pi_0VcBNouBCNuXldqtnF3Bkwbn",
+                     *           "payout": "po_0VcBNovBNe14TBlpoeyC6oIH",
+                     *           "created": "2026-11-27T14:09:27.644Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -2684,17 +2684,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "txn_0VcBN3G8NCxYh3jbGaMJ4hn0",
+                     *       "id": "txn_0VcBNokEQV7Q88T9ytz4UV9V",
                      *       "object": "balance_transaction",
                      *       "type": "charge",
                      *       "amount": 100000,
                      *       "fee": 1000,
                      *       "net": 99000,
                      *       "status": "pending",
-                     *       "availableOn": "2026-11-28T14:06:24.488Z",
-                     *       "source": "pi_0VcBN3FzB3ZLZdnrHG0MCkLp",
+                     *       "availableOn": "2026-11-28T14:09:27.023Z",
+                     *       "source": "pi_0VcBNok7j7owAB5rHBl4Fxyh",
                      *       "payout": null,
-                     *       "created": "2026-11-27T14:06:24.488Z"
+                     *       "created": "2026-11-27T14:09:27.023Z"
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransaction"];
@@ -2784,16 +2784,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcBN3TetQLnRGB0kFmtGw9B",
+                     *       "id": "pacct_0VcBNotXPitzjzl7s1ihhKOd",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
                      *       "tin": "301234567",
                      *       "holderName": "\"Chorsu Market\" MChJ",
-                     *       "payoutsHeldUntil": "2026-11-28T14:06:25.345Z",
+                     *       "payoutsHeldUntil": "2026-11-28T14:09:27.615Z",
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T14:06:25.345Z",
-                     *       "created": "2026-11-27T14:06:25.329Z"
+                     *       "updated": "2026-11-27T14:09:27.615Z",
+                     *       "created": "2026-11-27T14:09:27.603Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -2887,18 +2887,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBN38eCB5gwCAIVwZgKvJg",
+                     *       "id": "cb_0VcBNofzWy0RVzugRe3Fnijb",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
-                     *       "url": "https://api.tolov.example/bind/cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
+                     *       "clientToken": "cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
+                     *       "url": "https://api.tolov.example/bind/cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T14:21:24.028Z",
+                     *       "expiresAt": "2026-11-27T14:24:26.763Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.028Z"
+                     *       "created": "2026-11-27T14:09:26.763Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3019,18 +3019,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBN38eCB5gwCAIVwZgKvJg",
+                     *       "id": "cb_0VcBNofzWy0RVzugRe3Fnijb",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
-                     *       "url": "https://api.tolov.example/bind/cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
-                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                     *       "clientToken": "cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
+                     *       "url": "https://api.tolov.example/bind/cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
+                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T14:21:24.028Z",
+                     *       "expiresAt": "2026-11-27T14:24:26.763Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.028Z"
+                     *       "created": "2026-11-27T14:09:26.763Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3131,7 +3131,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                     *       "id": "card_0VcBNogBiyoWkSWT08y168eW",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -3139,7 +3139,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.062Z"
+                     *       "created": "2026-11-27T14:09:26.774Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3240,7 +3240,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcBN3ACWSukXYmdCeN5oNx5",
+                     *       "id": "card_0VcBNogZZU0OB4Qo1KDrjKlL",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -3248,7 +3248,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.124Z"
+                     *       "created": "2026-11-27T14:09:26.798Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3361,7 +3361,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcBN3AZymsnkz0dKs1goJM7",
+                     *           "id": "card_0VcBNogkddLLVZJE8BEU1qyE",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -3369,10 +3369,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.143Z"
+                     *           "created": "2026-11-27T14:09:26.810Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcBN3ACWSukXYmdCeN5oNx5",
+                     *           "id": "card_0VcBNogZZU0OB4Qo1KDrjKlL",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -3380,7 +3380,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.124Z"
+                     *           "created": "2026-11-27T14:09:26.798Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3492,7 +3492,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcBN3C8XUM494IfzjbgpWbJ",
+                     *           "id": "pi_0VcBNohomwYYnsIdXO4VNJaZ",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3500,7 +3500,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcBN3AZymsnkz0dKs1goJM7",
+                     *           "card": "card_0VcBNogkddLLVZJE8BEU1qyE",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3511,10 +3511,10 @@ export interface operations {
                      *           "amountRefunded": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.244Z"
+                     *           "created": "2026-11-27T14:09:26.876Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                     *           "id": "pi_0VcBNohRGfJUOx38jrlLj98k",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3522,7 +3522,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                     *           "card": "card_0VcBNogBiyoWkSWT08y168eW",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3531,9 +3531,9 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
-                     *           "receipt": "rcpt_0VcBN3BkMFOPeLOzez8YZMc1",
+                     *           "receipt": "rcpt_0VcBNohUjcHLvVtvEJx48w3W",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.216Z"
+                     *           "created": "2026-11-27T14:09:26.853Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3624,7 +3624,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                 *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -3657,7 +3657,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                     *       "id": "pi_0VcBNohRGfJUOx38jrlLj98k",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3665,7 +3665,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3674,9 +3674,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcBN3BkMFOPeLOzez8YZMc1",
+                     *       "receipt": "rcpt_0VcBNohUjcHLvVtvEJx48w3W",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.216Z"
+                     *       "created": "2026-11-27T14:09:26.853Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3812,7 +3812,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                     *       "id": "pi_0VcBNohRGfJUOx38jrlLj98k",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3820,7 +3820,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3829,9 +3829,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcBN3BkMFOPeLOzez8YZMc1",
+                     *       "receipt": "rcpt_0VcBNohUjcHLvVtvEJx48w3W",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.216Z"
+                     *       "created": "2026-11-27T14:09:26.853Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3928,7 +3928,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                 *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -3944,7 +3944,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBN3D2k01p9CejCDI5sT54",
+                     *       "id": "pi_0VcBNoiMA6gJzmfPvj2UXVk2",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3952,7 +3952,7 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3960,7 +3960,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.299Z"
+                     *       "created": "2026-11-27T14:09:26.910Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4086,7 +4086,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBN3D2k01p9CejCDI5sT54",
+                     *       "id": "pi_0VcBNoiMA6gJzmfPvj2UXVk2",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4094,7 +4094,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4102,7 +4102,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.299Z"
+                     *       "created": "2026-11-27T14:09:26.910Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4242,7 +4242,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBN3DqafgR9YB8l7QKgmsl",
+                     *       "id": "pi_0VcBNoiqiMuLLFNkQjLlgJSz",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4250,7 +4250,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4258,7 +4258,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.349Z"
+                     *       "created": "2026-11-27T14:09:26.940Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4380,7 +4380,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBN3D2k01p9CejCDI5sT54",
+                     *       "id": "pi_0VcBNoiMA6gJzmfPvj2UXVk2",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4388,7 +4388,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4396,7 +4396,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.299Z"
+                     *       "created": "2026-11-27T14:09:26.910Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4510,17 +4510,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
+                     *           "id": "re_0VcBNojGjWyWBcy6GAKIT4zk",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                     *           "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
+                     *           "receipt": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.389Z"
+                     *           "created": "2026-11-27T14:09:26.965Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4601,7 +4601,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                 *       "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -4617,17 +4617,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
+                     *       "id": "re_0VcBNojGjWyWBcy6GAKIT4zk",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                     *       "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
+                     *       "receipt": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.389Z"
+                     *       "created": "2026-11-27T14:09:26.965Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4756,17 +4756,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
+                     *       "id": "re_0VcBNojGjWyWBcy6GAKIT4zk",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                     *       "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
+                     *       "receipt": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.389Z"
+                     *       "created": "2026-11-27T14:09:26.965Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4850,6 +4850,7 @@ export interface operations {
                 "created[gte]"?: string;
                 /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
                 "created[lt]"?: string;
+                /** @description Payouts in this status */
                 status?: "PENDING" | "IN_TRANSIT" | "PAID" | "FAILED" | "CANCELED";
             };
             header?: never;
@@ -4869,7 +4870,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
+                     *           "id": "po_0VcBNovBNe14TBlpoeyC6oIH",
                      *           "object": "payout",
                      *           "amount": 3950000,
                      *           "status": "PAID",
@@ -4881,10 +4882,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:25.489Z"
+                     *           "created": "2026-11-27T14:09:27.705Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcBN3Vo3AR4gH41DWxlEqDz",
+                     *           "id": "po_0VcBNouuSBujCRz0h3N21ckV",
                      *           "object": "payout",
                      *           "amount": 500000,
                      *           "status": "CANCELED",
@@ -4896,10 +4897,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:25.463Z"
+                     *           "created": "2026-11-27T14:09:27.688Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcBN3VUWL16i1vn84kuAzSb",
+                     *           "id": "po_0VcBNouixf8UHo6chF8wsFZJ",
                      *           "object": "payout",
                      *           "amount": 1000000,
                      *           "status": "PAID",
@@ -4911,7 +4912,7 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:25.443Z"
+                     *           "created": "2026-11-27T14:09:27.676Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5007,7 +5008,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBN3VUWL16i1vn84kuAzSb",
+                     *       "id": "po_0VcBNouixf8UHo6chF8wsFZJ",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5019,7 +5020,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:25.443Z"
+                     *       "created": "2026-11-27T14:09:27.676Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5128,7 +5129,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBN3VUWL16i1vn84kuAzSb",
+                     *       "id": "po_0VcBNouixf8UHo6chF8wsFZJ",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5140,7 +5141,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:25.443Z"
+                     *       "created": "2026-11-27T14:09:27.676Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5235,7 +5236,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBN3Vo3AR4gH41DWxlEqDz",
+                     *       "id": "po_0VcBNouuSBujCRz0h3N21ckV",
                      *       "object": "payout",
                      *       "amount": 500000,
                      *       "status": "CANCELED",
@@ -5247,7 +5248,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:25.463Z"
+                     *       "created": "2026-11-27T14:09:27.688Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5360,11 +5361,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcBN2ydQR2iJcTVGTYrTbvy",
+                     *       "id": "rcpt_0VcBNoaZYWb4qG1skOLoZpfZ",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcBN2yBru3HlnM7sMPr1sbK",
+                     *       "paymentIntent": "pi_0VcBNoaM9YEA4EKLN3uFzbRu",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -5389,13 +5390,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "566429918605",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127190624&s=566429918605",
-                     *       "fiscalizedAt": "2026-11-27T14:06:24.501Z",
+                     *       "fiscalSign": "815383664049",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127190927&s=815383664049",
+                     *       "fiscalizedAt": "2026-11-27T14:09:27.034Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_fwSJOJdbxF504LM0vgzbTK7YDPJAkaq2PDet1jsB",
+                     *       "url": "https://api.tolov.example/receipts/rc_ixwXHV3yEeFG3AIFAWLlwF6uM8Kj8aAsfZnCwIKU",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:23.397Z"
+                     *       "created": "2026-11-27T14:09:26.424Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -5501,12 +5502,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
+                     *           "id": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
-                     *           "refund": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
+                     *           "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                     *           "refund": "re_0VcBNojGjWyWBcy6GAKIT4zk",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -5524,20 +5525,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "508044835320",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190624&s=508044835320",
-                     *           "fiscalizedAt": "2026-11-27T14:06:24.513Z",
+                     *           "fiscalSign": "538487526123",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190927&s=538487526123",
+                     *           "fiscalizedAt": "2026-11-27T14:09:27.042Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_nmlt3vg0MRAZL4gl5KlF1XvQsRYJePN4xm7WP1CS",
+                     *           "url": "https://api.tolov.example/receipts/rc_qNrBFf40mNyYl10YGGLlt5VxRtbp0sjGRju4KNSo",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.395Z"
+                     *           "created": "2026-11-27T14:09:26.969Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcBN3BkMFOPeLOzez8YZMc1",
+                     *           "id": "rcpt_0VcBNohUjcHLvVtvEJx48w3W",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                     *           "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -5556,13 +5557,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "292001161097",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127190624&s=292001161097",
-                     *           "fiscalizedAt": "2026-11-27T14:06:24.509Z",
+                     *           "fiscalSign": "626012264083",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127190927&s=626012264083",
+                     *           "fiscalizedAt": "2026-11-27T14:09:27.039Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_C92YZ5j47AtuBxqKkawC5DFGn29o8NaqYB7uP54j",
+                     *           "url": "https://api.tolov.example/receipts/rc_D6agVFITQqb0lUEXEIvIky4G3wbDeaFX3swl1cx0",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.219Z"
+                     *           "created": "2026-11-27T14:09:26.856Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5655,7 +5656,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T14:36:23.712Z",
+                     *       "expiresAt": "2026-11-27T14:39:26.599Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -5780,11 +5781,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T14:36:23.712Z",
+                     *       "expiresAt": "2026-11-27T14:39:26.599Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T14:06:53.793Z",
+                     *       "resendAvailableAt": "2026-11-27T14:09:56.645Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -5929,7 +5930,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T14:36:23.712Z",
+                     *       "expiresAt": "2026-11-27T14:39:26.599Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -5939,8 +5940,8 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T14:06:23.901Z",
-                     *         "payment": "pi_0VcBN36QsxdlFyxiiMD3IrQe"
+                     *         "paidAt": "2026-11-27T14:09:26.703Z",
+                     *         "payment": "pi_0VcBNoewZf36szPVd88H16ID"
                      *       },
                      *       "canSaveCard": true,
                      *       "receipt": null
@@ -6066,11 +6067,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T14:36:23.712Z",
+                     *       "expiresAt": "2026-11-27T14:39:26.599Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T14:06:53.840Z",
+                     *       "resendAvailableAt": "2026-11-27T14:09:56.669Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -6194,7 +6195,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcBN3IFe2BuOJRO40tci8Vb",
+                     *           "id": "we_0VcBNolU5r8q7mx0AGaZY7fa",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -6207,7 +6208,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.620Z"
+                     *           "created": "2026-11-27T14:09:27.103Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6310,7 +6311,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBN3IFe2BuOJRO40tci8Vb",
+                     *       "id": "we_0VcBNolU5r8q7mx0AGaZY7fa",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6322,8 +6323,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.620Z",
-                     *       "secret": "whsec_z04EZ9SneZJpCFYFWHHik8aWBWlAJnzmke8tH/2aR9I="
+                     *       "created": "2026-11-27T14:09:27.103Z",
+                     *       "secret": "whsec_G2sUMbC5qv/9mW18DSiQ5QKxetpEswOTeAKQasUv9ww="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6427,7 +6428,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBN3IFe2BuOJRO40tci8Vb",
+                     *       "id": "we_0VcBNolU5r8q7mx0AGaZY7fa",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6439,7 +6440,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.620Z"
+                     *       "created": "2026-11-27T14:09:27.103Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6550,7 +6551,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBN3IFe2BuOJRO40tci8Vb",
+                     *       "id": "we_0VcBNolU5r8q7mx0AGaZY7fa",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6563,7 +6564,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.620Z"
+                     *       "created": "2026-11-27T14:09:27.103Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6673,7 +6674,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBN3IsLYTxf8pIJffR1vio",
+                     *       "id": "we_0VcBNolyXF3HudUuKUhDz2Fs",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -6779,7 +6780,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBN3IFe2BuOJRO40tci8Vb",
+                     *       "id": "we_0VcBNolU5r8q7mx0AGaZY7fa",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6792,8 +6793,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.620Z",
-                     *       "secret": "whsec_sedeHc6NrOoffAsjhpqkX2nFCc2Fxs8VjH6ZO2Qzv/c="
+                     *       "created": "2026-11-27T14:09:27.103Z",
+                     *       "secret": "whsec_aOui+wzaV/DDVBGwe29UMQkLh20IQ231fZQG2lvLKxg="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6911,24 +6912,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_986f87ecbf284931bbdf31bc25ad8b93",
+                     *           "id": "wd_89bd1e683d9742af9b018cb3518198bd",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcBN3IxV6QScFbJgU3Tz22j",
-                     *           "event": "evt_0VcBN36kVfb07kPywssGDItC",
+                     *           "endpoint": "we_0VcBNom1FgJdgIQplWOdKwM7",
+                     *           "event": "evt_0VcBNof8KGko7VoKOAehmpd8",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T14:06:24.692Z",
+                     *               "attemptedAt": "2026-11-27T14:09:27.156Z",
                      *               "statusCode": 200,
-                     *               "durationMs": 14,
+                     *               "durationMs": 10,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T14:06:24.674Z"
+                     *           "created": "2026-11-27T14:09:27.144Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -7037,17 +7038,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcBN3GfndIbWLQUGuY1cMaH",
+                     *           "id": "evt_0VcBNokaNzMy1S44LIBuwydY",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.522Z",
+                     *           "created": "2026-11-27T14:09:27.047Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBN3G5hE71Df7lDlVBzf6j",
+                     *             "id": "rcpt_0VcBNokCYLXrrRW1qmL7l7n3",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcBN3FzB3ZLZdnrHG0MCkLp",
+                     *             "paymentIntent": "pi_0VcBNok7j7owAB5rHBl4Fxyh",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7070,24 +7071,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_vCJ8hev2glfgDxaYyguD8CqUpnj74WKTmwPyXrBU",
+                     *             "url": "https://api.tolov.example/receipts/rc_VqZM48hAUdgkNQ9FWMfzYoHbb3NAMNr8f1jLFKDe",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:06:24.488Z"
+                     *             "created": "2026-11-27T14:09:27.023Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcBN3GU98RVk3XEiT28cL6b",
+                     *           "id": "evt_0VcBNokVDjbDAK8Q1ur4Im5u",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.513Z",
+                     *           "created": "2026-11-27T14:09:27.042Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
+                     *             "id": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
-                     *             "refund": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
+                     *             "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                     *             "refund": "re_0VcBNojGjWyWBcy6GAKIT4zk",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -7105,27 +7106,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "508044835320",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190624&s=508044835320",
-                     *             "fiscalizedAt": "2026-11-27T14:06:24.513Z",
+                     *             "fiscalSign": "538487526123",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190927&s=538487526123",
+                     *             "fiscalizedAt": "2026-11-27T14:09:27.042Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_nmlt3vg0MRAZL4gl5KlF1XvQsRYJePN4xm7WP1CS",
+                     *             "url": "https://api.tolov.example/receipts/rc_qNrBFf40mNyYl10YGGLlt5VxRtbp0sjGRju4KNSo",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:06:24.395Z"
+                     *             "created": "2026-11-27T14:09:26.969Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcBN3GRlCYUYE8wVfLZpCXD",
+                     *           "id": "evt_0VcBNokSbORZ28RweAbk8iUW",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.510Z",
+                     *           "created": "2026-11-27T14:09:27.039Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBN3BkMFOPeLOzez8YZMc1",
+                     *             "id": "rcpt_0VcBNohUjcHLvVtvEJx48w3W",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
+                     *             "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7144,13 +7145,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "292001161097",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127190624&s=292001161097",
-                     *             "fiscalizedAt": "2026-11-27T14:06:24.509Z",
+                     *             "fiscalSign": "626012264083",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127190927&s=626012264083",
+                     *             "fiscalizedAt": "2026-11-27T14:09:27.039Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_C92YZ5j47AtuBxqKkawC5DFGn29o8NaqYB7uP54j",
+                     *             "url": "https://api.tolov.example/receipts/rc_D6agVFITQqb0lUEXEIvIky4G3wbDeaFX3swl1cx0",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:06:24.219Z"
+                     *             "created": "2026-11-27T14:09:26.856Z"
                      *           }
                      *         }
                      *       ],
@@ -7237,30 +7238,30 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcBN36kVfb07kPywssGDItC",
+                     *       "id": "evt_0VcBNof8KGko7VoKOAehmpd8",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:23.901Z",
+                     *       "created": "2026-11-27T14:09:26.703Z",
                      *       "data": {
-                     *         "id": "ord_0VcBN33YHjpUYtKycoMFQ337",
+                     *         "id": "ord_0VcBNodLDzxTtGEs3HJarF8e",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_R5f6DXIdf5TjEBR2YtDdmzHazfG0iFyrndsSkrnn",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_7qiKjCNFrvfkMj3FpGcDSzMEZgOsj5pY9JVZSOAE",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcBN36QsxdlFyxiiMD3IrQe",
-                     *         "savedCard": "card_0VcBN36esd0J7xgRJgmgSRNN",
-                     *         "paidAt": "2026-11-27T14:06:23.901Z",
+                     *         "paymentIntent": "pi_0VcBNoewZf36szPVd88H16ID",
+                     *         "savedCard": "card_0VcBNof4YliASHr2xRl8J7UQ",
+                     *         "paidAt": "2026-11-27T14:09:26.703Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T14:36:23.712Z",
+                     *         "expiresAt": "2026-11-27T14:39:26.599Z",
                      *         "receipt": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T14:06:23.712Z"
+                     *         "created": "2026-11-27T14:09:26.599Z"
                      *       }
                      *     }
                      */
@@ -7350,7 +7351,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcBN3IxV6QScFbJgU3Tz22j"
+                 *       "endpoint": "we_0VcBNom1FgJdgIQplWOdKwM7"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -7365,15 +7366,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_986f87ecbf284931bbdf31bc25ad8b93",
+                     *       "id": "wd_89bd1e683d9742af9b018cb3518198bd",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcBN3IxV6QScFbJgU3Tz22j",
-                     *       "event": "evt_0VcBN36kVfb07kPywssGDItC",
+                     *       "endpoint": "we_0VcBNom1FgJdgIQplWOdKwM7",
+                     *       "event": "evt_0VcBNof8KGko7VoKOAehmpd8",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T14:06:24.674Z",
+                     *       "nextAttemptAt": "2026-11-27T14:09:27.144Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T14:06:24.674Z"
+                     *       "created": "2026-11-27T14:09:27.144Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -7577,37 +7578,37 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcBN3F4pVJk4gGFDnYdKM8A",
+                     *           "id": "req_0VcBNojcqP9JyKhlCAAJT0LO",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 6,
+                     *           "durationMs": 2,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.432Z"
+                     *           "created": "2026-11-27T14:09:26.989Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcBN3ExwWXOqAhRwtrA2oOk",
+                     *           "id": "req_0VcBNojZMkEeRfKaOwMyH9M4",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 7,
+                     *           "durationMs": 2,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.426Z"
+                     *           "created": "2026-11-27T14:09:26.987Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcBN3ESbbUIR0QZtQVawLXd",
+                     *           "id": "req_0VcBNojEwRZh1hnNDunFtWly",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 30,
+                     *           "durationMs": 21,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:06:24.418Z"
+                     *           "created": "2026-11-27T14:09:26.985Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -7693,24 +7694,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBN30vDFBq0Sn1Ly7JSvzM",
+                     *       "id": "ord_0VcBNobsQ6PD2Q3iiQP5IGW5",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_XE0VST2KbxO27NxpTTmGDggXzvvOpkIF5OMyNF24",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_sdFRiNRisiWz1401pzyR5uyoefla2MAmgu1gDRYW",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:06:23.553Z",
+                     *       "expiresAt": "2026-11-27T14:09:26.511Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:23.549Z"
+                     *       "created": "2026-11-27T14:09:26.508Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -7823,24 +7824,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBN2wwr0dbDr6Xxh9RFVJQ",
+                     *       "id": "ord_0VcBNoZa3Wou8PvwNBRytIlx",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_EWPoomFJzDKLv47ZBGZJui424tMLwY9enwgpzw3z",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_QIzdmriG8Omc5Fsv8zEcjGHFkuO6TnAc5ryYJSrq",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcBN2yBru3HlnM7sMPr1sbK",
+                     *       "paymentIntent": "pi_0VcBNoaM9YEA4EKLN3uFzbRu",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T14:06:23.397Z",
+                     *       "paidAt": "2026-11-27T14:09:26.424Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:36:23.302Z",
-                     *       "receipt": "rcpt_0VcBN2ydQR2iJcTVGTYrTbvy",
+                     *       "expiresAt": "2026-11-27T14:39:26.366Z",
+                     *       "receipt": "rcpt_0VcBNoaZYWb4qG1skOLoZpfZ",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:23.302Z"
+                     *       "created": "2026-11-27T14:09:26.366Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -7954,18 +7955,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBN38eCB5gwCAIVwZgKvJg",
+                     *       "id": "cb_0VcBNofzWy0RVzugRe3Fnijb",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
-                     *       "url": "https://api.tolov.example/bind/cbs_2hhavUKGLxQIVlRF0OS9C6hp7EDYaYVdusl31UEC",
-                     *       "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                     *       "clientToken": "cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
+                     *       "url": "https://api.tolov.example/bind/cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
+                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T14:21:24.028Z",
+                     *       "expiresAt": "2026-11-27T14:24:26.763Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:24.028Z"
+                     *       "created": "2026-11-27T14:09:26.763Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -8068,7 +8069,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcBN3TetQLnRGB0kFmtGw9B",
+                     *       "id": "pacct_0VcBNotXPitzjzl7s1ihhKOd",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
@@ -8076,8 +8077,8 @@ export interface operations {
                      *       "holderName": "\"Chorsu Market\" MChJ",
                      *       "payoutsHeldUntil": null,
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T14:06:25.345Z",
-                     *       "created": "2026-11-27T14:06:25.329Z"
+                     *       "updated": "2026-11-27T14:09:27.615Z",
+                     *       "created": "2026-11-27T14:09:27.603Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -8158,7 +8159,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
+                     *       "id": "po_0VcBNovBNe14TBlpoeyC6oIH",
                      *       "object": "payout",
                      *       "amount": 3950000,
                      *       "status": "PAID",
@@ -8170,7 +8171,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:06:25.489Z"
+                     *       "created": "2026-11-27T14:09:27.705Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -8325,30 +8326,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBN36kVfb07kPywssGDItC",
+                 *       "id": "evt_0VcBNof8KGko7VoKOAehmpd8",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:06:23.901Z",
+                 *       "created": "2026-11-27T14:09:26.703Z",
                  *       "data": {
-                 *         "id": "ord_0VcBN33YHjpUYtKycoMFQ337",
+                 *         "id": "ord_0VcBNodLDzxTtGEs3HJarF8e",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_R5f6DXIdf5TjEBR2YtDdmzHazfG0iFyrndsSkrnn",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_7qiKjCNFrvfkMj3FpGcDSzMEZgOsj5pY9JVZSOAE",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcBN36QsxdlFyxiiMD3IrQe",
-                 *         "savedCard": "card_0VcBN36esd0J7xgRJgmgSRNN",
-                 *         "paidAt": "2026-11-27T14:06:23.901Z",
+                 *         "paymentIntent": "pi_0VcBNoewZf36szPVd88H16ID",
+                 *         "savedCard": "card_0VcBNof4YliASHr2xRl8J7UQ",
+                 *         "paidAt": "2026-11-27T14:09:26.703Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T14:36:23.712Z",
+                 *         "expiresAt": "2026-11-27T14:39:26.599Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:06:23.712Z"
+                 *         "created": "2026-11-27T14:09:26.599Z"
                  *       }
                  *     }
                  */
@@ -8376,30 +8377,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBN37s02PbsPQcXN8VUOTX",
+                 *       "id": "evt_0VcBNoffWOoBMWlbGtr7sN1U",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:06:23.976Z",
+                 *       "created": "2026-11-27T14:09:26.740Z",
                  *       "data": {
-                 *         "id": "ord_0VcBN37SuMKoVwhKpWt8DozC",
+                 *         "id": "ord_0VcBNofTkdypQ0QBlvmGEzXb",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_uIBUq6YLhzvx0h3Ac8ACaNy7gBuhyIA6DYSw3qjF",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_KP5Sv5BaV9aHS24iLDIkn40WEkb8kazwhIpQsaZ8",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcBN37lhLMAUmwBjlvs4j7R",
+                 *         "paymentIntent": "pi_0VcBNofbaGF5nSCFuz9YYFCm",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T14:36:23.954Z",
+                 *         "expiresAt": "2026-11-27T14:39:26.731Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:06:23.954Z"
+                 *         "created": "2026-11-27T14:09:26.731Z"
                  *       }
                  *     }
                  */
@@ -8427,30 +8428,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBN313M4mmDFOxv45VUREN",
+                 *       "id": "evt_0VcBNocMQzi5af2H62hGOulp",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:06:23.553Z",
+                 *       "created": "2026-11-27T14:09:26.511Z",
                  *       "data": {
-                 *         "id": "ord_0VcBN30vDFBq0Sn1Ly7JSvzM",
+                 *         "id": "ord_0VcBNobsQ6PD2Q3iiQP5IGW5",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_XE0VST2KbxO27NxpTTmGDggXzvvOpkIF5OMyNF24",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_sdFRiNRisiWz1401pzyR5uyoefla2MAmgu1gDRYW",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T14:06:23.553Z",
+                 *         "expiresAt": "2026-11-27T14:09:26.511Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:06:23.549Z"
+                 *         "created": "2026-11-27T14:09:26.508Z"
                  *       }
                  *     }
                  */
@@ -8478,13 +8479,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBN3G7sDg4ALr551Ndo8AI",
+                 *       "id": "evt_0VcBNokDt9fZIhZZQDRPEZFq",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:06:24.488Z",
+                 *       "created": "2026-11-27T14:09:27.023Z",
                  *       "data": {
-                 *         "id": "pi_0VcBN3FzB3ZLZdnrHG0MCkLp",
+                 *         "id": "pi_0VcBNok7j7owAB5rHBl4Fxyh",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -8492,15 +8493,15 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcBN39Et17lH2T7Fk7kecoT",
+                 *         "card": "card_0VcBNogBiyoWkSWT08y168eW",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
                  *         "metadata": {},
                  *         "amountRefunded": 0,
-                 *         "receipt": "rcpt_0VcBN3G5hE71Df7lDlVBzf6j",
+                 *         "receipt": "rcpt_0VcBNokCYLXrrRW1qmL7l7n3",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:06:24.483Z"
+                 *         "created": "2026-11-27T14:09:27.019Z"
                  *       }
                  *     }
                  */
@@ -8528,13 +8529,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBN3CCSUdZVZh7SesYFyPa",
+                 *       "id": "evt_0VcBNohs00REiSs8wQsGkgXY",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:06:24.247Z",
+                 *       "created": "2026-11-27T14:09:26.879Z",
                  *       "data": {
-                 *         "id": "pi_0VcBN3C8XUM494IfzjbgpWbJ",
+                 *         "id": "pi_0VcBNohomwYYnsIdXO4VNJaZ",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -8542,7 +8543,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcBN3AZymsnkz0dKs1goJM7",
+                 *         "card": "card_0VcBNogkddLLVZJE8BEU1qyE",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -8553,7 +8554,7 @@ export interface operations {
                  *         "amountRefunded": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:06:24.244Z"
+                 *         "created": "2026-11-27T14:09:26.876Z"
                  *       }
                  *     }
                  */
@@ -8581,18 +8582,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBN3GU98RVk3XEiT28cL6b",
+                 *       "id": "evt_0VcBNokVDjbDAK8Q1ur4Im5u",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:06:24.513Z",
+                 *       "created": "2026-11-27T14:09:27.042Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcBN3EaVVxV4vkvvK3wGax2",
+                 *         "id": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcBN3Bgq1HiBt3WRBr2ddGp",
-                 *         "refund": "re_0VcBN3EVHq8xdzVF1GJYXuQ2",
+                 *         "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                 *         "refund": "re_0VcBNojGjWyWBcy6GAKIT4zk",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -8610,13 +8611,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "508044835320",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190624&s=508044835320",
-                 *         "fiscalizedAt": "2026-11-27T14:06:24.513Z",
+                 *         "fiscalSign": "538487526123",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190927&s=538487526123",
+                 *         "fiscalizedAt": "2026-11-27T14:09:27.042Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_nmlt3vg0MRAZL4gl5KlF1XvQsRYJePN4xm7WP1CS",
+                 *         "url": "https://api.tolov.example/receipts/rc_qNrBFf40mNyYl10YGGLlt5VxRtbp0sjGRju4KNSo",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:06:24.395Z"
+                 *         "created": "2026-11-27T14:09:26.969Z"
                  *       }
                  *     }
                  */
@@ -8644,17 +8645,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBN3GfndIbWLQUGuY1cMaH",
+                 *       "id": "evt_0VcBNokaNzMy1S44LIBuwydY",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:06:24.522Z",
+                 *       "created": "2026-11-27T14:09:27.047Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcBN3G5hE71Df7lDlVBzf6j",
+                 *         "id": "rcpt_0VcBNokCYLXrrRW1qmL7l7n3",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcBN3FzB3ZLZdnrHG0MCkLp",
+                 *         "paymentIntent": "pi_0VcBNok7j7owAB5rHBl4Fxyh",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -8677,9 +8678,9 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_vCJ8hev2glfgDxaYyguD8CqUpnj74WKTmwPyXrBU",
+                 *         "url": "https://api.tolov.example/receipts/rc_VqZM48hAUdgkNQ9FWMfzYoHbb3NAMNr8f1jLFKDe",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:06:24.488Z"
+                 *         "created": "2026-11-27T14:09:27.023Z"
                  *       }
                  *     }
                  */
@@ -8707,22 +8708,22 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBN3TxxihLj35BuPZEBIZh",
+                 *       "id": "evt_0VcBNotlTOHjjyl4V4MZG0Ca",
                  *       "object": "event",
                  *       "type": "payout_account.updated",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:06:25.345Z",
+                 *       "created": "2026-11-27T14:09:27.615Z",
                  *       "data": {
-                 *         "id": "pacct_0VcBN3TetQLnRGB0kFmtGw9B",
+                 *         "id": "pacct_0VcBNotXPitzjzl7s1ihhKOd",
                  *         "object": "payout_account",
                  *         "bankMfo": "00440",
                  *         "accountLast4": "2002",
                  *         "tin": "301234567",
                  *         "holderName": "\"Chorsu Market\" MChJ",
-                 *         "payoutsHeldUntil": "2026-11-28T14:06:25.345Z",
+                 *         "payoutsHeldUntil": "2026-11-28T14:09:27.615Z",
                  *         "livemode": false,
-                 *         "updated": "2026-11-27T14:06:25.345Z",
-                 *         "created": "2026-11-27T14:06:25.329Z"
+                 *         "updated": "2026-11-27T14:09:27.615Z",
+                 *         "created": "2026-11-27T14:09:27.603Z"
                  *       }
                  *     }
                  */
@@ -8750,13 +8751,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBN3WjssXuDiOAVqj9zlPy",
+                 *       "id": "evt_0VcBNovakQVA0jRntwWSITV4",
                  *       "object": "event",
                  *       "type": "payout.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:06:25.519Z",
+                 *       "created": "2026-11-27T14:09:27.729Z",
                  *       "data": {
-                 *         "id": "po_0VcBN3WHNeXvVGwmg5xJTCbe",
+                 *         "id": "po_0VcBNovBNe14TBlpoeyC6oIH",
                  *         "object": "payout",
                  *         "amount": 3950000,
                  *         "status": "PAID",
@@ -8768,7 +8769,7 @@ export interface operations {
                  *         },
                  *         "failureCode": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:06:25.489Z"
+                 *         "created": "2026-11-27T14:09:27.705Z"
                  *       }
                  *     }
                  */
@@ -8796,13 +8797,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBN3Ys5g8JFNnlczyS1gsW",
+                 *       "id": "evt_0VcBNowk6mvCqJruwTCoNkii",
                  *       "object": "event",
                  *       "type": "payout.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:06:25.652Z",
+                 *       "created": "2026-11-27T14:09:27.800Z",
                  *       "data": {
-                 *         "id": "po_0VcBN3YghxFrJpZWjoJoJXbW",
+                 *         "id": "po_0VcBNowbAAtuPeKUrLjcMP0T",
                  *         "object": "payout",
                  *         "amount": 1485000,
                  *         "status": "FAILED",
@@ -8814,7 +8815,7 @@ export interface operations {
                  *         },
                  *         "failureCode": "ACCOUNT_CLOSED",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:06:25.641Z"
+                 *         "created": "2026-11-27T14:09:27.791Z"
                  *       }
                  *     }
                  */

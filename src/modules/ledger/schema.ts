@@ -17,7 +17,7 @@ export const BalanceTransaction = Type.Object(
     status: Type.Union([Type.Literal('pending'), Type.Literal('available')], { description: 'Which part of the balance its net is in' }),
     availableOn: Timestamp,
     source: Type.String({ description: 'What moved the balance: the payment intent (pi_…), refund (re_…) or payout (po_…)' }),
-    payout: Type.Union([Type.String(), Type.Null()], { description: 'The payout that paid it out, once one has' }),
+    payout: Type.Union([Type.String(), Type.Null()], { description: "The automatic payout that paid it out (its rows sum to its amount), once one has; an automatic payout's own row stays null" }),
     created: Timestamp,
   },
   { title: 'BalanceTransaction' },
@@ -34,7 +34,7 @@ export type BalanceTransactionsQuery = ListQuery & Static<typeof BalanceTransact
 export const Balance = Type.Object(
   {
     object: Type.Literal('balance'),
-    available: Type.Integer({ description: 'Settled, in tiyin; may be negative after refunds' }),
+    available: Type.Integer({ description: 'Settled and not paid out, in tiyin; may be negative after refunds' }),
     pending: Type.Integer({ description: 'Succeeded payments net of fees, not yet settled, in tiyin' }),
     currency: Type.Literal('UZS'),
     livemode: Type.Boolean(),

@@ -62,6 +62,6 @@ export const CreatePayoutBody = Type.Object(
 export type CreatePayoutBody = Static<typeof CreatePayoutBody>;
 
 export const PayoutsQuery = listQuery({
-  status: Type.Optional(Type.Union(PAYOUT_STATUSES.map((status) => Type.Literal(status)))),
+  status: Type.Optional(Type.Union(PAYOUT_STATUSES.map((status) => Type.Literal(status)), { description: 'Payouts in this status' })),
 });
 export type PayoutsQuery = ListQuery & Static<typeof PayoutsQuery>;
