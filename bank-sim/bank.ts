@@ -188,9 +188,12 @@ export class Bank {
     const from = String(body.from ?? '1970-01-01T00:00:00Z');
     const to = String(body.to ?? '9999-01-01T00:00:00Z');
     const limit = Math.min(Number(body.limit ?? OPERATIONS_LIMIT_MAX), OPERATIONS_LIMIT_MAX);
+    const after = typeof body.after === 'string' ? body.after : null;
     const rows = await this.db.query<{ operation_id: string; type: string; amount: number; status: string; failure_code: string | null; created_at: Date }>(
-      'SELECT operation_id, type, amount, status, failure_code, created_at FROM sim_operations WHERE created_at >= $1 AND created_at < $2 ORDER BY created_at LIMIT $3',
-      [from, to, limit],
+      `SELECT operation_id, type, amount, status, failure_code, created_at FROM sim_operations
+        WHERE created_at >= $1 AND created_at < $2 AND ($3::text IS NULL OR operation_id > $3 COLLATE "C")
+        ORDER BY operation_id COLLATE "C" LIMIT $4`,
+      [from, to, after, limit],
     );
     const operations = rows.map((row) => ({
       operationId: row.operation_id,

@@ -7,7 +7,7 @@
 import { formatExpiry } from './card-data.js';
 import { GatewayCallError, GatewayClient } from './gateway-client.js';
 import type { GatewayAnswer } from './protocol.js';
-import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, Rail, RailOutcome, RecordedOperation, TokenizeResult, TransferOperation } from './rail.js';
+import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, OperationsQuery, Rail, RailOutcome, RecordedOperation, TokenizeResult, TransferOperation } from './rail.js';
 
 /** Refusals passed on as they are; any other refusal of a money call means it did not execute: PROCESSING_ERROR. */
 const FAILURE_CODES = new Set(['INSUFFICIENT_FUNDS', 'CARD_BLOCKED', 'PROCESSING_ERROR', 'ACCOUNT_CLOSED']);
@@ -59,10 +59,16 @@ export class HttpRail implements Rail {
     return this.#money('/v1/transfers', operation);
   }
 
-  async operations(from: Date, to: Date, limit: number): Promise<RecordedOperation[]> {
-    const answer = await this.#gateway.certain('/v1/operations/list', { from: from.toISOString(), to: to.toISOString(), limit });
+  async operations({ from, to, after, limit }: OperationsQuery): Promise<RecordedOperation[]> {
+    const answer = await this.#gateway.certain('/v1/operations/list', { from: from.toISOString(), to: to.toISOString(), ...(after === null ? {} : { after }), limit });
     if (answer.result !== 'ok') throw new GatewayCallError('bank gateway could not list its operations');
-    return (answer.operations as RecordedOperation[]).map(({ operationId, type, amount, status }) => ({ operationId, type, amount, status }));
+    return (answer.operations as Array<Omit<RecordedOperation, 'executedAt'> & { createdAt: string }>).map(({ operationId, type, amount, status, createdAt }) => ({
+      operationId,
+      type,
+      amount,
+      status,
+      executedAt: new Date(createdAt),
+    }));
   }
 
   async fence(operationId: string): Promise<FenceOutcome> {

@@ -63,8 +63,18 @@ export interface Rail {
    * refuses to execute it ever (a call of it still on its way, or sleeping at the bank, moves nothing).
    */
   fence(operationId: string): Promise<FenceOutcome>;
-  /** The bank's own record of the operations it executed in [from, to), at most `limit` of them, oldest first. */
-  operations(from: Date, to: Date, limit: number): Promise<RecordedOperation[]>;
+  /**
+   * The bank's own record of the operations it executed in [from, to): at most `limit` of them, by operation id in byte
+   * order, after `after` when given (the last id of the previous page).
+   */
+  operations(query: OperationsQuery): Promise<RecordedOperation[]>;
+}
+
+export interface OperationsQuery {
+  from: Date;
+  to: Date;
+  after: string | null;
+  limit: number;
 }
 
 export interface RecordedOperation {
@@ -72,4 +82,5 @@ export interface RecordedOperation {
   type: 'debit' | 'refund' | 'transfer';
   amount: number;
   status: 'SUCCEEDED' | 'FAILED';
+  executedAt: Date;
 }

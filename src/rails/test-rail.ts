@@ -6,7 +6,7 @@ import { setNewest } from '../lib/bounded-map.js';
 import { groupWriter } from '../lib/group-writer.js';
 import { NO_TIMINGS, type Recorder } from '../lib/timings.js';
 import { randomBase62 } from '../lib/random.js';
-import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, Rail, RailOutcome, RecordedOperation, TokenizeResult, TransferOperation } from './rail.js';
+import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, OperationsQuery, Rail, RailOutcome, RecordedOperation, TokenizeResult, TransferOperation } from './rail.js';
 import { TEST_CARDS, type Behaviour } from './test-cards.js';
 
 export const TEST_SMS_CODE = '111111';
@@ -143,13 +143,14 @@ export class TestRail implements Rail {
     return unclear ? { status: 'UNKNOWN' } : outcomeOf(executed);
   }
 
-  async operations(from: Date, to: Date, limit: number): Promise<RecordedOperation[]> {
-    const rows = await this.db.query<{ operation_id: string; type: RecordedOperation['type']; amount: number; status: 'SUCCEEDED' | 'FAILED' }>(
-      `SELECT operation_id, type, amount, status FROM test_rail_operations
-        WHERE created_at >= $1 AND created_at < $2 AND status <> 'FENCED' ORDER BY created_at LIMIT $3`,
-      [from, to, limit],
+  async operations({ from, to, after, limit }: OperationsQuery): Promise<RecordedOperation[]> {
+    const rows = await this.db.query<{ operation_id: string; type: RecordedOperation['type']; amount: number; status: 'SUCCEEDED' | 'FAILED'; created_at: Date }>(
+      `SELECT operation_id, type, amount, status, created_at FROM test_rail_operations
+        WHERE created_at >= $1 AND created_at < $2 AND status <> 'FENCED' AND ($3::text IS NULL OR operation_id > $3 COLLATE "C")
+        ORDER BY operation_id COLLATE "C" LIMIT $4`,
+      [from, to, after, limit],
     );
-    return rows.map((row) => ({ operationId: row.operation_id, type: row.type, amount: row.amount, status: row.status }));
+    return rows.map((row) => ({ operationId: row.operation_id, type: row.type, amount: row.amount, status: row.status, executedAt: row.created_at }));
   }
 
   /** An operation it never recorded is fenced: a write of it still on its way conflicts with the fence and executes nothing. */

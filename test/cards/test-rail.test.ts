@@ -113,7 +113,7 @@ describe('the test rail (the test cards of docs/testing.md)', () => {
     expect(await rail.debit({ operationId, token, amount: 800 })).toEqual({ status: 'FAILED', failureCode: 'PROCESSING_ERROR' });
     expect(await rail.fence(operationId)).toEqual({ status: 'FENCED' });
     expect(await new TestRail(service.db).fence(operationId)).toEqual({ status: 'FENCED' });
-    const books = await rail.operations(new Date(asked.getTime() - 60_000), new Date(Date.now() + 60_000), 1_000);
+    const books = await rail.operations({ from: new Date(asked.getTime() - 60_000), to: new Date(Date.now() + 60_000), after: null, limit: 1_000 });
     expect(books.map((operation) => operation.operationId)).not.toContain(operationId);
     // An operation recorded before the fence is not fenced: it answers what it was.
     const recorded = newId('pi');

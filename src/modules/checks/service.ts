@@ -91,7 +91,7 @@ export class ChecksService {
           for (const mismatch of report.mismatches) {
             found.push({ livemode, objectId: mismatch.operationId, message: `${date}: ${mismatch.type} ${mismatch.operationId} is ${mismatch.problem}` });
           }
-          if (report.truncated) found.push({ livemode, message: `${date}: more operations than one report compares; the rest were not compared` });
+          if (report.truncated) found.push({ livemode, message: `${date}: more mismatches than one report lists; the rest are not listed` });
         } catch (error) {
           if (livemode && (error as { code?: string }).code === 'RAIL_UNAVAILABLE') continue;
           found.push({ livemode, message: `${date}: the bank's record could not be read: ${(error as Error).message.slice(0, 200)}` });

@@ -21,7 +21,7 @@ import type { ChargesQuery, CreateChargeBody, PaymentIntent } from './schema.js'
 import * as store from './store.js';
 import type { IntentRow } from './store.js';
 
-export type { IntentRow, RecordedMoney } from './store.js';
+export type { IntentRow, OperationsPage, RecordedMoney } from './store.js';
 /** The debits created in [from, to) that went to the bank, oldest first: what reconciliation compares with the bank's. */
 export { debitOperationsBetween } from './store.js';
 

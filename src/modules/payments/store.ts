@@ -223,6 +223,15 @@ export async function recordRefunded(tx: Transaction, id: string, amount: number
 }
 
 /** An operation that asked the bank to move money, as reconciliation compares it with the bank's record. */
+/** A page of a mode's money operations of [from, to), by id in byte order, after `after` when given. */
+export interface OperationsPage {
+  livemode: boolean;
+  from: Date;
+  to: Date;
+  after: string | null;
+  limit: number;
+}
+
 export interface RecordedMoney {
   operation_id: string;
   amount: number;
@@ -230,12 +239,16 @@ export interface RecordedMoney {
   created_at: Date;
 }
 
-/** The debits created in [from, to) that went to the bank (not those still awaiting or canceled before), oldest first. */
-export function debitOperationsBetween(db: Queryable, livemode: boolean, from: Date, to: Date, max: number): Promise<RecordedMoney[]> {
+/**
+ * The debits created in [from, to) that went to the bank (not those still awaiting or canceled before): a page of
+ * them by id in byte order, after `after` when given.
+ */
+export function debitOperationsBetween(db: Queryable, page: OperationsPage): Promise<RecordedMoney[]> {
   return db.query<RecordedMoney>(
     `SELECT id AS operation_id, amount, status, created_at FROM payment_intents
       WHERE livemode = $1 AND created_at >= $2 AND created_at < $3 AND status <> 'REQUIRES_PAYMENT' AND status <> 'CANCELED'
-      ORDER BY created_at LIMIT $4`,
-    [livemode, from, to, max],
+        AND ($4::text IS NULL OR id > $4 COLLATE "C")
+      ORDER BY id COLLATE "C" LIMIT $5`,
+    [page.livemode, page.from, page.to, page.after, page.limit],
   );
 }

@@ -22,7 +22,7 @@ import type { CreatePayoutBody, Payout, PayoutAccount, PayoutAccountInput, Payou
 import * as store from './store.js';
 import type { PayoutAccountRow, PayoutRow } from './store.js';
 
-/** The payouts sent to the bank in [from, to), oldest first: what reconciliation compares with the bank's transfers. */
+/** Pages of the payouts sent to the bank in [from, to), by id: what reconciliation compares with the bank's transfers. */
 export { transfersBetween } from './store.js';
 
 /** How long payouts wait after a change of the account: long enough for its owners to see the mail and the event. */

@@ -2,6 +2,7 @@ import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
 import type { PayoutStatus } from './schema.js';
+import type { OperationsPage } from '../payments/service.js';
 
 const ACCOUNT_COLUMNS = 'id, product_id, livemode, bank_mfo, account_number, tin, holder_name, payouts_held_until, updated_at, created_at';
 
@@ -227,11 +228,12 @@ export async function hasRun(db: Queryable, merchant: Pick<Merchant, 'productId'
   return rows.length === 1;
 }
 
-/** The payouts sent to the bank in [from, to), oldest first, as reconciliation compares them with the bank's record. */
-export function transfersBetween(db: Queryable, livemode: boolean, from: Date, to: Date, max: number) {
+/** A page of the payouts sent to the bank in [from, to), by id in byte order, as reconciliation compares them with the bank's record. */
+export function transfersBetween(db: Queryable, page: OperationsPage) {
   return db.query<{ operation_id: string; amount: number; status: PayoutStatus; created_at: Date }>(
     `SELECT id AS operation_id, amount, status, sent_at AS created_at FROM payouts
-      WHERE livemode = $1 AND sent_at >= $2 AND sent_at < $3 ORDER BY sent_at LIMIT $4`,
-    [livemode, from, to, max],
+      WHERE livemode = $1 AND sent_at >= $2 AND sent_at < $3 AND ($4::text IS NULL OR id > $4 COLLATE "C")
+      ORDER BY id COLLATE "C" LIMIT $5`,
+    [page.livemode, page.from, page.to, page.after, page.limit],
   );
 }

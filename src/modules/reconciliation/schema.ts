@@ -52,7 +52,7 @@ export const ReconciliationReport = Type.Object(
     date: Type.String(),
     mode: Type.Union([Type.Literal('live'), Type.Literal('test')]),
     compared: Type.Object({ tolov: Type.Integer(), bank: Type.Integer() }),
-    truncated: Type.Boolean({ description: 'More operations than a report compares happened that day' }),
+    truncated: Type.Boolean({ description: 'More mismatches were found than a report lists (1,000): the rest are not listed' }),
     mismatches: Type.Array(Mismatch),
     receipts: Type.Union([ReceiptsReconciliation, Type.Null()], {
       description: "The day's FISCALIZED receipts against the fiscal module's registrations, by receipt id; null when the mode has no fiscal module",

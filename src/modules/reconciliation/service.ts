@@ -5,10 +5,11 @@ import { isCalendarDay } from '../../core/calendar.js';
 import type { RegisteredReceipt } from '../../rails/fiscal.js';
 import type { FiscalModules, Rails } from '../../rails/index.js';
 import type { RecordedOperation } from '../../rails/rail.js';
-import { debitOperationsBetween, type RecordedMoney } from '../payments/service.js';
+import { debitOperationsBetween, type OperationsPage, type RecordedMoney } from '../payments/service.js';
 import { fiscalizedBetween } from '../receipts/service.js';
 import { refundOperationsBetween } from '../refunds/service.js';
 import { transfersBetween } from '../payouts/service.js';
+import { joinedById, mergedById, paged } from './streams.js';
 import type { Mismatch, MismatchProblem, ReceiptMismatch, ReceiptProblem, ReceiptsReconciliation, ReconciliationReport } from './schema.js';
 
 /** The days a report can be asked for: real calendar days whose next day is still a date. */
@@ -22,8 +23,27 @@ export function isReportDay(date: string): boolean {
 
 export const REPORT_DAY_RULE = `a real UTC day, YYYY-MM-DD, from ${FIRST_DAY} to ${LAST_DAY}`;
 
-/** Operations, and receipts, compared per side in one report; beyond this the report says it is truncated. */
+/** Receipts compared per side in one report; beyond this the report says its receipts part is truncated. */
 export const REPORT_OPERATIONS_MAX = 10_000;
+/** Mismatches a report lists; beyond this it says it is truncated. */
+export const REPORT_MISMATCHES_MAX = 1_000;
+/**
+ * The most two sides' dating of one operation can differ: Tolov dates it when it records it, the bank when it executes
+ * it, which is before the call's deadline or never.
+ */
+const DATING_MARGIN_MS = 3_600_000;
+
+const view = (operation: { status: string; amount: number } | null) => (operation ? { status: operation.status, amount: operation.amount } : null);
+
+/** What is wrong with one operation as the two sides hold it, or null when they agree on the money. */
+function mismatchOf(ours: TolovOperation | null, theirs: RecordedOperation | null): Mismatch | null {
+  const oursMoved = ours?.status === 'SUCCEEDED';
+  const theirsMoved = theirs?.status === 'SUCCEEDED';
+  const problem: MismatchProblem | null =
+    oursMoved && !theirsMoved ? 'missing_at_bank' : !oursMoved && theirsMoved ? 'missing_at_tolov' : oursMoved && theirs!.amount !== ours!.amount ? 'amount_differs' : null;
+  if (problem === null) return null;
+  return { operationId: (ours?.operation_id ?? theirs?.operationId)!, type: (ours?.type ?? theirs?.type)!, problem, tolov: view(ours), bank: view(theirs) };
+}
 
 interface TolovOperation extends RecordedMoney {
   type: RecordedOperation['type'];
@@ -46,47 +66,44 @@ export class ReconciliationService {
 
   /**
    * Compares every debit and refund Tolov recorded in [from, to), and every payout it sent then, with what the bank
-   * executed, by operation id: a succeeded operation on one side (a PAID payout) must be a succeeded operation of the
-   * same amount on the other.
+   * executed then, by operation id over the whole day: a succeeded operation on one side (a PAID payout) must be a
+   * succeeded operation of the same amount on the other. Both sides are read a page at a time in id order, each over
+   * the day widened by DATING_MARGIN_MS, so that an operation Tolov dates just before midnight and the bank just after
+   * is matched, not reported twice.
    */
   async #money(livemode: boolean, from: Date, to: Date): Promise<Pick<ReconciliationReport, 'compared' | 'truncated' | 'mismatches'>> {
-    // Each side's first operations of the day, merged: the day's first REPORT_OPERATIONS_MAX of both.
-    const [debits, refunds, transfers] = await Promise.all([
-      debitOperationsBetween(this.db, livemode, from, to, REPORT_OPERATIONS_MAX),
-      refundOperationsBetween(this.db, livemode, from, to, REPORT_OPERATIONS_MAX),
-      transfersBetween(this.db, livemode, from, to, REPORT_OPERATIONS_MAX),
-    ]);
-    const tolov: TolovOperation[] = [
-      ...debits.map((operation) => ({ ...operation, type: 'debit' as const })),
-      ...refunds.map((operation) => ({ ...operation, type: 'refund' as const })),
-      ...transfers.map((operation) => ({ ...operation, status: operation.status === 'PAID' ? 'SUCCEEDED' : operation.status, type: 'transfer' as const })),
-    ]
-      .sort((a, b) => a.created_at.getTime() - b.created_at.getTime())
-      .slice(0, REPORT_OPERATIONS_MAX);
-    const bank = await this.rails.forMode(livemode).operations(from, to, REPORT_OPERATIONS_MAX);
-    const bankById = new Map<string, RecordedOperation>(bank.map((operation) => [operation.operationId, operation]));
-    const tolovById = new Map(tolov.map((operation) => [operation.operation_id, operation]));
-
+    const wide = { livemode, from: new Date(from.getTime() - DATING_MARGIN_MS), to: new Date(to.getTime() + DATING_MARGIN_MS) };
+    const rail = this.rails.forMode(livemode);
+    const bank = paged((after, limit) => rail.operations({ from: wide.from, to: wide.to, after, limit }), (operation) => operation.operationId);
+    const within = (at: Date) => at >= from && at < to;
+    const compared = { tolov: 0, bank: 0 };
     const mismatches: Mismatch[] = [];
-    const view = (operation: { status: string; amount: number } | undefined) => (operation ? { status: operation.status, amount: operation.amount } : null);
-    for (const ours of tolov) {
-      const theirs = bankById.get(ours.operation_id);
-      const oursMoved = ours.status === 'SUCCEEDED';
-      const theirsMoved = theirs?.status === 'SUCCEEDED';
-      const problem: MismatchProblem | null =
-        oursMoved && !theirsMoved ? 'missing_at_bank' : !oursMoved && theirsMoved ? 'missing_at_tolov' : oursMoved && theirs!.amount !== ours.amount ? 'amount_differs' : null;
-      if (problem) mismatches.push({ operationId: ours.operation_id, type: ours.type, problem, tolov: view(ours), bank: view(theirs) });
+    let truncated = false;
+    for await (const [ours, theirs] of joinedById(this.#tolovOperations(wide), bank, (operation) => operation.operation_id, (operation) => operation.operationId)) {
+      const oursToday = ours !== null && within(ours.created_at);
+      const theirsToday = theirs !== null && within(theirs.executedAt);
+      if (!oursToday && !theirsToday) continue;
+      if (oursToday) compared.tolov += 1;
+      if (theirsToday) compared.bank += 1;
+      const mismatch = mismatchOf(ours, theirs);
+      if (mismatch === null) continue;
+      if (mismatches.length < REPORT_MISMATCHES_MAX) mismatches.push(mismatch);
+      else truncated = true;
     }
-    for (const theirs of bank) {
-      if (theirs.status === 'SUCCEEDED' && !tolovById.has(theirs.operationId)) {
-        mismatches.push({ operationId: theirs.operationId, type: theirs.type, problem: 'missing_at_tolov', tolov: null, bank: view(theirs) });
-      }
-    }
-    return {
-      compared: { tolov: tolov.length, bank: bank.length },
-      truncated: tolov.length >= REPORT_OPERATIONS_MAX || bank.length >= REPORT_OPERATIONS_MAX,
-      mismatches,
-    };
+    return { compared, truncated, mismatches };
+  }
+
+  /** Tolov's debits, refunds and transfers of a span, as one stream by operation id. */
+  #tolovOperations(span: Omit<OperationsPage, 'after' | 'limit'>): AsyncGenerator<TolovOperation> {
+    const id = (operation: TolovOperation) => operation.operation_id;
+    const debits = paged(async (after, limit) => (await debitOperationsBetween(this.db, { ...span, after, limit })).map((row) => ({ ...row, type: 'debit' as const })), id);
+    const refunds = paged(async (after, limit) => (await refundOperationsBetween(this.db, { ...span, after, limit })).map((row) => ({ ...row, type: 'refund' as const })), id);
+    const transfers = paged(
+      async (after, limit) =>
+        (await transfersBetween(this.db, { ...span, after, limit })).map((row) => ({ ...row, status: row.status === 'PAID' ? 'SUCCEEDED' : row.status, type: 'transfer' as const })),
+      id,
+    );
+    return mergedById([debits, refunds, transfers], id);
   }
 
   /**

@@ -19,7 +19,7 @@ import type { CreateRefundBody, Refund, RefundsQuery } from './schema.js';
 import * as store from './store.js';
 import type { RefundRow } from './store.js';
 
-/** The refunds created in [from, to) that went to the bank, oldest first: what reconciliation compares with the bank's. */
+/** Pages of the refunds created in [from, to) that went to the bank, by id: what reconciliation compares with the bank's. */
 export { refundOperationsBetween } from './store.js';
 
 export function presentRefund(row: RefundRow): Refund {

@@ -1,7 +1,7 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
-import type { RecordedMoney } from '../payments/service.js';
+import type { OperationsPage, RecordedMoney } from '../payments/service.js';
 import { REFUND_STATES } from './state.js';
 import type { RefundStatus } from './schema.js';
 
@@ -107,12 +107,13 @@ export async function leaseRefundsToReconcile(db: Queryable, batchMax: number, l
   );
 }
 
-/** The refunds created in [from, to), oldest first, as reconciliation compares them with the bank's record. */
-export function refundOperationsBetween(db: Queryable, livemode: boolean, from: Date, to: Date, max: number): Promise<RecordedMoney[]> {
+/** A page of the refunds created in [from, to), by id in byte order, as reconciliation compares them with the bank's record. */
+export function refundOperationsBetween(db: Queryable, page: OperationsPage): Promise<RecordedMoney[]> {
   return db.query<RecordedMoney>(
     `SELECT id AS operation_id, amount, status, created_at FROM refunds
-      WHERE livemode = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at LIMIT $4`,
-    [livemode, from, to, max],
+      WHERE livemode = $1 AND created_at >= $2 AND created_at < $3 AND ($4::text IS NULL OR id > $4 COLLATE "C")
+      ORDER BY id COLLATE "C" LIMIT $5`,
+    [page.livemode, page.from, page.to, page.after, page.limit],
   );
 }
 
