@@ -10,11 +10,13 @@ import { ORDER_STATUSES } from '../../src/modules/orders/schema.js';
 import { INTENT_STATUSES } from '../../src/modules/payments/schema.js';
 import { RECEIPT_STATUSES, RECEIPT_TYPES } from '../../src/modules/receipts/schema.js';
 import { STATEMENT_TYPES } from '../../src/modules/ledger/schema.js';
+import { PAYOUT_STATUSES } from '../../src/modules/payouts/schema.js';
 import { LANGUAGE_NAMES, MESSAGES, type MessageKey } from '../../src/web/dashboard/i18n.js';
 import { bindCard, createBinding } from '../support/binding.js';
 import { idem, startService, type TestService } from '../support/harness.js';
-import { charge } from '../support/payments.js';
+import { charge, chargeCard } from '../support/payments.js';
 import { fiscalizeAll } from '../support/receipts.js';
+import { makeAvailable, setPayoutAccount } from '../support/payouts.js';
 import { DashboardClient, uniqueEmail } from '../dashboard/client.js';
 
 // The pages' own script, served as written (no types): the shape this test relies on.
@@ -27,12 +29,12 @@ type Lang = keyof typeof LOCALES;
 /** The API's statuses and codes, as they would leak onto a page untranslated: upper case, and in sentence case. */
 const ENGLISH_WORDS = [
   ...new Set([
-    ...INTENT_STATUSES, ...ORDER_STATUSES, ...RECEIPT_STATUSES, ...RECEIPT_TYPES.map((type) => type.toUpperCase()),
+    ...INTENT_STATUSES, ...ORDER_STATUSES, ...RECEIPT_STATUSES, ...RECEIPT_TYPES.map((type) => type.toUpperCase()), ...PAYOUT_STATUSES,
     ...STATEMENT_TYPES.map((type) => type.toUpperCase()), 'AVAILABLE',
     'REFUNDED', 'CANCELLED', 'ACTIVE', 'BLOCKED', 'DELETED', 'DELIVERED', 'ENABLED', 'DISABLED', 'COMPLETED', 'AWAITING_CODE',
   ]),
 ].flatMap((word) => [word, word[0] + word.slice(1).toLowerCase().replaceAll('_', ' ')]);
-const FAILURE_CODES = ['INSUFFICIENT_FUNDS', 'CARD_BLOCKED', 'PROCESSING_ERROR', 'INVALID_CODE', 'FISCAL_UNAVAILABLE'];
+const FAILURE_CODES = ['INSUFFICIENT_FUNDS', 'CARD_BLOCKED', 'PROCESSING_ERROR', 'INVALID_CODE', 'FISCAL_UNAVAILABLE', 'ACCOUNT_CLOSED'];
 const ENGLISH = new RegExp(`(?<![\\p{L}_])(?:${[...ENGLISH_WORDS, ...FAILURE_CODES].join('|')})(?![\\p{L}_])`, 'u');
 /** A letter, a quote that is not an Uzbek letter, a letter: where ʻ (oʻ, gʻ) or ʼ (maʼlumot) belongs. */
 const WRONG_UZBEK_APOSTROPHE = /\p{L}['‘’`]\p{L}/u;
@@ -52,7 +54,7 @@ const amountIn = (lang: Lang, tiyin: number) => formatted(lang, tiyin / 100, { m
 
 let service: TestService;
 let key: string;
-const seeded = { receiptPayments: [] as string[], payments: [] as string[], orders: [] as string[], endpoints: [] as string[], refundedPayment: '', amounts: [] as number[], tokens: [] as string[], bindToken: '' };
+const seeded = { receiptPayments: [] as string[], payments: [] as string[], orders: [] as string[], endpoints: [] as string[], payouts: [] as string[], refundedPayment: '', amounts: [] as number[], tokens: [] as string[], bindToken: '' };
 
 const api = async (method: 'POST' | 'DELETE', url: string, body: Record<string, unknown> = {}) => {
   const reply = await service.call({ method, url, key, idempotencyKey: idem(), body });
@@ -156,6 +158,33 @@ async function seedPayoutAccount(email: string): Promise<void> {
   }
 }
 
+/**
+ * Payouts in every status: paid (the automatic one), canceled, failed (the bank refused the account), in transit (the
+ * bank has not answered) and pending; then payouts held again, as the changed account holds them.
+ */
+async function seedPayouts(): Promise<void> {
+  const [{ product_id: productId }] = (await service.db.query<{ product_id: string }>('SELECT product_id FROM payment_intents WHERE id = $1', [seeded.payments[0]])) as [{ product_id: string }];
+  await setPayoutAccount(service, productId);
+  await makeAvailable(service, key, 5_000_000);
+  const payOut = async (amount: number) => (await api('POST', '/v1/payouts', { amount })).id as string;
+  const canceled = await payOut(100_000);
+  await api('POST', `/v1/payouts/${canceled}/cancel`);
+  await setPayoutAccount(service, productId, { last4: '0002' });
+  const failed = await payOut(200_000);
+  await service.payouts.sendDue(100);
+  await setPayoutAccount(service, productId, { last4: '0003' });
+  const unclear = await payOut(300_000);
+  await service.payouts.sendDue(100);
+  await setPayoutAccount(service, productId);
+  const paid = (await api('POST', '/v1/test_helpers/payouts/run')).id as string;
+  await makeAvailable(service, key, 1_000_000);
+  const pending = await payOut(400_000);
+  await setPayoutAccount(service, productId, { held: true });
+  seeded.payouts.push(paid, canceled, failed, unclear, pending);
+  // Making money available settled every payment: one more keeps a pending row in the statement.
+  await chargeCard(service, key, '8600000000000007', 70_000);
+}
+
 let owner: DashboardClient;
 beforeAll(async () => {
   service = await startService({ TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true' });
@@ -168,6 +197,7 @@ beforeAll(async () => {
   await seedPayments();
   await seedOrders();
   await seedReceipts();
+  await seedPayouts();
 });
 afterAll(async () => service.stop());
 
@@ -178,14 +208,16 @@ function dashboardPaths(): string[] {
     ...ORDER_STATUSES.map((status) => `/dashboard/orders?status=${status}`),
     ...[...RECEIPT_STATUSES.map((status) => `status=${status}`), ...RECEIPT_TYPES.map((type) => `type=${type}`)].map((query) => `/dashboard/receipts?${query}`),
     ...STATEMENT_TYPES.map((type) => `/dashboard/statement?type=${type}`),
+    ...PAYOUT_STATUSES.map((status) => `/dashboard/payouts?status=${status}`),
   ];
-  const lists = ['overview', 'start', 'payments', 'orders', 'refunds', 'statement', 'receipts', 'cards', 'events', 'logs', 'webhooks', 'api-keys', 'branding', 'payout-account', 'team', 'team/audit', 'account'].map((path) => `/dashboard/${path}`);
+  const lists = ['overview', 'start', 'payments', 'orders', 'refunds', 'statement', 'payouts', 'receipts', 'cards', 'events', 'logs', 'webhooks', 'api-keys', 'branding', 'payout-account', 'team', 'team/audit', 'account'].map((path) => `/dashboard/${path}`);
   return [
     ...lists,
     ...filtered,
     ...[...seeded.payments, ...seeded.receiptPayments].map((id) => `/dashboard/payments/${id}`),
     ...seeded.orders.map((id) => `/dashboard/orders/${id}`),
     ...seeded.endpoints.map((id) => `/dashboard/webhooks/${id}`),
+    ...seeded.payouts.flatMap((id) => [`/dashboard/payouts/${id}`, `/dashboard/statement?payout=${id}`]),
     '/dashboard/payments?from=2026-02-30',
   ];
 }
@@ -228,6 +260,12 @@ describe('the dashboard in Uzbek and Russian', () => {
     expect(refused.status).toBe(400);
     expect(refused.html).toContain(MESSAGES[lang].payoutFieldsInvalid);
     problems.push(...problemsOf(lang, refused.html).map((problem) => `the payout account refused: ${problem}`));
+    // "Pay out now" refused: the amount unreadable, then the payouts held; each said in the page's language.
+    for (const amount of ['abc', '100']) {
+      const payOut = await owner.post('/dashboard/payouts', { amount, idempotencyKey: crypto.randomUUID() });
+      expect([400, 409]).toContain(payOut.status);
+      problems.push(...problemsOf(lang, payOut.html).map((problem) => `pay out ${amount} refused: ${problem}`));
+    }
     expect(problems).toEqual([]);
   });
 

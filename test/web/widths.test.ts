@@ -1,8 +1,8 @@
 // Every page a merchant and a buyer see, on a 390 px phone and a 1,280 px laptop, in Uzbek, Russian and English (the
 // first two write longer words): nothing wider than the screen, no table cell cut off or pushed out of sight, the
-// request log's times on at most two lines, the phone's payments, receipts and statement showing what a merchant looks
-// for, and the chart's bars whole. The payout account was changed, so every signed-in page carries the hold's banner,
-// and its form is seen refused too. A full-page screenshot of each is saved to be looked at.
+// request log's times on at most two lines, the phone's payments, receipts, statement and payouts showing what a
+// merchant looks for, and the chart's bars whole. The payout account was changed, so every signed-in page carries the
+// hold's banner, and its form is seen refused too. A full-page screenshot of each is saved to be looked at.
 import { randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,7 +46,7 @@ const REFUSED_RECEIPT = { items: [{ title: 'Piyola, 200 dona', price: 310_000_00
  * A merchant's month: cards of two networks, paid, declined, pending and refunded payments with their fiscal receipts
  * (one the fiscal module refused), orders, a failing endpoint.
  */
-async function fill(key: string): Promise<{ refunded: string; order: string; endpoint: string }> {
+async function fill(key: string): Promise<{ refunded: string; order: string; endpoint: string; payout: string }> {
   receiver.behaviour = 'fail';
   const endpoint = await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key, idempotencyKey: idem(), body: { url: `${receiver.url}/tolov/webhooks/payments`, description: 'Buyurtmalarni yetkazib berish tizimi' } });
   const uzcard = await bindCard(service, key, '8600000000000007', { customerRef: 'nodira.karimova@example.uz' });
@@ -73,13 +73,15 @@ async function fill(key: string): Promise<{ refunded: string; order: string; end
     await service.db.query(`UPDATE balance_transactions SET created_at = created_at - $2 * interval '1 day' WHERE source = $1`, [made[index], days]);
   }
   await service.payments.settle(86_400, 10);
+  // Paid out before the refund, which then leaves the balance negative.
+  const payout = await payouts(key);
   await service.call({ method: 'POST', url: '/v1/refunds', key, idempotencyKey: `refund-${made[0]}`, body: { paymentIntent: made[0] } });
   await fiscalizeAll(service);
   const order = await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 15_000_000, customerRef: 'customer-000184-samarqand', description: 'Ikki kilo o‘rik va bir quti shaftoli' } });
   await service.call({ method: 'POST', url: '/merchant/v1/orders', key, idempotencyKey: idem(), body: { amount: 990_000, description: 'Cancelled before payment' } });
   await service.call({ method: 'POST', url: '/merchant/v1/orders', key, body: { amount: -1 } });
   for (let round = 0; round < 5; round++) if ((await service.webhooks.deliverDue(20)) === 0) break;
-  return { refunded: made[0]!, order: order.body.id, endpoint: endpoint.body.id };
+  return { refunded: made[0]!, order: order.body.id, endpoint: endpoint.body.id, payout };
 }
 
 /**
@@ -112,6 +114,20 @@ async function refusePayoutForm(page: Page): Promise<void> {
   await page.locator('form.payout-form button[type="submit"]').click();
   expect((await answer).status()).toBe(400);
   await page.waitForLoadState();
+}
+
+/**
+ * Payouts: a manual one, and the automatic one that pays it out with the rest, both paid; made while the hold is
+ * lifted for a moment and put back as it was. Returns the automatic payout.
+ */
+async function payouts(key: string): Promise<string> {
+  const held = (await service.call({ method: 'GET', url: '/v1/payout_account', key })).body as { id: string; payoutsHeldUntil: string };
+  await service.db.query('UPDATE payout_accounts SET payouts_held_until = NULL WHERE id = $1', [held.id]);
+  expect((await service.call({ method: 'POST', url: '/v1/payouts', key, idempotencyKey: idem(), body: { amount: 123_456_789 } })).status).toBe(201);
+  const automatic = await service.call({ method: 'POST', url: '/v1/test_helpers/payouts/run', key });
+  expect(automatic.status, automatic.text).toBe(201);
+  await service.db.query('UPDATE payout_accounts SET payouts_held_until = $2 WHERE id = $1', [held.id, held.payoutsHeldUntil]);
+  return automatic.body.id;
 }
 
 /** The hosted pages: an order to pay, one paid (its receipt), and a card to bind. */
@@ -216,11 +232,12 @@ describe.runIf(browserAvailable())('every page at a phone’s and a laptop’s w
     await client.post('/dashboard/team/invite', { email: 'aziza.rahimova.buxgalter@example.uz', role: 'viewer' });
     await changePayoutAccount(client, email);
     session = client.cookies.get(SESSION_COOKIE)!;
-    const { refunded, order, endpoint } = await fill(key);
+    const { refunded, order, endpoint, payout } = await fill(key);
     hostedPages = await hosted(key);
     signedPages = [
       ['start', '/dashboard/start'], ['overview', '/dashboard/overview'], ['payments', '/dashboard/payments'], ['payment', `/dashboard/payments/${refunded}`],
-      ['orders', '/dashboard/orders'], ['order', `/dashboard/orders/${order}`], ['refunds', '/dashboard/refunds'], ['statement', '/dashboard/statement'], ['receipts', '/dashboard/receipts'],
+      ['orders', '/dashboard/orders'], ['order', `/dashboard/orders/${order}`], ['refunds', '/dashboard/refunds'], ['statement', '/dashboard/statement'],
+      ['payouts', '/dashboard/payouts'], ['payout-detail', `/dashboard/payouts/${payout}`], ['receipts', '/dashboard/receipts'],
       ['cards', '/dashboard/cards'], ['events', '/dashboard/events'], ['webhooks', '/dashboard/webhooks'],
       ['endpoint', `/dashboard/webhooks/${endpoint}`], ['logs', '/dashboard/logs'], ['keys', '/dashboard/api-keys'],
       ['team', '/dashboard/team'], ['audit', '/dashboard/team/audit'], ['security', '/dashboard/account'], ['branding', '/dashboard/branding'],
@@ -265,6 +282,7 @@ describe.runIf(browserAvailable())('every page at a phone’s and a laptop’s w
       payments: [t.status, t.amount, t.card, t.created],
       receipts: [t.receiptType, t.status, t.amount, t.vat, t.payment],
       statement: [t.transactionType, t.amount, t.fee, t.net, t.status, t.availableOn, t.source],
+      payouts: [t.amount, t.status, t.payoutKind, t.arrivalDate, t.destination, t.created],
     };
     if (wanted[name] && width === PHONE) {
       const rows = new Set(cells.filter((c) => c.row >= 0).map((c) => c.row));

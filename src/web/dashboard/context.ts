@@ -222,6 +222,13 @@ export function formKeyOf(form: Form | undefined): string | null {
   return key;
 }
 
+/** The form's idempotency key, for an action only ever made under one (a refund, a payout): refused without it. */
+export function requiredFormKeyOf(form: Form | undefined): string {
+  const key = formKeyOf(form);
+  if (key === null) throw new ApiError('VALIDATION_ERROR', 'idempotencyKey', { param: 'idempotencyKey' });
+  return key;
+}
+
 /** Tokens of sessions, forms and links: 32 random bytes, base64url. */
 export const isToken = (value: string) => /^[A-Za-z0-9_-]{43}$/.test(value);
 

@@ -40,6 +40,15 @@ const SHORT_DAYS = Object.fromEntries(
 /** A UTC day (YYYY-MM-DD) as a chart names it: 27-okt · 27 окт. · Oct 27. */
 export const formatShortDay = (lang: Lang, day: string) => SHORT_DAYS[lang].format(new Date(`${day}T00:00:00Z`));
 
+const LONG_DAYS = Object.fromEntries(
+  Object.entries(LOCALES).map(([lang, locale]) => [lang, new Intl.DateTimeFormat(locale, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' })]),
+) as Record<Lang, Intl.DateTimeFormat>;
+/**
+ * A calendar day (YYYY-MM-DD) as a sentence names it: shanba, 28-noyabr, 2026 · суббота, 28 ноября 2026 г. · Saturday,
+ * November 28, 2026.
+ */
+export const formatLongDay = (lang: Lang, day: string) => LONG_DAYS[lang].format(new Date(`${day}T00:00:00Z`));
+
 /**
  * How a language writes numbers, as the server's Intl knows it, for the pages' scripts: a browser may lack the language's
  * data (Chromium writes Uzbek numbers as English, 40,000 and 40K). Its marks, and its short forms by power of ten.
@@ -69,9 +78,11 @@ export const NUMBER_WRITING: Record<Lang, NumberWriting> = { uz: writingOf(LOCAL
  * A receipt's type (sale, return) and a balance transaction's (charge, refund…) are API values said in the page's words
  * the same way.
  */
-export type StatusOf = 'payment' | 'order' | 'refund' | 'card' | 'delivery' | 'receipt' | 'receiptType' | 'balance' | 'balanceType';
+export type StatusOf = 'payment' | 'order' | 'refund' | 'card' | 'delivery' | 'receipt' | 'receiptType' | 'balance' | 'balanceType' | 'payout';
 type StatusKey = Extract<MessageKey, `${StatusOf}_${string}`>;
-type FailureKey = Extract<MessageKey, `failure_${string}` | `receiptFailure_${string}`>;
+/** Whose failure codes a message says: a payment's bank, the fiscal module, a payout's bank (and what to do about it). */
+export type FailureOf = 'failure' | 'receiptFailure' | 'payoutFailure' | 'payoutFailureHelp';
+type FailureKey = Extract<MessageKey, `${FailureOf}_${string}`>;
 
 /** The message of an API status (SUCCEEDED) of a kind of object; null for a status these messages do not know. */
 export function statusKey(of: StatusOf, status: string): StatusKey | null {
@@ -108,10 +119,10 @@ export function attemptReason(t: Translate, error: string): string {
 }
 
 /**
- * The message of a bank's failure code (INSUFFICIENT_FUNDS), or of the fiscal module's for a receipt (INVALID_CODE);
- * null for a code these messages do not know.
+ * The message of a bank's failure code (INSUFFICIENT_FUNDS), of the fiscal module's for a receipt (INVALID_CODE), or of
+ * a payout's bank (ACCOUNT_CLOSED); null for a code these messages do not know.
  */
-export function failureKey(code: string, of: 'failure' | 'receiptFailure' = 'failure'): FailureKey | null {
+export function failureKey(code: string, of: FailureOf = 'failure'): FailureKey | null {
   const key = `${of}_${code.toLowerCase()}`;
   return Object.hasOwn(en, key) ? (key as FailureKey) : null;
 }

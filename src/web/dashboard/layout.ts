@@ -6,7 +6,7 @@ import type { Dash, Signed } from './context.js';
 import { html, pageStart, type Html, type Value } from '../html.js';
 import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
 
-export type Section = 'start' | 'overview' | 'payments' | 'orders' | 'refunds' | 'statement' | 'receipts' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'payouts' | 'branding' | 'team' | 'account';
+export type Section = 'start' | 'overview' | 'payments' | 'orders' | 'refunds' | 'statement' | 'payouts' | 'receipts' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'payoutAccount' | 'branding' | 'team' | 'account';
 
 const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'start', href: '/dashboard/start', label: 'navStart' },
@@ -15,13 +15,14 @@ const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'orders', href: '/dashboard/orders', label: 'navOrders' },
   { section: 'refunds', href: '/dashboard/refunds', label: 'navRefunds' },
   { section: 'statement', href: '/dashboard/statement', label: 'navStatement' },
+  { section: 'payouts', href: '/dashboard/payouts', label: 'navPayouts' },
   { section: 'receipts', href: '/dashboard/receipts', label: 'navReceipts' },
   { section: 'cards', href: '/dashboard/cards', label: 'navCards' },
   { section: 'events', href: '/dashboard/events', label: 'navEvents' },
   { section: 'webhooks', href: '/dashboard/webhooks', label: 'navWebhooks' },
   { section: 'keys', href: '/dashboard/api-keys', label: 'navApiKeys' },
   { section: 'logs', href: '/dashboard/logs', label: 'navRequestLog' },
-  { section: 'payouts', href: '/dashboard/payout-account', label: 'navPayoutAccount' },
+  { section: 'payoutAccount', href: '/dashboard/payout-account', label: 'navPayoutAccount' },
   { section: 'branding', href: '/dashboard/branding', label: 'navBranding' },
   { section: 'team', href: '/dashboard/team', label: 'navTeam' },
 ];
@@ -111,7 +112,7 @@ export function sendPage(reply: FastifyReply, body: Html, status = 200): Fastify
 }
 
 /** A notice above a page's content: what just happened, or what went wrong. */
-export const notice = (kind: 'ok' | 'error', text: string | null | undefined) =>
+export const notice = (kind: 'ok' | 'error', text: string | Html | null | undefined) =>
   text ? html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>` : '';
 
 /** A time as the user reads it: UTC, to the second. */

@@ -14,6 +14,8 @@ import { listPages } from './pages/lists.js';
 import { detailPages } from './pages/details.js';
 import { overviewPages } from './pages/overview.js';
 import { payoutAccountPages, payoutHoldOf } from './pages/payout-account.js';
+import { payoutDetailPages } from './pages/payout-detail.js';
+import { payoutPages } from './pages/payouts.js';
 import { securityPages } from './pages/security.js';
 import { startPages } from './pages/start.js';
 import { statementPages } from './pages/statement.js';
@@ -128,7 +130,9 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
   overviewPages(app, deps);
   listPages(app, deps);
   statementPages(app, deps);
+  payoutPages(app, deps);
   detailPages(app, deps);
+  payoutDetailPages(app, deps);
   keyPages(app, deps);
   webhookPages(app, deps);
   // Only the branding's form carries a file: a multipart body anywhere else is refused as a form that cannot be read.

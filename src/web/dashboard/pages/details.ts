@@ -2,11 +2,10 @@
 // and its timeline (each event, with its webhook deliveries). Owners and developers can refund a payment and cancel an order here, through the same service
 // phases as the API, under an idempotency key of the form (so a form posted twice acts once), and audited.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../../core/errors.js';
 import type { Merchant } from '../../../core/merchant.js';
 import type { Refund } from '../../../modules/refunds/schema.js';
 import type { Event, WebhookDelivery } from '../../../modules/webhooks/schema.js';
-import { CHANGES, dashOf, formKeyOf, invocationOf, merchantOfSigned, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
+import { CHANGES, dashOf, invocationOf, merchantOfSigned, requiredFormKeyOf, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
 import type { DashboardDeps, Form } from '../deps.js';
 import { html, type Html, type Value } from '../../html.js';
 import { attemptReason, type MessageKey } from '../i18n.js';
@@ -18,7 +17,7 @@ type DetailRequest = FastifyRequest<{ Params: { id: string }; Querystring: { don
 
 const link = (href: string, text: string) => html`<a href="${href}"><code>${text}</code></a>`;
 
-function fieldsList(dash: Dash, rows: Array<[MessageKey, Value]>): Html {
+export function fieldsList(dash: Dash, rows: Array<[MessageKey, Value]>): Html {
   return html`<dl class="fields">${rows.map(([label, value]) => html`<dt>${dash.t(label)}</dt><dd>${value}</dd>`)}</dl>`;
 }
 
@@ -30,9 +29,9 @@ function deliveryLine(dash: Dash, delivery: WebhookDelivery): Html {
 }
 
 /** An event with its deliveries; `about` names its object when that is not the page's own (a payment's receipt). */
-type Entry = { event: Event; deliveries: WebhookDelivery[]; about?: Html };
+export type Entry = { event: Event; deliveries: WebhookDelivery[]; about?: Html };
 
-function eventItem(dash: Dash, { event, deliveries, about }: Entry): Html {
+export function eventItem(dash: Dash, { event, deliveries, about }: Entry): Html {
   return html`<li><span>${when(event.created)}</span> <code>${event.type}</code>${about ? html` ${about}` : ''} <code>${event.id}</code>
       ${deliveries.length === 0 ? html`<p class="hint">${dash.t('noEndpointWanted')}</p>` : html`<ul>${deliveries.map((d) => deliveryLine(dash, d))}</ul>`}</li>`;
 }
@@ -60,7 +59,7 @@ function timeline(dash: Dash, entries: Entry[], refunds: Refund[] = []): Html {
 }
 
 /** A confirmed action button: its form carries the form token and a fresh idempotency key. */
-function actionForm(dash: Dash, action: string, label: MessageKey, confirm: MessageKey): Html {
+export function actionForm(dash: Dash, action: string, label: MessageKey, confirm: MessageKey): Html {
   return html`<form method="post" action="${action}" data-confirm="${dash.t(confirm)}">${csrfField(dash)}
     ${formKeyField()}
     <button type="submit" class="danger">${dash.t(label)}</button></form>`;
@@ -74,7 +73,7 @@ const REFUSALS: Record<string, MessageKey> = {
   ORDER_DEBIT_IN_PROGRESS: 'refusedDebitInProgress',
 };
 /** An error code in the address; anything else there is not shown (a link must not put its own words on the page). */
-const ERROR_CODE = /^[A-Z0-9_]{1,40}$/;
+export const ERROR_CODE = /^[A-Z0-9_]{1,40}$/;
 
 const outcome = (dash: Dash, request: DetailRequest) => {
   const { done, error } = request.query;
@@ -149,9 +148,7 @@ function action(deps: DashboardDeps, kind: 'refund' | 'cancel') {
   return async (request: DetailRequest, reply: FastifyReply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
-    // A refund or a cancel is only ever made under its form's key.
-    const key = formKeyOf(request.body);
-    if (key === null) throw new ApiError('VALIDATION_ERROR', 'idempotencyKey', { param: 'idempotencyKey' });
+    const key = requiredFormKeyOf(request.body);
     const { id } = request.params;
     const answer =
       kind === 'refund'

@@ -1,7 +1,7 @@
 // The record of the selected mode: payments, orders, refunds, fiscal receipts, saved cards, events and the request log
-// (the statement, statement.ts, is one more). Each is a table with its filters in the address (a link shares them), a
-// search by id or customer reference, and cursor paging. The pages ask the same services, with the same filters, as
-// the API.
+// (the statement, statement.ts, and the payouts, payouts.ts, are two more). Each is a table with its filters in the
+// address (a link shares them), a search by id or customer reference, and cursor paging. The pages ask the same
+// services, with the same filters, as the API.
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
@@ -18,7 +18,7 @@ import type { RequestLogEntry, RequestLogQuery } from '../../../modules/request-
 import { SENT_EVENT_TYPES } from '../../../modules/webhooks/events.js';
 import { dashOf, ROUTE, signedIn, merchantOfSigned, type Dash } from '../context.js';
 import { html, type Html, type Value } from '../../html.js';
-import { failureKey, LOCALES, statusKey, type MessageKey, type StatusOf } from '../i18n.js';
+import { failureKey, LOCALES, statusKey, type FailureOf, type MessageKey, type StatusOf } from '../i18n.js';
 import { notice, page, sendPage, timeElement, wrappingTime, type Section } from '../layout.js';
 import type { DashboardDeps } from '../deps.js';
 
@@ -60,7 +60,7 @@ export function badge(dash: Dash, of: StatusOf, status: string, shown = status):
  * Why the bank refused a payment (or the fiscal module a receipt), in the page's words, the code in its title; a code
  * without words is shown as code.
  */
-export function failureReason(dash: Dash, code: string, of: 'failure' | 'receiptFailure' = 'failure'): Html {
+export function failureReason(dash: Dash, code: string, of: Exclude<FailureOf, 'payoutFailureHelp'> = 'failure'): Html {
   const key = failureKey(code, of);
   return key ? html`<small title="${code}">${dash.t(key)}</small>` : html`<code>${code}</code>`;
 }
@@ -122,19 +122,24 @@ interface Params {
   to?: string;
   /** Payments: those of one saved card (a card's link). */
   card?: string;
+  /** The statement: the transactions one payout paid out (a payout's link). */
+  payout?: string;
   starting_after?: string;
 }
 
-const PARAMS = ['q', 'status', 'type', 'card', 'from', 'to', 'starting_after'] as const;
+const PARAMS = ['q', 'status', 'type', 'card', 'payout', 'from', 'to', 'starting_after'] as const;
 
-interface Column<Item> {
+/** What narrows a list to one object's items, from that object's link: a saved card's payments, a payout's transactions. */
+type Scope = 'card' | 'payout';
+
+export interface Column<Item> {
   label: MessageKey;
   cell: (item: Item, dash: Dash) => Value;
   num?: boolean;
 }
 
 /** What the filters of a list are, whatever its items. */
-type Filtering = Pick<ListSpec<{ id: string }>, 'choices' | 'dates' | 'search' | 'byCard'>;
+type Filtering = Pick<ListSpec<{ id: string }>, 'choices' | 'dates' | 'search' | 'scopedBy'>;
 
 /** A select of a list's filters: the statuses or types it offers (said in the page's words when `of` says whose). */
 interface Choice {
@@ -152,8 +157,8 @@ interface ListSpec<Item extends { id: string }> {
   choices?: Choice[];
   /** Whether the list has creation dates to filter on. */
   dates: boolean;
-  /** Whether the list takes `card` (a saved card's payments). */
-  byCard?: true;
+  /** The parameter that narrows the list to one object's items, when it takes one. */
+  scopedBy?: Scope;
   /** What the search box takes; an id with `idPrefix` always finds that object. */
   search?: { idPrefix: string; other: 'customerRef' | 'objectId' | 'paymentIntent' | 'source' | null };
   /** The list, given the API query the address stands for (its values checked by the list's schema's choices). */
@@ -187,8 +192,15 @@ function apiQuery(spec: Filtering, params: Params): Record<string, unknown> {
   }
   const q = params.q?.trim();
   if (q && spec.search?.other) query[spec.search.other] = q;
-  if (spec.byCard && params.card) query.card = params.card;
+  const scope = scopeOf(spec, params);
+  if (scope) query[scope.param] = scope.id;
   return query;
+}
+
+/** The object the address narrows the list to, if it does. */
+function scopeOf(spec: Filtering, params: Params): { param: Scope; id: string } | null {
+  const id = spec.scopedBy && params[spec.scopedBy];
+  return spec.scopedBy && id ? { param: spec.scopedBy, id } : null;
 }
 
 /** The address of this list with `params` (empty ones left out). */
@@ -232,13 +244,24 @@ function filterForm(dash: Dash, spec: Filtering, path: string, params: Params): 
     ? html`<label>${t('search')} <input type="search" name="q" value="${params.q ?? ''}" placeholder="${searchPlaceholder(dash, spec.search)}"></label>`
     : '';
   if (!select && !dates && !search) return '';
+  const scope = scopeOf(spec, params);
+  // Filters applied to a narrowed list keep it narrowed; "Clear" undoes both.
+  const kept = scope ? html`<input type="hidden" name="${scope.param}" value="${scope.id}">` : '';
   return html`<form class="filters" method="get" action="${path}" role="search" aria-label="${t('filters')}">
-  ${search}${select}${dates}
+  ${kept}${search}${select}${dates}
   <button type="submit">${t('applyFilters')}</button> <a href="${path}">${t('clearFilters')}</a>
 </form>`;
 }
 
-function table<Item extends { id: string }>(dash: Dash, spec: ListSpec<Item>, items: Item[], older: string | null): Html {
+/** Which object a narrowed list shows the items of, and the way back to all of them. */
+function scopeLine(dash: Dash, spec: Filtering, path: string, params: Params): Value {
+  const scope = scopeOf(spec, params);
+  if (!scope) return '';
+  return html`<p class="scope">${dash.t(scope.param === 'card' ? 'scopedToCard' : 'scopedToPayout')} ${objectLink(scope.id)} · <a href="${path}">${dash.t('showAll')}</a></p>`;
+}
+
+/** A table of items, one column each as `columns` declares, or a line saying there are none; `older` pages on. */
+export function table<Item extends { id: string }>(dash: Dash, spec: Pick<ListSpec<Item>, 'columns' | 'caption'>, items: Item[], older: string | null): Html {
   const { t } = dash;
   if (items.length === 0) return html`<p class="empty">${t('nothingFound')}</p>`;
   const head = spec.columns.map((column) => html`<th scope="col"${column.num ? html` class="num"` : ''}>${t(column.label)}</th>`);
@@ -299,14 +322,15 @@ const paramsOf = (request: FastifyRequest<{ Querystring: Params }>): Params => {
   return Object.fromEntries(PARAMS.filter((name) => typeof given[name] === 'string').map((name) => [name, given[name]]));
 };
 
-export function listRoute<Item extends { id: string }>(app: FastifyInstance, spec: ListSpec<Item>, slug: string): void {
-  exportRoute(app, spec, slug);
-  const path = `/dashboard/${slug}`;
-  app.get(`/${slug}`, ROUTE, async (request: FastifyRequest<{ Querystring: Params }>, reply) => {
+/** A list's page as the request's address asks for it; `intro` shown in place of the spec's (a form shown again, refused). */
+export type ListPage = (request: FastifyRequest, intro?: Value) => Promise<Html>;
+
+function listPage<Item extends { id: string }>(spec: ListSpec<Item>, path: string): ListPage {
+  return async (request, given) => {
     const dash = dashOf(request);
-    const params = paramsOf(request);
+    const params = paramsOf(request as FastifyRequest<{ Querystring: Params }>);
     const merchant = merchantOfSigned(signedIn(request));
-    const intro = spec.intro ? await spec.intro(dash, merchant) : '';
+    const intro = given ?? (spec.intro ? await spec.intro(dash, merchant) : '');
     let body: Value;
     try {
       const found = await itemsOf(spec, merchant, params);
@@ -318,18 +342,27 @@ export function listRoute<Item extends { id: string }>(app: FastifyInstance, spe
     }
     const { starting_after: _page, ...filters } = params;
     const exported = html`<p class="export"><a href="${addressOf(`${path}.csv`, filters)}" download>${dash.t('exportCsv')}</a></p>`;
-    const content = html`${intro}${filterForm(dash, spec, path, params)}${exported}${body}`;
-    return sendPage(reply, page(dash, { title: dash.t(spec.title), path: addressOf(path, params), section: spec.section, body: content }));
-  });
+    const content = html`${intro}${filterForm(dash, spec, path, params)}${scopeLine(dash, spec, path, params)}${exported}${body}`;
+    return page(dash, { title: dash.t(spec.title), path: addressOf(path, params), section: spec.section, body: content });
+  };
+}
+
+/** A list's page and its CSV export; returns the page, for a form on it to show again. */
+export function listRoute<Item extends { id: string }>(app: FastifyInstance, spec: ListSpec<Item>, slug: string): ListPage {
+  exportRoute(app, spec, slug);
+  const render = listPage(spec, `/dashboard/${slug}`);
+  app.get(`/${slug}`, ROUTE, async (request, reply) => sendPage(reply, await render(request)));
+  return render;
 }
 
 const id = (item: { id: string }) => html`<code>${item.id}</code>`;
 /** The id, linking to the object's page. */
-const linked = (section: 'payments' | 'orders') => (item: { id: string }) => html`<a href="/dashboard/${section}/${item.id}"><code>${item.id}</code></a>`;
+export const linked = (section: 'payments' | 'orders' | 'payouts') => (item: { id: string }) => html`<a href="/dashboard/${section}/${item.id}"><code>${item.id}</code></a>`;
 /** An object's id, linking to its page when it has one (a receipt's is its row in the receipts list). */
 function objectLink(objectId: string): Html {
   if (objectId.startsWith('pi_')) return linked('payments')({ id: objectId });
   if (objectId.startsWith('ord_')) return linked('orders')({ id: objectId });
+  if (objectId.startsWith('po_')) return linked('payouts')({ id: objectId });
   if (objectId.startsWith('rcpt_')) return html`<a href="/dashboard/receipts?q=${objectId}"><code>${objectId}</code></a>`;
   return html`<code>${objectId}</code>`;
 }
@@ -338,7 +371,7 @@ const created = (item: { created: string }) => timeElement(item.created);
 /** Payments, orders and refunds. */
 function moneyLists(app: FastifyInstance, { payments, orders, refunds }: DashboardDeps): void {
   listRoute<PaymentIntent>(app, {
-    section: 'payments', title: 'navPayments', caption: 'paymentsCaption', dates: true, byCard: true,
+    section: 'payments', title: 'navPayments', caption: 'paymentsCaption', dates: true, scopedBy: 'card',
     choices: [{ param: 'status', label: 'status', values: INTENT_STATUSES, of: 'payment' }],
     search: { idPrefix: 'pi_', other: 'customerRef' },
     list: (merchant, query) => payments.list(merchant, query as ChargesQuery),

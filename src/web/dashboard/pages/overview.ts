@@ -1,17 +1,18 @@
 // The overview, where the day starts: fiscal receipts that failed (a legal matter for the merchant), the balance (with
-// the way to its statement, and where it is paid out to), what came in over the last 30 days (a chart, with its figures as a table for screen
-// readers), the success rate, and the latest payments.
+// the way to its statement), what came in over the last 30 days (a chart, with its figures as a table for screen
+// readers), the success rate, the next automatic payout (or why none is coming), and the latest payments.
 import type { FastifyInstance } from 'fastify';
 import type { Merchant } from '../../../core/merchant.js';
 import type { ReceiptsService } from '../../../modules/receipts/service.js';
+import type { NextPayout } from '../../../modules/payouts/service.js';
 import type { Day } from '../../../modules/payments/activity.js';
 import { dashOf, merchantOfSigned, ROUTE, signedIn, type Dash } from '../context.js';
 import type { DashboardDeps } from '../deps.js';
-import { html, type Html } from '../../html.js';
-import { formatCount, formatPercent, formatShortDay, NUMBER_WRITING } from '../i18n.js';
-import { page, sendPage, timeElement } from '../layout.js';
+import { html, type Html, type Value } from '../../html.js';
+import { formatCount, formatLongDay, formatPercent, formatShortDay, NUMBER_WRITING } from '../i18n.js';
+import { page, sendPage, timeElement, when } from '../layout.js';
 import { money, paymentBadge, type Tiyin } from './lists.js';
-import { payoutAccountOf } from './payout-account.js';
+import { accountShown, payoutAccountOf } from './payout-account.js';
 import type { PayoutAccount } from '../../../modules/payouts/schema.js';
 import { serveLibrary } from '../../library.js';
 
@@ -33,21 +34,46 @@ async function failedReceipts(dash: Dash, receipts: ReceiptsService, merchant: M
 const tile = (label: string, value: string, hint?: string) =>
   html`<div class="tile"><p class="tile-label">${label}</p><p class="tile-value">${value}</p>${hint ? html`<p class="hint">${hint}</p>` : ''}</div>`;
 
+/** The available balance as a tile: what a payout can take now. */
+export const availableTile = (dash: Dash, available: Tiyin) =>
+  tile(dash.t('availableBalance'), money(dash, available), BigInt(available) < 0n ? dash.t('negativeBalanceExplained') : undefined);
+
 /** The balance's two parts as tiles: the overview's first two, and the head of the statement that explains them. */
 export function balanceTiles(dash: Dash, balance: { available: Tiyin; pending: Tiyin }): Html {
-  const { t } = dash;
-  return html`${tile(t('availableBalance'), money(dash, balance.available), BigInt(balance.available) < 0n ? t('negativeBalanceExplained') : undefined)}
-  ${tile(t('pendingBalance'), money(dash, balance.pending), t('pendingExplained'))}`;
+  return html`${availableTile(dash, balance.available)}
+  ${tile(dash.t('pendingBalance'), money(dash, balance.pending), dash.t('pendingExplained'))}`;
 }
 
-/** Where the balance is paid out to, or that it needs an account first: the way to the payout account's page. */
-function payoutLine(dash: Dash, account: PayoutAccount | null): Html {
+/**
+ * When the next automatic payout comes and where it goes; or what stops it: no account (with the way to set one), a
+ * hold after a change of the account, or too little unpaid.
+ */
+function nextPayoutState(dash: Dash, next: NextPayout, account: PayoutAccount | null): Value {
   const { t } = dash;
-  const said = account ? t('payoutsGoTo', { account: `${account.bankMfo} •••• ${account.accountLast4}` }) : t('payoutAccountMissing');
-  return html`<p class="tiles-more">${said} <a href="/dashboard/payout-account">${t('navPayoutAccount')}</a></p>`;
+  if (account === null) return html`${t('nextPayoutNoAccount')} <a href="/dashboard/payout-account">${t('setPayoutAccount')}</a>`;
+  if (next.heldUntil !== null) return html`<strong class="held">${t('nextPayoutHeld', { until: when(next.heldUntil) })}</strong>`;
+  if (BigInt(next.amount) < BigInt(next.minimum)) return t('nextPayoutBelowMinimum', { minimum: money(dash, next.minimum) });
+  return t('nextPayoutOn', { date: formatLongDay(dash.lang, next.date), account: accountShown(account) });
 }
 
-function figures(dash: Dash, days: Day[], balance: { available: Tiyin; pending: Tiyin }, account: PayoutAccount | null): Html {
+/**
+ * The next automatic payout as a tile: what it would pay out now, and when (or why not). Refunds may leave less than
+ * nothing unpaid: no payout takes money back, so that is nothing to pay out.
+ */
+export function nextPayoutTile(dash: Dash, next: NextPayout, account: PayoutAccount | null): Html {
+  const amount = next.amount > 0 ? next.amount : 0;
+  return html`<div class="tile"><p class="tile-label">${dash.t('nextPayout')}</p><p class="tile-value">${money(dash, amount)}</p>
+  <p class="hint">${nextPayoutState(dash, next, account)}</p></div>`;
+}
+
+interface Figures {
+  days: Day[];
+  balance: { available: Tiyin; pending: Tiyin };
+  next: NextPayout;
+  account: PayoutAccount | null;
+}
+
+function figures(dash: Dash, { days, balance, next, account }: Figures): Html {
   const { t } = dash;
   const succeeded = days.reduce((sum, day) => sum + day.succeededCount, 0);
   const failed = days.reduce((sum, day) => sum + day.failedCount, 0);
@@ -57,9 +83,9 @@ function figures(dash: Dash, days: Day[], balance: { available: Tiyin; pending: 
   ${balanceTiles(dash, balance)}
   ${tile(t('volume30'), money(dash, volume), t('paymentsCountOf', { count: formatCount(dash.lang, succeeded) }))}
   ${tile(t('successRate'), rate, t('declinedCountOf', { count: formatCount(dash.lang, failed) }))}
+  ${nextPayoutTile(dash, next, account)}
 </section>
-<p class="tiles-more"><a href="/dashboard/statement">${t('seeStatement')}</a></p>
-${payoutLine(dash, account)}`;
+<p class="tiles-more"><a href="/dashboard/statement">${t('seeStatement')}</a> · <a href="/dashboard/payouts">${t('seePayouts')}</a> · <a href="/dashboard/payout-account">${t('navPayoutAccount')}</a></p>`;
 }
 
 /** The chart (drawn by overview.js from the data attribute) and the same figures as a table. */
@@ -82,10 +108,11 @@ export function overviewPages(app: FastifyInstance, { payments, activity: paymen
   app.get('/overview', ROUTE, async (request, reply) => {
     const dash = dashOf(request);
     const merchant = merchantOfSigned(signedIn(request));
-    const [days, balance, recent, account] = await Promise.all([
+    const [days, balance, recent, next, account] = await Promise.all([
       paymentActivity.daily(merchant),
       ledger.balance(merchant),
       payments.list(merchant, { limit: RECENT }),
+      payouts.next(merchant),
       payoutAccountOf(payouts, merchant),
     ]);
     const flag = await failedReceipts(dash, receipts, merchant, days[0]!.day);
@@ -93,7 +120,7 @@ export function overviewPages(app: FastifyInstance, { payments, activity: paymen
       (intent) => html`<tr><td data-label="${dash.t('id')}"><a href="/dashboard/payments/${intent.id}"><code>${intent.id}</code></a></td><td data-label="${dash.t('amount')}" class="num">${money(dash, intent.amount)}</td>
         <td data-label="${dash.t('status')}">${paymentBadge(dash, intent)}</td><td data-label="${dash.t('created')}">${timeElement(intent.created)}</td></tr>`,
     );
-    const body = html`${flag}${figures(dash, days, balance, account)}
+    const body = html`${flag}${figures(dash, { days, balance, next, account })}
 ${activity(dash, days)}
 <h2>${dash.t('recentPayments')}</h2>
 ${latest.length === 0 ? html`<p class="empty">${dash.t('nothingYet')}</p>` : html`<div class="table-wrap"><table><caption>${dash.t('recentPayments')}</caption>

@@ -43,6 +43,9 @@ export async function payoutAccountOf(payouts: PayoutsService, merchant: Merchan
   }
 }
 
+/** An account as every page names it, the number masked to its last four digits, kept on one line: 00440 •••• 2001. */
+export const accountShown = (account: { bankMfo: string; accountLast4: string }) => `${account.bankMfo}\u00a0••••\u00a0${account.accountLast4}`;
+
 /** The hold a change of the signed-in mode's payout account puts on its payouts, while it lasts. */
 export async function payoutHoldOf(payouts: PayoutsService, signed: Signed): Promise<PayoutHold | null> {
   const account = await payoutAccountOf(payouts, merchantOfSigned(signed));
@@ -128,11 +131,11 @@ function payoutPage(dash: Dash, signed: Signed, account: PayoutAccount | null, s
   const form = mayChange(signed);
   // A refusal is said in the form, where what to fix is; without a form, above everything.
   const body = html`${form ? '' : notice('error', said.error)}${notice('ok', said.done)}
-<p>${t('payoutAccountIntro')}</p>
+<p>${t('payoutAccountIntro')} <a href="/dashboard/payouts">${t('seePayouts')}</a></p>
 <h2>${t(signed.session.livemode ? 'payoutAccountCurrentLive' : 'payoutAccountCurrentTest')}</h2>
 ${account ? facts(dash, account) : html`<p class="notice warning">${t('payoutAccountNone')}</p>`}
 ${form ? accountForm(dash, account, said) : whyNoForm(dash, signed)}`;
-  return page(dash, { title: t('navPayoutAccount'), path: PATH, section: 'payouts', body });
+  return page(dash, { title: t('navPayoutAccount'), path: PATH, section: 'payoutAccount', body });
 }
 
 /**
