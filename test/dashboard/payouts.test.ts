@@ -441,7 +441,7 @@ describe('the next payout on the overview', () => {
     expect(await tile()).toEqual({ value: '4,950.00 UZS', hint: said(en.nextPayoutBelowMinimum, { minimum: '10,000.00 UZS' }) });
     await makeAvailable(service, of.key, 1_000_000);
     // No payout of the product ran today: today's is still to come, whatever the time.
-    expect(await tile()).toEqual({ value: '14,850.00 UZS', hint: said(en.nextPayoutOn, { date: longDay(tashkentToday()), account: accountOf('0001') }) });
+    expect(await tile()).toEqual({ value: '14,850.00 UZS', hint: said(en.nextPayoutOn, { date: longDay(tashkentToday()), time: '10:00', account: accountOf('0001') }) });
     // The payouts page shows the same.
     expect(await tile('/dashboard/payouts')).toEqual(await tile());
     await setPayoutAccount(service, of.productId, { held: true });

@@ -72,9 +72,11 @@ export interface PayoutTimeline {
   finished: Date | null;
 }
 
-/** The next automatic payout as things stand: its Tashkent day, and what it would pay out now. */
+/** The next automatic payout as things stand: its Tashkent day and time of day, and what it would pay out now. */
 export interface NextPayout {
   date: string;
+  /** HH:MM, Tashkent time: TOLOV_PAYOUT_TIME. */
+  time: string;
   amount: number;
   minimum: number;
   heldUntil: string | null;
@@ -190,6 +192,7 @@ export class PayoutsService {
     const held = account ? heldUntil(account) : null;
     return {
       date: todayRuns ? today : nextDay(today),
+      time: `${String(Math.floor(this.schedule.timeMinutes / 60)).padStart(2, '0')}:${String(this.schedule.timeMinutes % 60).padStart(2, '0')}`,
       amount: Number(await store.unpaidSum(this.db, merchant)),
       minimum: this.schedule.minimum,
       heldUntil: held?.toISOString() ?? null,

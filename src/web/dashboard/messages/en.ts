@@ -457,7 +457,7 @@ export const en = {
   // Payouts: the list, a payout's page, paying out now, and the next automatic payout
   navPayouts: 'Payouts',
   payoutsCaption: 'Payouts, newest first',
-  payoutsIntro: 'Tolov pays out your available balance automatically every day, once what is not yet paid out reaches {minimum}. You can also pay out now, any amount up to the available balance.',
+  payoutsIntro: 'Tolov pays out your available balance automatically every day at {time} Tashkent time, once what is not yet paid out reaches {minimum}. You can also pay out now, any amount up to the available balance.',
   payoutTitle: 'Payout',
   payoutKind: 'Kind',
   payoutAutomatic: 'Automatic',
@@ -508,7 +508,7 @@ export const en = {
   payOutAccountRequired: 'Nothing was paid out: payouts need a payout account.',
   payOutRoles: 'Owners and developers can pay out now.',
   nextPayout: 'Next payout',
-  nextPayoutOn: '{date}, to {account}',
+  nextPayoutOn: '{date} at {time} Tashkent time, to {account}',
   nextPayoutBelowMinimum: 'Below the minimum of {minimum}: paid out once it reaches it.',
   nextPayoutHeld: 'Held until {until}.',
   nextPayoutNoAccount: 'Payouts need a payout account.',

@@ -448,7 +448,7 @@ export const ru: Messages = {
   // Payouts: the list, a payout's page, paying out now, and the next automatic payout
   navPayouts: 'Выплаты',
   payoutsCaption: 'Выплаты, сначала новые',
-  payoutsIntro: 'Tolov каждый день автоматически выплачивает доступный баланс, когда ещё не выплаченное достигает {minimum}. Можно и выплатить сейчас — любую сумму в пределах доступного баланса.',
+  payoutsIntro: 'Tolov каждый день в {time} по ташкентскому времени автоматически выплачивает доступный баланс, когда ещё не выплаченное достигает {minimum}. Можно и выплатить сейчас — любую сумму в пределах доступного баланса.',
   payoutTitle: 'Выплата',
   payoutKind: 'Вид',
   payoutAutomatic: 'Автоматическая',
@@ -499,7 +499,7 @@ export const ru: Messages = {
   payOutAccountRequired: 'Ничего не выплачено: не указан счёт для выплат.',
   payOutRoles: 'Выплатить сейчас могут владельцы и разработчики.',
   nextPayout: 'Следующая выплата',
-  nextPayoutOn: '{date}, на счёт {account}',
+  nextPayoutOn: '{date}, в {time} по ташкентскому времени, на счёт {account}',
   nextPayoutBelowMinimum: 'Меньше минимума в {minimum}: будет выплачено, когда наберётся.',
   nextPayoutHeld: 'Приостановлена до {until}.',
   nextPayoutNoAccount: 'Нужен счёт для выплат.',

@@ -448,7 +448,7 @@ export const uz: Messages = {
   // Payouts: the list, a payout's page, paying out now, and the next automatic payout
   navPayouts: 'Oʻtkazmalar',
   payoutsCaption: 'Oʻtkazmalar, yangilari yuqorida',
-  payoutsIntro: 'Tolov har kuni mavjud balansingizni avtomatik oʻtkazadi, hali oʻtkazilmagan summa {minimum} ga yetganda. Mavjud balans doirasidagi istalgan summani hoziroq oʻtkazish ham mumkin.',
+  payoutsIntro: 'Tolov har kuni Toshkent vaqti bilan {time} da mavjud balansingizni avtomatik oʻtkazadi, hali oʻtkazilmagan summa {minimum} ga yetganda. Mavjud balans doirasidagi istalgan summani hoziroq oʻtkazish ham mumkin.',
   payoutTitle: 'Oʻtkazma',
   payoutKind: 'Turi',
   payoutAutomatic: 'Avtomatik',
@@ -499,7 +499,7 @@ export const uz: Messages = {
   payOutAccountRequired: 'Hech narsa oʻtkazilmadi: bank hisobi kiritilmagan.',
   payOutRoles: 'Hozir oʻtkazishni akkaunt egalari va dasturchilar qila oladi.',
   nextPayout: 'Keyingi oʻtkazma',
-  nextPayoutOn: '{date}, {account} hisobiga',
+  nextPayoutOn: '{date}, Toshkent vaqti bilan {time} da, {account} hisobiga',
   nextPayoutBelowMinimum: 'Eng kam summa — {minimum}: unga yetganda oʻtkaziladi.',
   nextPayoutHeld: '{until} gacha toʻxtatilgan.',
   nextPayoutNoAccount: 'Oʻtkazmalar uchun bank hisobi kerak.',

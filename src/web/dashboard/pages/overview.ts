@@ -53,7 +53,7 @@ function nextPayoutState(dash: Dash, next: NextPayout, account: PayoutAccount | 
   if (account === null) return html`${t('nextPayoutNoAccount')} <a href="/dashboard/payout-account">${t('setPayoutAccount')}</a>`;
   if (next.heldUntil !== null) return html`<strong class="held">${t('nextPayoutHeld', { until: when(next.heldUntil) })}</strong>`;
   if (BigInt(next.amount) < BigInt(next.minimum)) return t('nextPayoutBelowMinimum', { minimum: money(dash, next.minimum) });
-  return t('nextPayoutOn', { date: formatLongDay(dash.lang, next.date), account: accountShown(account) });
+  return t('nextPayoutOn', { date: formatLongDay(dash.lang, next.date), time: next.time, account: accountShown(account) });
 }
 
 /**

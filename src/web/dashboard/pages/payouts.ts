@@ -106,7 +106,7 @@ function payOutForm(dash: Dash, standing: Standing, said: Said): Html {
 async function intro(deps: DashboardDeps, dash: Dash, merchant: Merchant, said: Said = {}): Promise<Html> {
   const [balance, next, account] = await Promise.all([deps.ledger.balance(merchant), deps.payouts.next(merchant), payoutAccountOf(deps.payouts, merchant)]);
   const standing = { available: balance.available, next, account };
-  return html`<p class="lead">${dash.t('payoutsIntro', { minimum: money(dash, next.minimum) })}</p>
+  return html`<p class="lead">${dash.t('payoutsIntro', { minimum: money(dash, next.minimum), time: next.time })}</p>
 <section class="tiles payouts" aria-label="${dash.t('balance')}">${availableTile(dash, balance.available)}${nextPayoutTile(dash, next, account)}</section>
 ${payOutForm(dash, standing, said)}`;
 }
