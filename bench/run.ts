@@ -467,7 +467,7 @@ async function benchScaleOut(databaseUrl: string): Promise<ScaleOut> {
 async function listPagesRead(db: Db, productId: string, filters: ListFilter[]): Promise<number> {
   const run: { sql: string; params: readonly unknown[] }[] = [];
   const recording = { ...db, query: <Row>(sql: string, params: readonly unknown[] = []) => (run.push({ sql, params }), db.query<Row>(sql, params)) };
-  const merchant: Merchant = { actor: { kind: 'api_key', keyId: 'bench' }, productId, productName: 'Bench shop', livemode: false, scopes: ['subscribe'], feeBps: 0, receiptRequired: true };
+  const merchant: Merchant = { actor: { kind: 'api_key', keyId: 'bench' }, productId, productName: 'Bench shop', livemode: false, scopes: ['subscribe'], feeBps: 0, receiptRequired: true, suspended: false };
   await listPage(recording, INTENT_LIST, merchant, { limit: 10 }, presentIntent, filters);
   const [{ sql, params }] = run as [(typeof run)[number]];
   const [row] = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
@@ -756,6 +756,7 @@ async function inProcessCharger(service: Awaited<ReturnType<typeof createService
     scopes: product.scopes,
     feeBps: product.feeBps,
     receiptRequired: true,
+    suspended: false,
   };
   const request = { id: 'req_bench', method: 'POST', path: '/subscribe/v1/charges', body };
   return async (n: number) => {

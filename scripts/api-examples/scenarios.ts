@@ -246,10 +246,17 @@ export async function databaseFails(s: Recorder, shop: Shop): Promise<void> {
   }
 }
 
-/** The operator's reports: the day's reconciliation, the money checks, and this process's timings after one charge. */
+/**
+ * The operator's reports: the day's reconciliation, the money checks, a suspension and the order it refuses, and this
+ * process's timings after one charge.
+ */
 export async function operatorReads(s: Recorder, shop: Shop, card: string): Promise<void> {
   ok(await s.admin('GET', `/admin/v1/reconciliation?date=${new Date().toISOString().slice(0, 10)}&mode=test`), 200, 'reconciliation');
   ok(await s.admin('GET', '/admin/v1/checks'), 200, 'checks');
+  ok(await s.admin('GET', `/admin/v1/products/${shop.productId}`), 200, 'product');
+  ok(await s.admin('POST', `/admin/v1/products/${shop.productId}/suspend`, { reason: 'Documents requested: the certificate of state registration' }), 200, 'suspend');
+  await s.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: 'order-while-suspended', body: { amount: 150_000 } });
+  ok(await s.admin('POST', `/admin/v1/products/${shop.productId}/resume`), 200, 'resume');
   ok(await s.admin('POST', '/admin/v1/timings/reset'), 200, 'reset');
   const body = { amount: 1_800_000, card, description: 'Dried fruit box, monthly subscription', metadata: { subscription: 'sub-4821', period: '2027-01' } };
   ok(await s.call({ method: 'POST', url: '/subscribe/v1/charges', key: shop.test, idempotencyKey: 'charge-sub-4821-2027-01', body }), 201, 'charge');

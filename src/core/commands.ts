@@ -6,7 +6,7 @@ import type { Db, Transaction } from '../db/types.js';
 import type { Sealer } from '../lib/sealing.js';
 import { ApiError, type ErrorBody } from './errors.js';
 import { runIdempotent, type IdempotentRequest, type PhaseHooks, type PhaseResult, type Step, type Steps } from './idempotency.js';
-import type { Merchant } from './merchant.js';
+import { assertActive, type Merchant } from './merchant.js';
 
 /** One call of a command: on which product and mode, by whom (`scope.actor`), under which key, as which request. */
 export interface Invocation {
@@ -35,6 +35,15 @@ export interface AuditTrail {
 /** A command's answer: its status, its JSON as stored and sent, and its value or error, typed. */
 export type Answer<T> = { status: number; replayed: boolean; json: string } & ({ ok: true; value: T } | { ok: false; error: ErrorBody });
 
+/** The first phase of a command that a suspended product may not run, refusing it first. */
+function activeOnly(scope: Merchant, started: Step | undefined): Step | undefined {
+  if (typeof started !== 'function') return started;
+  return (tx, resourceId) => {
+    assertActive(scope);
+    return started(tx, resourceId);
+  };
+}
+
 /** An audit target read from the first phase's answer: only a one-phase command has one there. */
 function targetOf(read: (answer: never) => string, result: PhaseResult): string {
   if (!('response' in result)) throw new Error('an audit target read from the answer needs a command of one phase');
@@ -53,6 +62,11 @@ export interface CommandOptions {
   audit?: { action: string; target: string | ((answer: never) => string) };
   /** The answer carries a secret: stored sealed, as the secret itself is, so the table of answers does not give it away. */
   secret?: boolean;
+  /**
+   * The command moves money, binds a card or makes an order: a suspended product is refused 403 PRODUCT_SUSPENDED in
+   * its first phase (a refusal stored under the key like any other, so that a replay answers the same).
+   */
+  activeOnly?: boolean;
 }
 
 export class Commands {
@@ -64,7 +78,7 @@ export class Commands {
 
   async run<T>(invocation: Invocation, steps: Steps, options: CommandOptions = {}): Promise<Answer<T>> {
     const { scope, key, request, hooks } = invocation;
-    const first = this.withAudit(scope, steps.started, options.audit);
+    const first = this.withAudit(scope, options.activeOnly ? activeOnly(scope, steps.started) : steps.started, options.audit);
     // Only a stored answer is sealed: without a key nothing is stored.
     const sealing = options.secret === true && key !== null;
     const all = sealing ? this.sealed({ ...steps, started: first }) : { ...steps, started: first };

@@ -70,6 +70,7 @@ export async function authenticateMerchant(keys: ApiKeyCache, request: FastifyRe
     scopes: row.scopes,
     feeBps: row.fee_bps,
     receiptRequired: row.receipt_required,
+    suspended: row.suspended,
   };
 }
 

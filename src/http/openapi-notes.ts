@@ -28,6 +28,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   PAYOUTS_HELD: 'Payouts are held for 24 hours after a change of the payout account; the message says until when',
   PAYOUT_ACCOUNT_REQUIRED: 'The product has no payout account in this mode: an owner sets it in the dashboard',
   PAYOUT_NOT_CANCELABLE: 'Only a `PENDING` payout can be canceled',
+  PRODUCT_SUSPENDED: 'Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work',
   REQUEST_TIMEOUT: 'The request did not arrive whole in time',
   SESSION_EXPIRED: 'The checkout session has expired (`"error": "Gone"`)',
   BODY_TOO_LARGE: 'The body is over 128 KiB',
@@ -94,12 +95,12 @@ export interface OperationNotes {
 const ONE_ATTEMPT = 'Takes no Idempotency-Key: each call is an attempt, counted against the session';
 const HELPER_REPEAT = 'Takes no Idempotency-Key: a repeat answers 409 `INVALID_STATE` once the object is no longer `PENDING`';
 const TEST_HELPER_ERRORS = ['NOT_FOUND', 'INVALID_STATE', 'INVALID_CARD', 'CARD_INACTIVE'] as const;
-const CAPTURE_ERRORS = ['NOT_FOUND', 'SESSION_EXPIRED', 'INVALID_STATE', 'TOO_MANY_ATTEMPTS', 'RATE_LIMITED'] as const;
+const CAPTURE_ERRORS = ['NOT_FOUND', 'SESSION_EXPIRED', 'INVALID_STATE', 'TOO_MANY_ATTEMPTS', 'RATE_LIMITED', 'PRODUCT_SUSPENDED'] as const;
 const PAGE = 'newest first; `has_more` says whether another page follows (pass the last id as `starting_after`)';
 
 /** The merchant's operations, in the order the reference shows them. */
 export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
-  createOrder: { returns: 'The new order: `PENDING`, with the `paymentUrl` to send the buyer to and its `expiresAt`', errors: ['RECEIPT_MISMATCH', 'RECEIPT_REQUIRED'] },
+  createOrder: { returns: 'The new order: `PENDING`, with the `paymentUrl` to send the buyer to and its `expiresAt`', errors: ['RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'PRODUCT_SUSPENDED'] },
   retrieveOrder: { returns: 'The order; `paidAt` and `paymentIntent` once `PAID`, `failureCode` once `FAILED`', errors: ['NOT_FOUND'] },
   cancelOrder: { returns: 'The order, now `CANCELED`', errors: ['NOT_FOUND', 'ORDER_DEBIT_IN_PROGRESS', 'ORDER_NOT_CANCELABLE'] },
   listOrders: { returns: `A page of orders, ${PAGE}` },
@@ -109,14 +110,14 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   retrievePayoutAccount: { returns: 'The payout account, its number masked', errors: ['NOT_FOUND'] },
   createPayout: {
     returns: 'The payout, `PENDING`: its amount has left the available balance, and it is sent to the bank within about 10 seconds (`payout.paid` or `payout.failed` follows)',
-    errors: ['INSUFFICIENT_BALANCE', 'PAYOUTS_HELD', 'PAYOUT_ACCOUNT_REQUIRED'],
+    errors: ['INSUFFICIENT_BALANCE', 'PAYOUTS_HELD', 'PAYOUT_ACCOUNT_REQUIRED', 'PRODUCT_SUSPENDED'],
   },
   retrievePayout: { returns: 'The payout; `failureCode` once `FAILED`', errors: ['NOT_FOUND'] },
   listPayouts: { returns: `A page of payouts, automatic and manual, ${PAGE}` },
   cancelPayout: { returns: 'The payout, now `CANCELED`, its amount back in the available balance', errors: ['NOT_FOUND', 'PAYOUT_NOT_CANCELABLE'] },
   createCardBinding: {
     returns: "The new card binding: `PENDING`, with the hosted page's `url` and the `clientToken` of the public session calls",
-    errors: ['RAIL_UNAVAILABLE'],
+    errors: ['RAIL_UNAVAILABLE', 'PRODUCT_SUSPENDED'],
   },
   retrieveCardBinding: { returns: "The card binding; once `COMPLETED`, `card` is the saved card's id", errors: ['NOT_FOUND'] },
   retrieveCard: { returns: 'The saved card', errors: ['NOT_FOUND'] },
@@ -125,14 +126,14 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   createCharge: {
     returns:
       "The payment intent: `SUCCEEDED`; `FAILED` with its `failureCode` (the bank's refusal is an answer, not an error); or `PROCESSING` when the bank's answer was unclear, until reconciliation settles it (do not charge again meanwhile)",
-    errors: ['NOT_FOUND', 'CARD_INACTIVE', 'RAIL_UNAVAILABLE', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED'],
+    errors: ['NOT_FOUND', 'CARD_INACTIVE', 'RAIL_UNAVAILABLE', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'PRODUCT_SUSPENDED'],
   },
   retrieveCharge: { returns: 'The payment intent', errors: ['NOT_FOUND'] },
   listCharges: { returns: `A page of payment intents, ${PAGE}` },
-  createPaymentIntent: { returns: 'The payment intent, `REQUIRES_PAYMENT`: no money moves until it is confirmed', errors: ['NOT_FOUND', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED'] },
+  createPaymentIntent: { returns: 'The payment intent, `REQUIRES_PAYMENT`: no money moves until it is confirmed', errors: ['NOT_FOUND', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'PRODUCT_SUSPENDED'] },
   confirmPaymentIntent: {
     returns: 'The payment intent after the debit, as the charge call answers it: `SUCCEEDED`, `FAILED` with `failureCode`, or `PROCESSING`',
-    errors: ['NOT_FOUND', 'INVALID_STATE', 'CARD_INACTIVE', 'RAIL_UNAVAILABLE'],
+    errors: ['NOT_FOUND', 'INVALID_STATE', 'CARD_INACTIVE', 'RAIL_UNAVAILABLE', 'PRODUCT_SUSPENDED'],
   },
   cancelPaymentIntent: { returns: 'The payment intent, now `CANCELED`', errors: ['NOT_FOUND', 'INVALID_STATE'] },
   retrievePaymentIntent: { returns: 'The payment intent', errors: ['NOT_FOUND'] },
@@ -185,7 +186,7 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   },
   runTestPayouts: {
     returns: 'The automatic payout, as the bank left it: `PAID`, `FAILED` with `failureCode` (an account ending 0002), or `IN_TRANSIT` (one ending 0003)',
-    errors: ['INSUFFICIENT_BALANCE', 'PAYOUTS_HELD', 'PAYOUT_ACCOUNT_REQUIRED'],
+    errors: ['INSUFFICIENT_BALANCE', 'PAYOUTS_HELD', 'PAYOUT_ACCOUNT_REQUIRED', 'PRODUCT_SUSPENDED'],
     repeat: 'Each call makes another automatic payout, of what is available and not yet paid out; with too little left, 409 `INSUFFICIENT_BALANCE`',
   },
   settleTestBalance: { returns: 'The balance, its `pending` now `available`', repeat: 'Settling again settles only what has been paid since' },
@@ -202,6 +203,13 @@ const OPERATOR_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   },
   listApiKeys: { returns: "The product's keys, newest first, without their secrets", errors: ['NOT_FOUND'] },
   updateProduct: { returns: 'The product as changed', errors: ['NOT_FOUND'], repeat: 'Setting the same value again changes nothing' },
+  retrieveProduct: { returns: 'Where the product stands: live mode, fiscal lines, `suspension`', errors: ['NOT_FOUND'] },
+  suspendProduct: {
+    returns: 'The product, with its `suspension`: its money calls are refused from now on, on every process',
+    errors: ['NOT_FOUND'],
+    repeat: 'Suspending it again keeps the time of the first suspension and takes the new reason',
+  },
+  resumeProduct: { returns: 'The product, `suspension` null: everything works again', errors: ['NOT_FOUND'], repeat: 'Resuming a product that is not suspended changes nothing' },
   enableLiveMode: { returns: 'The product, `liveEnabled`', errors: ['NOT_FOUND'], repeat: 'Enabling it again changes nothing' },
   revokeApiKey: { returns: 'The key, `revoked`', errors: ['NOT_FOUND'], repeat: 'Revoking it again answers the key, revoked at the first time' },
   getBranding: { returns: "The product's branding", errors: ['NOT_FOUND'] },

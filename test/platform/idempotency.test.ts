@@ -155,7 +155,7 @@ describe('atomic phases and recovery points', () => {
   };
   let scope: AuthMerchant;
   beforeAll(() => {
-    scope = { actor: { kind: 'api_key', keyId: 'key_x' }, productId: merchant.productId, productName: 'Test shop', livemode: false, scopes: [], feeBps: 100, receiptRequired: true };
+    scope = { actor: { kind: 'api_key', keyId: 'key_x' }, productId: merchant.productId, productName: 'Test shop', livemode: false, scopes: [], feeBps: 100, receiptRequired: true, suspended: false };
   });
   const run = (key: string, body: unknown = { amount: 1 }, path = '/v1/things') =>
     runIdempotent(service.db, scope, key, { id: 'req_first', method: 'POST', path, body }, phases);

@@ -27,11 +27,11 @@ interface Screen {
   back: boolean;
 }
 
-async function order(body: Record<string, unknown> = {}) {
+async function order(body: Record<string, unknown> = {}, key = merchant.test) {
   const reply = await service.call({
     method: 'POST',
     url: '/merchant/v1/orders',
-    key: merchant.test,
+    key,
     idempotencyKey: idem(),
     body: { amount: AMOUNT, description: 'Samarkand ceramics, 2 plates', returnUrl: SHOP, ...body },
   });
@@ -63,6 +63,9 @@ async function everyScreen(): Promise<Screen[]> {
   const bound = await createBinding(service, merchant.test, { customerRef: 'buyer-8', returnUrl: SHOP });
   await submitCard(service, bound.clientToken, { pan: '9860000000000000' });
   await submitCode(service, bound.clientToken, TEST_CODE);
+  const closedShop = await service.createMerchant({ name: 'Kulol Uyi' });
+  const suspended = await order({}, closedShop.test);
+  await service.admin('POST', `/admin/v1/products/${closedShop.productId}/suspend`, { reason: 'Under review' });
   return [
     { name: 'pay', path: `/pay/${pay.token}`, summary: true, back: false },
     { name: 'code', path: `/pay/${code.token}`, summary: true, back: false },
@@ -72,6 +75,7 @@ async function everyScreen(): Promise<Screen[]> {
     { name: 'failed', path: `/pay/${failed.token}`, summary: true, back: true },
     { name: 'canceled', path: `/pay/${canceled.token}`, summary: true, back: true },
     { name: 'expired', path: `/pay/${expired.token}`, summary: true, back: true },
+    { name: 'suspended', path: `/pay/${suspended.token}`, summary: true, back: true },
     { name: 'notFound', path: '/pay/cs_no_such_link', summary: false, back: false },
     { name: 'bind', path: `/bind/${bind.clientToken}`, summary: false, back: false },
     { name: 'done', path: `/bind/${bound.clientToken}`, summary: false, back: true },

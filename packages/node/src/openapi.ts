@@ -1207,7 +1207,7 @@ export interface components {
             statusCode: number;
             /** @description The HTTP status text */
             error: string;
-            code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REQUIRED" | "CARD_INACTIVE" | "INVALID_CARD" | "WRONG_CODE" | "PARTIAL_REFUND_NOT_SUPPORTED" | "RECEIPT_MISMATCH" | "RECEIPT_REQUIRED" | "UNAUTHENTICATED" | "PAYMENT_FAILED" | "SCOPE_REQUIRED" | "NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "ORDER_DEBIT_IN_PROGRESS" | "ORDER_NOT_CANCELABLE" | "INVALID_STATE" | "LIMIT_REACHED" | "ALREADY_REFUNDED" | "PAYMENT_NOT_REFUNDABLE" | "INSUFFICIENT_BALANCE" | "PAYOUTS_HELD" | "PAYOUT_ACCOUNT_REQUIRED" | "PAYOUT_NOT_CANCELABLE" | "REQUEST_TIMEOUT" | "SESSION_EXPIRED" | "BODY_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "TOO_MANY_ATTEMPTS" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "RAIL_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REQUIRED" | "CARD_INACTIVE" | "INVALID_CARD" | "WRONG_CODE" | "PARTIAL_REFUND_NOT_SUPPORTED" | "RECEIPT_MISMATCH" | "RECEIPT_REQUIRED" | "UNAUTHENTICATED" | "PAYMENT_FAILED" | "SCOPE_REQUIRED" | "PRODUCT_SUSPENDED" | "NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "ORDER_DEBIT_IN_PROGRESS" | "ORDER_NOT_CANCELABLE" | "INVALID_STATE" | "LIMIT_REACHED" | "ALREADY_REFUNDED" | "PAYMENT_NOT_REFUNDABLE" | "INSUFFICIENT_BALANCE" | "PAYOUTS_HELD" | "PAYOUT_ACCOUNT_REQUIRED" | "PAYOUT_NOT_CANCELABLE" | "REQUEST_TIMEOUT" | "SESSION_EXPIRED" | "BODY_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "TOO_MANY_ATTEMPTS" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "RAIL_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
             message: string;
             /** @description The field, parameter or header at fault */
             param?: string;
@@ -1608,6 +1608,8 @@ export interface components {
             } | null;
             /** @description Whether the buyer may ask to keep the card (orders with a customerRef) */
             canSaveCard: boolean;
+            /** @description Tolov has suspended the shop: it cannot take payments or save cards now (its calls answer 403 PRODUCT_SUSPENDED) */
+            shopSuspended: boolean;
             /** @description A COMPLETED order's sale receipt, when the order was paid with fiscal lines; null otherwise */
             receipt: components["schemas"]["SessionReceipt"] | null;
         };
@@ -1888,44 +1890,44 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcBNocbsWfNoZgjanAV57AS",
+                     *           "id": "ord_0VcBQF5uzHz4fpnhppTYCZf7",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_tT2rMAxp61g62ASsYjIZDiXsyk7XtCQ9D2gdZmK5",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_jLC9TVObRos1RDg1Qcj3d7klk8eS0uHOa3CJdfWq",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcBNocqjB28GaP7AZa5iPnh",
+                     *           "paymentIntent": "pi_0VcBQF6bCrDCIlWHwnVUv6xz",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T14:39:26.553Z",
+                     *           "expiresAt": "2026-11-27T14:49:04.970Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.553Z"
+                     *           "created": "2026-11-27T14:19:04.970Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcBNobsQ6PD2Q3iiQP5IGW5",
+                     *           "id": "ord_0VcBQF5XEwnzQYjivZqgCNqm",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_sdFRiNRisiWz1401pzyR5uyoefla2MAmgu1gDRYW",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_vxWi0Z8YmgiO03xr3lW9PHQwQ5XfjUMz5DRTa9yd",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T14:09:26.511Z",
+                     *           "expiresAt": "2026-11-27T14:19:04.949Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.508Z"
+                     *           "created": "2026-11-27T14:19:04.947Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2052,24 +2054,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBNoZa3Wou8PvwNBRytIlx",
+                     *       "id": "ord_0VcBQF1bEdq2OjmakxZo1vfr",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_QIzdmriG8Omc5Fsv8zEcjGHFkuO6TnAc5ryYJSrq",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_X3faV6jeDWuRTgBqgSiE6EZ2tOa9ngjbfExk7Tug",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:39:26.366Z",
+                     *       "expiresAt": "2026-11-27T14:49:04.703Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.366Z"
+                     *       "created": "2026-11-27T14:19:04.703Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2098,7 +2100,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            /**
+             * @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe`
+             *     - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2184,24 +2189,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBNoZa3Wou8PvwNBRytIlx",
+                     *       "id": "ord_0VcBQF1bEdq2OjmakxZo1vfr",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_QIzdmriG8Omc5Fsv8zEcjGHFkuO6TnAc5ryYJSrq",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_X3faV6jeDWuRTgBqgSiE6EZ2tOa9ngjbfExk7Tug",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcBNoaM9YEA4EKLN3uFzbRu",
+                     *       "paymentIntent": "pi_0VcBQF2vhddWjIawkLCtrPoa",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T14:09:26.424Z",
+                     *       "paidAt": "2026-11-27T14:19:04.802Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:39:26.366Z",
-                     *       "receipt": "rcpt_0VcBNoaZYWb4qG1skOLoZpfZ",
+                     *       "expiresAt": "2026-11-27T14:49:04.703Z",
+                     *       "receipt": "rcpt_0VcBQF3G8um3g0Zqk4JLifNh",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.366Z"
+                     *       "created": "2026-11-27T14:19:04.703Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2305,24 +2310,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBNobQjJfCvd2ZkmH8REsK",
+                     *       "id": "ord_0VcBQF4okhtvpAXxvZdYzKSN",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_zt70cUAuHpgmU1IV4n58CyizgkmEL5fuK0tsyyBh",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_x2jVQ8dKsTA5fz5CSM3G6DWfXgDMMaVnxnMol9sE",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:39:26.480Z",
+                     *       "expiresAt": "2026-11-27T14:49:04.902Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.480Z"
+                     *       "created": "2026-11-27T14:19:04.902Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2536,69 +2541,69 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "txn_0VcBNouyZhAZs9lLJZ1e6SMO",
+                     *           "id": "txn_0VcBQFv9aFGGbnXE1qphuB1v",
                      *           "object": "balance_transaction",
                      *           "type": "payout_failure",
                      *           "amount": 500000,
                      *           "fee": 0,
                      *           "net": 500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:09:27.690Z",
-                     *           "source": "po_0VcBNouuSBujCRz0h3N21ckV",
-                     *           "payout": "po_0VcBNovBNe14TBlpoeyC6oIH",
-                     *           "created": "2026-11-27T14:09:27.690Z"
+                     *           "availableOn": "2026-11-27T14:19:08.142Z",
+                     *           "source": "po_0VcBQFuvKJtbLV4z6zN1v3GV",
+                     *           "payout": "po_0VcBQFwCObjzEgERDGU9tSgO",
+                     *           "created": "2026-11-27T14:19:08.142Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBNouuXF2KUEOk7FJmRTlz",
+                     *           "id": "txn_0VcBQFuwLL1bkDonRtA0cbni",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -500000,
                      *           "fee": 0,
                      *           "net": -500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:09:27.688Z",
-                     *           "source": "po_0VcBNouuSBujCRz0h3N21ckV",
-                     *           "payout": "po_0VcBNovBNe14TBlpoeyC6oIH",
-                     *           "created": "2026-11-27T14:09:27.688Z"
+                     *           "availableOn": "2026-11-27T14:19:08.132Z",
+                     *           "source": "po_0VcBQFuvKJtbLV4z6zN1v3GV",
+                     *           "payout": "po_0VcBQFwCObjzEgERDGU9tSgO",
+                     *           "created": "2026-11-27T14:19:08.132Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBNoulqs223VcrkP5aTUJR",
+                     *           "id": "txn_0VcBQFuEXsrDTGzK3myNr8h9",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -1000000,
                      *           "fee": 0,
                      *           "net": -1000000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:09:27.676Z",
-                     *           "source": "po_0VcBNouixf8UHo6chF8wsFZJ",
-                     *           "payout": "po_0VcBNovBNe14TBlpoeyC6oIH",
-                     *           "created": "2026-11-27T14:09:27.676Z"
+                     *           "availableOn": "2026-11-27T14:19:08.076Z",
+                     *           "source": "po_0VcBQFu5qz4EH9QyWXBlFlg4",
+                     *           "payout": "po_0VcBQFwCObjzEgERDGU9tSgO",
+                     *           "created": "2026-11-27T14:19:08.076Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBNouUFlx2Xf1XuKm9pMYI",
+                     *           "id": "txn_0VcBQFskTbcTz16PLh0VS9Rv",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 1800000,
                      *           "fee": 18000,
                      *           "net": 1782000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:09:27.666Z",
-                     *           "source": "pi_0VcBNouNIteUwOCmQ4GIVD4R",
-                     *           "payout": "po_0VcBNovBNe14TBlpoeyC6oIH",
-                     *           "created": "2026-11-27T14:09:27.657Z"
+                     *           "availableOn": "2026-11-27T14:19:08.013Z",
+                     *           "source": "pi_0VcBQFsFqPbceNLerLP86mUK",
+                     *           "payout": "po_0VcBQFwCObjzEgERDGU9tSgO",
+                     *           "created": "2026-11-27T14:19:07.983Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBNouDC2kgGFEy1fidhVpY",
+                     *           "id": "txn_0VcBQFqrXZYji7YW1SxEApnO",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 3200000,
                      *           "fee": 32000,
                      *           "net": 3168000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:09:27.666Z",
-                     *           "source": "pi_0VcBNouBCNuXldqtnF3Bkwbn",
-                     *           "payout": "po_0VcBNovBNe14TBlpoeyC6oIH",
-                     *           "created": "2026-11-27T14:09:27.644Z"
+                     *           "availableOn": "2026-11-27T14:19:08.013Z",
+                     *           "source": "pi_0VcBQFqTAd3SFtCBL5ORD9PC",
+                     *           "payout": "po_0VcBQFwCObjzEgERDGU9tSgO",
+                     *           "created": "2026-11-27T14:19:07.865Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -2684,17 +2689,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "txn_0VcBNokEQV7Q88T9ytz4UV9V",
+                     *       "id": "txn_0VcBQFQCd5kl4s8sehuPqrZI",
                      *       "object": "balance_transaction",
                      *       "type": "charge",
                      *       "amount": 100000,
                      *       "fee": 1000,
                      *       "net": 99000,
                      *       "status": "pending",
-                     *       "availableOn": "2026-11-28T14:09:27.023Z",
-                     *       "source": "pi_0VcBNok7j7owAB5rHBl4Fxyh",
+                     *       "availableOn": "2026-11-28T14:19:06.219Z",
+                     *       "source": "pi_0VcBQFPw71kjQJX8tflUJa5u",
                      *       "payout": null,
-                     *       "created": "2026-11-27T14:09:27.023Z"
+                     *       "created": "2026-11-27T14:19:06.219Z"
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransaction"];
@@ -2784,16 +2789,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcBNotXPitzjzl7s1ihhKOd",
+                     *       "id": "pacct_0VcBQFmLjZVxA6QlaTy6eEcL",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
                      *       "tin": "301234567",
                      *       "holderName": "\"Chorsu Market\" MChJ",
-                     *       "payoutsHeldUntil": "2026-11-28T14:09:27.615Z",
+                     *       "payoutsHeldUntil": "2026-11-28T14:19:07.670Z",
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T14:09:27.615Z",
-                     *       "created": "2026-11-27T14:09:27.603Z"
+                     *       "updated": "2026-11-27T14:19:07.670Z",
+                     *       "created": "2026-11-27T14:19:07.599Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -2887,18 +2892,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBNofzWy0RVzugRe3Fnijb",
+                     *       "id": "cb_0VcBQFGqsdJl3hiBcQ0ycLbo",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
-                     *       "url": "https://api.tolov.example/bind/cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
+                     *       "clientToken": "cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
+                     *       "url": "https://api.tolov.example/bind/cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T14:24:26.763Z",
+                     *       "expiresAt": "2026-11-27T14:34:05.647Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.763Z"
+                     *       "created": "2026-11-27T14:19:05.647Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -2922,7 +2927,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            /**
+             * @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe`
+             *     - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3019,18 +3027,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBNofzWy0RVzugRe3Fnijb",
+                     *       "id": "cb_0VcBQFGqsdJl3hiBcQ0ycLbo",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
-                     *       "url": "https://api.tolov.example/bind/cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
-                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                     *       "clientToken": "cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
+                     *       "url": "https://api.tolov.example/bind/cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
+                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T14:24:26.763Z",
+                     *       "expiresAt": "2026-11-27T14:34:05.647Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.763Z"
+                     *       "created": "2026-11-27T14:19:05.647Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3131,7 +3139,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcBNogBiyoWkSWT08y168eW",
+                     *       "id": "card_0VcBQFH92ZdiSb5qeavukJzS",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -3139,7 +3147,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.774Z"
+                     *       "created": "2026-11-27T14:19:05.665Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3240,7 +3248,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcBNogZZU0OB4Qo1KDrjKlL",
+                     *       "id": "card_0VcBQFHsWhg5AH4oXndpoUae",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -3248,7 +3256,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.798Z"
+                     *       "created": "2026-11-27T14:19:05.710Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3361,7 +3369,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcBNogkddLLVZJE8BEU1qyE",
+                     *           "id": "card_0VcBQFIBr0fXrhDS0An9YE0N",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -3369,10 +3377,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.810Z"
+                     *           "created": "2026-11-27T14:19:05.730Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcBNogZZU0OB4Qo1KDrjKlL",
+                     *           "id": "card_0VcBQFHsWhg5AH4oXndpoUae",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -3380,7 +3388,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.798Z"
+                     *           "created": "2026-11-27T14:19:05.710Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3492,7 +3500,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcBNohomwYYnsIdXO4VNJaZ",
+                     *           "id": "pi_0VcBQFKM62EZZEdvkOlgei9c",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3500,7 +3508,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcBNogkddLLVZJE8BEU1qyE",
+                     *           "card": "card_0VcBQFIBr0fXrhDS0An9YE0N",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3511,10 +3519,10 @@ export interface operations {
                      *           "amountRefunded": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.876Z"
+                     *           "created": "2026-11-27T14:19:05.866Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                     *           "id": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3522,7 +3530,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                     *           "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3531,9 +3539,9 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
-                     *           "receipt": "rcpt_0VcBNohUjcHLvVtvEJx48w3W",
+                     *           "receipt": "rcpt_0VcBQFJYDuJ6713FLs6ERnBQ",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.853Z"
+                     *           "created": "2026-11-27T14:19:05.803Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3624,7 +3632,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                 *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -3657,7 +3665,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                     *       "id": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3665,7 +3673,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3674,9 +3682,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcBNohUjcHLvVtvEJx48w3W",
+                     *       "receipt": "rcpt_0VcBQFJYDuJ6713FLs6ERnBQ",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.853Z"
+                     *       "created": "2026-11-27T14:19:05.803Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3706,7 +3714,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            /**
+             * @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe`
+             *     - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3812,7 +3823,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                     *       "id": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3820,7 +3831,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3829,9 +3840,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcBNohUjcHLvVtvEJx48w3W",
+                     *       "receipt": "rcpt_0VcBQFJYDuJ6713FLs6ERnBQ",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.853Z"
+                     *       "created": "2026-11-27T14:19:05.803Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3928,7 +3939,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                 *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -3944,7 +3955,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBNoiMA6gJzmfPvj2UXVk2",
+                     *       "id": "pi_0VcBQFLrZ1GgoCxBFZWf8aXi",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3952,7 +3963,7 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3960,7 +3971,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.910Z"
+                     *       "created": "2026-11-27T14:19:05.956Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3988,7 +3999,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            /**
+             * @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe`
+             *     - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4086,7 +4100,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBNoiMA6gJzmfPvj2UXVk2",
+                     *       "id": "pi_0VcBQFLrZ1GgoCxBFZWf8aXi",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4094,7 +4108,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4102,7 +4116,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.910Z"
+                     *       "created": "2026-11-27T14:19:05.956Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4130,7 +4144,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            /**
+             * @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe`
+             *     - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4242,7 +4259,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBNoiqiMuLLFNkQjLlgJSz",
+                     *       "id": "pi_0VcBQFMu9GZBVrwNDOltqgFI",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4250,7 +4267,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4258,7 +4275,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.940Z"
+                     *       "created": "2026-11-27T14:19:06.022Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4380,7 +4397,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBNoiMA6gJzmfPvj2UXVk2",
+                     *       "id": "pi_0VcBQFLrZ1GgoCxBFZWf8aXi",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4388,7 +4405,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4396,7 +4413,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.910Z"
+                     *       "created": "2026-11-27T14:19:05.956Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4510,17 +4527,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcBNojGjWyWBcy6GAKIT4zk",
+                     *           "id": "re_0VcBQFNt0ee65NSSLLNV7ufF",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                     *           "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
+                     *           "receipt": "rcpt_0VcBQFO26s4SaAta0935WZEP",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.965Z"
+                     *           "created": "2026-11-27T14:19:06.078Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4601,7 +4618,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                 *       "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -4617,17 +4634,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcBNojGjWyWBcy6GAKIT4zk",
+                     *       "id": "re_0VcBQFNt0ee65NSSLLNV7ufF",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                     *       "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
+                     *       "receipt": "rcpt_0VcBQFO26s4SaAta0935WZEP",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.965Z"
+                     *       "created": "2026-11-27T14:19:06.078Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4756,17 +4773,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcBNojGjWyWBcy6GAKIT4zk",
+                     *       "id": "re_0VcBQFNt0ee65NSSLLNV7ufF",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                     *       "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
+                     *       "receipt": "rcpt_0VcBQFO26s4SaAta0935WZEP",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.965Z"
+                     *       "created": "2026-11-27T14:19:06.078Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4870,7 +4887,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "po_0VcBNovBNe14TBlpoeyC6oIH",
+                     *           "id": "po_0VcBQFwCObjzEgERDGU9tSgO",
                      *           "object": "payout",
                      *           "amount": 3950000,
                      *           "status": "PAID",
@@ -4882,10 +4899,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:27.705Z"
+                     *           "created": "2026-11-27T14:19:08.199Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcBNouuSBujCRz0h3N21ckV",
+                     *           "id": "po_0VcBQFuvKJtbLV4z6zN1v3GV",
                      *           "object": "payout",
                      *           "amount": 500000,
                      *           "status": "CANCELED",
@@ -4897,10 +4914,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:27.688Z"
+                     *           "created": "2026-11-27T14:19:08.132Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcBNouixf8UHo6chF8wsFZJ",
+                     *           "id": "po_0VcBQFu5qz4EH9QyWXBlFlg4",
                      *           "object": "payout",
                      *           "amount": 1000000,
                      *           "status": "PAID",
@@ -4912,7 +4929,7 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:27.676Z"
+                     *           "created": "2026-11-27T14:19:08.076Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5008,7 +5025,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBNouixf8UHo6chF8wsFZJ",
+                     *       "id": "po_0VcBQFu5qz4EH9QyWXBlFlg4",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5020,7 +5037,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:27.676Z"
+                     *       "created": "2026-11-27T14:19:08.076Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5040,6 +5057,15 @@ export interface operations {
             };
             /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5129,7 +5155,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBNouixf8UHo6chF8wsFZJ",
+                     *       "id": "po_0VcBQFu5qz4EH9QyWXBlFlg4",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5141,7 +5167,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:27.676Z"
+                     *       "created": "2026-11-27T14:19:08.076Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5236,7 +5262,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBNouuSBujCRz0h3N21ckV",
+                     *       "id": "po_0VcBQFuvKJtbLV4z6zN1v3GV",
                      *       "object": "payout",
                      *       "amount": 500000,
                      *       "status": "CANCELED",
@@ -5248,7 +5274,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:27.688Z"
+                     *       "created": "2026-11-27T14:19:08.132Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5361,11 +5387,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcBNoaZYWb4qG1skOLoZpfZ",
+                     *       "id": "rcpt_0VcBQF3G8um3g0Zqk4JLifNh",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcBNoaM9YEA4EKLN3uFzbRu",
+                     *       "paymentIntent": "pi_0VcBQF2vhddWjIawkLCtrPoa",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -5390,13 +5416,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "815383664049",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127190927&s=815383664049",
-                     *       "fiscalizedAt": "2026-11-27T14:09:27.034Z",
+                     *       "fiscalSign": "774712994692",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127191906&s=774712994692",
+                     *       "fiscalizedAt": "2026-11-27T14:19:06.242Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_ixwXHV3yEeFG3AIFAWLlwF6uM8Kj8aAsfZnCwIKU",
+                     *       "url": "https://api.tolov.example/receipts/rc_mgNadlqUElCMSMZtUTyctQj6hoBDbO1e9eFk963P",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.424Z"
+                     *       "created": "2026-11-27T14:19:04.802Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -5502,12 +5528,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
+                     *           "id": "rcpt_0VcBQFO26s4SaAta0935WZEP",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
-                     *           "refund": "re_0VcBNojGjWyWBcy6GAKIT4zk",
+                     *           "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                     *           "refund": "re_0VcBQFNt0ee65NSSLLNV7ufF",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -5525,20 +5551,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "538487526123",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190927&s=538487526123",
-                     *           "fiscalizedAt": "2026-11-27T14:09:27.042Z",
+                     *           "fiscalSign": "136350329508",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127191906&s=136350329508",
+                     *           "fiscalizedAt": "2026-11-27T14:19:06.264Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_qNrBFf40mNyYl10YGGLlt5VxRtbp0sjGRju4KNSo",
+                     *           "url": "https://api.tolov.example/receipts/rc_c8BZFiwfXabIPtsnT5Klicc0gG3eE3yULTPiBssZ",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.969Z"
+                     *           "created": "2026-11-27T14:19:06.093Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcBNohUjcHLvVtvEJx48w3W",
+                     *           "id": "rcpt_0VcBQFJYDuJ6713FLs6ERnBQ",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                     *           "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -5557,13 +5583,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "626012264083",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127190927&s=626012264083",
-                     *           "fiscalizedAt": "2026-11-27T14:09:27.039Z",
+                     *           "fiscalSign": "779939358250",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127191906&s=779939358250",
+                     *           "fiscalizedAt": "2026-11-27T14:19:06.254Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_D6agVFITQqb0lUEXEIvIky4G3wbDeaFX3swl1cx0",
+                     *           "url": "https://api.tolov.example/receipts/rc_Zn4tavOJyGIOrniw1jtD06kamgSbVfYOaeby0M3c",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.856Z"
+                     *           "created": "2026-11-27T14:19:05.813Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5656,7 +5682,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T14:39:26.599Z",
+                     *       "expiresAt": "2026-11-27T14:49:05.062Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -5670,6 +5696,7 @@ export interface operations {
                      *         "payment": null
                      *       },
                      *       "canSaveCard": true,
+                     *       "shopSuspended": false,
                      *       "receipt": null
                      *     }
                      */
@@ -5781,11 +5808,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T14:39:26.599Z",
+                     *       "expiresAt": "2026-11-27T14:49:05.062Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T14:09:56.645Z",
+                     *       "resendAvailableAt": "2026-11-27T14:19:35.249Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -5795,6 +5822,7 @@ export interface operations {
                      *         "payment": null
                      *       },
                      *       "canSaveCard": true,
+                     *       "shopSuspended": false,
                      *       "receipt": null
                      *     }
                      */
@@ -5807,6 +5835,15 @@ export interface operations {
              *     - `CARD_INACTIVE`: The card is blocked or deleted, or the bank does not accept it
              */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5930,7 +5967,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T14:39:26.599Z",
+                     *       "expiresAt": "2026-11-27T14:49:05.062Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -5940,10 +5977,11 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T14:09:26.703Z",
-                     *         "payment": "pi_0VcBNoewZf36szPVd88H16ID"
+                     *         "paidAt": "2026-11-27T14:19:05.457Z",
+                     *         "payment": "pi_0VcBQFDYVchecbJQ7UBaKe4c"
                      *       },
                      *       "canSaveCard": true,
+                     *       "shopSuspended": false,
                      *       "receipt": null
                      *     }
                      */
@@ -5964,6 +6002,15 @@ export interface operations {
             };
             /** @description - `PAYMENT_FAILED`: The bank refused an order's payment; `failureCode` says why */
             402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6067,11 +6114,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T14:39:26.599Z",
+                     *       "expiresAt": "2026-11-27T14:49:05.062Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T14:09:56.669Z",
+                     *       "resendAvailableAt": "2026-11-27T14:19:35.349Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -6081,6 +6128,7 @@ export interface operations {
                      *         "payment": null
                      *       },
                      *       "canSaveCard": true,
+                     *       "shopSuspended": false,
                      *       "receipt": null
                      *     }
                      */
@@ -6089,6 +6137,15 @@ export interface operations {
             };
             /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6195,7 +6252,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcBNolU5r8q7mx0AGaZY7fa",
+                     *           "id": "we_0VcBQFT7R6KlxRfPoQTR2Y3L",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -6208,7 +6265,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:27.103Z"
+                     *           "created": "2026-11-27T14:19:06.407Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6311,7 +6368,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBNolU5r8q7mx0AGaZY7fa",
+                     *       "id": "we_0VcBQFT7R6KlxRfPoQTR2Y3L",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6323,8 +6380,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:27.103Z",
-                     *       "secret": "whsec_G2sUMbC5qv/9mW18DSiQ5QKxetpEswOTeAKQasUv9ww="
+                     *       "created": "2026-11-27T14:19:06.407Z",
+                     *       "secret": "whsec_ZMPJKMX8370i6b/uDmz4rTBB+DtaecFXKetsF01CA+M="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6428,7 +6485,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBNolU5r8q7mx0AGaZY7fa",
+                     *       "id": "we_0VcBQFT7R6KlxRfPoQTR2Y3L",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6440,7 +6497,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:27.103Z"
+                     *       "created": "2026-11-27T14:19:06.407Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6551,7 +6608,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBNolU5r8q7mx0AGaZY7fa",
+                     *       "id": "we_0VcBQFT7R6KlxRfPoQTR2Y3L",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6564,7 +6621,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:27.103Z"
+                     *       "created": "2026-11-27T14:19:06.407Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6674,7 +6731,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBNolyXF3HudUuKUhDz2Fs",
+                     *       "id": "we_0VcBQFTkWlMq4R9xXed6ju4D",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -6780,7 +6837,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBNolU5r8q7mx0AGaZY7fa",
+                     *       "id": "we_0VcBQFT7R6KlxRfPoQTR2Y3L",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6793,8 +6850,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:27.103Z",
-                     *       "secret": "whsec_aOui+wzaV/DDVBGwe29UMQkLh20IQ231fZQG2lvLKxg="
+                     *       "created": "2026-11-27T14:19:06.407Z",
+                     *       "secret": "whsec_/Z0yp/aHwxC48trVMI6jw5O2WOxy+iZ7RDJ0SwouP+U="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6912,24 +6969,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_89bd1e683d9742af9b018cb3518198bd",
+                     *           "id": "wd_3171c3c45b104644929985e8ef781b91",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcBNom1FgJdgIQplWOdKwM7",
-                     *           "event": "evt_0VcBNof8KGko7VoKOAehmpd8",
+                     *           "endpoint": "we_0VcBQFTsWn31HCvo6DeCbMuH",
+                     *           "event": "evt_0VcBQFDxCKuvCDVtZKdTUGBO",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T14:09:27.156Z",
+                     *               "attemptedAt": "2026-11-27T14:19:06.478Z",
                      *               "statusCode": 200,
-                     *               "durationMs": 10,
+                     *               "durationMs": 19,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T14:09:27.144Z"
+                     *           "created": "2026-11-27T14:19:06.463Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -7038,17 +7095,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcBNokaNzMy1S44LIBuwydY",
+                     *           "id": "evt_0VcBQFR0OQpcwDFqY1NYIek4",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:27.047Z",
+                     *           "created": "2026-11-27T14:19:06.277Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBNokCYLXrrRW1qmL7l7n3",
+                     *             "id": "rcpt_0VcBQFQ5qBOWz5XrNepFKqyP",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcBNok7j7owAB5rHBl4Fxyh",
+                     *             "paymentIntent": "pi_0VcBQFPw71kjQJX8tflUJa5u",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7071,24 +7128,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_VqZM48hAUdgkNQ9FWMfzYoHbb3NAMNr8f1jLFKDe",
+                     *             "url": "https://api.tolov.example/receipts/rc_cbbbhDoM2dXFTJjJckVpWmxOe1UlHv6HOJ2dBkxl",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:09:27.023Z"
+                     *             "created": "2026-11-27T14:19:06.219Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcBNokVDjbDAK8Q1ur4Im5u",
+                     *           "id": "evt_0VcBQFQnnqEXQKRkEMkzpU9z",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:27.042Z",
+                     *           "created": "2026-11-27T14:19:06.264Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
+                     *             "id": "rcpt_0VcBQFO26s4SaAta0935WZEP",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
-                     *             "refund": "re_0VcBNojGjWyWBcy6GAKIT4zk",
+                     *             "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                     *             "refund": "re_0VcBQFNt0ee65NSSLLNV7ufF",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -7106,27 +7163,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "538487526123",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190927&s=538487526123",
-                     *             "fiscalizedAt": "2026-11-27T14:09:27.042Z",
+                     *             "fiscalSign": "136350329508",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127191906&s=136350329508",
+                     *             "fiscalizedAt": "2026-11-27T14:19:06.264Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_qNrBFf40mNyYl10YGGLlt5VxRtbp0sjGRju4KNSo",
+                     *             "url": "https://api.tolov.example/receipts/rc_c8BZFiwfXabIPtsnT5Klicc0gG3eE3yULTPiBssZ",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:09:26.969Z"
+                     *             "created": "2026-11-27T14:19:06.093Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcBNokSbORZ28RweAbk8iUW",
+                     *           "id": "evt_0VcBQFQhFxK5kD4PfR4MNUdu",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:27.039Z",
+                     *           "created": "2026-11-27T14:19:06.258Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBNohUjcHLvVtvEJx48w3W",
+                     *             "id": "rcpt_0VcBQFJYDuJ6713FLs6ERnBQ",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
+                     *             "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7145,13 +7202,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "626012264083",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127190927&s=626012264083",
-                     *             "fiscalizedAt": "2026-11-27T14:09:27.039Z",
+                     *             "fiscalSign": "779939358250",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127191906&s=779939358250",
+                     *             "fiscalizedAt": "2026-11-27T14:19:06.254Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_D6agVFITQqb0lUEXEIvIky4G3wbDeaFX3swl1cx0",
+                     *             "url": "https://api.tolov.example/receipts/rc_Zn4tavOJyGIOrniw1jtD06kamgSbVfYOaeby0M3c",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:09:26.856Z"
+                     *             "created": "2026-11-27T14:19:05.813Z"
                      *           }
                      *         }
                      *       ],
@@ -7238,30 +7295,30 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcBNof8KGko7VoKOAehmpd8",
+                     *       "id": "evt_0VcBQFDxCKuvCDVtZKdTUGBO",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.703Z",
+                     *       "created": "2026-11-27T14:19:05.457Z",
                      *       "data": {
-                     *         "id": "ord_0VcBNodLDzxTtGEs3HJarF8e",
+                     *         "id": "ord_0VcBQF7ORHfxaDkdnGphZedx",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_7qiKjCNFrvfkMj3FpGcDSzMEZgOsj5pY9JVZSOAE",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_SHBdzcPVvErTCxLZziaMxYS1bv3qpSEF1sIW2Jrk",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcBNoewZf36szPVd88H16ID",
-                     *         "savedCard": "card_0VcBNof4YliASHr2xRl8J7UQ",
-                     *         "paidAt": "2026-11-27T14:09:26.703Z",
+                     *         "paymentIntent": "pi_0VcBQFDYVchecbJQ7UBaKe4c",
+                     *         "savedCard": "card_0VcBQFDpyb1wX3M3QFxUnImc",
+                     *         "paidAt": "2026-11-27T14:19:05.457Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T14:39:26.599Z",
+                     *         "expiresAt": "2026-11-27T14:49:05.062Z",
                      *         "receipt": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T14:09:26.599Z"
+                     *         "created": "2026-11-27T14:19:05.062Z"
                      *       }
                      *     }
                      */
@@ -7351,7 +7408,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcBNom1FgJdgIQplWOdKwM7"
+                 *       "endpoint": "we_0VcBQFTsWn31HCvo6DeCbMuH"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -7366,15 +7423,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_89bd1e683d9742af9b018cb3518198bd",
+                     *       "id": "wd_3171c3c45b104644929985e8ef781b91",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcBNom1FgJdgIQplWOdKwM7",
-                     *       "event": "evt_0VcBNof8KGko7VoKOAehmpd8",
+                     *       "endpoint": "we_0VcBQFTsWn31HCvo6DeCbMuH",
+                     *       "event": "evt_0VcBQFDxCKuvCDVtZKdTUGBO",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T14:09:27.144Z",
+                     *       "nextAttemptAt": "2026-11-27T14:19:06.463Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T14:09:27.144Z"
+                     *       "created": "2026-11-27T14:19:06.463Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -7578,37 +7635,37 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcBNojcqP9JyKhlCAAJT0LO",
+                     *           "id": "req_0VcBQFOxtGln88wgfj9a2p0r",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 2,
+                     *           "durationMs": 3,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.989Z"
+                     *           "created": "2026-11-27T14:19:06.154Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcBNojZMkEeRfKaOwMyH9M4",
+                     *           "id": "req_0VcBQFOf8Oh732eTRloBRaWO",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 2,
+                     *           "durationMs": 17,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.987Z"
+                     *           "created": "2026-11-27T14:19:06.151Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcBNojEwRZh1hnNDunFtWly",
+                     *           "id": "req_0VcBQFNkWHOwRcbjRZaKHQkW",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 21,
+                     *           "durationMs": 56,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:09:26.985Z"
+                     *           "created": "2026-11-27T14:19:06.131Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -7694,24 +7751,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBNobsQ6PD2Q3iiQP5IGW5",
+                     *       "id": "ord_0VcBQF5XEwnzQYjivZqgCNqm",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_sdFRiNRisiWz1401pzyR5uyoefla2MAmgu1gDRYW",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_vxWi0Z8YmgiO03xr3lW9PHQwQ5XfjUMz5DRTa9yd",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:09:26.511Z",
+                     *       "expiresAt": "2026-11-27T14:19:04.949Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.508Z"
+                     *       "created": "2026-11-27T14:19:04.947Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -7824,24 +7881,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBNoZa3Wou8PvwNBRytIlx",
+                     *       "id": "ord_0VcBQF1bEdq2OjmakxZo1vfr",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_QIzdmriG8Omc5Fsv8zEcjGHFkuO6TnAc5ryYJSrq",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_X3faV6jeDWuRTgBqgSiE6EZ2tOa9ngjbfExk7Tug",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcBNoaM9YEA4EKLN3uFzbRu",
+                     *       "paymentIntent": "pi_0VcBQF2vhddWjIawkLCtrPoa",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T14:09:26.424Z",
+                     *       "paidAt": "2026-11-27T14:19:04.802Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:39:26.366Z",
-                     *       "receipt": "rcpt_0VcBNoaZYWb4qG1skOLoZpfZ",
+                     *       "expiresAt": "2026-11-27T14:49:04.703Z",
+                     *       "receipt": "rcpt_0VcBQF3G8um3g0Zqk4JLifNh",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.366Z"
+                     *       "created": "2026-11-27T14:19:04.703Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -7955,18 +8012,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBNofzWy0RVzugRe3Fnijb",
+                     *       "id": "cb_0VcBQFGqsdJl3hiBcQ0ycLbo",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
-                     *       "url": "https://api.tolov.example/bind/cbs_LfkvI8Km1nsVP6pKq6Ty7ILgTebXIOuo2EsmxJng",
-                     *       "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                     *       "clientToken": "cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
+                     *       "url": "https://api.tolov.example/bind/cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
+                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T14:24:26.763Z",
+                     *       "expiresAt": "2026-11-27T14:34:05.647Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:26.763Z"
+                     *       "created": "2026-11-27T14:19:05.647Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -8069,7 +8126,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcBNotXPitzjzl7s1ihhKOd",
+                     *       "id": "pacct_0VcBQFmLjZVxA6QlaTy6eEcL",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
@@ -8077,8 +8134,8 @@ export interface operations {
                      *       "holderName": "\"Chorsu Market\" MChJ",
                      *       "payoutsHeldUntil": null,
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T14:09:27.615Z",
-                     *       "created": "2026-11-27T14:09:27.603Z"
+                     *       "updated": "2026-11-27T14:19:07.670Z",
+                     *       "created": "2026-11-27T14:19:07.599Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -8159,7 +8216,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBNovBNe14TBlpoeyC6oIH",
+                     *       "id": "po_0VcBQFwCObjzEgERDGU9tSgO",
                      *       "object": "payout",
                      *       "amount": 3950000,
                      *       "status": "PAID",
@@ -8171,7 +8228,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:09:27.705Z"
+                     *       "created": "2026-11-27T14:19:08.199Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -8179,6 +8236,15 @@ export interface operations {
             };
             /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8326,30 +8392,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBNof8KGko7VoKOAehmpd8",
+                 *       "id": "evt_0VcBQFDxCKuvCDVtZKdTUGBO",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:09:26.703Z",
+                 *       "created": "2026-11-27T14:19:05.457Z",
                  *       "data": {
-                 *         "id": "ord_0VcBNodLDzxTtGEs3HJarF8e",
+                 *         "id": "ord_0VcBQF7ORHfxaDkdnGphZedx",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_7qiKjCNFrvfkMj3FpGcDSzMEZgOsj5pY9JVZSOAE",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_SHBdzcPVvErTCxLZziaMxYS1bv3qpSEF1sIW2Jrk",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcBNoewZf36szPVd88H16ID",
-                 *         "savedCard": "card_0VcBNof4YliASHr2xRl8J7UQ",
-                 *         "paidAt": "2026-11-27T14:09:26.703Z",
+                 *         "paymentIntent": "pi_0VcBQFDYVchecbJQ7UBaKe4c",
+                 *         "savedCard": "card_0VcBQFDpyb1wX3M3QFxUnImc",
+                 *         "paidAt": "2026-11-27T14:19:05.457Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T14:39:26.599Z",
+                 *         "expiresAt": "2026-11-27T14:49:05.062Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:09:26.599Z"
+                 *         "created": "2026-11-27T14:19:05.062Z"
                  *       }
                  *     }
                  */
@@ -8377,30 +8443,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBNoffWOoBMWlbGtr7sN1U",
+                 *       "id": "evt_0VcBQFFpWN2GVTred1VOcOyZ",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:09:26.740Z",
+                 *       "created": "2026-11-27T14:19:05.582Z",
                  *       "data": {
-                 *         "id": "ord_0VcBNofTkdypQ0QBlvmGEzXb",
+                 *         "id": "ord_0VcBQFFF3y1WwjK6qgzwBZ46",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_KP5Sv5BaV9aHS24iLDIkn40WEkb8kazwhIpQsaZ8",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_4AtFMKTRQwQhUje3P1p5eAKC4XXgVWwKmeRkhU1E",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcBNofbaGF5nSCFuz9YYFCm",
+                 *         "paymentIntent": "pi_0VcBQFFgWEiiwYWzVU8FvJ3i",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T14:39:26.731Z",
+                 *         "expiresAt": "2026-11-27T14:49:05.549Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:09:26.731Z"
+                 *         "created": "2026-11-27T14:19:05.549Z"
                  *       }
                  *     }
                  */
@@ -8428,30 +8494,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBNocMQzi5af2H62hGOulp",
+                 *       "id": "evt_0VcBQF5eUKvD8gsPHOvwwewe",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:09:26.511Z",
+                 *       "created": "2026-11-27T14:19:04.949Z",
                  *       "data": {
-                 *         "id": "ord_0VcBNobsQ6PD2Q3iiQP5IGW5",
+                 *         "id": "ord_0VcBQF5XEwnzQYjivZqgCNqm",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_sdFRiNRisiWz1401pzyR5uyoefla2MAmgu1gDRYW",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_vxWi0Z8YmgiO03xr3lW9PHQwQ5XfjUMz5DRTa9yd",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T14:09:26.511Z",
+                 *         "expiresAt": "2026-11-27T14:19:04.949Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:09:26.508Z"
+                 *         "created": "2026-11-27T14:19:04.947Z"
                  *       }
                  *     }
                  */
@@ -8479,13 +8545,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBNokDt9fZIhZZQDRPEZFq",
+                 *       "id": "evt_0VcBQFQ83jL6z3SQl5UzTQ5x",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:09:27.023Z",
+                 *       "created": "2026-11-27T14:19:06.219Z",
                  *       "data": {
-                 *         "id": "pi_0VcBNok7j7owAB5rHBl4Fxyh",
+                 *         "id": "pi_0VcBQFPw71kjQJX8tflUJa5u",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -8493,15 +8559,15 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcBNogBiyoWkSWT08y168eW",
+                 *         "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
                  *         "metadata": {},
                  *         "amountRefunded": 0,
-                 *         "receipt": "rcpt_0VcBNokCYLXrrRW1qmL7l7n3",
+                 *         "receipt": "rcpt_0VcBQFQ5qBOWz5XrNepFKqyP",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:09:27.019Z"
+                 *         "created": "2026-11-27T14:19:06.212Z"
                  *       }
                  *     }
                  */
@@ -8529,13 +8595,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBNohs00REiSs8wQsGkgXY",
+                 *       "id": "evt_0VcBQFKVnWOWPswBmTrxP0lD",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:09:26.879Z",
+                 *       "created": "2026-11-27T14:19:05.872Z",
                  *       "data": {
-                 *         "id": "pi_0VcBNohomwYYnsIdXO4VNJaZ",
+                 *         "id": "pi_0VcBQFKM62EZZEdvkOlgei9c",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -8543,7 +8609,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcBNogkddLLVZJE8BEU1qyE",
+                 *         "card": "card_0VcBQFIBr0fXrhDS0An9YE0N",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -8554,7 +8620,7 @@ export interface operations {
                  *         "amountRefunded": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:09:26.876Z"
+                 *         "created": "2026-11-27T14:19:05.866Z"
                  *       }
                  *     }
                  */
@@ -8582,18 +8648,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBNokVDjbDAK8Q1ur4Im5u",
+                 *       "id": "evt_0VcBQFQnnqEXQKRkEMkzpU9z",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:09:27.042Z",
+                 *       "created": "2026-11-27T14:19:06.264Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcBNojKqljyWRY1SwiiqJfo",
+                 *         "id": "rcpt_0VcBQFO26s4SaAta0935WZEP",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcBNohRGfJUOx38jrlLj98k",
-                 *         "refund": "re_0VcBNojGjWyWBcy6GAKIT4zk",
+                 *         "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                 *         "refund": "re_0VcBQFNt0ee65NSSLLNV7ufF",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -8611,13 +8677,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "538487526123",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127190927&s=538487526123",
-                 *         "fiscalizedAt": "2026-11-27T14:09:27.042Z",
+                 *         "fiscalSign": "136350329508",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127191906&s=136350329508",
+                 *         "fiscalizedAt": "2026-11-27T14:19:06.264Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_qNrBFf40mNyYl10YGGLlt5VxRtbp0sjGRju4KNSo",
+                 *         "url": "https://api.tolov.example/receipts/rc_c8BZFiwfXabIPtsnT5Klicc0gG3eE3yULTPiBssZ",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:09:26.969Z"
+                 *         "created": "2026-11-27T14:19:06.093Z"
                  *       }
                  *     }
                  */
@@ -8645,17 +8711,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBNokaNzMy1S44LIBuwydY",
+                 *       "id": "evt_0VcBQFR0OQpcwDFqY1NYIek4",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:09:27.047Z",
+                 *       "created": "2026-11-27T14:19:06.277Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcBNokCYLXrrRW1qmL7l7n3",
+                 *         "id": "rcpt_0VcBQFQ5qBOWz5XrNepFKqyP",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcBNok7j7owAB5rHBl4Fxyh",
+                 *         "paymentIntent": "pi_0VcBQFPw71kjQJX8tflUJa5u",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -8678,9 +8744,9 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_VqZM48hAUdgkNQ9FWMfzYoHbb3NAMNr8f1jLFKDe",
+                 *         "url": "https://api.tolov.example/receipts/rc_cbbbhDoM2dXFTJjJckVpWmxOe1UlHv6HOJ2dBkxl",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:09:27.023Z"
+                 *         "created": "2026-11-27T14:19:06.219Z"
                  *       }
                  *     }
                  */
@@ -8708,22 +8774,22 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBNotlTOHjjyl4V4MZG0Ca",
+                 *       "id": "evt_0VcBQFnTEkdnMjZbUFGwfQju",
                  *       "object": "event",
                  *       "type": "payout_account.updated",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:09:27.615Z",
+                 *       "created": "2026-11-27T14:19:07.670Z",
                  *       "data": {
-                 *         "id": "pacct_0VcBNotXPitzjzl7s1ihhKOd",
+                 *         "id": "pacct_0VcBQFmLjZVxA6QlaTy6eEcL",
                  *         "object": "payout_account",
                  *         "bankMfo": "00440",
                  *         "accountLast4": "2002",
                  *         "tin": "301234567",
                  *         "holderName": "\"Chorsu Market\" MChJ",
-                 *         "payoutsHeldUntil": "2026-11-28T14:09:27.615Z",
+                 *         "payoutsHeldUntil": "2026-11-28T14:19:07.670Z",
                  *         "livemode": false,
-                 *         "updated": "2026-11-27T14:09:27.615Z",
-                 *         "created": "2026-11-27T14:09:27.603Z"
+                 *         "updated": "2026-11-27T14:19:07.670Z",
+                 *         "created": "2026-11-27T14:19:07.599Z"
                  *       }
                  *     }
                  */
@@ -8751,13 +8817,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBNovakQVA0jRntwWSITV4",
+                 *       "id": "evt_0VcBQFwfV7d0OaTS0p7zbAmC",
                  *       "object": "event",
                  *       "type": "payout.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:09:27.729Z",
+                 *       "created": "2026-11-27T14:19:08.240Z",
                  *       "data": {
-                 *         "id": "po_0VcBNovBNe14TBlpoeyC6oIH",
+                 *         "id": "po_0VcBQFwCObjzEgERDGU9tSgO",
                  *         "object": "payout",
                  *         "amount": 3950000,
                  *         "status": "PAID",
@@ -8769,7 +8835,7 @@ export interface operations {
                  *         },
                  *         "failureCode": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:09:27.705Z"
+                 *         "created": "2026-11-27T14:19:08.199Z"
                  *       }
                  *     }
                  */
@@ -8797,13 +8863,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBNowk6mvCqJruwTCoNkii",
+                 *       "id": "evt_0VcBQFylR9dGrT5ALausdJ5B",
                  *       "object": "event",
                  *       "type": "payout.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:09:27.800Z",
+                 *       "created": "2026-11-27T14:19:08.367Z",
                  *       "data": {
-                 *         "id": "po_0VcBNowbAAtuPeKUrLjcMP0T",
+                 *         "id": "po_0VcBQFyZ5Bx93WcBzPHaDIFu",
                  *         "object": "payout",
                  *         "amount": 1485000,
                  *         "status": "FAILED",
@@ -8815,7 +8881,7 @@ export interface operations {
                  *         },
                  *         "failureCode": "ACCOUNT_CLOSED",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:09:27.791Z"
+                 *         "created": "2026-11-27T14:19:08.354Z"
                  *       }
                  *     }
                  */

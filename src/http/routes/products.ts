@@ -41,7 +41,16 @@ const ProductStatus = Type.Object({
   liveEnabled: Type.Boolean(),
   receiptRequired: Type.Boolean(),
   account: Type.Union([Type.String(), Type.Null()], { description: 'The dashboard account that owns it (null: made by the operator API)' }),
+  suspension: Type.Union([Type.Object({ since: Type.String({ format: 'date-time' }), reason: Type.String() }), Type.Null()], {
+    description: 'Since when and why Tolov suspended it (no payments, card bindings, orders or payouts); null while it may take payments',
+  }),
 }, { title: 'ProductStatus' });
+
+const SuspendBody = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500, description: 'Why, as the merchant and Tolov staff will read it' }) },
+  { title: 'SuspendProductBody', additionalProperties: false },
+);
+type SuspendBody = Static<typeof SuspendBody>;
 
 const UpdateProductBody = Type.Object({ receiptRequired: ReceiptRequired }, { title: 'UpdateProductBody', additionalProperties: false });
 type UpdateProductBody = Static<typeof UpdateProductBody>;
@@ -89,7 +98,40 @@ function presentStatus(product: ProductRow) {
     liveEnabled: product.live_enabled,
     receiptRequired: product.receipt_required,
     account: product.account_id,
+    suspension: product.suspended_at === null ? null : { since: product.suspended_at.toISOString(), reason: product.suspension_reason! },
   };
+}
+
+/** The operator's hold on a product that must not take payments: suspend, resume, and reading where it stands. */
+function suspensionRoutes(app: FastifyInstance, products: ProductsService): void {
+  const config = { auth: { kind: 'admin' } } as const;
+  const tags = ['operator'];
+  app.get<{ Params: IdParams }>(
+    '/admin/v1/products/:id',
+    { config, schema: { tags, operationId: 'retrieveProduct', summary: 'Read where a product stands: live mode, receipts, suspension', params: IdParams, response: { 200: ProductStatus } } },
+    async (request) => presentStatus(await products.find(request.params.id)),
+  );
+  app.post<{ Params: IdParams; Body: SuspendBody }>(
+    '/admin/v1/products/:id/suspend',
+    {
+      config,
+      schema: {
+        tags,
+        operationId: 'suspendProduct',
+        summary: 'Suspend a product: its payments, card bindings, orders and payouts are refused on every process at once',
+        description: 'Its calls that move money, bind a card or create an order answer 403 `PRODUCT_SUSPENDED`, its hosted pages say the shop cannot take payments, and its payouts wait; reads, refunds of past payments and webhooks go on.',
+        params: IdParams,
+        body: SuspendBody,
+        response: { 200: ProductStatus },
+      },
+    },
+    async (request) => presentStatus(await products.setSuspended(request.params.id, request.body.reason)),
+  );
+  app.post<{ Params: IdParams }>(
+    '/admin/v1/products/:id/resume',
+    { config, schema: { tags, operationId: 'resumeProduct', summary: 'Resume a suspended product: everything works again', params: IdParams, response: { 200: ProductStatus } } },
+    async (request) => presentStatus(await products.setSuspended(request.params.id, null)),
+  );
 }
 
 /** The operator's keys of a product: issue, list, revoke. */
@@ -179,4 +221,5 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
   );
 
   keyRoutes(app, products);
+  suspensionRoutes(app, products);
 };

@@ -53,7 +53,7 @@ export class CardBindingsService {
 
   /** Starts saving a buyer's card: 201 with the binding and the address of its page. */
   create(invocation: Invocation, body: CreateBindingBody): Promise<Answer<CardBinding>> {
-    return this.commands.run(invocation, this.createPhases(invocation.scope, body));
+    return this.commands.run(invocation, this.createPhases(invocation.scope, body), { activeOnly: true });
   }
 
   /** Creating a binding is one atomic phase; live mode needs a rail, so it is refused before anything is written. */

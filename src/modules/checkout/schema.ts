@@ -91,6 +91,7 @@ export const SessionState = Type.Object({
     { description: 'What is being paid, for an order session; null for a card binding' },
   ),
   canSaveCard: Type.Boolean({ description: 'Whether the buyer may ask to keep the card (orders with a customerRef)' }),
+  shopSuspended: Type.Boolean({ description: 'Tolov has suspended the shop: it cannot take payments or save cards now (its calls answer 403 PRODUCT_SUSPENDED)' }),
   receipt: nullable(SessionReceipt, "A COMPLETED order's sale receipt, when the order was paid with fiscal lines; null otherwise"),
 }, { title: 'SessionState' });
 export type SessionState = Static<typeof SessionState>;

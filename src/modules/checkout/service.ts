@@ -32,6 +32,7 @@ const sessionNotFound = () => new ApiError('NOT_FOUND', 'No such checkout sessio
 const sessionExpired = () => new ApiError('SESSION_EXPIRED', 'This checkout session has expired');
 const attemptsUsedUp = () =>
   new ApiError('TOO_MANY_ATTEMPTS', `This session is closed: the ${CARD_ATTEMPTS_MAX} card or ${CODE_ATTEMPTS_MAX} code attempts were used up`);
+const shopSuspended = () => new ApiError('PRODUCT_SUSPENDED', 'This shop cannot take payments now: Tolov has suspended it');
 /** The buyer's calls a session refuses once its attempts were used up, whatever they are. */
 const lockedOut = (session: SessionRow) => session.failure_code === 'TOO_MANY_ATTEMPTS';
 /** Refusals of a card or a code that use up an attempt. */
@@ -68,6 +69,7 @@ export function presentSession(row: SessionRow): SessionState {
           }
         : null,
     canSaveCard: row.kind === 'order' && row.customer_ref !== null,
+    shopSuspended: row.product_suspended,
     // Read by the service once the order is paid (withReceipt): it lives with the payment, not the session.
     receipt: null,
   };
@@ -196,6 +198,7 @@ export class CheckoutService {
   private async acceptCard(token: string, submission: CardSubmission): Promise<SessionState> {
     const checked = await this.withSession(token, async (tx, session) => {
       if (lockedOut(session)) return fail(attemptsUsedUp());
+      if (session.product_suspended) return fail(shopSuspended());
       const refused = refusalOf(session.kind, session.status, 'submit_card');
       if (refused !== null) return fail(new ApiError('INVALID_STATE', refused));
       if (submission.saveCard && !(session.kind === 'order' && session.customer_ref !== null)) {
@@ -235,6 +238,7 @@ export class CheckoutService {
   private async checkCode(token: string, code: string): Promise<SessionState> {
     const session = await this.withSession(token, async (tx, session) => {
       if (lockedOut(session)) return fail(attemptsUsedUp());
+      if (session.product_suspended) return fail(shopSuspended());
       const refused = refusalOf(session.kind, session.status, 'submit_code');
       if (refused !== null) return fail(new ApiError('INVALID_STATE', refused));
       if (session.code_attempts >= CODE_ATTEMPTS_MAX) {
@@ -326,6 +330,7 @@ export class CheckoutService {
   async resendCode(token: string): Promise<SessionState> {
     const session = await this.withSession(token, async (tx, session) => {
       if (lockedOut(session)) return fail(attemptsUsedUp());
+      if (session.product_suspended) return fail(shopSuspended());
       const refused = refusalOf(session.kind, session.status, 'resend_code');
       if (refused !== null) return fail(new ApiError('INVALID_STATE', refused));
       if (session.code_sends >= CODE_SENDS_MAX) {

@@ -41,6 +41,8 @@ export interface SessionRow {
   order_failure_code: string | null;
   /** Computed by the database clock, the one clock every process shares. */
   expired: boolean;
+  /** The operator suspended the product: the session cannot be paid or used to save a card. */
+  product_suspended: boolean;
 }
 
 /** A PENDING session for a new order or binding: it shares its subject's token and expiry. */
@@ -67,7 +69,7 @@ const SELECT_SESSION = `
          coalesce(b.return_url, o.return_url) AS return_url, coalesce(b.customer_ref, o.customer_ref) AS customer_ref,
          o.amount AS order_amount, o.description AS order_description, o.status AS order_status,
          o.payment_intent_id AS order_payment, o.paid_at AS order_paid_at, o.failure_code AS order_failure_code,
-         s.expires_at <= now() AS expired
+         s.expires_at <= now() AS expired, p.suspended_at IS NOT NULL AS product_suspended
     FROM checkout_sessions s
     JOIN products p ON p.id = s.product_id
     LEFT JOIN card_bindings b ON b.id = s.binding_id

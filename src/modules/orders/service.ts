@@ -56,7 +56,7 @@ export class OrdersService {
 
   /** Creates a PENDING order with its checkout session: 201 with the order. */
   create(invocation: Invocation, body: CreateOrderBody): Promise<Answer<Order>> {
-    return this.commands.run(invocation, this.createPhases(invocation.scope, body));
+    return this.commands.run(invocation, this.createPhases(invocation.scope, body), { activeOnly: true });
   }
 
   /** Cancels a PENDING order: 200 with the order; audited when a dashboard user cancels it. */

@@ -69,17 +69,17 @@ export class PaymentsService {
 
   /** Charges a saved card: 201 with the payment, whatever the bank answered (its status says). */
   charge(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
-    return this.commands.run(invocation, this.chargePhases(invocation.scope, body));
+    return this.commands.run(invocation, this.chargePhases(invocation.scope, body), { activeOnly: true });
   }
 
   /** The legacy pair's first step: an intent that moves no money until confirmed (201). */
   create(invocation: Invocation, body: CreateChargeBody): Promise<Answer<PaymentIntent>> {
-    return this.commands.run(invocation, this.createPhases(invocation.scope, body));
+    return this.commands.run(invocation, this.createPhases(invocation.scope, body), { activeOnly: true });
   }
 
   /** The legacy pair's second step: the charge's debit, on the intent created before (200). */
   confirm(invocation: Invocation, id: string): Promise<Answer<PaymentIntent>> {
-    return this.commands.run(invocation, this.confirmPhases(invocation.scope, id));
+    return this.commands.run(invocation, this.confirmPhases(invocation.scope, id), { activeOnly: true });
   }
 
   /** Cancels an intent that awaits confirmation (200). */

@@ -145,7 +145,7 @@ export class PayoutsService {
       if (!payout) throw new Error('a manual payout is made or refused, never skipped');
       return presentPayout(payout);
     };
-    return this.commands.change(invocation, 201, write, { audit: { action: 'payout.created', target: (payout: Payout) => payout.id } });
+    return this.commands.change(invocation, 201, write, { audit: { action: 'payout.created', target: (payout: Payout) => payout.id }, activeOnly: true });
   }
 
   /** Cancels a PENDING payout, its amount back in the available balance; 409 once it was sent. */

@@ -171,11 +171,15 @@ export async function deferPayout(tx: Transaction, id: string, delayMs: number):
   await tx.query(`UPDATE payouts SET next_attempt_at = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'IN_TRANSIT'`, [id, delayMs]);
 }
 
-/** PENDING payouts due to be sent, oldest first, of one product and mode when given. */
+/**
+ * PENDING payouts due to be sent, oldest first, of one product and mode when given; a suspended product's wait, to be
+ * sent once it is resumed (or canceled).
+ */
 export async function pendingDue(db: Queryable, batchMax: number, merchant?: Pick<Merchant, 'productId' | 'livemode'>): Promise<string[]> {
   const rows = await db.query<{ id: string }>(
-    `SELECT id FROM payouts WHERE status = 'PENDING' AND next_attempt_at <= now() ${merchant ? 'AND product_id = $2 AND livemode = $3' : ''}
-      ORDER BY next_attempt_at LIMIT $1`,
+    `SELECT o.id FROM payouts o JOIN products p ON p.id = o.product_id
+      WHERE o.status = 'PENDING' AND o.next_attempt_at <= now() AND p.suspended_at IS NULL ${merchant ? 'AND o.product_id = $2 AND o.livemode = $3' : ''}
+      ORDER BY o.next_attempt_at LIMIT $1`,
     merchant ? [batchMax, merchant.productId, merchant.livemode] : [batchMax],
   );
   return rows.map((row) => row.id);
@@ -198,11 +202,11 @@ export async function leasePayoutsToReconcile(db: Queryable, batchMax: number, l
   );
 }
 
-/** Products whose automatic payout of `day` has not run, with an account not on hold. */
+/** Products whose automatic payout of `day` has not run, with an account not on hold, and not suspended. */
 export async function dueRuns(db: Queryable, day: string, batchMax: number): Promise<{ product_id: string; livemode: boolean }[]> {
   return db.query(
-    `SELECT a.product_id, a.livemode FROM payout_accounts a
-      WHERE (a.payouts_held_until IS NULL OR a.payouts_held_until <= now())
+    `SELECT a.product_id, a.livemode FROM payout_accounts a JOIN products p ON p.id = a.product_id
+      WHERE (a.payouts_held_until IS NULL OR a.payouts_held_until <= now()) AND p.suspended_at IS NULL
         AND NOT EXISTS (SELECT 1 FROM payout_runs r WHERE r.product_id = a.product_id AND r.livemode = a.livemode AND r.day = $1)
       ORDER BY a.product_id, a.livemode LIMIT $2`,
     [day, batchMax],

@@ -81,6 +81,23 @@ export class ProductsService {
     return row;
   }
 
+  async find(productId: string): Promise<store.ProductRow> {
+    const row = await store.findProduct(this.db, productId);
+    if (!row) throw notFound('product');
+    return row;
+  }
+
+  /**
+   * The operator suspends a product (`reason`) or resumes it (null): every process refuses its money calls from the
+   * moment the change commits, as its key cache hears it.
+   */
+  async setSuspended(productId: string, reason: string | null): Promise<store.ProductRow> {
+    const row = await store.setSuspended(this.db, productId, reason, API_KEYS_CHANNEL);
+    if (!row) throw notFound('product');
+    this.keys.clear();
+    return row;
+  }
+
   /** The operator's go-ahead for live mode (after checking who the merchant is). */
   async enableLive(productId: string): Promise<store.ProductRow> {
     const row = await store.enableLive(this.db, productId);

@@ -1,7 +1,7 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Scope } from '../../core/merchant.js';
 
-const PRODUCT_COLUMNS = 'id, name, scopes, fee_bps, account_id, live_enabled, receipt_required, created_at';
+const PRODUCT_COLUMNS = 'id, name, scopes, fee_bps, account_id, live_enabled, receipt_required, suspended_at, suspension_reason, created_at';
 
 export interface ProductRow {
   id: string;
@@ -13,6 +13,9 @@ export interface ProductRow {
   live_enabled: boolean;
   /** Whether its live orders and charges must carry fiscal lines. */
   receipt_required: boolean;
+  /** Since when the operator has it suspended, and why; null while it may take payments. */
+  suspended_at: Date | null;
+  suspension_reason: string | null;
   created_at: Date;
 }
 
@@ -36,9 +39,10 @@ export interface AuthenticatedKeyRow extends KeyRow {
   product_name: string;
   fee_bps: number;
   receipt_required: boolean;
+  suspended: boolean;
 }
 
-export async function insertProduct(tx: Transaction, product: Omit<ProductRow, 'created_at'>): Promise<ProductRow> {
+export async function insertProduct(tx: Transaction, product: Omit<ProductRow, 'created_at' | 'suspended_at' | 'suspension_reason'>): Promise<ProductRow> {
   const [row] = await tx.query<ProductRow>(
     `INSERT INTO products (id, name, scopes, fee_bps, account_id, live_enabled, receipt_required) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${PRODUCT_COLUMNS}`,
     [product.id, product.name, product.scopes, product.fee_bps, product.account_id, product.live_enabled, product.receipt_required],
@@ -69,6 +73,22 @@ export async function setReceiptRequired(db: Queryable, id: string, required: bo
     `WITH p AS (UPDATE products SET receipt_required = $2 WHERE id = $1 RETURNING ${PRODUCT_COLUMNS})
      SELECT p.* FROM p, LATERAL (SELECT pg_notify($3, p.id)) AS notified`,
     [id, required, channel],
+  );
+  return row;
+}
+
+/**
+ * Suspends the product with `reason`, or resumes it (null), notifying `channel` in the same statement so that every
+ * process forgets the keys it cached, with the product's state, when the change commits. A suspension already in force
+ * keeps its time and takes the new reason.
+ */
+export async function setSuspended(db: Queryable, id: string, reason: string | null, channel: string): Promise<ProductRow | undefined> {
+  const [row] = await db.query<ProductRow>(
+    `WITH p AS (
+       UPDATE products SET suspended_at = CASE WHEN $2::text IS NULL THEN NULL ELSE coalesce(suspended_at, now()) END, suspension_reason = $2
+        WHERE id = $1 RETURNING ${PRODUCT_COLUMNS})
+     SELECT p.* FROM p, LATERAL (SELECT pg_notify($3, p.id)) AS notified`,
+    [id, reason, channel],
   );
   return row;
 }
@@ -130,7 +150,7 @@ export async function markKeysUsed(db: Queryable, used: { id: string; at: Date }
 export async function findKeyBySecretHash(db: Queryable, secretHash: Buffer): Promise<AuthenticatedKeyRow | undefined> {
   const [row] = await db.query<AuthenticatedKeyRow>(
     `SELECT k.id, k.product_id, k.livemode, k.scopes, k.revoked_at, k.expires_at, k.secret_last4, k.created_at, k.last_used_at,
-            p.name AS product_name, p.fee_bps, p.receipt_required
+            p.name AS product_name, p.fee_bps, p.receipt_required, p.suspended_at IS NOT NULL AS suspended
        FROM api_keys k JOIN products p ON p.id = k.product_id
       WHERE k.secret_hash = $1`,
     [secretHash],

@@ -1,7 +1,7 @@
 // Test mode's helpers: produce what a buyer or time would, at once, so that every event can be triggered in tests
 // (the CLI's `tolov trigger` uses them). They act only in test mode; a live key never reaches them.
 import { ApiError } from '../../core/errors.js';
-import type { Merchant } from '../../core/merchant.js';
+import { assertActive, type Merchant } from '../../core/merchant.js';
 import { TEST_SMS_CODE } from '../../rails/test-rail.js';
 import type { CardBinding } from '../card-bindings/schema.js';
 import type { CardBindingsService } from '../card-bindings/service.js';
@@ -43,6 +43,7 @@ export class TestHelpersService {
   /** Runs the day's automatic payout now and sends every PENDING payout to the test bank. */
   runPayouts(merchant: Merchant): Promise<Payout> {
     TestHelpersService.testOnly(merchant);
+    assertActive(merchant);
     return this.payouts.runNow(merchant);
   }
 

@@ -18,6 +18,8 @@ export function screenOf(session, gone) {
   if (order && session.order.status === 'CANCELED') return screen('canceled', 'warning');
   if (session.status === 'EXPIRED') return screen('expired', 'warning');
   if (session.status === 'FAILED') return screen('failed', 'warning');
+  // Tolov suspended the shop: an open session cannot be paid, said before the buyer types a card.
+  if (session.shopSuspended && isOpen(session)) return screen('suspended', 'warning');
   if (session.status === 'AWAITING_CODE') return screen('code');
   return screen(order ? 'pay' : 'bind');
 }

@@ -154,6 +154,7 @@ export function merchantOfSigned(signed: Signed): Merchant {
     scopes: signed.product.scopes,
     feeBps: signed.product.fee_bps,
     receiptRequired: signed.product.receipt_required,
+    suspended: signed.product.suspended_at !== null,
   };
 }
 

@@ -67,8 +67,17 @@ function accountBar(dash: Dash, signed: Signed, current: Section): Html {
   <form class="logout" method="post" action="/dashboard/logout">${csrfField(dash)}<button type="submit" class="quiet">${t('logOut')}</button></form>
 </header>
 ${signed.session.livemode ? '' : html`<p class="test-banner">${t('testBanner')}</p>`}
+${suspensionBanner(dash, signed)}
 ${holdBanner(dash)}
 <nav class="sections" aria-label="${t('sections')}">${nav}</nav>`;
+}
+
+/** While Tolov has the product suspended, every page says so, why, and what still works. */
+function suspensionBanner(dash: Dash, signed: Signed): Value {
+  const { suspended_at: since, suspension_reason: reason } = signed.product;
+  if (since === null) return '';
+  const { t } = dash;
+  return html`<div class="hold-banner" role="alert"><p><strong>${t('suspendedTitle')}</strong> ${t('suspendedBanner', { since: when(since.toISOString()), reason: reason ?? '' })}</p></div>`;
 }
 
 /**

@@ -451,6 +451,8 @@ export const en = {
   payoutCodeWrong: 'Nothing was saved: that code is not right, or was used already.',
   payoutCodeWrongField: 'Enter the newest code: each code works once.',
   payoutSecondFactorRefused: 'Nothing was saved: this change needs two-factor authentication, passed at log-in.',
+  suspendedTitle: 'Tolov has suspended this product.',
+  suspendedBanner: 'Since {since}, because: {reason}. Payments, card bindings, orders and payouts are refused until Tolov resumes it; you can still read everything and refund past payments. Write to Tolov to resolve it.',
   payoutHoldTitle: 'Payouts are on hold.',
   payoutHoldBanner: 'The payout account was changed on {changed}, so payouts wait until {until}: a change nobody on your team made can still be stopped. If none of you made it, an owner should change their password now and set the right account again.',
   seePayoutAccount: 'See the payout account',

@@ -442,6 +442,8 @@ export const uz: Messages = {
   payoutCodeWrong: 'Hech narsa saqlanmadi: kod notoʻgʻri yoki allaqachon ishlatilgan.',
   payoutCodeWrongField: 'Eng yangi kodni kiriting: har bir kod bir marta ishlaydi.',
   payoutSecondFactorRefused: 'Hech narsa saqlanmadi: bu oʻzgarish uchun kirishda oʻtilgan ikki bosqichli autentifikatsiya kerak.',
+  suspendedTitle: 'Tolov bu mahsulotni toʻxtatib qoʻydi.',
+  suspendedBanner: '{since} dan beri, sababi: {reason}. Tolov uni qayta ishga tushirmaguncha toʻlovlar, karta ulash, buyurtmalar va oʻtkazmalar rad etiladi; hamma narsani koʻrish va oʻtgan toʻlovlarni qaytarish mumkin. Masalani hal qilish uchun Tolovga yozing.',
   payoutHoldTitle: 'Oʻtkazmalar toʻxtatilgan.',
   payoutHoldBanner: 'Bank hisobi oʻzgartirildi: {changed}. Shuning uchun oʻtkazmalar {until} gacha kutadi: jamoangizdan hech kim qilmagan oʻzgarishni hali toʻxtatish mumkin. Agar buni hech biringiz qilmagan boʻlsangiz, akkaunt egasi hoziroq parolini almashtirib, toʻgʻri hisobni qayta kiritsin.',
   seePayoutAccount: 'Bank hisobini ochish',
