@@ -21,6 +21,7 @@ import { ApiKeyCache } from './modules/products/key-cache.js';
 import { ProductsService } from './modules/products/service.js';
 import { ReconciliationService } from './modules/reconciliation/service.js';
 import { ChecksService } from './modules/checks/service.js';
+import { ActivationsService } from './modules/activations/service.js';
 import { RefundsService } from './modules/refunds/service.js';
 import { ReceiptsService } from './modules/receipts/service.js';
 import { PayoutsService } from './modules/payouts/service.js';
@@ -127,6 +128,7 @@ function buildServices(parts: {
     activity: new PaymentActivity(db),
     reconciliation,
     checks: new ChecksService(db, reconciliation),
+    activations: new ActivationsService(db, products, payouts, commands),
     timings,
     mail,
   };

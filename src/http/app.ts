@@ -14,6 +14,8 @@ import type { ReceiptsService } from '../modules/receipts/service.js';
 import type { PayoutsService } from '../modules/payouts/service.js';
 import { payoutRoutes } from './routes/payouts.js';
 import { checkRoutes } from './routes/checks.js';
+import { activationRoutes } from './routes/activations.js';
+import type { ActivationsService } from '../modules/activations/service.js';
 import type { ChecksService } from '../modules/checks/service.js';
 import type { WebhooksService } from '../modules/webhooks/service.js';
 import type { EventStreams } from '../modules/webhooks/stream.js';
@@ -57,6 +59,7 @@ export interface Services {
   receipts: ReceiptsService;
   payouts: PayoutsService;
   checks: ChecksService;
+  activations: ActivationsService;
   cards: CardsService;
   bindings: CardBindingsService;
   checkout: CheckoutService;
@@ -75,13 +78,14 @@ export async function registerApi(
   app: FastifyInstance,
   { services, idempotent, checkoutLimits, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; publicUrl: string },
 ): Promise<void> {
-  const { accounts, accountLinks, products, orders, payments, refunds, receipts, payouts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, checks, testHelpers, timings } =
+  const { accounts, accountLinks, products, orders, payments, refunds, receipts, payouts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, checks, activations, testHelpers, timings } =
     services;
   recordMerchantCalls(app, requestLog);
   await app.register(productRoutes, { products });
   await app.register(brandingRoutes, { products, publicUrl });
   await app.register(reconciliationRoutes, { reconciliation });
   await app.register(checkRoutes, { checks });
+  await app.register(activationRoutes, { activations });
   await app.register(timingRoutes, { timings });
   await app.register(orderRoutes, { orders, idempotent });
   await app.register(ledgerRoutes, { ledger, payouts });
@@ -99,5 +103,5 @@ export async function registerApi(
   await app.register(pageRoutes, { checkout, products });
   await app.register(apiReferenceRoutes);
   await app.register(sdkPackageRoutes);
-  await app.register(dashboardRoutes, { prefix: '/dashboard', accounts, accountLinks, products, webhooks, payments, orders, refunds, receipts, cards, requestLog, activity, ledger, payouts, publicUrl });
+  await app.register(dashboardRoutes, { prefix: '/dashboard', accounts, accountLinks, products, webhooks, payments, orders, refunds, receipts, cards, requestLog, activity, ledger, payouts, activations, publicUrl });
 }

@@ -203,6 +203,18 @@ const OPERATOR_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   },
   listApiKeys: { returns: "The product's keys, newest first, without their secrets", errors: ['NOT_FOUND'] },
   updateProduct: { returns: 'The product as changed', errors: ['NOT_FOUND'], repeat: 'Setting the same value again changes nothing' },
+  listActivations: { returns: `A page of activation requests, newest submission first; \`has_more\` says whether another page follows (pass the last \`product\` as \`starting_after\`)` },
+  retrieveActivation: { returns: "The product's activation request", errors: ['NOT_FOUND'] },
+  approveActivation: {
+    returns: 'The request, `approved`: live mode is on, and the live payout account is the one it names (`payout_account.updated` in live mode)',
+    errors: ['NOT_FOUND', 'INVALID_STATE'],
+    repeat: 'Approving it again answers 409 `INVALID_STATE`: it is decided already',
+  },
+  rejectActivation: {
+    returns: 'The request, `rejected`, with the reason the merchant reads in the dashboard; they may correct it and submit again',
+    errors: ['NOT_FOUND', 'INVALID_STATE'],
+    repeat: 'Rejecting it again answers 409 `INVALID_STATE`: it is decided already',
+  },
   retrieveProduct: { returns: 'Where the product stands: live mode, fiscal lines, `suspension`', errors: ['NOT_FOUND'] },
   suspendProduct: {
     returns: 'The product, with its `suspension`: its money calls are refused from now on, on every process',

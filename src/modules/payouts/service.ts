@@ -45,6 +45,15 @@ export function presentAccount(row: PayoutAccountRow): PayoutAccount {
   };
 }
 
+/** Refuses an account number whose check digit does not fit the bank: a typo, or another bank's account. */
+export function assertAccountNumber(input: { bankMfo: string; accountNumber: string }): void {
+  if (!accountKeyValid(input.bankMfo, input.accountNumber)) {
+    throw new ApiError('VALIDATION_ERROR', `accountNumber is not an account of the bank ${input.bankMfo}: its check digit (the 9th) does not match`, {
+      param: 'accountNumber',
+    });
+  }
+}
+
 export function presentPayout(row: PayoutRow): Payout {
   return {
     id: row.id,
@@ -117,18 +126,19 @@ export class PayoutsService {
   setAccount(invocation: Invocation, input: PayoutAccountInput): Promise<Answer<PayoutAccount>> {
     const { scope } = invocation;
     if (scope.actor.kind !== 'user') throw new Error('a payout account is set by a dashboard user, never by an API key');
-    if (!accountKeyValid(input.bankMfo, input.accountNumber)) {
-      throw new ApiError('VALIDATION_ERROR', `accountNumber is not an account of the bank ${input.bankMfo}: its check digit (the 9th) does not match`, {
-        param: 'accountNumber',
-      });
-    }
-    const write = async (tx: Transaction) => {
-      const account = presentAccount(await store.upsertAccount(tx, scope, { id: newId('pacct'), ...input }, ACCOUNT_CHANGE_HOLD_SECONDS));
-      await this.events.record(tx, { productId: scope.productId, livemode: scope.livemode, type: 'payout_account.updated', data: account });
-      return account;
-    };
+    assertAccountNumber(input);
     const target = `${input.bankMfo} ••••${input.accountNumber.slice(-4)}`;
-    return this.commands.change(invocation, 200, write, { audit: { action: 'payout_account.updated', target } });
+    return this.commands.change(invocation, 200, (tx) => this.recordAccount(tx, scope, input), { audit: { action: 'payout_account.updated', target } });
+  }
+
+  /**
+   * Writes the account in the caller's transaction and announces it: the owner's setting above, and the account an
+   * approved activation request names for live mode. A change of an account already set holds payouts.
+   */
+  async recordAccount(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, input: PayoutAccountInput): Promise<PayoutAccount> {
+    const account = presentAccount(await store.upsertAccount(tx, merchant, { id: newId('pacct'), ...input }, ACCOUNT_CHANGE_HOLD_SECONDS));
+    await this.events.record(tx, { productId: merchant.productId, livemode: merchant.livemode, type: 'payout_account.updated', data: account });
+    return account;
   }
 
   /** Test mode's helper: ends a hold at once. */

@@ -99,8 +99,8 @@ export class ProductsService {
   }
 
   /** The operator's go-ahead for live mode (after checking who the merchant is). */
-  async enableLive(productId: string): Promise<store.ProductRow> {
-    const row = await store.enableLive(this.db, productId);
+  async enableLive(productId: string, tx: Queryable = this.db): Promise<store.ProductRow> {
+    const row = await store.enableLive(tx, productId);
     if (!row) throw notFound('product');
     return row;
   }

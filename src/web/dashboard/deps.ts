@@ -1,5 +1,6 @@
 // What the dashboard's pages are given: the services they call, and where the service is reached from outside.
 import type { AccountLinks } from '../../modules/accounts/links.js';
+import type { ActivationsService } from '../../modules/activations/service.js';
 import type { AccountsService } from '../../modules/accounts/service.js';
 import type { OrdersService } from '../../modules/orders/service.js';
 import type { PaymentsService } from '../../modules/payments/service.js';
@@ -30,6 +31,8 @@ export interface DashboardDeps {
   ledger: LedgerService;
   /** The payout account: shown to everyone, set by an owner with the second factor, its hold on every page. */
   payouts: PayoutsService;
+  /** The request to go live: its status for everyone, submitted by an owner with the second factor. */
+  activations: ActivationsService;
   /** The public address of the service (TOLOV_CHECKOUT_URL): invitation links start with it. */
   publicUrl: string;
 }
