@@ -11,6 +11,12 @@ export function reconciler(payments: PaymentsService, refunds: RefundsService, p
     name: 'reconciler',
     intervalMs,
     batchMax: BATCH_MAX,
-    runOnce: async () => Math.max(await payments.reconcileDebits(BATCH_MAX), await refunds.reconcile(BATCH_MAX), await payouts.reconcile(BATCH_MAX)),
+    // Each kind on its own: one whose batch throws (its mode's bank gone) does not keep the others waiting.
+    runOnce: async () => {
+      const batches = await Promise.allSettled([payments.reconcileDebits(BATCH_MAX), refunds.reconcile(BATCH_MAX), payouts.reconcile(BATCH_MAX)]);
+      const failed = batches.find((batch): batch is PromiseRejectedResult => batch.status === 'rejected');
+      if (failed) throw failed.reason;
+      return Math.max(...batches.map((batch) => (batch as PromiseFulfilledResult<number>).value));
+    },
   };
 }

@@ -20,6 +20,8 @@ function checked(name: string, description: string, found: Finding[]): Check {
 }
 
 const mode = (livemode: boolean) => (livemode ? 'live' : 'test');
+/** Tolov's statuses of an operation whose outcome it is still asking the bank about. */
+const OPEN_STATUSES = new Set(['PROCESSING', 'PENDING', 'IN_TRANSIT']);
 
 export class ChecksService {
   constructor(
@@ -88,7 +90,9 @@ export class ChecksService {
       for (const date of [yesterday, today]) {
         try {
           const report = await this.reconciliation.report(date, livemode);
-          for (const mismatch of report.mismatches) {
+          // An operation still open at Tolov waits for reconciliation, which settles it within its call window and
+          // the reconcile interval; one open for over an hour is listed by `operations_open`.
+          for (const mismatch of report.mismatches.filter((m) => !OPEN_STATUSES.has(m.tolov?.status ?? ''))) {
             found.push({ livemode, objectId: mismatch.operationId, message: `${date}: ${mismatch.type} ${mismatch.operationId} is ${mismatch.problem}` });
           }
           if (report.truncated) found.push({ livemode, message: `${date}: more mismatches than one report lists; the rest are not listed` });
@@ -98,13 +102,16 @@ export class ChecksService {
         }
       }
     }
-    return checked('bank_reconciliation', "Yesterday's and today's money operations match the bank's record, operation by operation", found);
+    return checked('bank_reconciliation', "Yesterday's and today's money operations match the bank's record, operation by operation (those Tolov is still settling aside)", found);
   }
 
   async #stuckObjects(): Promise<Check[]> {
     const limit = PROBLEMS_MAX + 1;
     const since = (row: { created_at: Date }) => row.created_at.toISOString();
-    const processing = await store.stuck(this.db, 'payment_intents', { status: 'PROCESSING', olderThanSeconds: HOUR_SECONDS, withinDays: null, limit });
+    const open = { olderThanSeconds: HOUR_SECONDS, withinDays: null, limit };
+    const processing = await store.stuck(this.db, 'payment_intents', { status: 'PROCESSING', ...open });
+    const refunding = await store.stuck(this.db, 'refunds', { status: 'PENDING', ...open });
+    const inTransit = await store.stuck(this.db, 'payouts', { status: 'IN_TRANSIT', ...open });
     const pendingReceipts = await store.stuck(this.db, 'receipts', { status: 'PENDING', olderThanSeconds: HOUR_SECONDS, withinDays: null, limit });
     const failedReceipts = await store.stuck(this.db, 'receipts', { status: 'FAILED', olderThanSeconds: 0, withinDays: FAILURES_LISTED_DAYS, limit });
     const failedPayouts = await store.stuck(this.db, 'payouts', { status: 'FAILED', olderThanSeconds: 0, withinDays: FAILURES_LISTED_DAYS, limit });
@@ -115,7 +122,11 @@ export class ChecksService {
       message: `${row.id} ${what} (made ${since(row)})`,
     });
     return [
-      checked('payments_processing', 'No payment stays PROCESSING for over an hour', processing.map(problem('is still PROCESSING'))),
+      checked('operations_open', 'No payment stays PROCESSING, no refund PENDING and no payout IN_TRANSIT for over an hour: the bank has not settled them', [
+        ...processing.map(problem('is still PROCESSING')),
+        ...refunding.map(problem('is still PENDING')),
+        ...inTransit.map(problem('is still IN_TRANSIT')),
+      ]),
       checked('receipts_unsettled', `No receipt stays PENDING for over an hour; receipts FAILED in the last ${FAILURES_LISTED_DAYS} days`, [
         ...pendingReceipts.map(problem('is still PENDING')),
         ...failedReceipts.map(problem('FAILED')),

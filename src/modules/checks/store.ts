@@ -62,7 +62,7 @@ export function productMoney(db: Queryable) {
  */
 export function stuck(
   db: Queryable,
-  table: 'payment_intents' | 'receipts' | 'payouts',
+  table: 'payment_intents' | 'refunds' | 'receipts' | 'payouts',
   query: { status: string; olderThanSeconds: number; withinDays: number | null; limit: number },
 ) {
   return db.query<{ id: string; product_id: string; livemode: boolean; created_at: Date }>(

@@ -22,7 +22,7 @@ import * as store from './store.js';
 import type { IntentRow } from './store.js';
 
 export type { IntentRow, OperationsPage, RecordedMoney } from './store.js';
-/** The debits created in [from, to) that went to the bank, oldest first: what reconciliation compares with the bank's. */
+/** Pages of the debits created in [from, to) that went to the bank, by id: what reconciliation compares with the bank's. */
 export { debitOperationsBetween } from './store.js';
 
 /** `round_half_up(amount × feeBps / 10000)`, exactly: the product can exceed 2^53, so it is done in BigInt. */

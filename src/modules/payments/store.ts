@@ -222,7 +222,6 @@ export async function recordRefunded(tx: Transaction, id: string, amount: number
   await tx.query('UPDATE payment_intents SET amount_refunded = $2 WHERE id = $1', [id, amount]);
 }
 
-/** An operation that asked the bank to move money, as reconciliation compares it with the bank's record. */
 /** A page of a mode's money operations of [from, to), by id in byte order, after `after` when given. */
 export interface OperationsPage {
   livemode: boolean;
@@ -232,6 +231,7 @@ export interface OperationsPage {
   limit: number;
 }
 
+/** An operation that asked the bank to move money, as reconciliation compares it with the bank's record. */
 export interface RecordedMoney {
   operation_id: string;
   amount: number;

@@ -162,12 +162,11 @@ export class PayoutsService {
   cancel(invocation: Invocation, id: string): Promise<Answer<Payout>> {
     const { scope } = invocation;
     const write = async (tx: Transaction) => {
-      const canceled = await store.finishPayout(tx, id, 'PENDING', { status: 'CANCELED' });
-      if (canceled && canceled.product_id === scope.productId && canceled.livemode === scope.livemode) {
+      const canceled = await store.cancelPending(tx, scope, id);
+      if (canceled) {
         await this.#giveBack(tx, canceled);
         return presentPayout(canceled);
       }
-      // Another product's payout is not canceled: the statement fails, the transaction rolls back.
       const row = await store.findPayout(tx, scope, id);
       if (!row) throw notFound('payout');
       throw new ApiError('PAYOUT_NOT_CANCELABLE', `Only a PENDING payout can be canceled; this one is ${row.status}`);
@@ -219,16 +218,29 @@ export class PayoutsService {
     if (now < tashkentInstant(day, this.schedule.timeMinutes)) return 0;
     const due = await store.dueRuns(this.db, day, batchMax);
     for (const { product_id: productId, livemode } of due) {
-      const merchant = { productId, livemode };
-      const made = await this.db.transaction(async (tx) => {
-        if (!(await store.claimRun(tx, merchant, day))) return null;
-        const payout = await this.#takeAutomatic(tx, merchant);
-        if (payout) await store.recordRunPayout(tx, merchant, day, payout.id);
-        return payout;
-      });
+      const made = await this.#runFor({ productId, livemode }, day);
       if (made) await this.send(made.id);
     }
     return due.length;
+  }
+
+  /**
+   * The day's automatic payout of one product and mode, claimed with it in one transaction; null when another process
+   * ran the day, or too little is unpaid (the day is then done). An account put on hold meanwhile rolls the claim back,
+   * so that the day's payout is made once the hold ends.
+   */
+  async #runFor(merchant: Pick<Merchant, 'productId' | 'livemode'>, day: string): Promise<PayoutRow | null> {
+    try {
+      return await this.db.transaction(async (tx) => {
+        if (!(await store.claimRun(tx, merchant, day))) return null;
+        const payout = await this.#take(tx, merchant, { automatic: true });
+        if (payout) await store.recordRunPayout(tx, merchant, day, payout.id);
+        return payout;
+      });
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'PAYOUTS_HELD') return null;
+      throw error;
+    }
   }
 
   /**
@@ -306,12 +318,7 @@ export class PayoutsService {
       await store.deferPayout(tx, id, retryInMs);
       return store.payoutById(tx, id);
     }
-    const finished = await store.finishPayout(
-      tx,
-      id,
-      'IN_TRANSIT',
-      outcome.status === 'SUCCEEDED' ? { status: 'PAID' } : { status: 'FAILED', failureCode: outcome.failureCode },
-    );
+    const finished = await store.finishPayout(tx, id, outcome.status === 'SUCCEEDED' ? { status: 'PAID' } : { status: 'FAILED', failureCode: outcome.failureCode });
     if (!finished) return store.payoutById(tx, id);
     if (finished.status === 'PAID') {
       await this.ledger.post(tx, {
@@ -332,19 +339,9 @@ export class PayoutsService {
     return finished;
   }
 
-  /** Takes an automatic payout of the unpaid rows, or null when the account is held or they fall short of the minimum. */
-  async #takeAutomatic(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>): Promise<PayoutRow | null> {
-    try {
-      return await this.#take(tx, merchant, { automatic: true });
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'PAYOUTS_HELD') return null;
-      throw error;
-    }
-  }
-
   /**
    * Makes a PENDING payout to the account as it is now, in the caller's transaction: its amount leaves the available
-   * balance (locked meanwhile, so that a refund cannot take the same money) for payouts in transit, with its statement
+   * balance (locked meanwhile: no posting moves it between the read and the take) for payouts in transit, with its statement
    * row. An automatic payout pays out the unpaid rows, and only when they reach the minimum (null otherwise).
    */
   async #take(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, take: Take): Promise<PayoutRow | null> {

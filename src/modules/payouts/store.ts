@@ -151,17 +151,26 @@ export async function markInTransit(tx: Transaction, id: string, inFlightMs: num
   return row;
 }
 
-/** IN_TRANSIT → PAID or FAILED, or PENDING → CANCELED, once: returns the row only to the caller that made the change. */
+/** IN_TRANSIT → PAID or FAILED, once: returns the row only to the caller that made the change. */
 export async function finishPayout(
   tx: Transaction,
   id: string,
-  from: 'PENDING' | 'IN_TRANSIT',
-  to: { status: 'PAID' | 'CANCELED' } | { status: 'FAILED'; failureCode: string },
+  to: { status: 'PAID' } | { status: 'FAILED'; failureCode: string },
 ): Promise<PayoutRow | undefined> {
   const [row] = await tx.query<PayoutRow>(
-    `UPDATE payouts SET status = $3, failure_code = $4, finished_at = now(), next_attempt_at = NULL
-      WHERE id = $1 AND status = $2 RETURNING ${PAYOUT_COLUMNS}`,
-    [id, from, to.status, to.status === 'FAILED' ? to.failureCode : null],
+    `UPDATE payouts SET status = $2, failure_code = $3, finished_at = now(), next_attempt_at = NULL
+      WHERE id = $1 AND status = 'IN_TRANSIT' RETURNING ${PAYOUT_COLUMNS}`,
+    [id, to.status, to.status === 'FAILED' ? to.failureCode : null],
+  );
+  return row;
+}
+
+/** The merchant's PENDING payout → CANCELED, once (a send that took it first wins): the row to the caller that did it. */
+export async function cancelPending(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, id: string): Promise<PayoutRow | undefined> {
+  const [row] = await tx.query<PayoutRow>(
+    `UPDATE payouts SET status = 'CANCELED', finished_at = now(), next_attempt_at = NULL
+      WHERE id = $1 AND product_id = $2 AND livemode = $3 AND status = 'PENDING' RETURNING ${PAYOUT_COLUMNS}`,
+    [id, merchant.productId, merchant.livemode],
   );
   return row;
 }
