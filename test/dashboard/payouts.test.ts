@@ -2,14 +2,14 @@
 // its timeline and its transactions (which add up to an automatic payout, as the statement narrowed to it shows);
 // "Pay out now" for owners and developers, refused in the page's words; cancel while PENDING; the overview's next
 // payout in each of its states; in three languages, and in Chromium on a laptop and a 390 px phone, by keyboard.
-import type { Browser, BrowserContext, Page as BrowserPage } from 'playwright-core';
+import type { Browser, Page as BrowserPage } from 'playwright-core';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeHtml } from '../../src/web/html.js';
 import { MESSAGES, type Lang } from '../../src/web/dashboard/i18n.js';
 import { SESSION_COOKIE } from '../../src/web/dashboard/context.js';
 import { when } from '../../src/web/dashboard/layout.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser } from '../support/browser.js';
+import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openWatched } from '../support/browser.js';
 import { engine, idem, startService, type TestService } from '../support/harness.js';
 import { balance, chargeCard } from '../support/payments.js';
 import { makeAvailable, setPayoutAccount } from '../support/payouts.js';
@@ -517,24 +517,15 @@ describe.runIf(browserAvailable())('in Chromium', () => {
   const shot = (page: BrowserPage, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/payouts-${engine}-${name}.png`, fullPage: true });
 
   /** The owner's session in a browser at `width`, collecting the page's problems and any request to another host. */
-  async function open(width: number, lang: Lang = 'en'): Promise<{ context: BrowserContext; page: BrowserPage; problems: string[] }> {
-    const context = await browser.newContext({ viewport: { width, height: 900 }, deviceScaleFactor: 1, locale: LOCALES[lang] });
-    context.setDefaultTimeout(5_000);
-    await context.addCookies([
-      { name: SESSION_COOKIE, value: listed.of.owner.cookies.get(SESSION_COOKIE)!, url: base },
-      { name: 'tolov_lang', value: lang, url: base },
-    ]);
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text());
+  const open = (width: number, lang: Lang = 'en') =>
+    openWatched(browser, base, {
+      width,
+      locale: LOCALES[lang],
+      cookies: [
+        { name: SESSION_COOKIE, value: listed.of.owner.cookies.get(SESSION_COOKIE)! },
+        { name: 'tolov_lang', value: lang },
+      ],
     });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('request', (request) => {
-      if (!request.url().startsWith(base)) problems.push(`request to another host: ${request.url()}`);
-    });
-    return { context, page, problems };
-  }
 
   const overflow = (page: BrowserPage) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 

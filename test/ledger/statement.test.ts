@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { bindCard } from '../support/binding.js';
-import { balance, charge, reconcileNow } from '../support/payments.js';
+import { balance, charge, reconcileNow, statementOf as readStatement, type StatementRow } from '../support/payments.js';
 
 let service: TestService;
 const DELAY_SECONDS = 3_600;
@@ -13,28 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-interface Row {
-  id: string;
-  type: string;
-  amount: number;
-  fee: number;
-  net: number;
-  status: 'pending' | 'available';
-  source: string;
-  [field: string]: unknown;
-}
-
-/** The whole statement, page after page, newest first. */
-async function statementOf(key: string, query = ''): Promise<Row[]> {
-  const rows: Row[] = [];
-  for (let after = ''; ; ) {
-    const page = await service.call({ method: 'GET', url: `/v1/balance_transactions?limit=100${query}${after}`, key });
-    expect(page.status).toBe(200);
-    rows.push(...page.body.data);
-    if (!page.body.has_more) return rows;
-    after = `&starting_after=${rows.at(-1)!.id}`;
-  }
-}
+type Row = StatementRow;
+const statementOf = (key: string, query = '') => readStatement(service, key, query);
 
 /** The identities of the statement against the balance, checked after every step. */
 async function expectIdentities(key: string): Promise<Row[]> {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { waitFor } from '../support/wait.js';
-import { balance, chargeCard, eventsOf, railOperations, reconcileNow } from '../support/payments.js';
+import { balance, chargeCard, eventsOf, railOperations, reconcileNow, statementOf as readStatement, type StatementRow } from '../support/payments.js';
 import { makeAvailable, setPayoutAccount } from '../support/payouts.js';
 
 let service: TestService;
@@ -14,25 +14,8 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-interface Row {
-  id: string;
-  type: string;
-  net: number;
-  status: 'pending' | 'available';
-  source: string;
-  payout: string | null;
-}
-
-async function statementOf(key: string, query = ''): Promise<Row[]> {
-  const rows: Row[] = [];
-  for (let after = ''; ; ) {
-    const page = await service.call({ method: 'GET', url: `/v1/balance_transactions?limit=100${query}${after}`, key });
-    expect(page.status).toBe(200);
-    rows.push(...page.body.data);
-    if (!page.body.has_more) return rows;
-    after = `&starting_after=${rows.at(-1)!.id}`;
-  }
-}
+type Row = StatementRow;
+const statementOf = (key: string, query = '') => readStatement(service, key, query);
 
 /**
  * The identities of the contract, after every step: the statement's available and pending rows sum to the balance's,

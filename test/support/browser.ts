@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 export const ARTIFACTS_DIR = 'test/artifacts';
@@ -48,4 +48,29 @@ export async function openAsBuyer(
   await prepare(page);
   await page.goto(url);
   return { page, problems };
+}
+
+/**
+ * A context of `base`'s pages at `width` in `locale` (with `cookies`, a signed-in dashboard session say) that collects
+ * the page's problems: its uncaught errors, its console errors but the 4xx answers a test provokes, and every request
+ * that leaves for another host.
+ */
+export async function openWatched(
+  browser: Browser,
+  base: string,
+  options: { width: number; locale: string; cookies?: Array<{ name: string; value: string }> },
+): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: options.width, height: 900 }, locale: options.locale, deviceScaleFactor: 1 });
+  context.setDefaultTimeout(5_000);
+  if (options.cookies) await context.addCookies(options.cookies.map((cookie) => ({ ...cookie, url: base })));
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('request', (request) => {
+    if (!request.url().startsWith(base)) problems.push(`request to another host: ${request.url()}`);
+  });
+  return { context, page, problems };
 }

@@ -35,3 +35,28 @@ export const eventsOf = (service: TestService, objectId: string) =>
   service.db.query<{ type: string; data: Record<string, unknown> }>('SELECT type, data FROM events WHERE object_id = $1 ORDER BY seq', [objectId]);
 
 export const balance = async (service: TestService, key: string) => (await service.call({ method: 'GET', url: '/v1/balance', key })).body;
+
+/** A row of the statement, as GET /v1/balance_transactions lists it. */
+export interface StatementRow {
+  id: string;
+  type: string;
+  amount: number;
+  fee: number;
+  net: number;
+  status: 'pending' | 'available';
+  source: string;
+  payout: string | null;
+  [field: string]: unknown;
+}
+
+/** The whole statement of `key`'s product and mode (narrowed by `query`), page after page, newest first. */
+export async function statementOf(service: TestService, key: string, query = ''): Promise<StatementRow[]> {
+  const rows: StatementRow[] = [];
+  for (let after = ''; ; ) {
+    const page = await service.call({ method: 'GET', url: `/v1/balance_transactions?limit=100${query}${after}`, key });
+    if (page.status !== 200) throw new Error(`the statement answered ${page.status}: ${page.text}`);
+    rows.push(...(page.body.data as StatementRow[]));
+    if (!page.body.has_more) return rows;
+    after = `&starting_after=${rows.at(-1)!.id}`;
+  }
+}

@@ -1,9 +1,9 @@
 // The merchant dashboard in Chromium, as a merchant uses it: sign up, make a key, add an endpoint, watch a charge's
 // delivery fail and retry it, in three languages, on a laptop and on a phone, by keyboard.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard } from '../support/binding.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser } from '../support/browser.js';
+import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openWatched } from '../support/browser.js';
 import { engine, startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
 import { linkIn } from '../support/mailbox.js';
@@ -33,21 +33,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
 
   const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/dashboard-${engine}-${name}.png`, fullPage: true });
 
-  /** A browser context that records the page's problems and every request that leaves for another host. */
-  async function open(options: { width: number; locale: string }): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-    const context = await browser.newContext({ viewport: { width: options.width, height: 900 }, locale: options.locale, deviceScaleFactor: 1 });
-    context.setDefaultTimeout(5_000);
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('request', (request) => {
-      if (!request.url().startsWith(base)) problems.push(`request to another host: ${request.url()}`);
-    });
-    return { context, page, problems };
-  }
+  const open = (options: { width: number; locale: string }) => openWatched(browser, base, options);
 
   /**
    * The sign-up form's answer, then its mail's link opened, the password chosen and the account made, as a merchant
