@@ -62,13 +62,13 @@ describe('the money checks', () => {
     expect(processing.status).toBe('PROCESSING');
     // The bank executed the debit that Tolov still counts PROCESSING: reconciliation settles it, so no alarm yet.
     expect(await failing()).toEqual(['payouts_failed']);
-    await service.db.query(`UPDATE payment_intents SET created_at = now() - interval '2 hours' WHERE id = $1`, [processing.id]);
+    await service.db.query(`UPDATE payment_intents SET debit_started_at = now() - interval '2 hours' WHERE id = $1`, [processing.id]);
     const all = await checks();
     expect(all.get('payouts_failed')!.problems).toEqual([{ objectId: payout.id, productId: other.productId, livemode: false, message: expect.stringContaining('FAILED') }]);
     expect(all.get('operations_open')!.problems).toEqual([
       { objectId: processing.id, productId: other.productId, livemode: false, message: expect.stringContaining('PROCESSING') },
     ]);
-    await service.db.query(`UPDATE payouts SET created_at = now() - interval '31 days' WHERE id = $1`, [payout.id]);
+    await service.db.query(`UPDATE payouts SET created_at = now() - interval '31 days', sent_at = now() - interval '31 days' WHERE id = $1`, [payout.id]);
     expect(await failing()).toEqual(['operations_open']);
   });
 

@@ -31,8 +31,11 @@ describe('the reconciliation report of a busy day', () => {
           FROM generate_series(0, ${COUNT - 1}) g;
       UPDATE payment_intents SET created_at = timestamptz '${DAY}T23:59:59.5Z' WHERE id = 'pi_busy000001';
       UPDATE payment_intents SET created_at = timestamptz '${DAY}T00:00:00Z' - interval '0.5 seconds' WHERE id = 'pi_busy000002';
+      -- A payment intent created the day before and confirmed on the day: dated by its confirm, as the bank dates it.
+      UPDATE payment_intents SET created_at = timestamptz '${DAY}T00:00:00Z' - interval '14 hours', debit_started_at = timestamptz '${DAY}T15:00:00Z'
+       WHERE id = 'pi_busy000003';
       INSERT INTO test_rail_operations (operation_id, type, token, amount, status, failure_code, created_at)
-        SELECT id, 'debit', rail_token, amount, 'SUCCEEDED', NULL, created_at + interval '0.8 seconds' FROM payment_intents WHERE id LIKE 'pi_busy%';
+        SELECT id, 'debit', rail_token, amount, 'SUCCEEDED', NULL, coalesce(debit_started_at, created_at) + interval '0.8 seconds' FROM payment_intents WHERE id LIKE 'pi_busy%';
       -- What the report must find: one debit the bank never executed, one it executed for another amount.
       DELETE FROM test_rail_operations WHERE operation_id = 'pi_busy007777';
       UPDATE test_rail_operations SET amount = amount + 1 WHERE operation_id = 'pi_busy011111';`);

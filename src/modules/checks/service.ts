@@ -119,7 +119,7 @@ export class ChecksService {
       objectId: row.id,
       productId: row.product_id,
       livemode: row.livemode,
-      message: `${row.id} ${what} (made ${since(row)})`,
+      message: `${row.id} ${what} (since ${since(row)})`,
     });
     return [
       checked('operations_open', 'No payment stays PROCESSING, no refund PENDING and no payout IN_TRANSIT for over an hour: the bank has not settled them', [

@@ -56,19 +56,28 @@ export function productMoney(db: Queryable) {
   );
 }
 
+/** When each table's objects went to the bank (or were made): a payment intent's debit may follow its creation by days. */
+const SINCE = {
+  payment_intents: 'coalesce(debit_started_at, created_at)',
+  refunds: 'created_at',
+  receipts: 'created_at',
+  payouts: 'coalesce(sent_at, created_at)',
+} as const;
+
 /**
- * Objects of `table` in `status` made over `olderThanSeconds` ago, oldest first; with `withinDays`, only those made
+ * Objects of `table` in `status` since over `olderThanSeconds` ago, oldest first; with `withinDays`, only those since
  * within that many days (a final status stays listed that long, an open one for as long as it lasts).
  */
 export function stuck(
   db: Queryable,
-  table: 'payment_intents' | 'refunds' | 'receipts' | 'payouts',
+  table: keyof typeof SINCE,
   query: { status: string; olderThanSeconds: number; withinDays: number | null; limit: number },
 ) {
+  const since = SINCE[table];
   return db.query<{ id: string; product_id: string; livemode: boolean; created_at: Date }>(
-    `SELECT id, product_id, livemode, created_at FROM ${table}
-      WHERE status = $1 AND created_at < now() - $2 * interval '1 second' AND ($3::int IS NULL OR created_at > now() - $3 * interval '1 day')
-      ORDER BY created_at LIMIT $4`,
+    `SELECT id, product_id, livemode, ${since} AS created_at FROM ${table}
+      WHERE status = $1 AND ${since} < now() - $2 * interval '1 second' AND ($3::int IS NULL OR ${since} > now() - $3 * interval '1 day')
+      ORDER BY ${since} LIMIT $4`,
     [query.status, query.olderThanSeconds, query.withinDays, query.limit],
   );
 }

@@ -53,8 +53,9 @@ export interface NewIntent {
 export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, intent: NewIntent): Promise<IntentRow> {
   const [row] = await tx.query<IntentRow>(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, order_id, rail_token, rail,
-                                  masked_pan, description, metadata, receipt_lines, reconcile_after)
-     VALUES ($1, $2, $3, $4, $5, 'UZS', $6, $7, $12, $13, $8, $14, $9, $10, $15, now() + $11 * interval '1 millisecond')
+                                  masked_pan, description, metadata, receipt_lines, reconcile_after, debit_started_at)
+     VALUES ($1, $2, $3, $4, $5, 'UZS', $6, $7, $12, $13, $8, $14, $9, $10, $15, now() + $11 * interval '1 millisecond',
+             CASE WHEN $6 = 'PROCESSING' THEN now() END)
      RETURNING ${INTENT_COLUMNS}`,
     [
       intent.id,
@@ -89,9 +90,9 @@ export async function insertIntentOnActiveCard(
 ): Promise<IntentRow | undefined> {
   const [row] = await tx.query<IntentRow>(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
-                                  masked_pan, description, metadata, receipt_lines, reconcile_after)
+                                  masked_pan, description, metadata, receipt_lines, reconcile_after, debit_started_at)
      SELECT $1, c.product_id, c.livemode, $5, $6, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, c.masked_pan, $7, $8::json,
-            $10::jsonb, now() + $9 * interval '1 millisecond'
+            $10::jsonb, now() + $9 * interval '1 millisecond', now()
        FROM cards c WHERE c.id = $4 AND c.product_id = $2 AND c.livemode = $3 AND c.status = 'ACTIVE'
      RETURNING ${INTENT_COLUMNS}`,
     [
@@ -128,7 +129,7 @@ export async function intentById(db: Queryable, id: string): Promise<IntentRow> 
 export async function startDebit(tx: Transaction, id: string, inFlightMs: number): Promise<IntentRow> {
   const confirm = INTENT_STATES.move('confirm');
   const [row] = await tx.query<IntentRow>(
-    `UPDATE payment_intents SET status = $3, reconcile_after = now() + $2 * interval '1 millisecond'
+    `UPDATE payment_intents SET status = $3, reconcile_after = now() + $2 * interval '1 millisecond', debit_started_at = now()
       WHERE id = $1 AND status = ANY($4::text[]) RETURNING ${INTENT_COLUMNS}`,
     [id, inFlightMs, confirm.to, confirm.from],
   );
@@ -240,13 +241,14 @@ export interface RecordedMoney {
 }
 
 /**
- * The debits created in [from, to) that went to the bank (not those still awaiting or canceled before): a page of
- * them by id in byte order, after `after` when given.
+ * The debits sent to the bank in [from, to) (dated when sent: a payment intent when confirmed): a page of them by id
+ * in byte order, after `after` when given.
  */
 export function debitOperationsBetween(db: Queryable, page: OperationsPage): Promise<RecordedMoney[]> {
   return db.query<RecordedMoney>(
-    `SELECT id AS operation_id, amount, status, created_at FROM payment_intents
-      WHERE livemode = $1 AND created_at >= $2 AND created_at < $3 AND status <> 'REQUIRES_PAYMENT' AND status <> 'CANCELED'
+    `SELECT id AS operation_id, amount, status, coalesce(debit_started_at, created_at) AS created_at FROM payment_intents
+      WHERE livemode = $1 AND coalesce(debit_started_at, created_at) >= $2 AND coalesce(debit_started_at, created_at) < $3
+        AND status <> 'REQUIRES_PAYMENT' AND status <> 'CANCELED'
         AND ($4::text IS NULL OR id > $4 COLLATE "C")
       ORDER BY id COLLATE "C" LIMIT $5`,
     [page.livemode, page.from, page.to, page.after, page.limit],
