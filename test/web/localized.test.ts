@@ -210,7 +210,7 @@ function dashboardPaths(): string[] {
     ...STATEMENT_TYPES.map((type) => `/dashboard/statement?type=${type}`),
     ...PAYOUT_STATUSES.map((status) => `/dashboard/payouts?status=${status}`),
   ];
-  const lists = ['overview', 'start', 'payments', 'orders', 'refunds', 'statement', 'payouts', 'receipts', 'cards', 'events', 'logs', 'webhooks', 'api-keys', 'branding', 'payout-account', 'team', 'team/audit', 'account'].map((path) => `/dashboard/${path}`);
+  const lists = ['overview', 'start', 'payments', 'orders', 'refunds', 'statement', 'payouts', 'receipts', 'cards', 'events', 'logs', 'webhooks', 'api-keys', 'branding', 'payout-account', 'activation', 'team', 'team/audit', 'account'].map((path) => `/dashboard/${path}`);
   return [
     ...lists,
     ...filtered,
@@ -260,6 +260,12 @@ describe('the dashboard in Uzbek and Russian', () => {
     expect(refused.status).toBe(400);
     expect(refused.html).toContain(MESSAGES[lang].payoutFieldsInvalid);
     problems.push(...problemsOf(lang, refused.html).map((problem) => `the payout account refused: ${problem}`));
+    // The activation request refused, every field wrong: each said in the page's language.
+    const request = { legalName: '', tin: '1', legalAddress: '', website: 'x', category: 'x', bankMfo: '1', accountNumber: '1', holderTin: '1', holderName: '\u0007', code: '1', idempotencyKey: crypto.randomUUID() };
+    const activation = await owner.post('/dashboard/activation', request);
+    expect(activation.status).toBe(400);
+    expect(activation.html).toContain(MESSAGES[lang].activationFieldsInvalid);
+    problems.push(...problemsOf(lang, activation.html).map((problem) => `the activation request refused: ${problem}`));
     // "Pay out now" refused: the amount unreadable, then the payouts held; each said in the page's language.
     for (const amount of ['abc', '100']) {
       const payOut = await owner.post('/dashboard/payouts', { amount, idempotencyKey: crypto.randomUUID() });

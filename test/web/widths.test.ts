@@ -241,7 +241,7 @@ describe.runIf(browserAvailable())('every page at a phone’s and a laptop’s w
       ['cards', '/dashboard/cards'], ['events', '/dashboard/events'], ['webhooks', '/dashboard/webhooks'],
       ['endpoint', `/dashboard/webhooks/${endpoint}`], ['logs', '/dashboard/logs'], ['keys', '/dashboard/api-keys'],
       ['team', '/dashboard/team'], ['audit', '/dashboard/team/audit'], ['security', '/dashboard/account'], ['branding', '/dashboard/branding'],
-      ['payout', '/dashboard/payout-account'],
+      ['payout', '/dashboard/payout-account'], ['activation', '/dashboard/activation'],
     ];
   }, 120_000);
   afterAll(async () => {

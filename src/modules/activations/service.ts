@@ -55,7 +55,7 @@ export class ActivationsService {
     assertAccountNumber(input);
     const { userId } = scope.actor;
     const write = async (tx: Transaction) => {
-      const product = await this.products.find(scope.productId);
+      const product = await this.products.find(scope.productId, tx);
       if (product.live_enabled) throw new ApiError('INVALID_STATE', 'Live mode is on for this product already');
       if (!(await store.submit(tx, scope.productId, input, userId))) {
         const current = await store.findActivation(tx, scope.productId);

@@ -81,8 +81,8 @@ export class ProductsService {
     return row;
   }
 
-  async find(productId: string): Promise<store.ProductRow> {
-    const row = await store.findProduct(this.db, productId);
+  async find(productId: string, tx: Queryable = this.db): Promise<store.ProductRow> {
+    const row = await store.findProduct(tx, productId);
     if (!row) throw notFound('product');
     return row;
   }

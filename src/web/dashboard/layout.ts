@@ -6,10 +6,11 @@ import type { Dash, Signed } from './context.js';
 import { html, pageStart, type Html, type Value } from '../html.js';
 import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
 
-export type Section = 'start' | 'overview' | 'payments' | 'orders' | 'refunds' | 'statement' | 'payouts' | 'receipts' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'payoutAccount' | 'branding' | 'team' | 'account';
+export type Section = 'start' | 'activation' | 'overview' | 'payments' | 'orders' | 'refunds' | 'statement' | 'payouts' | 'receipts' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'payoutAccount' | 'branding' | 'team' | 'account';
 
 const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'start', href: '/dashboard/start', label: 'navStart' },
+  { section: 'activation', href: '/dashboard/activation', label: 'navActivation' },
   { section: 'overview', href: '/dashboard/overview', label: 'navOverview' },
   { section: 'payments', href: '/dashboard/payments', label: 'navPayments' },
   { section: 'orders', href: '/dashboard/orders', label: 'navOrders' },
@@ -48,7 +49,7 @@ function modeSwitch(dash: Dash, signed: Signed): Html {
   if (!live && !signed.product.live_enabled) {
     return html`<div class="mode"><span class="mode-badge test">${t('testMode')}</span>
       <button type="button" disabled aria-describedby="live-off">${t('switchToLive')}</button>
-      <p class="hint" id="live-off">${t('liveOffExplained')}</p></div>`;
+      <p class="hint" id="live-off">${t('liveOffExplained')} <a href="/dashboard/activation">${t('liveOffLink')}</a></p></div>`;
   }
   return html`<form class="mode" method="post" action="/dashboard/mode">${csrfField(dash)}
     <span class="mode-badge ${live ? 'live' : 'test'}">${live ? t('liveMode') : t('testMode')}</span>

@@ -6,6 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, F
 import { ApiError } from '../../core/errors.js';
 import { LOGO_MAX_BYTES } from '../../modules/products/branding.js';
 import type { DashboardDeps, Form } from './deps.js';
+import { activationPages } from './pages/activation.js';
 import { authPages } from './pages/auth.js';
 import { emailLinkPages } from './pages/email-links.js';
 import { brandingPages } from './pages/branding.js';
@@ -143,4 +144,5 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
   teamPages(app, deps);
   securityPages(app, deps);
   payoutAccountPages(app, deps);
+  activationPages(app, deps);
 };

@@ -12,14 +12,12 @@ import type { PayoutAccount, PayoutAccountInput } from '../../../modules/payouts
 import { ACCOUNT_CHANGE_HOLD_SECONDS, type PayoutsService } from '../../../modules/payouts/service.js';
 import { actorOf, dashOf, field, formKeyOf, invocationOf, MANAGES_PAYOUTS, merchantOfSigned, requireRole, ROUTE, sessionOf, signedIn, throttled, type Dash, type PayoutHold, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
-import type { MessageKey } from '../i18n.js';
 import { csrfField, formKeyField, notice, page, sendPage, timeElement, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
+import { digitsOf, DIGITS, formField, lineOf, type FieldSpec } from './form-fields.js';
 
 const PATH = '/dashboard/payout-account';
-const HOLDER_NAME_MAX = 200;
-/** Twenty digits, with the spaces a copy from a bank's details may bring (the server takes them out). */
-const ACCOUNT_NUMBER_PATTERN = String.raw`\s*(?:[0-9]\s*){20}`;
+export const HOLDER_NAME_MAX = 200;
 
 type FieldName = keyof PayoutAccountInput | 'code';
 type FieldErrors = Partial<Record<FieldName, string>>;
@@ -69,30 +67,16 @@ ${account.updated === account.created ? '' : html`<dt>${t('payoutAccountChangedA
 </dl>`;
 }
 
-interface FieldSpec {
-  name: FieldName;
-  label: MessageKey;
-  hint: MessageKey;
-  attributes: Html;
-}
+type Spec = FieldSpec<FieldName>;
 
 /** The form's fields in their order: the account, then the code that confirms it. */
-const FIELDS: FieldSpec[] = [
-  { name: 'bankMfo', label: 'bankMfo', hint: 'bankMfoHint', attributes: html`class="digits-5" inputmode="numeric" pattern="[0-9]{5}" maxlength="5"` },
-  { name: 'accountNumber', label: 'accountNumber', hint: 'accountNumberHint', attributes: html`class="digits-20" inputmode="numeric" pattern="${ACCOUNT_NUMBER_PATTERN}" maxlength="40"` },
-  { name: 'tin', label: 'tin', hint: 'tinHint', attributes: html`class="digits-9" inputmode="numeric" pattern="[0-9]{9}" maxlength="9"` },
+const FIELDS: Spec[] = [
+  { name: 'bankMfo', label: 'bankMfo', hint: 'bankMfoHint', attributes: DIGITS.mfo },
+  { name: 'accountNumber', label: 'accountNumber', hint: 'accountNumberHint', attributes: DIGITS.accountNumber },
+  { name: 'tin', label: 'tin', hint: 'tinHint', attributes: DIGITS.tin },
   { name: 'holderName', label: 'holderName', hint: 'holderNameHint', attributes: html`maxlength="${HOLDER_NAME_MAX}"` },
-  { name: 'code', label: 'payoutCode', hint: 'payoutCodeHint', attributes: html`class="digits-6" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7"` },
+  { name: 'code', label: 'payoutCode', hint: 'payoutCodeHint', attributes: DIGITS.code },
 ];
-
-/** A field: its label, the value, what is wrong with it (read out with it, and in focus if it is the first), its hint. */
-function input(dash: Dash, spec: FieldSpec, value: string, error: string | undefined, focus: boolean): Html {
-  const id = `payout-${spec.name}`;
-  const invalid = error === undefined ? '' : html` aria-invalid="true"${focus ? html` autofocus` : ''}`;
-  return html`<label for="${id}">${dash.t(spec.label)}</label>
-  <input id="${id}" name="${spec.name}" value="${value}" ${spec.attributes} required aria-describedby="${error === undefined ? '' : `${id}-error `}${id}-hint"${invalid}>
-  ${error === undefined ? '' : html`<p class="field-error" id="${id}-error">${error}</p>`}<p class="hint" id="${id}-hint">${dash.t(spec.hint)}</p>`;
-}
 
 function accountForm(dash: Dash, account: PayoutAccount | null, said: Said): Html {
   const { t } = dash;
@@ -101,7 +85,7 @@ function accountForm(dash: Dash, account: PayoutAccount | null, said: Said): Htm
   const errors: FieldErrors = typed ? { accountNumber: t('accountNumberAgain'), ...said.errors } : {};
   const first = FIELDS.find((spec) => errors[spec.name] !== undefined)?.name;
   const shown = (name: FieldName) => (name === 'bankMfo' || name === 'tin' || name === 'holderName' ? (typed?.[name] ?? '') : '');
-  const row = (spec: FieldSpec) => input(dash, spec, shown(spec.name), errors[spec.name], spec.name === first);
+  const row = (spec: Spec) => formField(dash, 'payout', spec, { value: shown(spec.name), error: errors[spec.name], focus: spec.name === first });
   // The browser may remember nothing of it: another business's bank account, perhaps on a shared computer.
   return html`<form class="card payout-form" method="post" action="${PATH}" autocomplete="off" data-once aria-labelledby="payout-form-title">${csrfField(dash)}${formKeyField()}
   <h2 id="payout-form-title">${t(account ? 'changePayoutAccount' : 'setPayoutAccount')}</h2>
@@ -113,8 +97,8 @@ function accountForm(dash: Dash, account: PayoutAccount | null, said: Said): Htm
 </form>`;
 }
 
-/** Whether the session may change the account now: an owner's, which proved the second factor at log-in. */
-const mayChange = ({ session }: Signed) => MANAGES_PAYOUTS.includes(session.role) && session.totp_enabled && session.second_factor;
+/** Whether the session may name where money goes now: an owner's, which proved the second factor at log-in. */
+export const mayNameAccounts = ({ session }: Signed) => MANAGES_PAYOUTS.includes(session.role) && session.totp_enabled && session.second_factor;
 
 /** Others are told who may change it; an owner without the second factor proved, how to get there. */
 function whyNoForm(dash: Dash, signed: Signed): Html {
@@ -128,7 +112,7 @@ function whyNoForm(dash: Dash, signed: Signed): Html {
 
 function payoutPage(dash: Dash, signed: Signed, account: PayoutAccount | null, said: Said): Html {
   const { t } = dash;
-  const form = mayChange(signed);
+  const form = mayNameAccounts(signed);
   // A refusal is said in the form, where what to fix is; without a form, above everything.
   const body = html`${form ? '' : notice('error', said.error)}${notice('ok', said.done)}
 <p>${t('payoutAccountIntro')} <a href="/dashboard/payouts">${t('seePayouts')}</a></p>
@@ -138,20 +122,25 @@ ${form ? accountForm(dash, account, said) : whyNoForm(dash, signed)}`;
   return page(dash, { title: t('navPayoutAccount'), path: PATH, section: 'payoutAccount', body });
 }
 
+/** What is wrong with each field of an account, in the page's words: the check digit too, so that a typo costs no code. */
+export function accountErrors(dash: Dash, account: PayoutAccountInput): Partial<Record<keyof PayoutAccountInput, string>> {
+  const errors: Partial<Record<keyof PayoutAccountInput, string>> = {};
+  if (!/^\d{5}$/.test(account.bankMfo)) errors.bankMfo = dash.t('bankMfoInvalid');
+  if (!/^\d{20}$/.test(account.accountNumber)) errors.accountNumber = dash.t('accountNumberInvalid');
+  else if (errors.bankMfo === undefined && !accountKeyValid(account.bankMfo, account.accountNumber)) errors.accountNumber = dash.t('accountNumberCheckDigit', { mfo: account.bankMfo });
+  if (!/^\d{9}$/.test(account.tin)) errors.tin = dash.t('tinInvalid');
+  if (account.holderName === '' || account.holderName.length > HOLDER_NAME_MAX || /\p{Cc}/u.test(account.holderName)) errors.holderName = dash.t('holderNameInvalid', { max: HOLDER_NAME_MAX });
+  return errors;
+}
+
 /**
- * The form's account, its numbers without the spaces a copy from a bank's details brings, and its code; or what is
- * wrong with each field. Checked whole before the code is spent, the check digit too: a typo costs no code.
+ * The form's account and its code; or what is wrong with each field. Checked whole before the code is spent, the
+ * check digit too: a typo costs no code.
  */
 function inputOf(dash: Dash, form: Form | undefined): { input: PayoutAccountInput; code: string } | { errors: FieldErrors } {
-  const digits = (name: string) => field(form, name).replace(/\s/g, '');
-  const input = { bankMfo: digits('bankMfo'), accountNumber: digits('accountNumber'), tin: digits('tin'), holderName: field(form, 'holderName').replace(/\s+/g, ' ') };
-  const code = digits('code');
-  const errors: FieldErrors = {};
-  if (!/^\d{5}$/.test(input.bankMfo)) errors.bankMfo = dash.t('bankMfoInvalid');
-  if (!/^\d{20}$/.test(input.accountNumber)) errors.accountNumber = dash.t('accountNumberInvalid');
-  else if (errors.bankMfo === undefined && !accountKeyValid(input.bankMfo, input.accountNumber)) errors.accountNumber = dash.t('accountNumberCheckDigit', { mfo: input.bankMfo });
-  if (!/^\d{9}$/.test(input.tin)) errors.tin = dash.t('tinInvalid');
-  if (input.holderName === '' || input.holderName.length > HOLDER_NAME_MAX || /\p{Cc}/u.test(input.holderName)) errors.holderName = dash.t('holderNameInvalid', { max: HOLDER_NAME_MAX });
+  const input = { bankMfo: digitsOf(form, 'bankMfo'), accountNumber: digitsOf(form, 'accountNumber'), tin: digitsOf(form, 'tin'), holderName: lineOf(form, 'holderName') };
+  const code = digitsOf(form, 'code');
+  const errors: FieldErrors = accountErrors(dash, input);
   if (!/^\d{6}$/.test(code)) errors.code = dash.t('payoutCodeFormat');
   return Object.keys(errors).length === 0 ? { input, code } : { errors };
 }

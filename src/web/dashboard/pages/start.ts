@@ -25,7 +25,9 @@ function steps(dash: Dash, publicUrl: string, key: string): Html {
   <li><h2>${t('startWebhook')}</h2><p>${t('startWebhookText')}</p>
     <p><a href="/dashboard/webhooks">${t('navWebhooks')}</a> · <code>npx tolov listen --forward-to http://localhost:3000/tolov/webhooks</code></p></li>
 </ol>
-<p>${t('startMore')} <a href="/docs/api">${t('apiReference')}</a></p>`;
+<p>${t('startMore')} <a href="/docs/api">${t('apiReference')}</a></p>
+<h2>${t('startGoLive')}</h2>
+<p>${t('startGoLiveText')} <a href="/dashboard/activation">${t('navActivation')}</a></p>`;
 }
 
 /** The page; `testKey` is the secret of the key made at sign-up, given only in the answer to the sign-up itself. */

@@ -1,0 +1,66 @@
+// The fields of the forms that name where money goes (the payout account, the activation request), written one way:
+// each under its label, what is wrong with it read out with it (and in focus when it is the first), then its hint.
+import { html, type Html } from '../../html.js';
+import { field, type Dash } from '../context.js';
+import type { Form } from '../deps.js';
+import type { MessageKey } from '../i18n.js';
+
+/** Twenty digits, with the spaces a copy from a bank's details may bring (the server takes them out). */
+const ACCOUNT_NUMBER_PATTERN = String.raw`\s*(?:[0-9]\s*){20}`;
+
+/** The numbers' fields, each as wide as its digits, with the phone's digit keyboard. */
+export const DIGITS = {
+  mfo: html`class="digits-5" inputmode="numeric" pattern="[0-9]{5}" maxlength="5"`,
+  accountNumber: html`class="digits-20" inputmode="numeric" pattern="${ACCOUNT_NUMBER_PATTERN}" maxlength="40"`,
+  tin: html`class="digits-9" inputmode="numeric" pattern="[0-9]{9}" maxlength="9"`,
+  code: html`class="digits-6" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7"`,
+};
+
+export interface FieldSpec<Name extends string> {
+  name: Name;
+  label: MessageKey;
+  hint: MessageKey;
+  /** The control's own attributes: its width, its pattern, its length. */
+  attributes: Html;
+  /** A field that may be left empty (the server fills it in). */
+  optional?: boolean;
+  /** A select of these values (its first option, empty, asks for a choice), or a textarea; an input otherwise. */
+  control?: { kind: 'select'; prompt: MessageKey; choices: ReadonlyArray<{ value: string; label: MessageKey }> } | { kind: 'textarea' };
+}
+
+export interface FieldState {
+  value: string;
+  error: string | undefined;
+  /** The first field with an error: the page opens on it. */
+  focus: boolean;
+  /** A hint in place of the spec's own. */
+  hint?: string;
+}
+
+function control<Name extends string>(dash: Dash, id: string, spec: FieldSpec<Name>, state: FieldState): Html {
+  const described = `${state.error === undefined ? '' : `${id}-error `}${id}-hint`;
+  const invalid = state.error === undefined ? '' : html` aria-invalid="true"${state.focus ? html` autofocus` : ''}`;
+  const common = html`id="${id}" name="${spec.name}"`;
+  const rest = html`${spec.optional ? '' : html` required`} aria-describedby="${described}"${invalid}`;
+  const kind = spec.control;
+  if (kind?.kind === 'textarea') return html`<textarea ${common} ${spec.attributes}${rest}>${state.value}</textarea>`;
+  if (kind?.kind === 'select') {
+    const choices = kind.choices.map((choice) => html`<option value="${choice.value}"${choice.value === state.value ? html` selected` : ''}>${dash.t(choice.label)}</option>`);
+    return html`<select ${common} ${spec.attributes}${rest}><option value="">${dash.t(kind.prompt)}</option>${choices}</select>`;
+  }
+  return html`<input ${common} value="${state.value}" ${spec.attributes}${rest}>`;
+}
+
+/** A field of a form whose ids start with `prefix`: its label, its control, what is wrong with it, its hint. */
+export function formField<Name extends string>(dash: Dash, prefix: string, spec: FieldSpec<Name>, state: FieldState): Html {
+  const id = `${prefix}-${spec.name}`;
+  return html`<label for="${id}">${dash.t(spec.label)}</label>
+  ${control(dash, id, spec, state)}
+  ${state.error === undefined ? '' : html`<p class="field-error" id="${id}-error">${state.error}</p>`}<p class="hint" id="${id}-hint">${state.hint ?? dash.t(spec.hint)}</p>`;
+}
+
+/** A form's field as digits, without the spaces a copy from a bank's details brings. */
+export const digitsOf = (form: Form | undefined, name: string) => field(form, name).replace(/\s/g, '');
+
+/** A form's field as one line of text: its runs of spaces and line breaks made one space. */
+export const lineOf = (form: Form | undefined, name: string) => field(form, name).replace(/\s+/g, ' ');
