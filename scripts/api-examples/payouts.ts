@@ -11,7 +11,7 @@ import { Recorder } from './recorder.js';
 import type { Shop } from './scenarios.js';
 
 const ok = Recorder.expect;
-const OWNER = 'owner@chorsu-market.example.uz';
+export const OWNER = 'owner@chorsu-market.example.uz';
 const HOLDER = { bankMfo: '00440', tin: '301234567', holderName: '"Chorsu Market" MChJ' };
 /** Accounts of MFO 00440 (each 9th digit is its check key): the first, the one it is changed to, and a closed one (0002). */
 const ACCOUNTS = [
@@ -21,7 +21,7 @@ const ACCOUNTS = [
 const CLOSED_ACCOUNT = { ...HOLDER, accountNumber: '20208000905368520002' };
 
 /** The dashboard owner of the payouts' story: their page session, authenticator seed and test key. */
-interface Owner {
+export interface Owner {
   client: DashboardClient;
   seed: string;
   key: string;
@@ -43,11 +43,15 @@ async function turnSecondFactorOn(client: DashboardClient): Promise<string> {
   return seed;
 }
 
+/** The code the owner's authenticator shows next: each 30-second step's code works once, so each change waits for the next. */
+export async function freshCode(s: Recorder, owner: Owner): Promise<string> {
+  await s.db.query('UPDATE users SET totp_last_step = NULL WHERE email = $1', [OWNER]);
+  return codeNow(owner.seed);
+}
+
 /** Sets the test payout account in the dashboard, as the owner does, with a fresh authenticator code. */
 async function setAccount(s: Recorder, owner: Owner, account: (typeof ACCOUNTS)[number]): Promise<void> {
-  // Each 30-second step's code works once: the next change waits for the app's next code, as a person would.
-  await s.db.query('UPDATE users SET totp_last_step = NULL WHERE email = $1', [OWNER]);
-  const saved = await owner.client.post('/dashboard/payout-account', { ...account, code: codeNow(owner.seed), idempotencyKey: randomUUID() });
+  const saved = await owner.client.post('/dashboard/payout-account', { ...account, code: await freshCode(s, owner), idempotencyKey: randomUUID() });
   if (saved.status >= 400) throw new Error(`the payout account was refused (${saved.status})`);
 }
 

@@ -10,6 +10,7 @@ import type { WebhooksService } from '../../src/modules/webhooks/service.js';
 import { Probes } from './probes.js';
 import { receiptsAreFiscalized } from './receipts.js';
 import { balanceMovesAreListed, payoutAccountIsSet, payoutsAreMade } from './payouts.js';
+import { activationIsReviewed } from './activations.js';
 import type { Mailbox } from '../../test/support/mailbox.js';
 import { Recorder } from './recorder.js';
 import { buyerPaysOnThePage, cardsAreCharged, cardsAreSaved, databaseFails, liveModeHasNoRail, operatorReads, operatorSetsUp, ordersAreMade, webhooksAreSet } from './scenarios.js';
@@ -80,7 +81,9 @@ export async function recordApiExamples(target: RecordingTarget): Promise<Record
     await liveModeHasNoRail(s, shop);
     await webhooksAreSet(s, shop, target, receiver.url);
     await balanceMovesAreListed(s, shop);
-    await payoutsAreMade(s, await payoutAccountIsSet(s, target));
+    const owner = await payoutAccountIsSet(s, target);
+    await payoutsAreMade(s, owner);
+    await activationIsReviewed(s, owner);
     await operatorReads(s, shop, cards.card);
     await databaseFails(s, shop);
     await new Probes(s, { test: shop.test, limited }).run();

@@ -41,6 +41,8 @@ const SCHEMA_OF_OBJECT: Record<string, string> = {
   balance_transaction: 'BalanceTransaction',
   payout_account: 'PayoutAccount',
   payout: 'Payout',
+  check: 'Check',
+  activation: 'Activation',
   balance: 'Balance',
 };
 

@@ -1890,44 +1890,44 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcBQF5uzHz4fpnhppTYCZf7",
+                     *           "id": "ord_0VcBYtTlfew5KmSnDvEb5vcG",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_jLC9TVObRos1RDg1Qcj3d7klk8eS0uHOa3CJdfWq",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_TYaBPg24F6CLTGkef2YTrzbPw2WJxWSY5XB3o9NS",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcBQF6bCrDCIlWHwnVUv6xz",
+                     *           "paymentIntent": "pi_0VcBYtUEoVYB3SRtgOdUXd9N",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T14:49:04.970Z",
+                     *           "expiresAt": "2026-11-27T15:23:26.833Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:04.970Z"
+                     *           "created": "2026-11-27T14:53:26.833Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcBQF5XEwnzQYjivZqgCNqm",
+                     *           "id": "ord_0VcBYtTH6Vf2b0XHgGoc1OmE",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_vxWi0Z8YmgiO03xr3lW9PHQwQ5XfjUMz5DRTa9yd",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_pxvhhrR54zjn02v4OjAKkviLHjhmksKqEFEM9zme",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T14:19:04.949Z",
+                     *           "expiresAt": "2026-11-27T14:53:26.806Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:04.947Z"
+                     *           "created": "2026-11-27T14:53:26.803Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2054,24 +2054,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBQF1bEdq2OjmakxZo1vfr",
+                     *       "id": "ord_0VcBYtQR2Tx7Z1TSaJHr6j1M",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_X3faV6jeDWuRTgBqgSiE6EZ2tOa9ngjbfExk7Tug",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_exIpLY6pGZAskv8buaN5qhlFbqn2a8D8y6O6maCc",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:49:04.703Z",
+                     *       "expiresAt": "2026-11-27T15:23:26.627Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:04.703Z"
+                     *       "created": "2026-11-27T14:53:26.627Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2189,24 +2189,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBQF1bEdq2OjmakxZo1vfr",
+                     *       "id": "ord_0VcBYtQR2Tx7Z1TSaJHr6j1M",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_X3faV6jeDWuRTgBqgSiE6EZ2tOa9ngjbfExk7Tug",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_exIpLY6pGZAskv8buaN5qhlFbqn2a8D8y6O6maCc",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcBQF2vhddWjIawkLCtrPoa",
+                     *       "paymentIntent": "pi_0VcBYtRAjVV8jtqUYAW7kUGA",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T14:19:04.802Z",
+                     *       "paidAt": "2026-11-27T14:53:26.681Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:49:04.703Z",
-                     *       "receipt": "rcpt_0VcBQF3G8um3g0Zqk4JLifNh",
+                     *       "expiresAt": "2026-11-27T15:23:26.627Z",
+                     *       "receipt": "rcpt_0VcBYtRLWYPuNUGyxOis1fGZ",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:04.703Z"
+                     *       "created": "2026-11-27T14:53:26.627Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2310,24 +2310,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBQF4okhtvpAXxvZdYzKSN",
+                     *       "id": "ord_0VcBYtSVBAGaJgTnCHF6bDfL",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_x2jVQ8dKsTA5fz5CSM3G6DWfXgDMMaVnxnMol9sE",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Sd2Xf5wPrNyYybKk8y436vGblodT9CH8OIETAO3m",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:49:04.902Z",
+                     *       "expiresAt": "2026-11-27T15:23:26.755Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:04.902Z"
+                     *       "created": "2026-11-27T14:53:26.755Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2541,69 +2541,69 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "txn_0VcBQFv9aFGGbnXE1qphuB1v",
+                     *           "id": "txn_0VcBYtpHcyuswJWeUFY8ZTWi",
                      *           "object": "balance_transaction",
                      *           "type": "payout_failure",
                      *           "amount": 500000,
                      *           "fee": 0,
                      *           "net": 500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:19:08.142Z",
-                     *           "source": "po_0VcBQFuvKJtbLV4z6zN1v3GV",
-                     *           "payout": "po_0VcBQFwCObjzEgERDGU9tSgO",
-                     *           "created": "2026-11-27T14:19:08.142Z"
+                     *           "availableOn": "2026-11-27T14:53:28.166Z",
+                     *           "source": "po_0VcBYtpDaIfhCnb8E5bCBXbd",
+                     *           "payout": "po_0VcBYtpb990vHJwxBgnhBCJA",
+                     *           "created": "2026-11-27T14:53:28.166Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBQFuwLL1bkDonRtA0cbni",
+                     *           "id": "txn_0VcBYtpDyTE77wH7I6YRzLIY",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -500000,
                      *           "fee": 0,
                      *           "net": -500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:19:08.132Z",
-                     *           "source": "po_0VcBQFuvKJtbLV4z6zN1v3GV",
-                     *           "payout": "po_0VcBQFwCObjzEgERDGU9tSgO",
-                     *           "created": "2026-11-27T14:19:08.132Z"
+                     *           "availableOn": "2026-11-27T14:53:28.162Z",
+                     *           "source": "po_0VcBYtpDaIfhCnb8E5bCBXbd",
+                     *           "payout": "po_0VcBYtpb990vHJwxBgnhBCJA",
+                     *           "created": "2026-11-27T14:53:28.162Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBQFuEXsrDTGzK3myNr8h9",
+                     *           "id": "txn_0VcBYtp1sGci4so7iuJXKjKy",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -1000000,
                      *           "fee": 0,
                      *           "net": -1000000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:19:08.076Z",
-                     *           "source": "po_0VcBQFu5qz4EH9QyWXBlFlg4",
-                     *           "payout": "po_0VcBQFwCObjzEgERDGU9tSgO",
-                     *           "created": "2026-11-27T14:19:08.076Z"
+                     *           "availableOn": "2026-11-27T14:53:28.148Z",
+                     *           "source": "po_0VcBYtozA14UT9nE3aMemuP2",
+                     *           "payout": "po_0VcBYtpb990vHJwxBgnhBCJA",
+                     *           "created": "2026-11-27T14:53:28.148Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBQFskTbcTz16PLh0VS9Rv",
+                     *           "id": "txn_0VcBYtooyMB6Mm3SRV0QUsok",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 1800000,
                      *           "fee": 18000,
                      *           "net": 1782000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:19:08.013Z",
-                     *           "source": "pi_0VcBQFsFqPbceNLerLP86mUK",
-                     *           "payout": "po_0VcBQFwCObjzEgERDGU9tSgO",
-                     *           "created": "2026-11-27T14:19:07.983Z"
+                     *           "availableOn": "2026-11-27T14:53:28.143Z",
+                     *           "source": "pi_0VcBYtod7axtC3IyUEn0Eo6j",
+                     *           "payout": "po_0VcBYtpb990vHJwxBgnhBCJA",
+                     *           "created": "2026-11-27T14:53:28.130Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBQFqrXZYji7YW1SxEApnO",
+                     *           "id": "txn_0VcBYtoTxdAMCf2mFjXHNGmW",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 3200000,
                      *           "fee": 32000,
                      *           "net": 3168000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:19:08.013Z",
-                     *           "source": "pi_0VcBQFqTAd3SFtCBL5ORD9PC",
-                     *           "payout": "po_0VcBQFwCObjzEgERDGU9tSgO",
-                     *           "created": "2026-11-27T14:19:07.865Z"
+                     *           "availableOn": "2026-11-27T14:53:28.143Z",
+                     *           "source": "pi_0VcBYtoJAgJFQwnljMAuAJI3",
+                     *           "payout": "po_0VcBYtpb990vHJwxBgnhBCJA",
+                     *           "created": "2026-11-27T14:53:28.111Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -2689,17 +2689,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "txn_0VcBQFQCd5kl4s8sehuPqrZI",
+                     *       "id": "txn_0VcBYtdz0UhoSApODAB5Q9Ew",
                      *       "object": "balance_transaction",
                      *       "type": "charge",
                      *       "amount": 100000,
                      *       "fee": 1000,
                      *       "net": 99000,
                      *       "status": "pending",
-                     *       "availableOn": "2026-11-28T14:19:06.219Z",
-                     *       "source": "pi_0VcBQFPw71kjQJX8tflUJa5u",
+                     *       "availableOn": "2026-11-28T14:53:27.464Z",
+                     *       "source": "pi_0VcBYtdrF3D0x427m6VoLL9z",
                      *       "payout": null,
-                     *       "created": "2026-11-27T14:19:06.219Z"
+                     *       "created": "2026-11-27T14:53:27.464Z"
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransaction"];
@@ -2789,16 +2789,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcBQFmLjZVxA6QlaTy6eEcL",
+                     *       "id": "pacct_0VcBYtngcUxk8VQqHUeoA63c",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
                      *       "tin": "301234567",
                      *       "holderName": "\"Chorsu Market\" MChJ",
-                     *       "payoutsHeldUntil": "2026-11-28T14:19:07.670Z",
+                     *       "payoutsHeldUntil": "2026-11-28T14:53:28.080Z",
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T14:19:07.670Z",
-                     *       "created": "2026-11-27T14:19:07.599Z"
+                     *       "updated": "2026-11-27T14:53:28.080Z",
+                     *       "created": "2026-11-27T14:53:28.068Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -2892,18 +2892,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBQFGqsdJl3hiBcQ0ycLbo",
+                     *       "id": "cb_0VcBYtXwifvbJr1R6FStD1uC",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
-                     *       "url": "https://api.tolov.example/bind/cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
+                     *       "clientToken": "cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
+                     *       "url": "https://api.tolov.example/bind/cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T14:34:05.647Z",
+                     *       "expiresAt": "2026-11-27T15:08:27.092Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:05.647Z"
+                     *       "created": "2026-11-27T14:53:27.092Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3027,18 +3027,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBQFGqsdJl3hiBcQ0ycLbo",
+                     *       "id": "cb_0VcBYtXwifvbJr1R6FStD1uC",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
-                     *       "url": "https://api.tolov.example/bind/cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
-                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                     *       "clientToken": "cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
+                     *       "url": "https://api.tolov.example/bind/cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
+                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T14:34:05.647Z",
+                     *       "expiresAt": "2026-11-27T15:08:27.092Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:05.647Z"
+                     *       "created": "2026-11-27T14:53:27.092Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3139,7 +3139,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                     *       "id": "card_0VcBYtYAUUYjBwj7zKupYFif",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -3147,7 +3147,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:05.665Z"
+                     *       "created": "2026-11-27T14:53:27.105Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3248,7 +3248,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcBQFHsWhg5AH4oXndpoUae",
+                     *       "id": "card_0VcBYtYcR9fmZT1Rnl2yd5O7",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -3256,7 +3256,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:05.710Z"
+                     *       "created": "2026-11-27T14:53:27.133Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3369,7 +3369,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcBQFIBr0fXrhDS0An9YE0N",
+                     *           "id": "card_0VcBYtZWB3y2K9YPargpYjWz",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -3377,10 +3377,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:05.730Z"
+                     *           "created": "2026-11-27T14:53:27.186Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcBQFHsWhg5AH4oXndpoUae",
+                     *           "id": "card_0VcBYtYcR9fmZT1Rnl2yd5O7",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -3388,7 +3388,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:05.710Z"
+                     *           "created": "2026-11-27T14:53:27.133Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3500,7 +3500,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcBQFKM62EZZEdvkOlgei9c",
+                     *           "id": "pi_0VcBYtaoMbV8RmfxvTOpljQE",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3508,7 +3508,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcBQFIBr0fXrhDS0An9YE0N",
+                     *           "card": "card_0VcBYtZWB3y2K9YPargpYjWz",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3519,10 +3519,10 @@ export interface operations {
                      *           "amountRefunded": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:05.866Z"
+                     *           "created": "2026-11-27T14:53:27.269Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                     *           "id": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3530,7 +3530,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                     *           "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3539,9 +3539,9 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
-                     *           "receipt": "rcpt_0VcBQFJYDuJ6713FLs6ERnBQ",
+                     *           "receipt": "rcpt_0VcBYtaNEgz7vtKztqwZoDIR",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:05.803Z"
+                     *           "created": "2026-11-27T14:53:27.239Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3632,7 +3632,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                 *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -3665,7 +3665,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                     *       "id": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3673,7 +3673,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3682,9 +3682,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcBQFJYDuJ6713FLs6ERnBQ",
+                     *       "receipt": "rcpt_0VcBYtaNEgz7vtKztqwZoDIR",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:05.803Z"
+                     *       "created": "2026-11-27T14:53:27.239Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3823,7 +3823,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                     *       "id": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3831,7 +3831,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3840,9 +3840,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcBQFJYDuJ6713FLs6ERnBQ",
+                     *       "receipt": "rcpt_0VcBYtaNEgz7vtKztqwZoDIR",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:05.803Z"
+                     *       "created": "2026-11-27T14:53:27.239Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3939,7 +3939,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                 *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -3955,7 +3955,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBQFLrZ1GgoCxBFZWf8aXi",
+                     *       "id": "pi_0VcBYtbjLzLYkQkgd3Pcso6x",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3963,7 +3963,7 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3971,7 +3971,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:05.956Z"
+                     *       "created": "2026-11-27T14:53:27.327Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4100,7 +4100,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBQFLrZ1GgoCxBFZWf8aXi",
+                     *       "id": "pi_0VcBYtbjLzLYkQkgd3Pcso6x",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4108,7 +4108,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4116,7 +4116,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:05.956Z"
+                     *       "created": "2026-11-27T14:53:27.327Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4259,7 +4259,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBQFMu9GZBVrwNDOltqgFI",
+                     *       "id": "pi_0VcBYtcM4r9OVvddvqIxujsq",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4267,7 +4267,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4275,7 +4275,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:06.022Z"
+                     *       "created": "2026-11-27T14:53:27.365Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4397,7 +4397,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBQFLrZ1GgoCxBFZWf8aXi",
+                     *       "id": "pi_0VcBYtbjLzLYkQkgd3Pcso6x",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4405,7 +4405,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4413,7 +4413,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:05.956Z"
+                     *       "created": "2026-11-27T14:53:27.327Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4527,17 +4527,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcBQFNt0ee65NSSLLNV7ufF",
+                     *           "id": "re_0VcBYtcm6CjaGFIIeafjTdai",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                     *           "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcBQFO26s4SaAta0935WZEP",
+                     *           "receipt": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:06.078Z"
+                     *           "created": "2026-11-27T14:53:27.390Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4618,7 +4618,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                 *       "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -4634,17 +4634,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcBQFNt0ee65NSSLLNV7ufF",
+                     *       "id": "re_0VcBYtcm6CjaGFIIeafjTdai",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                     *       "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcBQFO26s4SaAta0935WZEP",
+                     *       "receipt": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:06.078Z"
+                     *       "created": "2026-11-27T14:53:27.390Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4773,17 +4773,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcBQFNt0ee65NSSLLNV7ufF",
+                     *       "id": "re_0VcBYtcm6CjaGFIIeafjTdai",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                     *       "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcBQFO26s4SaAta0935WZEP",
+                     *       "receipt": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:06.078Z"
+                     *       "created": "2026-11-27T14:53:27.390Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4887,7 +4887,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "po_0VcBQFwCObjzEgERDGU9tSgO",
+                     *           "id": "po_0VcBYtpb990vHJwxBgnhBCJA",
                      *           "object": "payout",
                      *           "amount": 3950000,
                      *           "status": "PAID",
@@ -4899,10 +4899,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:08.199Z"
+                     *           "created": "2026-11-27T14:53:28.186Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcBQFuvKJtbLV4z6zN1v3GV",
+                     *           "id": "po_0VcBYtpDaIfhCnb8E5bCBXbd",
                      *           "object": "payout",
                      *           "amount": 500000,
                      *           "status": "CANCELED",
@@ -4914,10 +4914,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:08.132Z"
+                     *           "created": "2026-11-27T14:53:28.162Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcBQFu5qz4EH9QyWXBlFlg4",
+                     *           "id": "po_0VcBYtozA14UT9nE3aMemuP2",
                      *           "object": "payout",
                      *           "amount": 1000000,
                      *           "status": "PAID",
@@ -4929,7 +4929,7 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:08.076Z"
+                     *           "created": "2026-11-27T14:53:28.148Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5025,7 +5025,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBQFu5qz4EH9QyWXBlFlg4",
+                     *       "id": "po_0VcBYtozA14UT9nE3aMemuP2",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5037,7 +5037,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:08.076Z"
+                     *       "created": "2026-11-27T14:53:28.148Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5155,7 +5155,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBQFu5qz4EH9QyWXBlFlg4",
+                     *       "id": "po_0VcBYtozA14UT9nE3aMemuP2",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5167,7 +5167,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:08.076Z"
+                     *       "created": "2026-11-27T14:53:28.148Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5262,7 +5262,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBQFuvKJtbLV4z6zN1v3GV",
+                     *       "id": "po_0VcBYtpDaIfhCnb8E5bCBXbd",
                      *       "object": "payout",
                      *       "amount": 500000,
                      *       "status": "CANCELED",
@@ -5274,7 +5274,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:08.132Z"
+                     *       "created": "2026-11-27T14:53:28.162Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5387,11 +5387,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcBQF3G8um3g0Zqk4JLifNh",
+                     *       "id": "rcpt_0VcBYtRLWYPuNUGyxOis1fGZ",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcBQF2vhddWjIawkLCtrPoa",
+                     *       "paymentIntent": "pi_0VcBYtRAjVV8jtqUYAW7kUGA",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -5416,13 +5416,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "774712994692",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127191906&s=774712994692",
-                     *       "fiscalizedAt": "2026-11-27T14:19:06.242Z",
+                     *       "fiscalSign": "446802120350",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127195327&s=446802120350",
+                     *       "fiscalizedAt": "2026-11-27T14:53:27.479Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_mgNadlqUElCMSMZtUTyctQj6hoBDbO1e9eFk963P",
+                     *       "url": "https://api.tolov.example/receipts/rc_TSlKpCMqwMXY2VHe6ANLWZL8lj5pcC8U7QkRNFgu",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:04.802Z"
+                     *       "created": "2026-11-27T14:53:26.681Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -5528,12 +5528,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcBQFO26s4SaAta0935WZEP",
+                     *           "id": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
-                     *           "refund": "re_0VcBQFNt0ee65NSSLLNV7ufF",
+                     *           "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                     *           "refund": "re_0VcBYtcm6CjaGFIIeafjTdai",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -5551,20 +5551,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "136350329508",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127191906&s=136350329508",
-                     *           "fiscalizedAt": "2026-11-27T14:19:06.264Z",
+                     *           "fiscalSign": "334225307634",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127195327&s=334225307634",
+                     *           "fiscalizedAt": "2026-11-27T14:53:27.488Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_c8BZFiwfXabIPtsnT5Klicc0gG3eE3yULTPiBssZ",
+                     *           "url": "https://api.tolov.example/receipts/rc_NhZHnCnmwD9Dxcjpq28GgsJ0oavT6pu5QDEdvRZh",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:06.093Z"
+                     *           "created": "2026-11-27T14:53:27.395Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcBQFJYDuJ6713FLs6ERnBQ",
+                     *           "id": "rcpt_0VcBYtaNEgz7vtKztqwZoDIR",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                     *           "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -5583,13 +5583,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "779939358250",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127191906&s=779939358250",
-                     *           "fiscalizedAt": "2026-11-27T14:19:06.254Z",
+                     *           "fiscalSign": "611025555326",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127195327&s=611025555326",
+                     *           "fiscalizedAt": "2026-11-27T14:53:27.486Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_Zn4tavOJyGIOrniw1jtD06kamgSbVfYOaeby0M3c",
+                     *           "url": "https://api.tolov.example/receipts/rc_wjpz1ahn6CcaBualAeGxTGi37xVByH5c7Rfc4llE",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:05.813Z"
+                     *           "created": "2026-11-27T14:53:27.242Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5682,7 +5682,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T14:49:05.062Z",
+                     *       "expiresAt": "2026-11-27T15:23:26.886Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -5808,11 +5808,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T14:49:05.062Z",
+                     *       "expiresAt": "2026-11-27T15:23:26.886Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T14:19:35.249Z",
+                     *       "resendAvailableAt": "2026-11-27T14:53:56.934Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -5967,7 +5967,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T14:49:05.062Z",
+                     *       "expiresAt": "2026-11-27T15:23:26.886Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -5977,8 +5977,8 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T14:19:05.457Z",
-                     *         "payment": "pi_0VcBQFDYVchecbJQ7UBaKe4c"
+                     *         "paidAt": "2026-11-27T14:53:27.013Z",
+                     *         "payment": "pi_0VcBYtWaGSGFa20j2LSRkETr"
                      *       },
                      *       "canSaveCard": true,
                      *       "shopSuspended": false,
@@ -6114,11 +6114,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T14:49:05.062Z",
+                     *       "expiresAt": "2026-11-27T15:23:26.886Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T14:19:35.349Z",
+                     *       "resendAvailableAt": "2026-11-27T14:53:56.968Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -6252,7 +6252,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcBQFT7R6KlxRfPoQTR2Y3L",
+                     *           "id": "we_0VcBYtfNLOqRgkAEPKvJIwbk",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -6265,7 +6265,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:06.407Z"
+                     *           "created": "2026-11-27T14:53:27.551Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6368,7 +6368,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBQFT7R6KlxRfPoQTR2Y3L",
+                     *       "id": "we_0VcBYtfNLOqRgkAEPKvJIwbk",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6380,8 +6380,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:06.407Z",
-                     *       "secret": "whsec_ZMPJKMX8370i6b/uDmz4rTBB+DtaecFXKetsF01CA+M="
+                     *       "created": "2026-11-27T14:53:27.551Z",
+                     *       "secret": "whsec_pA2+PyZYvlyOiVzk5fSSrtsAeYPDX3xXSELNg4Z/tcA="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6485,7 +6485,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBQFT7R6KlxRfPoQTR2Y3L",
+                     *       "id": "we_0VcBYtfNLOqRgkAEPKvJIwbk",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6497,7 +6497,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:06.407Z"
+                     *       "created": "2026-11-27T14:53:27.551Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6608,7 +6608,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBQFT7R6KlxRfPoQTR2Y3L",
+                     *       "id": "we_0VcBYtfNLOqRgkAEPKvJIwbk",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6621,7 +6621,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:06.407Z"
+                     *       "created": "2026-11-27T14:53:27.551Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6731,7 +6731,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBQFTkWlMq4R9xXed6ju4D",
+                     *       "id": "we_0VcBYtfwDT0BRN2xOmIz3YRE",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -6837,7 +6837,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBQFT7R6KlxRfPoQTR2Y3L",
+                     *       "id": "we_0VcBYtfNLOqRgkAEPKvJIwbk",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6850,8 +6850,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:06.407Z",
-                     *       "secret": "whsec_/Z0yp/aHwxC48trVMI6jw5O2WOxy+iZ7RDJ0SwouP+U="
+                     *       "created": "2026-11-27T14:53:27.551Z",
+                     *       "secret": "whsec_uZKX105nBWo6Pb7vc3kRe/hpFZ8fDqxSkjwNRrjGOwU="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6969,24 +6969,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_3171c3c45b104644929985e8ef781b91",
+                     *           "id": "wd_2530c74cd9ca47f292dd81c51f0def29",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcBQFTsWn31HCvo6DeCbMuH",
-                     *           "event": "evt_0VcBQFDxCKuvCDVtZKdTUGBO",
+                     *           "endpoint": "we_0VcBYtg2EQV6X3AoVzcF9aZ3",
+                     *           "event": "evt_0VcBYtWkkUzJCHA3ITd4tawg",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T14:19:06.478Z",
+                     *               "attemptedAt": "2026-11-27T14:53:27.614Z",
                      *               "statusCode": 200,
-                     *               "durationMs": 19,
+                     *               "durationMs": 10,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T14:19:06.463Z"
+                     *           "created": "2026-11-27T14:53:27.601Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -7095,17 +7095,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcBQFR0OQpcwDFqY1NYIek4",
+                     *           "id": "evt_0VcBYteQJOJDF0P3qwWUkC8N",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:06.277Z",
+                     *           "created": "2026-11-27T14:53:27.493Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBQFQ5qBOWz5XrNepFKqyP",
+                     *             "id": "rcpt_0VcBYtdxJIonbcZvKsvtKiTc",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcBQFPw71kjQJX8tflUJa5u",
+                     *             "paymentIntent": "pi_0VcBYtdrF3D0x427m6VoLL9z",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7128,24 +7128,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_cbbbhDoM2dXFTJjJckVpWmxOe1UlHv6HOJ2dBkxl",
+                     *             "url": "https://api.tolov.example/receipts/rc_JhdBXOjf5kGIYtlITDAGDMnRoZxSk55y8ZO6Qiv1",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:19:06.219Z"
+                     *             "created": "2026-11-27T14:53:27.464Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcBQFQnnqEXQKRkEMkzpU9z",
+                     *           "id": "evt_0VcBYteMfZFOjnGK7HoA4Vl1",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:06.264Z",
+                     *           "created": "2026-11-27T14:53:27.489Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBQFO26s4SaAta0935WZEP",
+                     *             "id": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
-                     *             "refund": "re_0VcBQFNt0ee65NSSLLNV7ufF",
+                     *             "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                     *             "refund": "re_0VcBYtcm6CjaGFIIeafjTdai",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -7163,27 +7163,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "136350329508",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127191906&s=136350329508",
-                     *             "fiscalizedAt": "2026-11-27T14:19:06.264Z",
+                     *             "fiscalSign": "334225307634",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127195327&s=334225307634",
+                     *             "fiscalizedAt": "2026-11-27T14:53:27.488Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_c8BZFiwfXabIPtsnT5Klicc0gG3eE3yULTPiBssZ",
+                     *             "url": "https://api.tolov.example/receipts/rc_NhZHnCnmwD9Dxcjpq28GgsJ0oavT6pu5QDEdvRZh",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:19:06.093Z"
+                     *             "created": "2026-11-27T14:53:27.395Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcBQFQhFxK5kD4PfR4MNUdu",
+                     *           "id": "evt_0VcBYteJ2aMj4KjS86QQt45t",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:06.258Z",
+                     *           "created": "2026-11-27T14:53:27.486Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBQFJYDuJ6713FLs6ERnBQ",
+                     *             "id": "rcpt_0VcBYtaNEgz7vtKztqwZoDIR",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
+                     *             "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7202,13 +7202,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "779939358250",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127191906&s=779939358250",
-                     *             "fiscalizedAt": "2026-11-27T14:19:06.254Z",
+                     *             "fiscalSign": "611025555326",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127195327&s=611025555326",
+                     *             "fiscalizedAt": "2026-11-27T14:53:27.486Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_Zn4tavOJyGIOrniw1jtD06kamgSbVfYOaeby0M3c",
+                     *             "url": "https://api.tolov.example/receipts/rc_wjpz1ahn6CcaBualAeGxTGi37xVByH5c7Rfc4llE",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:19:05.813Z"
+                     *             "created": "2026-11-27T14:53:27.242Z"
                      *           }
                      *         }
                      *       ],
@@ -7295,30 +7295,30 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcBQFDxCKuvCDVtZKdTUGBO",
+                     *       "id": "evt_0VcBYtWkkUzJCHA3ITd4tawg",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:05.457Z",
+                     *       "created": "2026-11-27T14:53:27.013Z",
                      *       "data": {
-                     *         "id": "ord_0VcBQF7ORHfxaDkdnGphZedx",
+                     *         "id": "ord_0VcBYtUcJFIPLq7savMD9Am4",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_SHBdzcPVvErTCxLZziaMxYS1bv3qpSEF1sIW2Jrk",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_eV5aLHlJ7JklFDPPEguw4r6adrbg3LllXLZzgdZx",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcBQFDYVchecbJQ7UBaKe4c",
-                     *         "savedCard": "card_0VcBQFDpyb1wX3M3QFxUnImc",
-                     *         "paidAt": "2026-11-27T14:19:05.457Z",
+                     *         "paymentIntent": "pi_0VcBYtWaGSGFa20j2LSRkETr",
+                     *         "savedCard": "card_0VcBYtWgvHfDt5GrsONvd8Do",
+                     *         "paidAt": "2026-11-27T14:53:27.013Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T14:49:05.062Z",
+                     *         "expiresAt": "2026-11-27T15:23:26.886Z",
                      *         "receipt": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T14:19:05.062Z"
+                     *         "created": "2026-11-27T14:53:26.886Z"
                      *       }
                      *     }
                      */
@@ -7408,7 +7408,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcBQFTsWn31HCvo6DeCbMuH"
+                 *       "endpoint": "we_0VcBYtg2EQV6X3AoVzcF9aZ3"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -7423,15 +7423,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_3171c3c45b104644929985e8ef781b91",
+                     *       "id": "wd_2530c74cd9ca47f292dd81c51f0def29",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcBQFTsWn31HCvo6DeCbMuH",
-                     *       "event": "evt_0VcBQFDxCKuvCDVtZKdTUGBO",
+                     *       "endpoint": "we_0VcBYtg2EQV6X3AoVzcF9aZ3",
+                     *       "event": "evt_0VcBYtWkkUzJCHA3ITd4tawg",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T14:19:06.463Z",
+                     *       "nextAttemptAt": "2026-11-27T14:53:27.601Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T14:19:06.463Z"
+                     *       "created": "2026-11-27T14:53:27.601Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -7635,37 +7635,37 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcBQFOxtGln88wgfj9a2p0r",
+                     *           "id": "req_0VcBYtdDLGAxzYTI5scKqP3s",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 3,
+                     *           "durationMs": 2,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:06.154Z"
+                     *           "created": "2026-11-27T14:53:27.421Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcBQFOf8Oh732eTRloBRaWO",
+                     *           "id": "req_0VcBYtd5RU6luqeU4M6XxtKc",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 17,
+                     *           "durationMs": 7,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:06.151Z"
+                     *           "created": "2026-11-27T14:53:27.419Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcBQFNkWHOwRcbjRZaKHQkW",
+                     *           "id": "req_0VcBYtckydNSF3ABQH8W1obV",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 56,
+                     *           "durationMs": 21,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:19:06.131Z"
+                     *           "created": "2026-11-27T14:53:27.411Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -7751,24 +7751,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBQF5XEwnzQYjivZqgCNqm",
+                     *       "id": "ord_0VcBYtTH6Vf2b0XHgGoc1OmE",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_vxWi0Z8YmgiO03xr3lW9PHQwQ5XfjUMz5DRTa9yd",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_pxvhhrR54zjn02v4OjAKkviLHjhmksKqEFEM9zme",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:19:04.949Z",
+                     *       "expiresAt": "2026-11-27T14:53:26.806Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:04.947Z"
+                     *       "created": "2026-11-27T14:53:26.803Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -7881,24 +7881,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBQF1bEdq2OjmakxZo1vfr",
+                     *       "id": "ord_0VcBYtQR2Tx7Z1TSaJHr6j1M",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_X3faV6jeDWuRTgBqgSiE6EZ2tOa9ngjbfExk7Tug",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_exIpLY6pGZAskv8buaN5qhlFbqn2a8D8y6O6maCc",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcBQF2vhddWjIawkLCtrPoa",
+                     *       "paymentIntent": "pi_0VcBYtRAjVV8jtqUYAW7kUGA",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T14:19:04.802Z",
+                     *       "paidAt": "2026-11-27T14:53:26.681Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:49:04.703Z",
-                     *       "receipt": "rcpt_0VcBQF3G8um3g0Zqk4JLifNh",
+                     *       "expiresAt": "2026-11-27T15:23:26.627Z",
+                     *       "receipt": "rcpt_0VcBYtRLWYPuNUGyxOis1fGZ",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:04.703Z"
+                     *       "created": "2026-11-27T14:53:26.627Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -8012,18 +8012,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBQFGqsdJl3hiBcQ0ycLbo",
+                     *       "id": "cb_0VcBYtXwifvbJr1R6FStD1uC",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
-                     *       "url": "https://api.tolov.example/bind/cbs_wSstev5EQv8t7ZIC26bMNCXSfspiw59GeaumwxhD",
-                     *       "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                     *       "clientToken": "cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
+                     *       "url": "https://api.tolov.example/bind/cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
+                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T14:34:05.647Z",
+                     *       "expiresAt": "2026-11-27T15:08:27.092Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:05.647Z"
+                     *       "created": "2026-11-27T14:53:27.092Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -8126,7 +8126,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcBQFmLjZVxA6QlaTy6eEcL",
+                     *       "id": "pacct_0VcBYtngcUxk8VQqHUeoA63c",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
@@ -8134,8 +8134,8 @@ export interface operations {
                      *       "holderName": "\"Chorsu Market\" MChJ",
                      *       "payoutsHeldUntil": null,
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T14:19:07.670Z",
-                     *       "created": "2026-11-27T14:19:07.599Z"
+                     *       "updated": "2026-11-27T14:53:28.080Z",
+                     *       "created": "2026-11-27T14:53:28.068Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -8216,7 +8216,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBQFwCObjzEgERDGU9tSgO",
+                     *       "id": "po_0VcBYtpb990vHJwxBgnhBCJA",
                      *       "object": "payout",
                      *       "amount": 3950000,
                      *       "status": "PAID",
@@ -8228,7 +8228,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:19:08.199Z"
+                     *       "created": "2026-11-27T14:53:28.186Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -8392,30 +8392,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBQFDxCKuvCDVtZKdTUGBO",
+                 *       "id": "evt_0VcBYtWkkUzJCHA3ITd4tawg",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:19:05.457Z",
+                 *       "created": "2026-11-27T14:53:27.013Z",
                  *       "data": {
-                 *         "id": "ord_0VcBQF7ORHfxaDkdnGphZedx",
+                 *         "id": "ord_0VcBYtUcJFIPLq7savMD9Am4",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_SHBdzcPVvErTCxLZziaMxYS1bv3qpSEF1sIW2Jrk",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_eV5aLHlJ7JklFDPPEguw4r6adrbg3LllXLZzgdZx",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcBQFDYVchecbJQ7UBaKe4c",
-                 *         "savedCard": "card_0VcBQFDpyb1wX3M3QFxUnImc",
-                 *         "paidAt": "2026-11-27T14:19:05.457Z",
+                 *         "paymentIntent": "pi_0VcBYtWaGSGFa20j2LSRkETr",
+                 *         "savedCard": "card_0VcBYtWgvHfDt5GrsONvd8Do",
+                 *         "paidAt": "2026-11-27T14:53:27.013Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T14:49:05.062Z",
+                 *         "expiresAt": "2026-11-27T15:23:26.886Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:19:05.062Z"
+                 *         "created": "2026-11-27T14:53:26.886Z"
                  *       }
                  *     }
                  */
@@ -8443,30 +8443,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBQFFpWN2GVTred1VOcOyZ",
+                 *       "id": "evt_0VcBYtXUCYEsGEOc6z8kcfYT",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:19:05.582Z",
+                 *       "created": "2026-11-27T14:53:27.063Z",
                  *       "data": {
-                 *         "id": "ord_0VcBQFFF3y1WwjK6qgzwBZ46",
+                 *         "id": "ord_0VcBYtXHNHssfK9kJXQZh4kZ",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_4AtFMKTRQwQhUje3P1p5eAKC4XXgVWwKmeRkhU1E",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_YFbT8H5iwVkWaXpROXTDUsLc6zNg6PFxtIFucFFm",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcBQFFgWEiiwYWzVU8FvJ3i",
+                 *         "paymentIntent": "pi_0VcBYtXRxCyKWkPQG5CXPXj6",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T14:49:05.549Z",
+                 *         "expiresAt": "2026-11-27T15:23:27.051Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:19:05.549Z"
+                 *         "created": "2026-11-27T14:53:27.051Z"
                  *       }
                  *     }
                  */
@@ -8494,30 +8494,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBQF5eUKvD8gsPHOvwwewe",
+                 *       "id": "evt_0VcBYtTOin5uPvz9NA1HJL4s",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:19:04.949Z",
+                 *       "created": "2026-11-27T14:53:26.806Z",
                  *       "data": {
-                 *         "id": "ord_0VcBQF5XEwnzQYjivZqgCNqm",
+                 *         "id": "ord_0VcBYtTH6Vf2b0XHgGoc1OmE",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_vxWi0Z8YmgiO03xr3lW9PHQwQ5XfjUMz5DRTa9yd",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_pxvhhrR54zjn02v4OjAKkviLHjhmksKqEFEM9zme",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T14:19:04.949Z",
+                 *         "expiresAt": "2026-11-27T14:53:26.806Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:19:04.947Z"
+                 *         "created": "2026-11-27T14:53:26.803Z"
                  *       }
                  *     }
                  */
@@ -8545,13 +8545,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBQFQ83jL6z3SQl5UzTQ5x",
+                 *       "id": "evt_0VcBYtdzRsxU5XKaUhOivvmv",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:19:06.219Z",
+                 *       "created": "2026-11-27T14:53:27.464Z",
                  *       "data": {
-                 *         "id": "pi_0VcBQFPw71kjQJX8tflUJa5u",
+                 *         "id": "pi_0VcBYtdrF3D0x427m6VoLL9z",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -8559,15 +8559,15 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcBQFH92ZdiSb5qeavukJzS",
+                 *         "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
                  *         "metadata": {},
                  *         "amountRefunded": 0,
-                 *         "receipt": "rcpt_0VcBQFQ5qBOWz5XrNepFKqyP",
+                 *         "receipt": "rcpt_0VcBYtdxJIonbcZvKsvtKiTc",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:19:06.212Z"
+                 *         "created": "2026-11-27T14:53:27.459Z"
                  *       }
                  *     }
                  */
@@ -8595,13 +8595,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBQFKVnWOWPswBmTrxP0lD",
+                 *       "id": "evt_0VcBYtarlyctc3phC2TsSCcM",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:19:05.872Z",
+                 *       "created": "2026-11-27T14:53:27.273Z",
                  *       "data": {
-                 *         "id": "pi_0VcBQFKM62EZZEdvkOlgei9c",
+                 *         "id": "pi_0VcBYtaoMbV8RmfxvTOpljQE",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -8609,7 +8609,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcBQFIBr0fXrhDS0An9YE0N",
+                 *         "card": "card_0VcBYtZWB3y2K9YPargpYjWz",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -8620,7 +8620,7 @@ export interface operations {
                  *         "amountRefunded": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:19:05.866Z"
+                 *         "created": "2026-11-27T14:53:27.269Z"
                  *       }
                  *     }
                  */
@@ -8648,18 +8648,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBQFQnnqEXQKRkEMkzpU9z",
+                 *       "id": "evt_0VcBYteMfZFOjnGK7HoA4Vl1",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:19:06.264Z",
+                 *       "created": "2026-11-27T14:53:27.489Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcBQFO26s4SaAta0935WZEP",
+                 *         "id": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcBQFJMmf8O3LqFId6XQZwx",
-                 *         "refund": "re_0VcBQFNt0ee65NSSLLNV7ufF",
+                 *         "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                 *         "refund": "re_0VcBYtcm6CjaGFIIeafjTdai",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -8677,13 +8677,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "136350329508",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127191906&s=136350329508",
-                 *         "fiscalizedAt": "2026-11-27T14:19:06.264Z",
+                 *         "fiscalSign": "334225307634",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127195327&s=334225307634",
+                 *         "fiscalizedAt": "2026-11-27T14:53:27.488Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_c8BZFiwfXabIPtsnT5Klicc0gG3eE3yULTPiBssZ",
+                 *         "url": "https://api.tolov.example/receipts/rc_NhZHnCnmwD9Dxcjpq28GgsJ0oavT6pu5QDEdvRZh",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:19:06.093Z"
+                 *         "created": "2026-11-27T14:53:27.395Z"
                  *       }
                  *     }
                  */
@@ -8711,17 +8711,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBQFR0OQpcwDFqY1NYIek4",
+                 *       "id": "evt_0VcBYteQJOJDF0P3qwWUkC8N",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:19:06.277Z",
+                 *       "created": "2026-11-27T14:53:27.493Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcBQFQ5qBOWz5XrNepFKqyP",
+                 *         "id": "rcpt_0VcBYtdxJIonbcZvKsvtKiTc",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcBQFPw71kjQJX8tflUJa5u",
+                 *         "paymentIntent": "pi_0VcBYtdrF3D0x427m6VoLL9z",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -8744,9 +8744,9 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_cbbbhDoM2dXFTJjJckVpWmxOe1UlHv6HOJ2dBkxl",
+                 *         "url": "https://api.tolov.example/receipts/rc_JhdBXOjf5kGIYtlITDAGDMnRoZxSk55y8ZO6Qiv1",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:19:06.219Z"
+                 *         "created": "2026-11-27T14:53:27.464Z"
                  *       }
                  *     }
                  */
@@ -8774,22 +8774,22 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBQFnTEkdnMjZbUFGwfQju",
+                 *       "id": "evt_0VcBYtnsqrFYzNeiTWi2l41u",
                  *       "object": "event",
                  *       "type": "payout_account.updated",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:19:07.670Z",
+                 *       "created": "2026-11-27T14:53:28.080Z",
                  *       "data": {
-                 *         "id": "pacct_0VcBQFmLjZVxA6QlaTy6eEcL",
+                 *         "id": "pacct_0VcBYtngcUxk8VQqHUeoA63c",
                  *         "object": "payout_account",
                  *         "bankMfo": "00440",
                  *         "accountLast4": "2002",
                  *         "tin": "301234567",
                  *         "holderName": "\"Chorsu Market\" MChJ",
-                 *         "payoutsHeldUntil": "2026-11-28T14:19:07.670Z",
+                 *         "payoutsHeldUntil": "2026-11-28T14:53:28.080Z",
                  *         "livemode": false,
-                 *         "updated": "2026-11-27T14:19:07.670Z",
-                 *         "created": "2026-11-27T14:19:07.599Z"
+                 *         "updated": "2026-11-27T14:53:28.080Z",
+                 *         "created": "2026-11-27T14:53:28.068Z"
                  *       }
                  *     }
                  */
@@ -8817,13 +8817,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBQFwfV7d0OaTS0p7zbAmC",
+                 *       "id": "evt_0VcBYtpyUYtVfOyyoEmpgI3Y",
                  *       "object": "event",
                  *       "type": "payout.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:19:08.240Z",
+                 *       "created": "2026-11-27T14:53:28.209Z",
                  *       "data": {
-                 *         "id": "po_0VcBQFwCObjzEgERDGU9tSgO",
+                 *         "id": "po_0VcBYtpb990vHJwxBgnhBCJA",
                  *         "object": "payout",
                  *         "amount": 3950000,
                  *         "status": "PAID",
@@ -8835,7 +8835,7 @@ export interface operations {
                  *         },
                  *         "failureCode": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:19:08.199Z"
+                 *         "created": "2026-11-27T14:53:28.186Z"
                  *       }
                  *     }
                  */
@@ -8863,13 +8863,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBQFylR9dGrT5ALausdJ5B",
+                 *       "id": "evt_0VcBYtqriOjDGRtC4H3HLypV",
                  *       "object": "event",
                  *       "type": "payout.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:19:08.367Z",
+                 *       "created": "2026-11-27T14:53:28.264Z",
                  *       "data": {
-                 *         "id": "po_0VcBQFyZ5Bx93WcBzPHaDIFu",
+                 *         "id": "po_0VcBYtqkdFlwLcubaPPyWA4X",
                  *         "object": "payout",
                  *         "amount": 1485000,
                  *         "status": "FAILED",
@@ -8881,7 +8881,7 @@ export interface operations {
                  *         },
                  *         "failureCode": "ACCOUNT_CLOSED",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:19:08.354Z"
+                 *         "created": "2026-11-27T14:53:28.257Z"
                  *       }
                  *     }
                  */

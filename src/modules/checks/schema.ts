@@ -13,6 +13,7 @@ export type CheckProblem = Static<typeof CheckProblem>;
 
 export const Check = Type.Object(
   {
+    object: Type.Literal('check'),
     name: Type.String(),
     description: Type.String({ description: 'What the check holds to be true' }),
     ok: Type.Boolean(),
@@ -23,5 +24,8 @@ export const Check = Type.Object(
 );
 export type Check = Static<typeof Check>;
 
-export const CheckList = Type.Object({ object: Type.Literal('list'), data: Type.Array(Check) }, { title: 'CheckList' });
+export const CheckList = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(Check), has_more: Type.Literal(false, { description: 'Every check is in this one page' }) },
+  { title: 'CheckList' },
+);
 export type CheckList = Static<typeof CheckList>;

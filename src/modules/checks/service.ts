@@ -16,7 +16,7 @@ type Finding = Omit<CheckProblem, 'productId' | 'livemode' | 'objectId'> & Parti
 /** A check from what it found: at most PROBLEMS_MAX problems, each with every field present. */
 function checked(name: string, description: string, found: Finding[]): Check {
   const problems = found.slice(0, PROBLEMS_MAX).map((problem) => ({ objectId: null, productId: null, livemode: null, ...problem }));
-  return { name, description, ok: found.length === 0, problems, truncated: found.length > PROBLEMS_MAX };
+  return { object: 'check', name, description, ok: found.length === 0, problems, truncated: found.length > PROBLEMS_MAX };
 }
 
 const mode = (livemode: boolean) => (livemode ? 'live' : 'test');
@@ -39,7 +39,7 @@ export class ChecksService {
       ...(await this.#stuckObjects()),
       await this.#endpoints(),
     ];
-    return { object: 'list', data };
+    return { object: 'list', data, has_more: false };
   }
 
   async #ledgerTotal(): Promise<Check> {
