@@ -15,7 +15,7 @@ export const ActivationInput = Type.Object(
     legalName: Type.String({ minLength: 1, maxLength: 200, description: 'The business as registered' }),
     tin: Type.String({ pattern: '^[0-9]{9}$', description: "The business's TIN (STIR): 9 digits" }),
     legalAddress: Type.String({ minLength: 1, maxLength: 500 }),
-    website: { ...HttpUrl, description: 'The website or shop link where it sells: a Telegram or Instagram link counts' },
+    website: Type.String({ ...HttpUrl, description: 'The website or shop link where it sells: a Telegram or Instagram link counts' }),
     category: Type.Union(BUSINESS_CATEGORIES.map((category) => Type.Literal(category))),
     bankMfo: Type.String({ pattern: '^[0-9]{5}$' }),
     accountNumber: Type.String({ pattern: '^[0-9]{20}$' }),
