@@ -11,6 +11,8 @@ export interface Config {
   dataDir: string;
   /** Null disables the operator API (every /admin/ call answers 404). */
   adminToken: string | null;
+  /** Null hides GET /metrics (404); Prometheus sends it as a bearer token. */
+  metricsToken: string | null;
   checkoutUrl: string;
   orderTtlSeconds: number;
   sessionTtlSeconds: number;
@@ -90,15 +92,15 @@ function tokenBits(token: string): number {
   return token.length * Math.log2(Math.max(alphabet, 2));
 }
 
-function checkAdminToken(token: string): void {
+function checkAdminToken(token: string, variable = 'TOLOV_ADMIN_TOKEN'): void {
   if (token.length < ADMIN_TOKEN_LENGTH_MIN || /\s/.test(token)) {
-    throw new ConfigError('TOLOV_ADMIN_TOKEN', `at least ${ADMIN_TOKEN_LENGTH_MIN} characters without spaces; ${MAKE_A_TOKEN}`, '(hidden)');
+    throw new ConfigError(variable, `at least ${ADMIN_TOKEN_LENGTH_MIN} characters without spaces; ${MAKE_A_TOKEN}`, '(hidden)');
   }
   if (DOCUMENTED_TOKENS.has(token)) {
-    throw new ConfigError('TOLOV_ADMIN_TOKEN', `a secret of your own, not the documentation's example; ${MAKE_A_TOKEN}`, '(hidden)');
+    throw new ConfigError(variable, `a secret of your own, not the documentation's example; ${MAKE_A_TOKEN}`, '(hidden)');
   }
   if (new Set(token).size < ADMIN_TOKEN_DISTINCT_MIN || tokenBits(token) < ADMIN_TOKEN_BITS_MIN) {
-    throw new ConfigError('TOLOV_ADMIN_TOKEN', `a token too random to guess (${ADMIN_TOKEN_BITS_MIN} bits or more); ${MAKE_A_TOKEN}`, '(hidden)');
+    throw new ConfigError(variable, `a token too random to guess (${ADMIN_TOKEN_BITS_MIN} bits or more); ${MAKE_A_TOKEN}`, '(hidden)');
   }
 }
 export const SECRETS_KEY_EXPECTED = 'a base64 key of 32 bytes; make one with: openssl rand -base64 32';
@@ -251,12 +253,15 @@ export function loadConfig(env: Env = process.env): Config {
   const { read, integer, url, oneOf } = reader;
   const adminToken = read('TOLOV_ADMIN_TOKEN') ?? null;
   if (adminToken !== null) checkAdminToken(adminToken);
+  const metricsToken = read('TOLOV_METRICS_TOKEN') ?? null;
+  if (metricsToken !== null) checkAdminToken(metricsToken, 'TOLOV_METRICS_TOKEN');
   const where = addresses(reader);
   return {
     ...where,
     databaseUrl: url('DATABASE_URL', ['postgres', 'postgresql']) ?? null,
     dataDir: read('TOLOV_DATA_DIR') ?? './data',
     adminToken,
+    metricsToken,
     orderTtlSeconds: integer('TOLOV_ORDER_TTL_SECONDS', 1800, 1, 30 * DAY_SECONDS),
     sessionTtlSeconds: integer('TOLOV_SESSION_TTL_SECONDS', 900, 1, DAY_SECONDS),
     webhookRetryScheduleSeconds: webhookRetrySchedule(reader),

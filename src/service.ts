@@ -3,7 +3,9 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ConfigError, SECRETS_KEY_EXPECTED, type Config } from './config.js';
 import { openDb } from './db/db.js';
 import type { Db } from './db/types.js';
-import { migrate } from './db/migrate.js';
+import { migrate, readMigrations, schemaVersion } from './db/migrate.js';
+import { createMetrics, measureRequests } from './http/metrics.js';
+import { operationsRoutes } from './http/routes/operations.js';
 import { registerApi, type Services } from './http/app.js';
 import { IdempotentReplies } from './http/idempotency.js';
 import { createServer } from './http/server.js';
@@ -152,6 +154,38 @@ function backgroundWorkers(config: Config, db: Db, services: Services, log: Fast
   ];
 }
 
+/** Whether the process serves: its workers run, and it is not stopping. */
+interface Running {
+  workers: RunningWorkers | null;
+  stopping: boolean;
+}
+
+/** How long readiness waits for the database before it names it as what fails. */
+const READINESS_DB_TIMEOUT_MS = 2_000;
+
+/** What keeps the process from serving now: the database not answering or behind the code, no workers, a stop begun. */
+async function readinessOf(db: Db, latestMigration: number, running: Running): Promise<string[]> {
+  const failing = [...(running.stopping ? ['stopping'] : []), ...(running.workers === null ? ['workers'] : [])];
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error('timeout')), READINESS_DB_TIMEOUT_MS)));
+  try {
+    if ((await Promise.race([schemaVersion(db), timeout])) < latestMigration) failing.push('migrations');
+  } catch {
+    failing.push('database');
+  } finally {
+    clearTimeout(timer);
+  }
+  return failing;
+}
+
+/** Readiness and metrics: every request measured from the first, /readyz and /metrics answered. */
+async function monitor(app: FastifyInstance, db: Db, config: Config, running: Running): Promise<void> {
+  const metrics = createMetrics(db);
+  measureRequests(app, metrics);
+  const latestMigration = (await readMigrations()).length;
+  await app.register(operationsRoutes, { readiness: () => readinessOf(db, latestMigration, running), metrics, metricsToken: config.metricsToken });
+}
+
 /**
  * The sealer of stored secrets: TOLOV_SECRETS_KEY, or on the embedded engine a key kept in a file beside the data
  * folder (made at the first start, readable by its user alone); an in-memory database gets a key of its own.
@@ -176,6 +210,8 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   const rails = createRails(db, config, timings);
   const { cache: keys, stop: stopFollowingKeys } = await ApiKeyCache.start(db);
   const app = await createServer(config, keys);
+  const running: Running = { workers: null, stopping: false };
+  await monitor(app, db, config, running);
   app.addHook('onClose', () => stopFollowingKeys());
   app.addHook('onClose', () => timings.stop());
   const sender = createSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...(options.lookup ? { lookup: options.lookup } : {}) });
@@ -191,7 +227,6 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   const idempotent = new IdempotentReplies(timings, options.hooks);
   await registerApi(app, { services, idempotent, checkoutLimits: config, publicUrl: config.checkoutUrl });
   const { orders, payments, refunds, receipts, bindings, webhooks, requestLog, payouts } = services;
-  let workers: RunningWorkers | null = null;
   return {
     app,
     db,
@@ -206,12 +241,13 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
       const maintained = await maintenanceNeeded(db);
       if (maintained && db.engine === 'postgres') app.log.warn('autovacuum is off on this PostgreSQL server: Tolov analyses and vacuums its tables itself');
       const url = await app.listen({ port: config.port, host: config.host });
-      workers = startWorkers([...backgroundWorkers(config, db, services, app.log), ...(maintained ? [tableMaintenance(db)] : [])], app.log);
+      running.workers = startWorkers([...backgroundWorkers(config, db, services, app.log), ...(maintained ? [tableMaintenance(db)] : [])], app.log);
       return url;
     },
     async stop() {
+      running.stopping = true;
       await app.close();
-      await workers?.stop();
+      await running.workers?.stop();
       // Attempts started by the delivery worker end within their timeout, and are recorded before the database closes.
       await webhooks.idle();
       await mail.idle();

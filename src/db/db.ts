@@ -169,6 +169,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
     transaction: (work) => transactionOnPool(pool, run, work),
     listen: (channel, handlers) => listenPostgres(connectionString, channel, handlers),
     lost: NEVER_LOST,
+    poolState: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: POOL_SIZE }),
     close: () => pool.end(),
   };
 }

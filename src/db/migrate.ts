@@ -27,6 +27,12 @@ export async function readMigrations(): Promise<Migration[]> {
   return migrations;
 }
 
+/** The newest migration the database has: below the newest this code knows, it was restored from an older backup. */
+export async function schemaVersion(db: Db): Promise<number> {
+  const [row] = await db.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
+  return row?.version ?? 0;
+}
+
 /** Applies every pending migration in one transaction under an advisory lock; returns the names applied. */
 export async function migrate(db: Db): Promise<string[]> {
   const migrations = await readMigrations();

@@ -33,7 +33,17 @@ export interface Db extends Queryable {
    * pool connects again after a server restart.
    */
   readonly lost: Promise<Error>;
+  /** The connection pool as it stands (PostgreSQL); the embedded engine has one session and no pool. */
+  poolState?(): PoolState;
   close(): Promise<void>;
+}
+
+export interface PoolState {
+  /** Connections open, of `max`; those idle; queries waiting for one. */
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
 }
 
 /** `lost` of a database that is never lost to the process. */
