@@ -53,6 +53,7 @@ describe('binding a card', () => {
       resendAvailableAt: null,
       order: null,
       canSaveCard: false,
+      shopSuspended: false,
       receipt: null,
     });
 

@@ -6,7 +6,6 @@
 import type { Browser, Page as BrowserPage } from 'playwright-core';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeNow } from '../../src/modules/accounts/second-factor.js';
 import { escapeHtml } from '../../src/web/html.js';
 import { MESSAGES, type Lang } from '../../src/web/dashboard/i18n.js';
 import { SESSION_COOKIE } from '../../src/web/dashboard/context.js';
@@ -15,7 +14,7 @@ import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openWatched } from '../
 import { engine, idem, type TestService } from '../support/harness.js';
 import { bindLiveCard, startLive, type Live } from '../support/live.js';
 import { receiptFor } from '../support/receipts.js';
-import { DashboardClient, nextCode, uniqueEmail } from './client.js';
+import { DashboardClient, freshCode as nextFreshCode, ownerWithSecondFactor as signUpOwner, uniqueEmail, wrongCodeOf } from './client.js';
 
 let live: Live;
 let service: TestService;
@@ -56,26 +55,13 @@ interface Owner {
 const productOf = async (email: string) =>
   (await service.db.query<{ id: string }>('SELECT p.id FROM products p JOIN memberships m ON m.account_id = p.account_id JOIN users u ON u.id = m.user_id WHERE u.email = $1', [email]))[0]!.id;
 
-/** A new account's owner who turned the second factor on, which their session thereby proved. */
+/** A new account's owner who turned the second factor on, with their product's id. */
 async function ownerWithSecondFactor(name = 'activation'): Promise<Owner> {
-  const email = uniqueEmail(name);
-  const client = new DashboardClient(service);
-  await client.signUp(email, PASSWORD, 'Chorsu Market');
-  const setup = await client.post('/dashboard/account/second-factor/begin', {});
-  const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)![1]!;
-  const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)![1]!;
-  expect((await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed) })).status).toBe(200);
-  return { client, email, seed, productId: await productOf(email) };
+  const owner = await signUpOwner(service, name);
+  return { ...owner, productId: await productOf(owner.email) };
 }
 
-/** The code the owner's app shows next: the step last used is forgotten, as if the owner had waited for the app. */
-async function freshCode(owner: Owner): Promise<string> {
-  await service.db.query('UPDATE users SET totp_last_step = NULL WHERE email = $1', [owner.email]);
-  return codeNow(owner.seed);
-}
-
-/** A code the app does not show around now. */
-const wrongCodeOf = (owner: Owner) => ['000000', '111111', '222222'].find((code) => ![codeNow(owner.seed), nextCode(owner.seed), codeNow(owner.seed, Date.now() - 30_000)].includes(code))!;
+const freshCode = (owner: Owner) => nextFreshCode(service, owner);
 
 /** Posts the page's form: a new form (a new idempotency key) each time. */
 const submit = (client: DashboardClient, request: Partial<Request>, code: string) => client.post(PATH, { ...request, code, idempotencyKey: randomUUID() });

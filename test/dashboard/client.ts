@@ -124,3 +124,35 @@ let counter = 0;
 export const nextCode = (seed: string) => codeNow(seed, Date.now() + 30_000);
 
 export const uniqueEmail = (name = 'owner') => `${name}-${process.pid}-${Date.now()}-${++counter}@example.uz`;
+
+/** A new account's owner who turned the second factor on, which their session thereby proved. */
+export interface SecondFactorOwner {
+  client: DashboardClient;
+  email: string;
+  seed: string;
+}
+
+export async function ownerWithSecondFactor(service: Pick<TestService, 'app' | 'mailbox'>, name = 'owner'): Promise<SecondFactorOwner> {
+  const email = uniqueEmail(name);
+  const client = new DashboardClient(service);
+  await client.signUp(email);
+  const setup = await client.post('/dashboard/account/second-factor/begin', {});
+  const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)?.[1];
+  const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)?.[1];
+  if (!seed || !sealed) throw new Error('the second factor set-up page changed');
+  if ((await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed) })).status !== 200) throw new Error('second factor refused');
+  return { client, email, seed };
+}
+
+/**
+ * The code the owner's app shows next. Each 30-second step's code works once and a test makes several changes within
+ * seconds: the step last used is forgotten, as if the owner had waited for the app's next code.
+ */
+export async function freshCode(service: Pick<TestService, 'db'>, owner: Pick<SecondFactorOwner, 'email' | 'seed'>): Promise<string> {
+  await service.db.query('UPDATE users SET totp_last_step = NULL WHERE email = $1', [owner.email]);
+  return codeNow(owner.seed);
+}
+
+/** A code the owner's app does not show around now. */
+export const wrongCodeOf = (owner: Pick<SecondFactorOwner, 'seed'>) =>
+  ['000000', '111111', '222222'].find((code) => ![codeNow(owner.seed), nextCode(owner.seed), codeNow(owner.seed, Date.now() - 30_000)].includes(code))!;

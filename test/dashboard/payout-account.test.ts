@@ -9,7 +9,7 @@ import { escapeHtml } from '../../src/web/html.js';
 import { MESSAGES } from '../../src/web/dashboard/i18n.js';
 import { startService, type TestService } from '../support/harness.js';
 import { validAccount } from '../support/payouts.js';
-import { DashboardClient, nextCode, uniqueEmail } from './client.js';
+import { DashboardClient, freshCode as nextFreshCode, nextCode, ownerWithSecondFactor as signUpOwner, uniqueEmail, wrongCodeOf } from './client.js';
 
 let service: TestService;
 beforeAll(async () => {
@@ -39,30 +39,14 @@ interface Owner {
   key: string;
 }
 
-/** A new account's owner who turned the second factor on, which their session thereby proved. */
+/** A new account's owner who turned the second factor on, with a test key of their product. */
 async function ownerWithSecondFactor(): Promise<Owner> {
-  const email = uniqueEmail('owner');
-  const client = new DashboardClient(service);
-  await client.signUp(email);
-  const setup = await client.post('/dashboard/account/second-factor/begin', {});
-  const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)![1]!;
-  const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)![1]!;
-  expect((await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed) })).status).toBe(200);
-  const key = /id="new-key">(sk_test_\w+)</.exec((await client.post('/dashboard/api-keys', {})).html)![1]!;
-  return { client, email, seed, key };
+  const owner = await signUpOwner(service);
+  const key = /id="new-key">(sk_test_\w+)</.exec((await owner.client.post('/dashboard/api-keys', {})).html)![1]!;
+  return { ...owner, key };
 }
 
-/**
- * The code the owner's app shows next. Each 30-second step's code works once and a test makes several changes within
- * seconds: the step last used is forgotten, as if the owner had waited for the app's next code.
- */
-async function freshCode(owner: Owner): Promise<string> {
-  await service.db.query('UPDATE users SET totp_last_step = NULL WHERE email = $1', [owner.email]);
-  return codeNow(owner.seed);
-}
-
-/** A code the app does not show around now. */
-const wrongCodeOf = (owner: Owner) => ['000000', '111111', '222222'].find((code) => ![codeNow(owner.seed), nextCode(owner.seed), codeNow(owner.seed, Date.now() - 30_000)].includes(code))!;
+const freshCode = (owner: Owner) => nextFreshCode(service, owner);
 
 /** Posts the page's form as its owner fills it in: a new form (a new idempotency key) each time. */
 const save = (client: DashboardClient, account: Account, code: string, options: { csrf?: string | null; origin?: string } = {}) =>
