@@ -11,6 +11,11 @@ export interface Config {
   dataDir: string;
   /** Null disables the operator API (every /admin/ call answers 404). */
   adminToken: string | null;
+  /**
+   * How long a graceful stop keeps serving while /readyz already answers 503, so that a load balancer stops sending
+   * requests before the listener closes (0: it closes at once).
+   */
+  shutdownDrainMs: number;
   /** Null hides GET /metrics (404); Prometheus sends it as a bearer token. */
   metricsToken: string | null;
   checkoutUrl: string;
@@ -262,6 +267,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: read('TOLOV_DATA_DIR') ?? './data',
     adminToken,
     metricsToken,
+    shutdownDrainMs: integer('TOLOV_SHUTDOWN_DRAIN_MS', 0, 0, 120_000),
     orderTtlSeconds: integer('TOLOV_ORDER_TTL_SECONDS', 1800, 1, 30 * DAY_SECONDS),
     sessionTtlSeconds: integer('TOLOV_SESSION_TTL_SECONDS', 900, 1, DAY_SECONDS),
     webhookRetryScheduleSeconds: webhookRetrySchedule(reader),

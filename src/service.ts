@@ -246,6 +246,8 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
     },
     async stop() {
       running.stopping = true;
+      // Readiness fails from now on; the load balancer takes the process out before its listener closes.
+      if (config.shutdownDrainMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
       await app.close();
       await running.workers?.stop();
       // Attempts started by the delivery worker end within their timeout, and are recorded before the database closes.

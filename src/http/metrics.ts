@@ -9,9 +9,19 @@ import { queueDepths } from '../modules/monitoring/queues.js';
 /** Seconds: from a cached read's few milliseconds to a bank call's deadline. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** The process's own metrics (event loop, memory, GC): observed once, however many services one process runs. */
+let processMetrics: Registry | null = null;
+function processRegistry(): Registry {
+  if (processMetrics === null) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
+/** A service's metrics, with the process's. */
 export function createMetrics(db: Db): Registry {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   new Gauge({
     name: 'tolov_queue_depth',
     help: 'Items waiting in each queue the workers drain',
@@ -31,7 +41,7 @@ export function createMetrics(db: Db): Registry {
       if (pool) for (const [state, count] of Object.entries(pool)) this.set({ state }, count);
     },
   });
-  return registry;
+  return Registry.merge([processRegistry(), registry]);
 }
 
 /** Counts and times every request by its method, route template and status; unmatched paths share one label. */

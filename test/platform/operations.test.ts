@@ -6,6 +6,7 @@ import { startService, type TestService } from '../support/harness.js';
 import { bindCard } from '../support/binding.js';
 import { charge } from '../support/payments.js';
 import { killAll, processStorage, startMain } from '../support/process.js';
+import { waitFor } from '../support/wait.js';
 
 const METRICS_TOKEN = 'mtk_3f9Qz7LwP2xVb8NcR4tYk6Hs1Jd5Ge0U';
 
@@ -111,5 +112,17 @@ describe('/readyz', () => {
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ready' });
     expect((await fetch(`${started.url}/healthz`)).status).toBe(200);
+  });
+
+  it('fails from the moment a graceful stop begins, while the process still serves for TOLOV_SHUTDOWN_DRAIN_MS', async () => {
+    const started = await startMain({ ...(await processStorage()), TOLOV_SHUTDOWN_DRAIN_MS: '3000' });
+    expect((await fetch(`${started.url}/readyz`)).status).toBe(200);
+    started.child.kill('SIGTERM');
+    await waitFor(async () => ((await fetch(`${started.url}/readyz`)).status === 503 ? true : null), 2_000, 'readiness to fail');
+    const draining = await fetch(`${started.url}/readyz`);
+    expect(await draining.json()).toEqual({ status: 'unready', failing: ['stopping'] });
+    // Still serving while the balancer notices.
+    expect((await fetch(`${started.url}/healthz`)).status).toBe(200);
+    expect(await started.exited).toBe(0);
   });
 });
