@@ -351,4 +351,35 @@ describe('a refund and a payout racing for the same available money', () => {
     expect((await balance(service, shop.test)).available).toBe(-2_000_000);
     await expectIdentities(shop);
   });
+
+  it.skipIf(engine !== 'postgres')('lists a refund that began before a payout but took the balance after it, after it', async () => {
+    const shop = await service.createMerchant();
+    await setPayoutAccount(service, shop.productId);
+    const intent = await makeAvailable(service, shop.test, 2_000_000);
+    // Holds the refund's recording transaction once it has begun, before it posts; the payout does not write intents.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const tableLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = service.db.transaction(async (tx) => {
+      await tx.query('LOCK TABLE payment_intents IN SHARE MODE');
+      locked();
+      await held;
+    });
+    await tableLocked;
+    let payout: Awaited<ReturnType<typeof createPayout>> | undefined;
+    const refund = service.call({ method: 'POST', url: '/v1/refunds', key: shop.test, idempotencyKey: idem(), body: { paymentIntent: intent.id } });
+    try {
+      await waitFor(async () => ((await waiting('%UPDATE payment_intents%')) === 1 ? true : null), 10_000, 'the refund to wait in its recording');
+      payout = await createPayout(shop.test, { amount: 1_980_000 });
+    } finally {
+      release();
+      await holder;
+    }
+    expect(payout.status).toBe(201);
+    expect((await refund).status).toBe(201);
+    const rows = (await statementOf(shop.test)).reverse();
+    expect(rows.map((row) => row.type)).toEqual(['charge', 'payout', 'refund']);
+    await expectIdentities(shop);
+  });
 });

@@ -52,6 +52,8 @@ function assertBalanced(transaction: LedgerTransaction): void {
  * Writes one balanced transaction in the caller's database transaction, in a single statement: the transaction, its
  * entries, its statement row if it has one (available in `availableInSeconds`), and the balance rows of its accounts,
  * in one shard picked at random.
+ * The statement row is dated when it is written, after the lock on the available balance, not when the database
+ * transaction began: the statement then lists movements of available money in the order they took it.
  * Balance is asserted here and enforced again by the database at the end of the statement (trigger
  * ledger_entries_balanced). Returns the transaction's id.
  */
@@ -67,9 +69,9 @@ export async function post(tx: Transaction, transaction: LedgerTransaction, avai
        INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ($1, $2, $3, $4, $5)
        RETURNING id, product_id, livemode),
      s AS (
-       INSERT INTO balance_transactions (id, product_id, livemode, type, amount, fee, net, status, available_on, source)
-       SELECT $9, t.product_id, t.livemode, $10, $11::bigint, $12::bigint, $11::bigint - $12::bigint, $13, now() + $14 * interval '1 second', $5
-         FROM t WHERE $9::text IS NOT NULL),
+       INSERT INTO balance_transactions (id, product_id, livemode, type, amount, fee, net, status, available_on, source, created_at)
+       SELECT $9, t.product_id, t.livemode, $10, $11::bigint, $12::bigint, $11::bigint - $12::bigint, $13, c.at + $14 * interval '1 second', $5, c.at
+         FROM t, (SELECT clock_timestamp() AS at) c WHERE $9::text IS NOT NULL),
      e AS (
        INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount)
        SELECT t.id, t.product_id, t.livemode, e.account, e.amount FROM t, unnest($6::text[], $7::bigint[]) AS e (account, amount)
