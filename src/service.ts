@@ -4,7 +4,7 @@ import { ConfigError, SECRETS_KEY_EXPECTED, type Config } from './config.js';
 import { openDb } from './db/db.js';
 import type { Db } from './db/types.js';
 import { migrate, readMigrations, schemaVersion } from './db/migrate.js';
-import { createMetrics, measureRequests } from './http/metrics.js';
+import { countOutcomes, createMetrics, measureRequests } from './http/metrics.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { registerApi, type Services } from './http/app.js';
 import { IdempotentReplies } from './http/idempotency.js';
@@ -23,6 +23,9 @@ import { ApiKeyCache } from './modules/products/key-cache.js';
 import { ProductsService } from './modules/products/service.js';
 import { ReconciliationService } from './modules/reconciliation/service.js';
 import { ChecksService } from './modules/checks/service.js';
+import { OperatorActions } from './modules/operators/actions.js';
+import { OperatorsService } from './modules/operators/service.js';
+import { SupportService } from './modules/support/service.js';
 import { ActivationsService } from './modules/activations/service.js';
 import { RefundsService } from './modules/refunds/service.js';
 import { ReceiptsService } from './modules/receipts/service.js';
@@ -31,6 +34,7 @@ import { createSender, type Lookup, type Sender } from './modules/webhooks/sende
 import { WebhooksService } from './modules/webhooks/service.js';
 import { EventStreams } from './modules/webhooks/stream.js';
 import { RequestLog } from './modules/request-log/service.js';
+import { measuredFiscalModules, measuredRails, type Outcomes } from './modules/monitoring/outcomes.js';
 import { PaymentActivity } from './modules/payments/activity.js';
 import { requestLogWriter } from './workers/request-log.js';
 import { AccountsService } from './modules/accounts/service.js';
@@ -83,18 +87,19 @@ function buildServices(parts: {
   log: FastifyBaseLogger;
   timings: Timings;
   mail: Mail;
+  outcomes: Outcomes;
 }): Services {
-  const { config, db, rails, keys, sender, sealer, log, timings, mail } = parts;
+  const { config, db, rails, keys, sender, sealer, log, timings, mail, outcomes } = parts;
   const throttles = new Throttles(db);
   const mailer = new AccountMailer(mail, config.checkoutUrl);
   const accounts = new AccountsService(db, sealer, throttles, mailer);
   // Every capability's commands run here: once per idempotency key, audited in the change's transaction.
   const commands = new Commands(db, accounts, sealer);
-  const webhooks = new WebhooksService(db, config, sender, sealer, commands);
+  const webhooks = new WebhooksService(db, config, sender, sealer, commands, outcomes);
   const ledger = new LedgerService(db, config.settlementDelaySeconds);
   const cards = new CardsService(db);
   const sessions = new CheckoutSessions(db);
-  const fiscal = createFiscalModules(db, config);
+  const fiscal = measuredFiscalModules(createFiscalModules(db, config), outcomes);
   const receipts = new ReceiptsService(
     db,
     fiscal,
@@ -103,13 +108,15 @@ function buildServices(parts: {
     log,
   );
   const orders = new OrdersService(db, config, sessions, cards, webhooks, receipts, commands);
-  const payments = new PaymentsService(db, rails, orders, cards, ledger, webhooks, receipts, commands, log);
-  const refunds = new RefundsService(db, rails, payments, ledger, receipts, commands, log);
+  const payments = new PaymentsService(db, rails, orders, cards, ledger, webhooks, receipts, commands, log, outcomes);
+  const refunds = new RefundsService(db, rails, payments, ledger, receipts, commands, log, outcomes);
   const products = new ProductsService(db, keys, config.defaultFeeBps, commands);
   const bindings = new CardBindingsService(db, rails, sessions, commands, config);
   const payouts = new PayoutsService(db, rails, ledger, webhooks, commands, { timeMinutes: config.payoutTimeMinutes, minimum: config.payoutMin }, log);
   const checkout = new CheckoutService(db, rails, payments, orders, cards, bindings, receipts);
   const reconciliation = new ReconciliationService(db, rails, fiscal);
+  const activations = new ActivationsService(db, products, payouts, commands);
+  const operators = new OperatorsService(db, accounts, mailer);
   return {
     accounts,
     accountLinks: new AccountLinks(db, accounts, products, throttles, mailer),
@@ -130,7 +137,10 @@ function buildServices(parts: {
     activity: new PaymentActivity(db),
     reconciliation,
     checks: new ChecksService(db, reconciliation),
-    activations: new ActivationsService(db, products, payouts, commands),
+    activations,
+    operators,
+    operatorActions: new OperatorActions(operators, products, activations),
+    support: new SupportService(db, operators),
     timings,
     mail,
   };
@@ -178,12 +188,13 @@ async function readinessOf(db: Db, latestMigration: number, running: Running): P
   return failing;
 }
 
-/** Readiness and metrics: every request measured from the first, /readyz and /metrics answered. */
-async function monitor(app: FastifyInstance, db: Db, config: Config, running: Running): Promise<void> {
+/** Readiness and metrics: every request measured from the first, /readyz and /metrics answered; the outcome counts. */
+async function monitor(app: FastifyInstance, db: Db, config: Config, running: Running): Promise<Outcomes> {
   const metrics = createMetrics(db);
   measureRequests(app, metrics);
   const latestMigration = (await readMigrations()).length;
   await app.register(operationsRoutes, { readiness: () => readinessOf(db, latestMigration, running), metrics, metricsToken: config.metricsToken });
+  return countOutcomes(metrics);
 }
 
 /**
@@ -207,18 +218,18 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   // (killed mid-request), and its client may resume it at once. Processes sharing PostgreSQL wait for the lock to lapse.
   if (db.engine === 'pglite') await releaseAllLocks(db);
   const timings = new Timings();
-  const rails = createRails(db, config, timings);
   const { cache: keys, stop: stopFollowingKeys } = await ApiKeyCache.start(db);
   const app = await createServer(config, keys);
   const running: Running = { workers: null, stopping: false };
-  await monitor(app, db, config, running);
+  const outcomes = await monitor(app, db, config, running);
+  const rails = measuredRails(createRails(db, config, timings), outcomes);
   app.addHook('onClose', () => stopFollowingKeys());
   app.addHook('onClose', () => timings.stop());
   const sender = createSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...(options.lookup ? { lookup: options.lookup } : {}) });
   app.addHook('onClose', () => sender.close());
   const sealer = await openSealer(config);
   const mail = new Mail(db, sealer, config.smtpUrl === null ? logTransport(app.log) : smtpTransport(config.smtpUrl, config.mailFrom), app.log);
-  const services = buildServices({ config, db, rails, keys, sender, sealer, log: app.log, timings, mail });
+  const services = buildServices({ config, db, rails, keys, sender, sealer, log: app.log, timings, mail, outcomes });
   const sealed = (await services.webhooks.sealStoredSecrets()) + (await services.accounts.sealStoredSeeds());
   if (sealed > 0) app.log.info(`sealed ${sealed} stored secrets (webhook signing secrets, TOTP seeds) under the current TOLOV_SECRETS_KEY`);
   await services.eventStreams.start();

@@ -11,6 +11,7 @@ import { Probes } from './probes.js';
 import { receiptsAreFiscalized } from './receipts.js';
 import { balanceMovesAreListed, payoutAccountIsSet, payoutsAreMade } from './payouts.js';
 import { activationIsReviewed } from './activations.js';
+import { operatorsAreMade } from './operators.js';
 import type { Mailbox } from '../../test/support/mailbox.js';
 import { Recorder } from './recorder.js';
 import { buyerPaysOnThePage, cardsAreCharged, cardsAreSaved, databaseFails, liveModeHasNoRail, operatorReads, operatorSetsUp, ordersAreMade, webhooksAreSet } from './scenarios.js';
@@ -85,6 +86,7 @@ export async function recordApiExamples(target: RecordingTarget): Promise<Record
     await payoutsAreMade(s, owner);
     await activationIsReviewed(s, owner);
     await operatorReads(s, shop, cards.card);
+    await operatorsAreMade(s, charge);
     await databaseFails(s, shop);
     await new Probes(s, { test: shop.test, limited }).run();
   } finally {

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { FolderInUseError, lockFolder } from './folder-lock.js';
 import { inThisThread, pgliteSession } from './pglite/session.js';
 import { startPgliteThread, type EngineThread } from './pglite/thread.js';
-import { NEVER_LOST, transactionOn, type Db, type Transaction } from './types.js';
+import { committed, NEVER_LOST, transactionOn, type Db, type Transaction } from './types.js';
 
 const POOL_SIZE = 10;
 /** Distinct statement texts prepared by name, on either engine (a limit well above the service's own set). */
@@ -121,9 +121,11 @@ async function transactionOnPool<T>(pool: pg.Pool, run: Run, work: (tx: Transact
       return await withClient(pool, async (client, broke) => {
         try {
           await client.query('BEGIN');
-          const result = await work(transactionOn({ query: (sql, params) => run(client, sql, params), exec: (script) => exec(client, script) }));
+          const tx = transactionOn({ query: (sql, params) => run(client, sql, params), exec: (script) => exec(client, script) });
+          const result = await work(tx);
           // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
           if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new TransactionAbortedError();
+          committed(tx);
           return result;
         } catch (error) {
           await client.query('ROLLBACK').catch(broke);

@@ -52,6 +52,26 @@ export const NEVER_LOST: Promise<Error> = new Promise(() => {});
 /** The Transaction of a connection on which the engine has just begun one; only the engines call it. */
 export const transactionOn = (open: Queryable): Transaction => open as Transaction;
 
+/** What waits for each open transaction to commit; a transaction rolled back (or retried) takes its list with it. */
+const awaitingCommit = new WeakMap<Transaction, Array<() => void>>();
+
+/**
+ * Runs `effect` once `tx` has committed, and never if it rolls back: for what is kept outside the database (counts), which
+ * a rolled-back or retried transaction must not leave behind. The effect must not throw: the change is committed.
+ */
+export function afterCommit(tx: Transaction, effect: () => void): void {
+  const effects = awaitingCommit.get(tx);
+  if (effects === undefined) awaitingCommit.set(tx, [effect]);
+  else effects.push(effect);
+}
+
+/** Runs the effects that waited for `tx`, once its COMMIT succeeded; only the engines call it. */
+export function committed(tx: Transaction): void {
+  const effects = awaitingCommit.get(tx);
+  awaitingCommit.delete(tx);
+  for (const effect of effects ?? []) effect();
+}
+
 export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '23505';
 }

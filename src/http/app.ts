@@ -15,7 +15,12 @@ import type { PayoutsService } from '../modules/payouts/service.js';
 import { payoutRoutes } from './routes/payouts.js';
 import { checkRoutes } from './routes/checks.js';
 import { activationRoutes } from './routes/activations.js';
+import { operatorRoutes } from './routes/operators.js';
+import { supportRoutes } from './routes/support.js';
 import type { ActivationsService } from '../modules/activations/service.js';
+import type { OperatorActions } from '../modules/operators/actions.js';
+import type { OperatorsService } from '../modules/operators/service.js';
+import type { SupportService } from '../modules/support/service.js';
 import type { ChecksService } from '../modules/checks/service.js';
 import type { WebhooksService } from '../modules/webhooks/service.js';
 import type { EventStreams } from '../modules/webhooks/stream.js';
@@ -26,6 +31,7 @@ import type { Mail } from '../modules/mail/service.js';
 import type { AccountLinks } from '../modules/accounts/links.js';
 import type { AccountsService } from '../modules/accounts/service.js';
 import { dashboardRoutes } from '../web/dashboard/plugin.js';
+import { consoleRoutes } from '../web/operator/plugin.js';
 import { pageRoutes } from '../web/pages.js';
 import { apiReferenceRoutes } from '../web/api-reference.js';
 import type { IdempotentReplies } from './idempotency.js';
@@ -60,6 +66,11 @@ export interface Services {
   payouts: PayoutsService;
   checks: ChecksService;
   activations: ActivationsService;
+  operators: OperatorsService;
+  /** What operators do to products, from the console and the operator API alike, each audited. */
+  operatorActions: OperatorActions;
+  /** The support search: any payment, order, refund, payout or receipt, with its timeline. */
+  support: SupportService;
   cards: CardsService;
   bindings: CardBindingsService;
   checkout: CheckoutService;
@@ -78,14 +89,16 @@ export async function registerApi(
   app: FastifyInstance,
   { services, idempotent, checkoutLimits, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; publicUrl: string },
 ): Promise<void> {
-  const { accounts, accountLinks, products, orders, payments, refunds, receipts, payouts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, checks, activations, testHelpers, timings } =
+  const { accounts, accountLinks, products, orders, payments, refunds, receipts, payouts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, checks, activations, operators, operatorActions, support, testHelpers, timings } =
     services;
   recordMerchantCalls(app, requestLog);
-  await app.register(productRoutes, { products });
+  await app.register(productRoutes, { products, actions: operatorActions });
+  await app.register(operatorRoutes, { operators });
+  await app.register(supportRoutes, { support });
   await app.register(brandingRoutes, { products, publicUrl });
   await app.register(reconciliationRoutes, { reconciliation });
   await app.register(checkRoutes, { checks });
-  await app.register(activationRoutes, { activations });
+  await app.register(activationRoutes, { activations, actions: operatorActions });
   await app.register(timingRoutes, { timings });
   await app.register(orderRoutes, { orders, idempotent });
   await app.register(ledgerRoutes, { ledger, payouts });
@@ -104,4 +117,5 @@ export async function registerApi(
   await app.register(apiReferenceRoutes);
   await app.register(sdkPackageRoutes);
   await app.register(dashboardRoutes, { prefix: '/dashboard', accounts, accountLinks, products, webhooks, payments, orders, refunds, receipts, cards, requestLog, activity, ledger, payouts, activations, publicUrl });
+  await app.register(consoleRoutes, { prefix: '/operator', operators, actions: operatorActions, activations, products, checks, support, publicUrl });
 }

@@ -215,7 +215,7 @@ const OPERATOR_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
     errors: ['NOT_FOUND', 'INVALID_STATE'],
     repeat: 'Rejecting it again answers 409 `INVALID_STATE`: it is decided already',
   },
-  retrieveProduct: { returns: 'Where the product stands: live mode, fiscal lines, `suspension`', errors: ['NOT_FOUND'] },
+  retrieveProduct: { returns: 'Where the product stands: live mode, fiscal lines, fee, `suspension`', errors: ['NOT_FOUND'] },
   suspendProduct: {
     returns: 'The product, with its `suspension`: its money calls are refused from now on, on every process',
     errors: ['NOT_FOUND'],
@@ -233,6 +233,14 @@ const OPERATOR_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   listMoneyChecks: { returns: 'Every money check, each `ok` or with the problems it found (the first 100)' },
   retrieveTimings: { returns: "This process's timings since it started counting" },
   resetTimings: { returns: 'The timings, empty: counting starts afresh', repeat: 'Each call starts counting afresh' },
+  createOperator: {
+    returns: 'The first operator of the console, who sets up the second factor at the first log-in',
+    errors: ['INVALID_STATE'],
+    repeat: 'Once an operator exists, answers 409 `INVALID_STATE`: an admin invites the next from the console',
+  },
+  listOperators: { returns: 'Every operator, oldest first, with their role and whether their second factor is set up' },
+  listOperatorAudit: { returns: 'A page of the audit log, newest first; `has_more` says whether another page follows (pass the last `id` as `before`)' },
+  searchPayments: { returns: 'The objects found: one for an id (none when nothing has it), or the newest 50 payments of the card, amount and day' },
 };
 
 export const OPERATION_NOTES: Readonly<Record<string, OperationNotes>> = { ...MERCHANT_OPERATIONS, ...OPERATOR_OPERATIONS };

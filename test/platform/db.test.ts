@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openPglite, pgliteDb } from '../../src/db/db.js';
-import { isUniqueViolation, type Db } from '../../src/db/types.js';
+import { afterCommit, isUniqueViolation, type Db } from '../../src/db/types.js';
 import { FolderInUseError } from '../../src/db/folder-lock.js';
 import { engine, openTestDb } from '../support/harness.js';
 
@@ -53,6 +53,31 @@ describe(`the database layer (${engine})`, () => {
     expect(await db.query('SELECT id FROM layer_rows WHERE id = $1', [2])).toEqual([]);
     await db.transaction((tx) => tx.query(insert, [2, 'committed']));
     expect(await db.query('SELECT note FROM layer_rows WHERE id = $1', [2])).toEqual([{ note: 'committed' }]);
+  });
+
+  it('runs what waits for a commit once the transaction commits: never for one rolled back, swallowed or tried again', async () => {
+    const ran: string[] = [];
+    await db.transaction(async (tx) => afterCommit(tx, () => ran.push('committed')));
+    const thrown = db.transaction(async (tx) => {
+      afterCommit(tx, () => ran.push('thrown'));
+      throw new Error('roll back');
+    });
+    await expect(thrown).rejects.toThrow('roll back');
+    const swallowed = db.transaction(async (tx) => {
+      afterCommit(tx, () => ran.push('swallowed'));
+      await tx.query('SELECT 1 / 0').catch(() => {});
+    });
+    await expect(swallowed).rejects.toThrow();
+    let attempts = 0;
+    // PostgreSQL tries a transaction that failed to serialize again; the embedded engine never fails so.
+    const retried = db.transaction(async (tx) => {
+      const attempt = ++attempts;
+      afterCommit(tx, () => ran.push(`attempt ${attempt}`));
+      if (attempt === 1) throw Object.assign(new Error('could not serialize access'), { code: '40001' });
+    });
+    if (engine === 'postgres') await retried;
+    else await expect(retried).rejects.toThrow('could not serialize');
+    expect(ran).toEqual(engine === 'postgres' ? ['committed', 'attempt 2'] : ['committed']);
   });
 });
 

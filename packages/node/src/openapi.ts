@@ -1890,44 +1890,44 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcBYtTlfew5KmSnDvEb5vcG",
+                     *           "id": "ord_0VcC62ehomJht3jBH4wbS1ft",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_TYaBPg24F6CLTGkef2YTrzbPw2WJxWSY5XB3o9NS",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_abDVtINs4SH2jpfeK9s1Gjm262pnZVgOLRmFqrNQ",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcBYtUEoVYB3SRtgOdUXd9N",
+                     *           "paymentIntent": "pi_0VcC62f3HP1QNrlYcyfitvva",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T15:23:26.833Z",
+                     *           "expiresAt": "2026-11-27T17:35:06.931Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:26.833Z"
+                     *           "created": "2026-11-27T17:05:06.931Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcBYtTH6Vf2b0XHgGoc1OmE",
+                     *           "id": "ord_0VcC62eMgcmYGmaYukQT4MJU",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_pxvhhrR54zjn02v4OjAKkviLHjhmksKqEFEM9zme",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_0QeFMsU9dj3aDCTr8OqNtSJRP5O4KSYInPWr8dxZ",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T14:53:26.806Z",
+                     *           "expiresAt": "2026-11-27T17:05:06.912Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:26.803Z"
+                     *           "created": "2026-11-27T17:05:06.910Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2054,24 +2054,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBYtQR2Tx7Z1TSaJHr6j1M",
+                     *       "id": "ord_0VcC62c0lhFsE4GUCF4RxKIj",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_exIpLY6pGZAskv8buaN5qhlFbqn2a8D8y6O6maCc",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3CmWCVssrfvtq8tIMfkqCnFD4VFgxyGEpY2JxZTM",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T15:23:26.627Z",
+                     *       "expiresAt": "2026-11-27T17:35:06.764Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:26.627Z"
+                     *       "created": "2026-11-27T17:05:06.764Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2189,24 +2189,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBYtQR2Tx7Z1TSaJHr6j1M",
+                     *       "id": "ord_0VcC62c0lhFsE4GUCF4RxKIj",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_exIpLY6pGZAskv8buaN5qhlFbqn2a8D8y6O6maCc",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3CmWCVssrfvtq8tIMfkqCnFD4VFgxyGEpY2JxZTM",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcBYtRAjVV8jtqUYAW7kUGA",
+                     *       "paymentIntent": "pi_0VcC62cgXGu2F6Cnp6wqBuVv",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T14:53:26.681Z",
+                     *       "paidAt": "2026-11-27T17:05:06.819Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T15:23:26.627Z",
-                     *       "receipt": "rcpt_0VcBYtRLWYPuNUGyxOis1fGZ",
+                     *       "expiresAt": "2026-11-27T17:35:06.764Z",
+                     *       "receipt": "rcpt_0VcC62cvdzhjkWiuoRgMtBbp",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:26.627Z"
+                     *       "created": "2026-11-27T17:05:06.764Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2310,24 +2310,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBYtSVBAGaJgTnCHF6bDfL",
+                     *       "id": "ord_0VcC62de9272A6GT3I0q2DoB",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Sd2Xf5wPrNyYybKk8y436vGblodT9CH8OIETAO3m",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_xXapBEXyvrzfUnetUvy4gpB6zBt8crVh5eaqOulI",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T15:23:26.755Z",
+                     *       "expiresAt": "2026-11-27T17:35:06.866Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:26.755Z"
+                     *       "created": "2026-11-27T17:05:06.866Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2541,69 +2541,69 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "txn_0VcBYtpHcyuswJWeUFY8ZTWi",
+                     *           "id": "txn_0VcC62z1AELZgqib5u7WkdBG",
                      *           "object": "balance_transaction",
                      *           "type": "payout_failure",
                      *           "amount": 500000,
                      *           "fee": 0,
                      *           "net": 500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:53:28.166Z",
-                     *           "source": "po_0VcBYtpDaIfhCnb8E5bCBXbd",
-                     *           "payout": "po_0VcBYtpb990vHJwxBgnhBCJA",
-                     *           "created": "2026-11-27T14:53:28.166Z"
+                     *           "availableOn": "2026-11-27T17:05:08.191Z",
+                     *           "source": "po_0VcC62yuiC6HnyH1FEnUUvHT",
+                     *           "payout": "po_0VcC62zKqJjmtCHG5S9nRq59",
+                     *           "created": "2026-11-27T17:05:08.191Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBYtpDyTE77wH7I6YRzLIY",
+                     *           "id": "txn_0VcC62yv84V26YiaJpTV2obj",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -500000,
                      *           "fee": 0,
                      *           "net": -500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:53:28.162Z",
-                     *           "source": "po_0VcBYtpDaIfhCnb8E5bCBXbd",
-                     *           "payout": "po_0VcBYtpb990vHJwxBgnhBCJA",
-                     *           "created": "2026-11-27T14:53:28.162Z"
+                     *           "availableOn": "2026-11-27T17:05:08.185Z",
+                     *           "source": "po_0VcC62yuiC6HnyH1FEnUUvHT",
+                     *           "payout": "po_0VcC62zKqJjmtCHG5S9nRq59",
+                     *           "created": "2026-11-27T17:05:08.185Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBYtp1sGci4so7iuJXKjKy",
+                     *           "id": "txn_0VcC62yiyDGYMMnYW5KnCLHO",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -1000000,
                      *           "fee": 0,
                      *           "net": -1000000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:53:28.148Z",
-                     *           "source": "po_0VcBYtozA14UT9nE3aMemuP2",
-                     *           "payout": "po_0VcBYtpb990vHJwxBgnhBCJA",
-                     *           "created": "2026-11-27T14:53:28.148Z"
+                     *           "availableOn": "2026-11-27T17:05:08.172Z",
+                     *           "source": "po_0VcC62yfGdgpRtjF2FlTyoG2",
+                     *           "payout": "po_0VcC62zKqJjmtCHG5S9nRq59",
+                     *           "created": "2026-11-27T17:05:08.172Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBYtooyMB6Mm3SRV0QUsok",
+                     *           "id": "txn_0VcC62yONx0yK2zZAX8YKk0K",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 1800000,
                      *           "fee": 18000,
                      *           "net": 1782000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:53:28.143Z",
-                     *           "source": "pi_0VcBYtod7axtC3IyUEn0Eo6j",
-                     *           "payout": "po_0VcBYtpb990vHJwxBgnhBCJA",
-                     *           "created": "2026-11-27T14:53:28.130Z"
+                     *           "availableOn": "2026-11-27T17:05:08.156Z",
+                     *           "source": "pi_0VcC62yGD7YINmbx1B5luVVh",
+                     *           "payout": "po_0VcC62zKqJjmtCHG5S9nRq59",
+                     *           "created": "2026-11-27T17:05:08.152Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcBYtoTxdAMCf2mFjXHNGmW",
+                     *           "id": "txn_0VcC62xyQZqbvk8dns51SoFB",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 3200000,
                      *           "fee": 32000,
                      *           "net": 3168000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T14:53:28.143Z",
-                     *           "source": "pi_0VcBYtoJAgJFQwnljMAuAJI3",
-                     *           "payout": "po_0VcBYtpb990vHJwxBgnhBCJA",
-                     *           "created": "2026-11-27T14:53:28.111Z"
+                     *           "availableOn": "2026-11-27T17:05:08.156Z",
+                     *           "source": "pi_0VcC62xtVk5XdD4S8dBXyKhB",
+                     *           "payout": "po_0VcC62zKqJjmtCHG5S9nRq59",
+                     *           "created": "2026-11-27T17:05:08.126Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -2689,17 +2689,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "txn_0VcBYtdz0UhoSApODAB5Q9Ew",
+                     *       "id": "txn_0VcC62nt4EdvJFuiGh7AUBcY",
                      *       "object": "balance_transaction",
                      *       "type": "charge",
                      *       "amount": 100000,
                      *       "fee": 1000,
                      *       "net": 99000,
                      *       "status": "pending",
-                     *       "availableOn": "2026-11-28T14:53:27.464Z",
-                     *       "source": "pi_0VcBYtdrF3D0x427m6VoLL9z",
+                     *       "availableOn": "2026-11-28T17:05:07.502Z",
+                     *       "source": "pi_0VcC62nkElWttlQXIrKaytyJ",
                      *       "payout": null,
-                     *       "created": "2026-11-27T14:53:27.464Z"
+                     *       "created": "2026-11-27T17:05:07.502Z"
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransaction"];
@@ -2789,16 +2789,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcBYtngcUxk8VQqHUeoA63c",
+                     *       "id": "pacct_0VcC62x6ywrTmZVHu7xfZZNJ",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
                      *       "tin": "301234567",
                      *       "holderName": "\"Chorsu Market\" MChJ",
-                     *       "payoutsHeldUntil": "2026-11-28T14:53:28.080Z",
+                     *       "payoutsHeldUntil": "2026-11-28T17:05:08.090Z",
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T14:53:28.080Z",
-                     *       "created": "2026-11-27T14:53:28.068Z"
+                     *       "updated": "2026-11-27T17:05:08.090Z",
+                     *       "created": "2026-11-27T17:05:08.072Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -2892,18 +2892,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBYtXwifvbJr1R6FStD1uC",
+                     *       "id": "cb_0VcC62iPBWmquiaaqUTihDtl",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
-                     *       "url": "https://api.tolov.example/bind/cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
+                     *       "clientToken": "cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
+                     *       "url": "https://api.tolov.example/bind/cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T15:08:27.092Z",
+                     *       "expiresAt": "2026-11-27T17:20:07.161Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.092Z"
+                     *       "created": "2026-11-27T17:05:07.161Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3027,18 +3027,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBYtXwifvbJr1R6FStD1uC",
+                     *       "id": "cb_0VcC62iPBWmquiaaqUTihDtl",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
-                     *       "url": "https://api.tolov.example/bind/cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
-                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                     *       "clientToken": "cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
+                     *       "url": "https://api.tolov.example/bind/cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
+                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T15:08:27.092Z",
+                     *       "expiresAt": "2026-11-27T17:20:07.161Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.092Z"
+                     *       "created": "2026-11-27T17:05:07.161Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3139,7 +3139,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                     *       "id": "card_0VcC62ifMU2920TyG9J3vJ5I",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -3147,7 +3147,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.105Z"
+                     *       "created": "2026-11-27T17:05:07.175Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3248,7 +3248,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcBYtYcR9fmZT1Rnl2yd5O7",
+                     *       "id": "card_0VcC62jHi5Cvnaj5ohHlQgEe",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -3256,7 +3256,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.133Z"
+                     *       "created": "2026-11-27T17:05:07.213Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3369,7 +3369,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcBYtZWB3y2K9YPargpYjWz",
+                     *           "id": "card_0VcC62jf0xRdzlhex1jRaEPZ",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -3377,10 +3377,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.186Z"
+                     *           "created": "2026-11-27T17:05:07.239Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcBYtYcR9fmZT1Rnl2yd5O7",
+                     *           "id": "card_0VcC62jHi5Cvnaj5ohHlQgEe",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -3388,7 +3388,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.133Z"
+                     *           "created": "2026-11-27T17:05:07.213Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3500,7 +3500,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcBYtaoMbV8RmfxvTOpljQE",
+                     *           "id": "pi_0VcC62kvjdLc7B9IKfefFLrW",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3508,7 +3508,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcBYtZWB3y2K9YPargpYjWz",
+                     *           "card": "card_0VcC62jf0xRdzlhex1jRaEPZ",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3519,10 +3519,10 @@ export interface operations {
                      *           "amountRefunded": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.269Z"
+                     *           "created": "2026-11-27T17:05:07.317Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                     *           "id": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3530,7 +3530,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                     *           "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3539,9 +3539,9 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
-                     *           "receipt": "rcpt_0VcBYtaNEgz7vtKztqwZoDIR",
+                     *           "receipt": "rcpt_0VcC62kZ9tFWPFozoJeQOpoN",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.239Z"
+                     *           "created": "2026-11-27T17:05:07.290Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3632,7 +3632,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                 *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -3665,7 +3665,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                     *       "id": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3673,7 +3673,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3682,9 +3682,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcBYtaNEgz7vtKztqwZoDIR",
+                     *       "receipt": "rcpt_0VcC62kZ9tFWPFozoJeQOpoN",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.239Z"
+                     *       "created": "2026-11-27T17:05:07.290Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3823,7 +3823,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                     *       "id": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3831,7 +3831,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3840,9 +3840,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcBYtaNEgz7vtKztqwZoDIR",
+                     *       "receipt": "rcpt_0VcC62kZ9tFWPFozoJeQOpoN",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.239Z"
+                     *       "created": "2026-11-27T17:05:07.290Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3939,7 +3939,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                 *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -3955,7 +3955,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBYtbjLzLYkQkgd3Pcso6x",
+                     *       "id": "pi_0VcC62lmwk3C9SxQVRYenPiE",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3963,7 +3963,7 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3971,7 +3971,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.327Z"
+                     *       "created": "2026-11-27T17:05:07.369Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4100,7 +4100,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBYtbjLzLYkQkgd3Pcso6x",
+                     *       "id": "pi_0VcC62lmwk3C9SxQVRYenPiE",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4108,7 +4108,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4116,7 +4116,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.327Z"
+                     *       "created": "2026-11-27T17:05:07.369Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4259,7 +4259,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBYtcM4r9OVvddvqIxujsq",
+                     *       "id": "pi_0VcC62mX5JSGrU9J3kGdVGjS",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4267,7 +4267,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4275,7 +4275,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.365Z"
+                     *       "created": "2026-11-27T17:05:07.416Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4397,7 +4397,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcBYtbjLzLYkQkgd3Pcso6x",
+                     *       "id": "pi_0VcC62lmwk3C9SxQVRYenPiE",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4405,7 +4405,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4413,7 +4413,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.327Z"
+                     *       "created": "2026-11-27T17:05:07.369Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4527,17 +4527,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcBYtcm6CjaGFIIeafjTdai",
+                     *           "id": "re_0VcC62mt1OxpuqRz9qBMccfU",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                     *           "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
+                     *           "receipt": "rcpt_0VcC62my6728F46WZ3LVrXzV",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.390Z"
+                     *           "created": "2026-11-27T17:05:07.437Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4618,7 +4618,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                 *       "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -4634,17 +4634,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcBYtcm6CjaGFIIeafjTdai",
+                     *       "id": "re_0VcC62mt1OxpuqRz9qBMccfU",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                     *       "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
+                     *       "receipt": "rcpt_0VcC62my6728F46WZ3LVrXzV",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.390Z"
+                     *       "created": "2026-11-27T17:05:07.437Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4773,17 +4773,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcBYtcm6CjaGFIIeafjTdai",
+                     *       "id": "re_0VcC62mt1OxpuqRz9qBMccfU",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                     *       "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
+                     *       "receipt": "rcpt_0VcC62my6728F46WZ3LVrXzV",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.390Z"
+                     *       "created": "2026-11-27T17:05:07.437Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4887,7 +4887,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "po_0VcBYtpb990vHJwxBgnhBCJA",
+                     *           "id": "po_0VcC62zKqJjmtCHG5S9nRq59",
                      *           "object": "payout",
                      *           "amount": 3950000,
                      *           "status": "PAID",
@@ -4899,10 +4899,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:28.186Z"
+                     *           "created": "2026-11-27T17:05:08.208Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcBYtpDaIfhCnb8E5bCBXbd",
+                     *           "id": "po_0VcC62yuiC6HnyH1FEnUUvHT",
                      *           "object": "payout",
                      *           "amount": 500000,
                      *           "status": "CANCELED",
@@ -4914,10 +4914,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:28.162Z"
+                     *           "created": "2026-11-27T17:05:08.183Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcBYtozA14UT9nE3aMemuP2",
+                     *           "id": "po_0VcC62yfGdgpRtjF2FlTyoG2",
                      *           "object": "payout",
                      *           "amount": 1000000,
                      *           "status": "PAID",
@@ -4929,7 +4929,7 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:28.148Z"
+                     *           "created": "2026-11-27T17:05:08.167Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5025,7 +5025,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBYtozA14UT9nE3aMemuP2",
+                     *       "id": "po_0VcC62yfGdgpRtjF2FlTyoG2",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5037,7 +5037,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:28.148Z"
+                     *       "created": "2026-11-27T17:05:08.167Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5155,7 +5155,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBYtozA14UT9nE3aMemuP2",
+                     *       "id": "po_0VcC62yfGdgpRtjF2FlTyoG2",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5167,7 +5167,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:28.148Z"
+                     *       "created": "2026-11-27T17:05:08.167Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5262,7 +5262,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBYtpDaIfhCnb8E5bCBXbd",
+                     *       "id": "po_0VcC62yuiC6HnyH1FEnUUvHT",
                      *       "object": "payout",
                      *       "amount": 500000,
                      *       "status": "CANCELED",
@@ -5274,7 +5274,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:28.162Z"
+                     *       "created": "2026-11-27T17:05:08.183Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5387,11 +5387,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcBYtRLWYPuNUGyxOis1fGZ",
+                     *       "id": "rcpt_0VcC62cvdzhjkWiuoRgMtBbp",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcBYtRAjVV8jtqUYAW7kUGA",
+                     *       "paymentIntent": "pi_0VcC62cgXGu2F6Cnp6wqBuVv",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -5416,13 +5416,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "446802120350",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127195327&s=446802120350",
-                     *       "fiscalizedAt": "2026-11-27T14:53:27.479Z",
+                     *       "fiscalSign": "621855267949",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127220507&s=621855267949",
+                     *       "fiscalizedAt": "2026-11-27T17:05:07.518Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_TSlKpCMqwMXY2VHe6ANLWZL8lj5pcC8U7QkRNFgu",
+                     *       "url": "https://api.tolov.example/receipts/rc_PUADbeHPWqUMjkSgppi9Wpfyp10XqwB4BVnahYpK",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:26.681Z"
+                     *       "created": "2026-11-27T17:05:06.819Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -5528,12 +5528,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
+                     *           "id": "rcpt_0VcC62my6728F46WZ3LVrXzV",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
-                     *           "refund": "re_0VcBYtcm6CjaGFIIeafjTdai",
+                     *           "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                     *           "refund": "re_0VcC62mt1OxpuqRz9qBMccfU",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -5551,20 +5551,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "334225307634",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127195327&s=334225307634",
-                     *           "fiscalizedAt": "2026-11-27T14:53:27.488Z",
+                     *           "fiscalSign": "032516895531",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127220507&s=032516895531",
+                     *           "fiscalizedAt": "2026-11-27T17:05:07.527Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_NhZHnCnmwD9Dxcjpq28GgsJ0oavT6pu5QDEdvRZh",
+                     *           "url": "https://api.tolov.example/receipts/rc_tXHrp3zr7K5et1CUsWFiVgIJCGGCcfIM1eixA3HI",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.395Z"
+                     *           "created": "2026-11-27T17:05:07.443Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcBYtaNEgz7vtKztqwZoDIR",
+                     *           "id": "rcpt_0VcC62kZ9tFWPFozoJeQOpoN",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                     *           "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -5583,13 +5583,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "611025555326",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127195327&s=611025555326",
-                     *           "fiscalizedAt": "2026-11-27T14:53:27.486Z",
+                     *           "fiscalSign": "701185984591",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127220507&s=701185984591",
+                     *           "fiscalizedAt": "2026-11-27T17:05:07.525Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_wjpz1ahn6CcaBualAeGxTGi37xVByH5c7Rfc4llE",
+                     *           "url": "https://api.tolov.example/receipts/rc_xt7rkNOXmCAkgCO5IPYfALUCYdcSeUus4h64CmVU",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.242Z"
+                     *           "created": "2026-11-27T17:05:07.294Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5682,7 +5682,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T15:23:26.886Z",
+                     *       "expiresAt": "2026-11-27T17:35:06.978Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -5808,11 +5808,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T15:23:26.886Z",
+                     *       "expiresAt": "2026-11-27T17:35:06.978Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T14:53:56.934Z",
+                     *       "resendAvailableAt": "2026-11-27T17:05:37.024Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -5967,7 +5967,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T15:23:26.886Z",
+                     *       "expiresAt": "2026-11-27T17:35:06.978Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -5977,8 +5977,8 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T14:53:27.013Z",
-                     *         "payment": "pi_0VcBYtWaGSGFa20j2LSRkETr"
+                     *         "paidAt": "2026-11-27T17:05:07.089Z",
+                     *         "payment": "pi_0VcC62hAZooDb90chFiN0h1D"
                      *       },
                      *       "canSaveCard": true,
                      *       "shopSuspended": false,
@@ -6114,11 +6114,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T15:23:26.886Z",
+                     *       "expiresAt": "2026-11-27T17:35:06.978Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T14:53:56.968Z",
+                     *       "resendAvailableAt": "2026-11-27T17:05:37.052Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -6252,7 +6252,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcBYtfNLOqRgkAEPKvJIwbk",
+                     *           "id": "we_0VcC62pHlmYfPb3zEGUwx8zq",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -6265,7 +6265,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.551Z"
+                     *           "created": "2026-11-27T17:05:07.585Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6368,7 +6368,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBYtfNLOqRgkAEPKvJIwbk",
+                     *       "id": "we_0VcC62pHlmYfPb3zEGUwx8zq",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6380,8 +6380,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.551Z",
-                     *       "secret": "whsec_pA2+PyZYvlyOiVzk5fSSrtsAeYPDX3xXSELNg4Z/tcA="
+                     *       "created": "2026-11-27T17:05:07.585Z",
+                     *       "secret": "whsec_PMnh/TZKt9P19S804Zch/X86bgw65gmJUHO6/2p05JM="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6485,7 +6485,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBYtfNLOqRgkAEPKvJIwbk",
+                     *       "id": "we_0VcC62pHlmYfPb3zEGUwx8zq",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6497,7 +6497,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.551Z"
+                     *       "created": "2026-11-27T17:05:07.585Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6608,7 +6608,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBYtfNLOqRgkAEPKvJIwbk",
+                     *       "id": "we_0VcC62pHlmYfPb3zEGUwx8zq",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6621,7 +6621,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.551Z"
+                     *       "created": "2026-11-27T17:05:07.585Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6731,7 +6731,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBYtfwDT0BRN2xOmIz3YRE",
+                     *       "id": "we_0VcC62pghu3lWfWXpqboZW0W",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -6837,7 +6837,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcBYtfNLOqRgkAEPKvJIwbk",
+                     *       "id": "we_0VcC62pHlmYfPb3zEGUwx8zq",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6850,8 +6850,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.551Z",
-                     *       "secret": "whsec_uZKX105nBWo6Pb7vc3kRe/hpFZ8fDqxSkjwNRrjGOwU="
+                     *       "created": "2026-11-27T17:05:07.585Z",
+                     *       "secret": "whsec_p4qhaRZMmL3iN3W5BDWIcBUqbJwaiwWpwRqMR+0E+HY="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6969,24 +6969,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_2530c74cd9ca47f292dd81c51f0def29",
+                     *           "id": "wd_6d226818d03d487bbef458f9b2f564db",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcBYtg2EQV6X3AoVzcF9aZ3",
-                     *           "event": "evt_0VcBYtWkkUzJCHA3ITd4tawg",
+                     *           "endpoint": "we_0VcC62pjoIUvTeABcMQwaaUe",
+                     *           "event": "evt_0VcC62hJ7qcazKHcBFvoKTmt",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T14:53:27.614Z",
+                     *               "attemptedAt": "2026-11-27T17:05:07.637Z",
                      *               "statusCode": 200,
                      *               "durationMs": 10,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T14:53:27.601Z"
+                     *           "created": "2026-11-27T17:05:07.623Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -7095,17 +7095,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcBYteQJOJDF0P3qwWUkC8N",
+                     *           "id": "evt_0VcC62oPjc61PoAfP0IBGdCK",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.493Z",
+                     *           "created": "2026-11-27T17:05:07.532Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBYtdxJIonbcZvKsvtKiTc",
+                     *             "id": "rcpt_0VcC62nrovhhZ93Jtv1rSXeL",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcBYtdrF3D0x427m6VoLL9z",
+                     *             "paymentIntent": "pi_0VcC62nkElWttlQXIrKaytyJ",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7128,24 +7128,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_JhdBXOjf5kGIYtlITDAGDMnRoZxSk55y8ZO6Qiv1",
+                     *             "url": "https://api.tolov.example/receipts/rc_A64vgkNcx0FgHHssIXaNCtYFfryayo38mYqVwaY7",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:53:27.464Z"
+                     *             "created": "2026-11-27T17:05:07.498Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcBYteMfZFOjnGK7HoA4Vl1",
+                     *           "id": "evt_0VcC62oKoU89Ja55AXsErzSH",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.489Z",
+                     *           "created": "2026-11-27T17:05:07.528Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
+                     *             "id": "rcpt_0VcC62my6728F46WZ3LVrXzV",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
-                     *             "refund": "re_0VcBYtcm6CjaGFIIeafjTdai",
+                     *             "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                     *             "refund": "re_0VcC62mt1OxpuqRz9qBMccfU",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -7163,27 +7163,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "334225307634",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127195327&s=334225307634",
-                     *             "fiscalizedAt": "2026-11-27T14:53:27.488Z",
+                     *             "fiscalSign": "032516895531",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127220507&s=032516895531",
+                     *             "fiscalizedAt": "2026-11-27T17:05:07.527Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_NhZHnCnmwD9Dxcjpq28GgsJ0oavT6pu5QDEdvRZh",
+                     *             "url": "https://api.tolov.example/receipts/rc_tXHrp3zr7K5et1CUsWFiVgIJCGGCcfIM1eixA3HI",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:53:27.395Z"
+                     *             "created": "2026-11-27T17:05:07.443Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcBYteJ2aMj4KjS86QQt45t",
+                     *           "id": "evt_0VcC62oI6aO3wTyxSzFaRqEo",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.486Z",
+                     *           "created": "2026-11-27T17:05:07.525Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcBYtaNEgz7vtKztqwZoDIR",
+                     *             "id": "rcpt_0VcC62kZ9tFWPFozoJeQOpoN",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
+                     *             "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7202,13 +7202,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "611025555326",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127195327&s=611025555326",
-                     *             "fiscalizedAt": "2026-11-27T14:53:27.486Z",
+                     *             "fiscalSign": "701185984591",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127220507&s=701185984591",
+                     *             "fiscalizedAt": "2026-11-27T17:05:07.525Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_wjpz1ahn6CcaBualAeGxTGi37xVByH5c7Rfc4llE",
+                     *             "url": "https://api.tolov.example/receipts/rc_xt7rkNOXmCAkgCO5IPYfALUCYdcSeUus4h64CmVU",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T14:53:27.242Z"
+                     *             "created": "2026-11-27T17:05:07.294Z"
                      *           }
                      *         }
                      *       ],
@@ -7295,30 +7295,30 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcBYtWkkUzJCHA3ITd4tawg",
+                     *       "id": "evt_0VcC62hJ7qcazKHcBFvoKTmt",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.013Z",
+                     *       "created": "2026-11-27T17:05:07.089Z",
                      *       "data": {
-                     *         "id": "ord_0VcBYtUcJFIPLq7savMD9Am4",
+                     *         "id": "ord_0VcC62fSCyj9c0b3H69EGmSE",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_eV5aLHlJ7JklFDPPEguw4r6adrbg3LllXLZzgdZx",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_EUOw9HBaZ5M6ncptdyGme042hxLNiIwNS5GNYLk0",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcBYtWaGSGFa20j2LSRkETr",
-                     *         "savedCard": "card_0VcBYtWgvHfDt5GrsONvd8Do",
-                     *         "paidAt": "2026-11-27T14:53:27.013Z",
+                     *         "paymentIntent": "pi_0VcC62hAZooDb90chFiN0h1D",
+                     *         "savedCard": "card_0VcC62hGOMxHiRfRniDzzADr",
+                     *         "paidAt": "2026-11-27T17:05:07.089Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T15:23:26.886Z",
+                     *         "expiresAt": "2026-11-27T17:35:06.978Z",
                      *         "receipt": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T14:53:26.886Z"
+                     *         "created": "2026-11-27T17:05:06.978Z"
                      *       }
                      *     }
                      */
@@ -7408,7 +7408,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcBYtg2EQV6X3AoVzcF9aZ3"
+                 *       "endpoint": "we_0VcC62pjoIUvTeABcMQwaaUe"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -7423,15 +7423,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_2530c74cd9ca47f292dd81c51f0def29",
+                     *       "id": "wd_6d226818d03d487bbef458f9b2f564db",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcBYtg2EQV6X3AoVzcF9aZ3",
-                     *       "event": "evt_0VcBYtWkkUzJCHA3ITd4tawg",
+                     *       "endpoint": "we_0VcC62pjoIUvTeABcMQwaaUe",
+                     *       "event": "evt_0VcC62hJ7qcazKHcBFvoKTmt",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T14:53:27.601Z",
+                     *       "nextAttemptAt": "2026-11-27T17:05:07.623Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T14:53:27.601Z"
+                     *       "created": "2026-11-27T17:05:07.623Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -7635,7 +7635,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcBYtdDLGAxzYTI5scKqP3s",
+                     *           "id": "req_0VcC62nFFG3Iw60wV1lhxbHT",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
@@ -7643,29 +7643,29 @@ export interface operations {
                      *           "durationMs": 2,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.421Z"
+                     *           "created": "2026-11-27T17:05:07.463Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcBYtd5RU6luqeU4M6XxtKc",
+                     *           "id": "req_0VcC62nAY2RteNuWCJvu7orO",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 7,
+                     *           "durationMs": 4,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.419Z"
+                     *           "created": "2026-11-27T17:05:07.461Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcBYtckydNSF3ABQH8W1obV",
+                     *           "id": "req_0VcC62mqA7nhy9R1QTcdxRwB",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 21,
+                     *           "durationMs": 20,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T14:53:27.411Z"
+                     *           "created": "2026-11-27T17:05:07.456Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -7751,24 +7751,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBYtTH6Vf2b0XHgGoc1OmE",
+                     *       "id": "ord_0VcC62eMgcmYGmaYukQT4MJU",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_pxvhhrR54zjn02v4OjAKkviLHjhmksKqEFEM9zme",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_0QeFMsU9dj3aDCTr8OqNtSJRP5O4KSYInPWr8dxZ",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T14:53:26.806Z",
+                     *       "expiresAt": "2026-11-27T17:05:06.912Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:26.803Z"
+                     *       "created": "2026-11-27T17:05:06.910Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -7881,24 +7881,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcBYtQR2Tx7Z1TSaJHr6j1M",
+                     *       "id": "ord_0VcC62c0lhFsE4GUCF4RxKIj",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_exIpLY6pGZAskv8buaN5qhlFbqn2a8D8y6O6maCc",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3CmWCVssrfvtq8tIMfkqCnFD4VFgxyGEpY2JxZTM",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcBYtRAjVV8jtqUYAW7kUGA",
+                     *       "paymentIntent": "pi_0VcC62cgXGu2F6Cnp6wqBuVv",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T14:53:26.681Z",
+                     *       "paidAt": "2026-11-27T17:05:06.819Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T15:23:26.627Z",
-                     *       "receipt": "rcpt_0VcBYtRLWYPuNUGyxOis1fGZ",
+                     *       "expiresAt": "2026-11-27T17:35:06.764Z",
+                     *       "receipt": "rcpt_0VcC62cvdzhjkWiuoRgMtBbp",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:26.627Z"
+                     *       "created": "2026-11-27T17:05:06.764Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -8012,18 +8012,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcBYtXwifvbJr1R6FStD1uC",
+                     *       "id": "cb_0VcC62iPBWmquiaaqUTihDtl",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
-                     *       "url": "https://api.tolov.example/bind/cbs_mwZctPBsMtpVSWwwa0o8PRzv60DOWL5bHlNEyuIX",
-                     *       "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                     *       "clientToken": "cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
+                     *       "url": "https://api.tolov.example/bind/cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
+                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T15:08:27.092Z",
+                     *       "expiresAt": "2026-11-27T17:20:07.161Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:27.092Z"
+                     *       "created": "2026-11-27T17:05:07.161Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -8126,7 +8126,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcBYtngcUxk8VQqHUeoA63c",
+                     *       "id": "pacct_0VcC62x6ywrTmZVHu7xfZZNJ",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
@@ -8134,8 +8134,8 @@ export interface operations {
                      *       "holderName": "\"Chorsu Market\" MChJ",
                      *       "payoutsHeldUntil": null,
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T14:53:28.080Z",
-                     *       "created": "2026-11-27T14:53:28.068Z"
+                     *       "updated": "2026-11-27T17:05:08.090Z",
+                     *       "created": "2026-11-27T17:05:08.072Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -8216,7 +8216,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcBYtpb990vHJwxBgnhBCJA",
+                     *       "id": "po_0VcC62zKqJjmtCHG5S9nRq59",
                      *       "object": "payout",
                      *       "amount": 3950000,
                      *       "status": "PAID",
@@ -8228,7 +8228,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T14:53:28.186Z"
+                     *       "created": "2026-11-27T17:05:08.208Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -8392,30 +8392,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBYtWkkUzJCHA3ITd4tawg",
+                 *       "id": "evt_0VcC62hJ7qcazKHcBFvoKTmt",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:53:27.013Z",
+                 *       "created": "2026-11-27T17:05:07.089Z",
                  *       "data": {
-                 *         "id": "ord_0VcBYtUcJFIPLq7savMD9Am4",
+                 *         "id": "ord_0VcC62fSCyj9c0b3H69EGmSE",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_eV5aLHlJ7JklFDPPEguw4r6adrbg3LllXLZzgdZx",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_EUOw9HBaZ5M6ncptdyGme042hxLNiIwNS5GNYLk0",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcBYtWaGSGFa20j2LSRkETr",
-                 *         "savedCard": "card_0VcBYtWgvHfDt5GrsONvd8Do",
-                 *         "paidAt": "2026-11-27T14:53:27.013Z",
+                 *         "paymentIntent": "pi_0VcC62hAZooDb90chFiN0h1D",
+                 *         "savedCard": "card_0VcC62hGOMxHiRfRniDzzADr",
+                 *         "paidAt": "2026-11-27T17:05:07.089Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T15:23:26.886Z",
+                 *         "expiresAt": "2026-11-27T17:35:06.978Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:53:26.886Z"
+                 *         "created": "2026-11-27T17:05:06.978Z"
                  *       }
                  *     }
                  */
@@ -8443,30 +8443,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBYtXUCYEsGEOc6z8kcfYT",
+                 *       "id": "evt_0VcC62hxYv303NbmKqc7pEBE",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:53:27.063Z",
+                 *       "created": "2026-11-27T17:05:07.131Z",
                  *       "data": {
-                 *         "id": "ord_0VcBYtXHNHssfK9kJXQZh4kZ",
+                 *         "id": "ord_0VcC62hi5U8z14SIsXOm4T3e",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_YFbT8H5iwVkWaXpROXTDUsLc6zNg6PFxtIFucFFm",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_ABFnGnqMvxG2o4C775vlPcFAtzQCfYE0XtHfDWCJ",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcBYtXRxCyKWkPQG5CXPXj6",
+                 *         "paymentIntent": "pi_0VcC62htA0cglcbnvIRrRip9",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T15:23:27.051Z",
+                 *         "expiresAt": "2026-11-27T17:35:07.117Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:53:27.051Z"
+                 *         "created": "2026-11-27T17:05:07.117Z"
                  *       }
                  *     }
                  */
@@ -8494,30 +8494,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBYtTOin5uPvz9NA1HJL4s",
+                 *       "id": "evt_0VcC62eR55cus3mY03Wo6GAv",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:53:26.806Z",
+                 *       "created": "2026-11-27T17:05:06.912Z",
                  *       "data": {
-                 *         "id": "ord_0VcBYtTH6Vf2b0XHgGoc1OmE",
+                 *         "id": "ord_0VcC62eMgcmYGmaYukQT4MJU",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_pxvhhrR54zjn02v4OjAKkviLHjhmksKqEFEM9zme",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_0QeFMsU9dj3aDCTr8OqNtSJRP5O4KSYInPWr8dxZ",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T14:53:26.806Z",
+                 *         "expiresAt": "2026-11-27T17:05:06.912Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:53:26.803Z"
+                 *         "created": "2026-11-27T17:05:06.910Z"
                  *       }
                  *     }
                  */
@@ -8545,13 +8545,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBYtdzRsxU5XKaUhOivvmv",
+                 *       "id": "evt_0VcC62nsVSJc1lNGU4ior4C6",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:53:27.464Z",
+                 *       "created": "2026-11-27T17:05:07.498Z",
                  *       "data": {
-                 *         "id": "pi_0VcBYtdrF3D0x427m6VoLL9z",
+                 *         "id": "pi_0VcC62nkElWttlQXIrKaytyJ",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -8559,15 +8559,15 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcBYtYAUUYjBwj7zKupYFif",
+                 *         "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
                  *         "metadata": {},
                  *         "amountRefunded": 0,
-                 *         "receipt": "rcpt_0VcBYtdxJIonbcZvKsvtKiTc",
+                 *         "receipt": "rcpt_0VcC62nrovhhZ93Jtv1rSXeL",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:53:27.459Z"
+                 *         "created": "2026-11-27T17:05:07.492Z"
                  *       }
                  *     }
                  */
@@ -8595,13 +8595,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBYtarlyctc3phC2TsSCcM",
+                 *       "id": "evt_0VcC62l4M8lm2KkA7ueyGnuj",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:53:27.273Z",
+                 *       "created": "2026-11-27T17:05:07.320Z",
                  *       "data": {
-                 *         "id": "pi_0VcBYtaoMbV8RmfxvTOpljQE",
+                 *         "id": "pi_0VcC62kvjdLc7B9IKfefFLrW",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -8609,7 +8609,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcBYtZWB3y2K9YPargpYjWz",
+                 *         "card": "card_0VcC62jf0xRdzlhex1jRaEPZ",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -8620,7 +8620,7 @@ export interface operations {
                  *         "amountRefunded": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:53:27.269Z"
+                 *         "created": "2026-11-27T17:05:07.317Z"
                  *       }
                  *     }
                  */
@@ -8648,18 +8648,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBYteMfZFOjnGK7HoA4Vl1",
+                 *       "id": "evt_0VcC62oKoU89Ja55AXsErzSH",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:53:27.489Z",
+                 *       "created": "2026-11-27T17:05:07.528Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcBYtcqJ0QYZ7NDU9RzAgW6",
+                 *         "id": "rcpt_0VcC62my6728F46WZ3LVrXzV",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcBYtaJ3zxjlmYFcT6Xovce",
-                 *         "refund": "re_0VcBYtcm6CjaGFIIeafjTdai",
+                 *         "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                 *         "refund": "re_0VcC62mt1OxpuqRz9qBMccfU",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -8677,13 +8677,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "334225307634",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127195327&s=334225307634",
-                 *         "fiscalizedAt": "2026-11-27T14:53:27.488Z",
+                 *         "fiscalSign": "032516895531",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127220507&s=032516895531",
+                 *         "fiscalizedAt": "2026-11-27T17:05:07.527Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_NhZHnCnmwD9Dxcjpq28GgsJ0oavT6pu5QDEdvRZh",
+                 *         "url": "https://api.tolov.example/receipts/rc_tXHrp3zr7K5et1CUsWFiVgIJCGGCcfIM1eixA3HI",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:53:27.395Z"
+                 *         "created": "2026-11-27T17:05:07.443Z"
                  *       }
                  *     }
                  */
@@ -8711,17 +8711,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBYteQJOJDF0P3qwWUkC8N",
+                 *       "id": "evt_0VcC62oPjc61PoAfP0IBGdCK",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:53:27.493Z",
+                 *       "created": "2026-11-27T17:05:07.532Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcBYtdxJIonbcZvKsvtKiTc",
+                 *         "id": "rcpt_0VcC62nrovhhZ93Jtv1rSXeL",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcBYtdrF3D0x427m6VoLL9z",
+                 *         "paymentIntent": "pi_0VcC62nkElWttlQXIrKaytyJ",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -8744,9 +8744,9 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_JhdBXOjf5kGIYtlITDAGDMnRoZxSk55y8ZO6Qiv1",
+                 *         "url": "https://api.tolov.example/receipts/rc_A64vgkNcx0FgHHssIXaNCtYFfryayo38mYqVwaY7",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:53:27.464Z"
+                 *         "created": "2026-11-27T17:05:07.498Z"
                  *       }
                  *     }
                  */
@@ -8774,22 +8774,22 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBYtnsqrFYzNeiTWi2l41u",
+                 *       "id": "evt_0VcC62xPCaWMGjHSBmppnMBa",
                  *       "object": "event",
                  *       "type": "payout_account.updated",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:53:28.080Z",
+                 *       "created": "2026-11-27T17:05:08.090Z",
                  *       "data": {
-                 *         "id": "pacct_0VcBYtngcUxk8VQqHUeoA63c",
+                 *         "id": "pacct_0VcC62x6ywrTmZVHu7xfZZNJ",
                  *         "object": "payout_account",
                  *         "bankMfo": "00440",
                  *         "accountLast4": "2002",
                  *         "tin": "301234567",
                  *         "holderName": "\"Chorsu Market\" MChJ",
-                 *         "payoutsHeldUntil": "2026-11-28T14:53:28.080Z",
+                 *         "payoutsHeldUntil": "2026-11-28T17:05:08.090Z",
                  *         "livemode": false,
-                 *         "updated": "2026-11-27T14:53:28.080Z",
-                 *         "created": "2026-11-27T14:53:28.068Z"
+                 *         "updated": "2026-11-27T17:05:08.090Z",
+                 *         "created": "2026-11-27T17:05:08.072Z"
                  *       }
                  *     }
                  */
@@ -8817,13 +8817,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBYtpyUYtVfOyyoEmpgI3Y",
+                 *       "id": "evt_0VcC62zfBBP2L9prGqE9exoB",
                  *       "object": "event",
                  *       "type": "payout.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:53:28.209Z",
+                 *       "created": "2026-11-27T17:05:08.230Z",
                  *       "data": {
-                 *         "id": "po_0VcBYtpb990vHJwxBgnhBCJA",
+                 *         "id": "po_0VcC62zKqJjmtCHG5S9nRq59",
                  *         "object": "payout",
                  *         "amount": 3950000,
                  *         "status": "PAID",
@@ -8835,7 +8835,7 @@ export interface operations {
                  *         },
                  *         "failureCode": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:53:28.186Z"
+                 *         "created": "2026-11-27T17:05:08.208Z"
                  *       }
                  *     }
                  */
@@ -8863,13 +8863,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcBYtqriOjDGRtC4H3HLypV",
+                 *       "id": "evt_0VcC630l2YlxYUiXk7xKiOk6",
                  *       "object": "event",
                  *       "type": "payout.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T14:53:28.264Z",
+                 *       "created": "2026-11-27T17:05:08.298Z",
                  *       "data": {
-                 *         "id": "po_0VcBYtqkdFlwLcubaPPyWA4X",
+                 *         "id": "po_0VcC630gPwtbpj7N7wW2VDep",
                  *         "object": "payout",
                  *         "amount": 1485000,
                  *         "status": "FAILED",
@@ -8881,7 +8881,7 @@ export interface operations {
                  *         },
                  *         "failureCode": "ACCOUNT_CLOSED",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T14:53:28.257Z"
+                 *         "created": "2026-11-27T17:05:08.294Z"
                  *       }
                  *     }
                  */

@@ -4,7 +4,7 @@
 // describe, execute, sync), and answers are parsed into rows. `PGlite.query` would send every statement as the unnamed
 // one (parse, describe, bind, describe, execute, sync), so PostgreSQL would parse, analyse and plan it again each time.
 import { protocol, TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
-import { transactionOn, type Db, type Queryable, type Transaction } from '../types.js';
+import { committed, transactionOn, type Db, type Queryable, type Transaction } from '../types.js';
 import { Turns } from './turns.js';
 import { Wire, type Exchange } from './wire.js';
 
@@ -97,8 +97,9 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
       },
     };
     let result: T;
+    const transaction = transactionOn(tx);
     try {
-      result = await work(transactionOn(tx));
+      result = await work(transaction);
     } catch (error) {
       open = false;
       // The work's error is what the caller needs; a session that cannot roll back fails the next call anyway.
@@ -106,11 +107,12 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
       throw error;
     }
     open = false;
-    const committed = await wire.simple('COMMIT', true, end);
+    const answers = await wire.simple('COMMIT', true, end);
     // COMMIT of a transaction that an error aborted (and its work swallowed) rolls back instead.
-    if (committed.some((m) => m instanceof CommandCompleteMessage && m.text === 'ROLLBACK')) {
+    if (answers.some((m) => m instanceof CommandCompleteMessage && m.text === 'ROLLBACK')) {
       throw new TransactionAbortedError();
     }
+    committed(transaction);
     return result;
   } finally {
     end();

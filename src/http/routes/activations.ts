@@ -3,9 +3,11 @@ import { listEnvelope } from '../../core/pagination.js';
 import { IdParams } from '../../core/schemas.js';
 import { Activation, ActivationsQuery, RejectBody } from '../../modules/activations/schema.js';
 import type { ActivationsService } from '../../modules/activations/service.js';
+import type { OperatorActions } from '../../modules/operators/actions.js';
+import { API_ACTOR } from '../../modules/operators/service.js';
 
 /** The operator's side of going live: the queue of activation requests, and each one's decision. */
-export const activationRoutes: FastifyPluginAsync<{ activations: ActivationsService }> = async (app, { activations }) => {
+export const activationRoutes: FastifyPluginAsync<{ activations: ActivationsService; actions: OperatorActions }> = async (app, { activations, actions }) => {
   const config = { auth: { kind: 'admin' } } as const;
   const tags = ['operator'];
 
@@ -36,7 +38,7 @@ export const activationRoutes: FastifyPluginAsync<{ activations: ActivationsServ
         response: { 200: Activation },
       },
     },
-    (request) => activations.approve(request.params.id),
+    (request) => actions.approve(API_ACTOR, request.params.id),
   );
 
   app.post<{ Params: IdParams; Body: RejectBody }>(
@@ -52,6 +54,6 @@ export const activationRoutes: FastifyPluginAsync<{ activations: ActivationsServ
         response: { 200: Activation },
       },
     },
-    (request) => activations.reject(request.params.id, request.body.reason),
+    (request) => actions.reject(API_ACTOR, request.params.id, request.body.reason),
   );
 };

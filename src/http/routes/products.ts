@@ -1,12 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { IdParams } from '../../core/schemas.js';
+import type { OperatorActions } from '../../modules/operators/actions.js';
+import { API_ACTOR } from '../../modules/operators/service.js';
 import { modeOf, SCOPES, type ProductsService } from '../../modules/products/service.js';
 import type { KeyRow, ProductRow } from '../../modules/products/store.js';
 
 const ScopeList = Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), { minItems: 1, maxItems: SCOPES.length, uniqueItems: true });
 const Mode = Type.Union([Type.Literal('test'), Type.Literal('live')]);
 
+const FeeBps = Type.Integer({ minimum: 0, maximum: 10_000, description: 'Fee in basis points of the amount' });
 const ReceiptRequired = Type.Boolean({
   description: 'Whether its live orders and charges must carry fiscal lines (`receipt`); true unless the merchant fiscalizes its sales itself',
 });
@@ -15,7 +18,7 @@ const CreateProductBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     scopes: Type.Optional(ScopeList),
-    feeBps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, description: 'Fee in basis points of the amount' })),
+    feeBps: Type.Optional(FeeBps),
     receiptRequired: Type.Optional(ReceiptRequired),
   },
   { title: 'CreateProductBody', additionalProperties: false },
@@ -40,6 +43,7 @@ const ProductStatus = Type.Object({
   name: Type.String(),
   liveEnabled: Type.Boolean(),
   receiptRequired: Type.Boolean(),
+  feeBps: Type.Integer({ description: 'Fee in basis points of the amount, for payments from now on' }),
   account: Type.Union([Type.String(), Type.Null()], { description: 'The dashboard account that owns it (null: made by the operator API)' }),
   suspension: Type.Union([Type.Object({ since: Type.String({ format: 'date-time' }), reason: Type.String() }), Type.Null()], {
     description: 'Since when and why Tolov suspended it (no payments, card bindings, orders or payouts); null while it may take payments',
@@ -52,7 +56,10 @@ const SuspendBody = Type.Object(
 );
 type SuspendBody = Static<typeof SuspendBody>;
 
-const UpdateProductBody = Type.Object({ receiptRequired: ReceiptRequired }, { title: 'UpdateProductBody', additionalProperties: false });
+const UpdateProductBody = Type.Object(
+  { receiptRequired: Type.Optional(ReceiptRequired), feeBps: Type.Optional(FeeBps) },
+  { title: 'UpdateProductBody', additionalProperties: false, minProperties: 1 },
+);
 type UpdateProductBody = Static<typeof UpdateProductBody>;
 
 const CreateKeyBody = Type.Object({ mode: Mode, scopes: Type.Optional(ScopeList) }, { title: 'CreateKeyBody', additionalProperties: false });
@@ -97,13 +104,14 @@ function presentStatus(product: ProductRow) {
     name: product.name,
     liveEnabled: product.live_enabled,
     receiptRequired: product.receipt_required,
+    feeBps: product.fee_bps,
     account: product.account_id,
     suspension: product.suspended_at === null ? null : { since: product.suspended_at.toISOString(), reason: product.suspension_reason! },
   };
 }
 
 /** The operator's hold on a product that must not take payments: suspend, resume, and reading where it stands. */
-function suspensionRoutes(app: FastifyInstance, products: ProductsService): void {
+function suspensionRoutes(app: FastifyInstance, products: ProductsService, actions: OperatorActions): void {
   const config = { auth: { kind: 'admin' } } as const;
   const tags = ['operator'];
   app.get<{ Params: IdParams }>(
@@ -125,12 +133,12 @@ function suspensionRoutes(app: FastifyInstance, products: ProductsService): void
         response: { 200: ProductStatus },
       },
     },
-    async (request) => presentStatus(await products.setSuspended(request.params.id, request.body.reason)),
+    async (request) => presentStatus(await actions.suspend(API_ACTOR, request.params.id, request.body.reason)),
   );
   app.post<{ Params: IdParams }>(
     '/admin/v1/products/:id/resume',
     { config, schema: { tags, operationId: 'resumeProduct', summary: 'Resume a suspended product: everything works again', params: IdParams, response: { 200: ProductStatus } } },
-    async (request) => presentStatus(await products.setSuspended(request.params.id, null)),
+    async (request) => presentStatus(await actions.resume(API_ACTOR, request.params.id)),
   );
 }
 
@@ -165,7 +173,7 @@ function keyRoutes(app: FastifyInstance, products: ProductsService): void {
   );
 }
 
-export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = async (app, { products }) => {
+export const productRoutes: FastifyPluginAsync<{ products: ProductsService; actions: OperatorActions }> = async (app, { products, actions }) => {
   const config = { auth: { kind: 'admin' } } as const;
   const tags = ['operator'];
   app.post<{ Body: CreateProductBody }>(
@@ -200,7 +208,7 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
       },
     },
     async (request) => {
-      return presentStatus(await products.enableLive(request.params.id));
+      return presentStatus(await actions.enableLive(API_ACTOR, request.params.id));
     },
   );
 
@@ -211,15 +219,16 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService }> = 
       schema: {
         tags,
         operationId: 'updateProduct',
-        summary: "Change a product's settings: whether its live payments must carry fiscal lines",
+        summary: "Change a product's settings: its fee, and whether its live payments must carry fiscal lines",
+        description: 'The fee applies to payments from then on. Recorded in the operator audit log, as every operator action is.',
         params: IdParams,
         body: UpdateProductBody,
         response: { 200: ProductStatus },
       },
     },
-    async (request) => presentStatus(await products.setReceiptRequired(request.params.id, request.body.receiptRequired)),
+    async (request) => presentStatus(await actions.updateSettings(API_ACTOR, request.params.id, request.body)),
   );
 
   keyRoutes(app, products);
-  suspensionRoutes(app, products);
+  suspensionRoutes(app, products, actions);
 };

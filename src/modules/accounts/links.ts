@@ -75,7 +75,10 @@ export class AccountLinks {
     return typeof created === 'string' ? { ok: false, reason: created } : { ok: true, ...created };
   }
 
-  /** Mails a link that sets a new password, if a login has the e-mail; the answer is the same either way. */
+  /**
+   * Mails a link that sets a new password, if a login of a merchant account has the e-mail (an operator's login is no
+   * dashboard's to reset); the answer is the same either way.
+   */
   async requestPasswordReset(input: { email: string; address: string; lang: MailLang }): Promise<{ ok: true } | Throttled> {
     const mailed = await this.mailTurn(input.email, input.address);
     if (!mailed.ok) return mailed;
@@ -83,7 +86,7 @@ export class AccountLinks {
     const token = newToken();
     const queued = await this.db.transaction(async (tx) => {
       const user = await store.findUserByEmail(tx, input.email);
-      if (!user) return false;
+      if (!user || (await store.firstAccountOf(tx, user.id)) === undefined) return false;
       await store.insertPasswordReset(tx, { tokenHash: sha256(token), userId: user.id, ttlSeconds: RESET_TTL_SECONDS });
       await this.mailer.queue(tx, input.lang, user.email, { kind: 'reset_password', link: this.mailer.link(`/dashboard/password/reset/${token}`) });
       return true;

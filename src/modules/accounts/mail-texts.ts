@@ -7,12 +7,13 @@ export type AccountMail =
   | { kind: 'invitation'; link: string; account: string; role: 'owner' | 'developer' | 'viewer' }
   | { kind: 'account_exists'; login: string; forgot: string }
   | { kind: 'reset_password'; link: string }
-  | { kind: 'password_changed'; email: string; forgot: string };
+  | { kind: 'password_changed'; email: string; forgot: string }
+  | { kind: 'operator_invitation'; link: string; role: 'admin' | 'support' };
 
-const ROLES: Record<MailLang, Record<'owner' | 'developer' | 'viewer', string>> = {
-  en: { owner: 'an owner', developer: 'a developer', viewer: 'a viewer' },
-  ru: { owner: 'владелец', developer: 'разработчик', viewer: 'наблюдатель' },
-  uz: { owner: 'ega', developer: 'dasturchi', viewer: 'kuzatuvchi' },
+const ROLES: Record<MailLang, Record<'owner' | 'developer' | 'viewer' | 'admin' | 'support', string>> = {
+  en: { owner: 'an owner', developer: 'a developer', viewer: 'a viewer', admin: 'an admin', support: 'support' },
+  ru: { owner: 'владелец', developer: 'разработчик', viewer: 'наблюдатель', admin: 'администратор', support: 'поддержка' },
+  uz: { owner: 'ega', developer: 'dasturchi', viewer: 'kuzatuvchi', admin: 'administrator', support: 'yordam xizmati' },
 };
 
 type Texts = { [K in AccountMail['kind']]: (mail: Extract<AccountMail, { kind: K }>) => { subject: string; text: string } };
@@ -39,6 +40,10 @@ const TEXTS: Record<MailLang, Texts> = {
       subject: 'Your Tolov password was changed',
       text: `The password of your Tolov login ${email} was changed, and its other sessions were ended.\n\nIf it was not you, set a new password now: ${forgot}`,
     }),
+    operator_invitation: ({ link, role }) => ({
+      subject: "You are invited to Tolov's operator console",
+      text: `You are invited to Tolov's operator console as ${ROLES.en[role]}.\n\nTo choose your password, open this link within 7 days. It works once:\n${link}\n\nYou will then set up two-factor authentication: the console opens nothing without it. If you did not expect this, ignore this mail.`,
+    }),
   },
   ru: {
     confirm_signup: ({ link, business }) => ({
@@ -61,6 +66,10 @@ const TEXTS: Record<MailLang, Texts> = {
       subject: 'Пароль Tolov изменён',
       text: `Пароль аккаунта Tolov ${email} изменён, остальные сеансы завершены.\n\nЕсли это были не вы, сразу задайте новый пароль: ${forgot}`,
     }),
+    operator_invitation: ({ link, role }) => ({
+      subject: 'Приглашение в консоль оператора Tolov',
+      text: `Вас приглашают в консоль оператора Tolov, роль: ${ROLES.ru[role]}.\n\nЧтобы задать пароль, откройте ссылку в течение 7 дней. Она работает один раз:\n${link}\n\nЗатем вы настроите двухфакторную аутентификацию: без неё консоль ничего не открывает. Если вы не ждали приглашения, не обращайте внимания на письмо.`,
+    }),
   },
   uz: {
     confirm_signup: ({ link, business }) => ({
@@ -82,6 +91,10 @@ const TEXTS: Record<MailLang, Texts> = {
     password_changed: ({ email, forgot }) => ({
       subject: 'Tolov parolingiz oʻzgartirildi',
       text: `Tolovdagi ${email} akkauntingiz paroli oʻzgartirildi, boshqa seanslar yakunlandi.\n\nAgar bu siz boʻlmasangiz, darhol yangi parol oʻrnating: ${forgot}`,
+    }),
+    operator_invitation: ({ link, role }) => ({
+      subject: 'Tolov operator konsoliga taklif',
+      text: `Sizni Tolov operator konsoliga taklif qilishmoqda, rolingiz: ${ROLES.uz[role]}.\n\nParol tanlash uchun 7 kun ichida ushbu havolani oching. U bir marta ishlaydi:\n${link}\n\nSoʻng ikki bosqichli autentifikatsiyani sozlaysiz: usiz konsol hech narsani ochmaydi. Agar taklifni kutmagan boʻlsangiz, xatga eʼtibor bermang.`,
     }),
   },
 };

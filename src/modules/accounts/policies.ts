@@ -33,3 +33,9 @@ export const MAIL_PER_EMAIL = refusedPast('mail-email', 3, 3600);
 
 /** An e-mail as a throttle's subject: its hash, so that the table names no one. */
 export const emailSubject = (email: string) => sha256(email).toString('hex');
+
+/**
+ * An address mail can go to as it is written, and nothing else: a plain local part and a dotted domain. Quotes, angle
+ * brackets, commas or semicolons would let one mailbox hide behind endless spellings, or one field name several.
+ */
+export const EMAIL_PATTERN = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@(?=.{4,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;

@@ -71,6 +71,7 @@ export class AccountsService implements AuditTrail {
     const checked = await this.checkPassword(input.email, input.password, input.address);
     if (!checked.ok) return checked.result;
     const { user } = checked;
+    // A login of no account (an operator's) opens nothing here: the same answer as a wrong password.
     const accountId = await store.firstAccountOf(this.db, user.id);
     if (accountId === undefined) return { ok: false, reason: 'wrong_password' };
     // With a second factor, the password opens only the page that asks for it, for a few minutes.
@@ -81,9 +82,9 @@ export class AccountsService implements AuditTrail {
 
   /**
    * The one place a password is checked, after turns of the address and the e-mail; a right one gives the address its
-   * turn back and clears the e-mail's failures, a wrong one leaves them counted.
+   * turn back and clears the e-mail's failures, a wrong one leaves them counted. The operators' console logs in here too.
    */
-  private async checkPassword(email: string, password: string, address: string): Promise<{ ok: true; user: store.UserRow } | { ok: false; result: Exclude<PasswordCheck, { ok: true }> }> {
+  async checkPassword(email: string, password: string, address: string): Promise<{ ok: true; user: store.UserRow } | { ok: false; result: Exclude<PasswordCheck, { ok: true }> }> {
     const turn = await this.throttles.takeAll([
       [PASSWORD_ADDRESS, address],
       [PASSWORD_ACCOUNT, emailSubject(email)],
@@ -108,6 +109,16 @@ export class AccountsService implements AuditTrail {
     return checked.ok ? { ok: true } : checked.result;
   }
 
+  /** A new login with `password`, in the caller's transaction; null when the e-mail has one already. */
+  async insertLogin(tx: Transaction, email: string, password: string): Promise<string | null> {
+    const user = await store.insertUser(tx, { id: newId('usr'), email, passwordHash: await hashPassword(password) });
+    return user?.id ?? null;
+  }
+
+  findLogin(email: string, db: Queryable = this.db) {
+    return store.findUserByEmail(db, email);
+  }
+
   /** A turn to hash a new password for `address`, refused past its hourly share. */
   async newPasswordTurn(address: string): Promise<{ ok: true } | Throttled> {
     const turn = await this.throttles.takeAll([[NEW_PASSWORD_ADDRESS, address]]);
@@ -123,7 +134,7 @@ export class AccountsService implements AuditTrail {
    * Completes a log-in with a code of the authenticator (each time step once) or a recovery code (each once), after a
    * turn of the user's second factor; the waiting session ends and a new one begins, one that proved the factor.
    */
-  async completeSecondFactor(token: string, code: string): Promise<SecondFactor> {
+  async completeSecondFactor(token: string, code: string): Promise<SecondFactor & { userId?: string }> {
     const pending = await store.findPendingSession(this.db, sha256(token));
     const user = pending ? await store.findUser(this.db, pending.user_id) : undefined;
     if (!pending || !user || user.totp_sealed === null) return { ok: false, reason: 'expired' };
@@ -136,8 +147,10 @@ export class AccountsService implements AuditTrail {
     if (!(await store.takePendingSession(this.db, sha256(token)))) return { ok: false, reason: 'expired' };
     await this.throttles.clear(SECOND_FACTOR_USER, user.id);
     const how = step !== null ? 'authenticator' : 'recovery code';
-    await store.insertAudit(this.db, { accountId: pending.account_id, userId: user.id, action: 'user.logged_in', target: `second factor: ${how}`, livemode: null });
-    return { ok: true, token: await this.openSession(user.id, pending.account_id, 'second_factor') };
+    if (pending.account_id !== null) {
+      await store.insertAudit(this.db, { accountId: pending.account_id, userId: user.id, action: 'user.logged_in', target: `second factor: ${how}`, livemode: null });
+    }
+    return { ok: true, token: await this.openSession(user.id, pending.account_id, 'second_factor'), userId: user.id };
   }
 
   /**
@@ -168,7 +181,7 @@ export class AccountsService implements AuditTrail {
    * who has one already must turn it off first. The session that turned it on counts as having proved it; the user's
    * other sessions, which did not, end.
    */
-  async enableSecondFactor(session: SignedSession, sealedSeed: string, code: string): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false }> {
+  async enableSecondFactor(session: { token: string; actor: { userId: string; livemode: boolean | null } }, sealedSeed: string, code: string): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false }> {
     let seed: string;
     try {
       seed = this.sealer.open(sealedSeed);
@@ -220,8 +233,11 @@ export class AccountsService implements AuditTrail {
     return store.recoveryCodesLeft(this.db, userId);
   }
 
-  /** A new session: always a new token, so that a token planted before log-in never becomes a session. */
-  async openSession(userId: string, accountId: string, proof: Proof, db: Queryable = this.db): Promise<string> {
+  /**
+   * A new session: always a new token, so that a token planted before log-in never becomes a session. Without an
+   * account, an operator's.
+   */
+  async openSession(userId: string, accountId: string | null, proof: Proof, db: Queryable = this.db): Promise<string> {
     const token = newToken();
     const pending = proof === 'awaiting_second_factor';
     await store.insertSession(db, {
@@ -241,8 +257,12 @@ export class AccountsService implements AuditTrail {
   }
 
   async logOut(token: string, actor: Actor): Promise<void> {
-    await store.revokeSession(this.db, sha256(token));
+    await this.endSession(token);
     await this.audit(actor, 'user.logged_out', null);
+  }
+
+  endSession(token: string): Promise<void> {
+    return store.revokeSession(this.db, sha256(token));
   }
 
   setMode(token: string, livemode: boolean): Promise<void> {

@@ -119,7 +119,7 @@ export interface SessionRow {
 
 export async function insertSession(
   db: Queryable,
-  session: { tokenHash: Buffer; userId: string; accountId: string; csrfToken: string; ttlSeconds: number; secondFactorPending: boolean; secondFactor: boolean },
+  session: { tokenHash: Buffer; userId: string; accountId: string | null; csrfToken: string; ttlSeconds: number; secondFactorPending: boolean; secondFactor: boolean },
 ): Promise<void> {
   await db.query(
     `INSERT INTO dashboard_sessions (token_hash, user_id, account_id, csrf_token, expires_at, second_factor_pending, second_factor)
@@ -134,7 +134,8 @@ export async function markSecondFactorProved(db: Queryable, tokenHash: Buffer): 
 
 export interface PendingRow {
   user_id: string;
-  account_id: string;
+  /** Null for an operator's session, which opens the console and no merchant account. */
+  account_id: string | null;
   email: string;
   csrf_token: string;
 }

@@ -67,11 +67,12 @@ export class ActivationsService {
   }
 
   /** The operator's queue: requests newest first, in `status` when given. */
-  async list(query: ActivationsQuery): Promise<List<Activation>> {
+  /** A page of requests, newest submission first; `oldestFirst` for the queue as an operator works it. */
+  async list(query: ActivationsQuery, oldestFirst = false): Promise<List<Activation>> {
     if (query.starting_after !== undefined && !(await store.findActivation(this.db, query.starting_after))) {
       throw new ApiError('VALIDATION_ERROR', 'starting_after must be the product id of a request in this list', { param: 'starting_after' });
     }
-    const rows = await store.listActivations(this.db, { status: query.status ?? null, after: query.starting_after ?? null, limit: query.limit + 1 });
+    const rows = await store.listActivations(this.db, { status: query.status ?? null, after: query.starting_after ?? null, limit: query.limit + 1, oldestFirst });
     return { object: 'list', data: rows.slice(0, query.limit).map(presentActivation), has_more: rows.length > query.limit };
   }
 
@@ -83,24 +84,20 @@ export class ActivationsService {
 
   /**
    * Approves a submitted request, once: live mode on and the live payout account the request names, announced by
-   * `payout_account.updated`, in one transaction.
+   * `payout_account.updated`, in the operator's transaction.
    */
-  approve(productId: string): Promise<Activation> {
-    return this.db.transaction(async (tx) => {
-      const row = await this.#decide(tx, productId, { status: 'approved' });
-      await this.products.enableLive(productId, tx);
-      const live: Pick<Merchant, 'productId' | 'livemode'> = { productId, livemode: true };
-      await this.payouts.recordAccount(tx, live, { bankMfo: row.bank_mfo, accountNumber: row.account_number, tin: row.holder_tin, holderName: row.holder_name });
-      return presentActivation((await store.findActivation(tx, productId))!);
-    });
+  async approve(productId: string, tx: Transaction): Promise<Activation> {
+    const row = await this.#decide(tx, productId, { status: 'approved' });
+    await this.products.enableLive(productId, tx);
+    const live: Pick<Merchant, 'productId' | 'livemode'> = { productId, livemode: true };
+    await this.payouts.recordAccount(tx, live, { bankMfo: row.bank_mfo, accountNumber: row.account_number, tin: row.holder_tin, holderName: row.holder_name });
+    return presentActivation((await store.findActivation(tx, productId))!);
   }
 
-  /** Rejects a submitted request with what the merchant must correct. */
-  reject(productId: string, reason: string): Promise<Activation> {
-    return this.db.transaction(async (tx) => {
-      await this.#decide(tx, productId, { status: 'rejected', reason });
-      return presentActivation((await store.findActivation(tx, productId))!);
-    });
+  /** Rejects a submitted request with what the merchant must correct, in the operator's transaction. */
+  async reject(productId: string, reason: string, tx: Transaction): Promise<Activation> {
+    await this.#decide(tx, productId, { status: 'rejected', reason });
+    return presentActivation((await store.findActivation(tx, productId))!);
   }
 
   /** Decides a request that is under review; 404 without one, 409 once decided. */

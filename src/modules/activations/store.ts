@@ -60,12 +60,14 @@ export async function decide(tx: Transaction, productId: string, decision: { sta
 }
 
 /** A page of requests, newest submission first, in `status` when given, after the request of `after` when given. */
-export function listActivations(db: Queryable, query: { status: string | null; after: string | null; limit: number }) {
+/** A page of requests, newest submission first, or oldest first (the queue as it is worked), after the request `after`. */
+export function listActivations(db: Queryable, query: { status: string | null; after: string | null; limit: number; oldestFirst: boolean }) {
+  const [before, order] = query.oldestFirst ? ['>', 'ASC'] : ['<', 'DESC'];
   return db.query<ActivationRow>(
     `SELECT ${COLUMNS} FROM activation_requests a JOIN products p ON p.id = a.product_id
       WHERE ($1::text IS NULL OR a.status = $1)
-        AND ($2::text IS NULL OR (a.submitted_at, a.product_id) < (SELECT submitted_at, product_id FROM activation_requests WHERE product_id = $2))
-      ORDER BY a.submitted_at DESC, a.product_id DESC LIMIT $3`,
+        AND ($2::text IS NULL OR (a.submitted_at, a.product_id) ${before} (SELECT submitted_at, product_id FROM activation_requests WHERE product_id = $2))
+      ORDER BY a.submitted_at ${order}, a.product_id ${order} LIMIT $3`,
     [query.status, query.after, query.limit],
   );
 }

@@ -2,7 +2,7 @@
 // phases: record the intent with its operation id → call the rail → record the outcome with its ledger entries and
 // event. An unclear outcome stays PROCESSING until the reconciler learns the truth from the rail by operation id.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db, Transaction } from '../../db/types.js';
+import { afterCommit, type Db, type Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { foreignCall, type PhaseResult, type Step, type Steps } from '../../core/idempotency.js';
@@ -15,6 +15,7 @@ import { reconcileBatch } from '../../rails/reconciliation.js';
 import type { CardsService } from '../cards/service.js';
 import type { Entry, LedgerService } from '../ledger/service.js';
 import type { EventRecorder } from '../webhooks/service.js';
+import type { Outcomes } from '../monitoring/outcomes.js';
 import type { OrdersService } from '../orders/service.js';
 import type { ReceiptsService } from '../receipts/service.js';
 import type { ChargesQuery, CreateChargeBody, PaymentIntent } from './schema.js';
@@ -65,6 +66,7 @@ export class PaymentsService {
     private readonly receipts: ReceiptsService,
     private readonly commands: Commands,
     private readonly log: FastifyBaseLogger,
+    private readonly outcomes: Outcomes,
   ) {}
 
   /** Charges a saved card: 201 with the payment, whatever the bank answered (its status says). */
@@ -99,6 +101,7 @@ export class PaymentsService {
     // The move itself takes the intent's lock: whoever finds it PROCESSING finishes it, the others read it finished.
     const finished = await store.finishDebit(tx, id, outcome);
     if (!finished) return store.intentById(tx, id);
+    afterCommit(tx, () => this.outcomes.payment('charge', outcome.status === 'SUCCEEDED' ? 'succeeded' : 'failed', finished.livemode));
     // The sale receipt first, so that the order's event names it.
     const lines = finished.status === 'SUCCEEDED' ? finished.receipt_lines : null;
     const receipted = lines === null ? finished : await store.attachReceipt(tx, id, await this.receipts.recordSale(tx, { ...finished, receipt_lines: lines }));

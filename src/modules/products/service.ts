@@ -36,6 +36,10 @@ async function createKey(db: Queryable, productId: string, mode: Mode, scopes: S
 /** Keys listed per product at most: far above what a product holds, a bound on the answer. */
 export const KEYS_LISTED_MAX = 100;
 
+/** The operator's search: a page of products at most, and the longest text it looks for. */
+export const SEARCH_PAGE_MAX = 50;
+const SEARCH_TEXT_MAX = 200;
+
 /** Products and their API keys: the operator's calls, and the dashboard's commands on the account's own product. */
 export class ProductsService {
   constructor(
@@ -73,11 +77,32 @@ export class ProductsService {
     return store.productOfAccount(this.db, accountId);
   }
 
-  /** Whether the product's live orders and charges must carry fiscal lines; every process's key cache hears it. */
-  async setReceiptRequired(productId: string, required: boolean): Promise<store.ProductRow> {
-    const row = await store.setReceiptRequired(this.db, productId, required, API_KEYS_CHANNEL);
+  /**
+   * The operator's settings: whether the product's live orders and charges must carry fiscal lines, and its fee (for
+   * payments from then on). Every process's key cache hears it.
+   */
+  async updateSettings(productId: string, change: { receiptRequired?: boolean; feeBps?: number }, db: Queryable = this.db): Promise<store.ProductRow> {
+    const row = await store.updateSettings(db, productId, change, API_KEYS_CHANNEL);
     if (!row) throw notFound('product');
     this.keys.clear();
+    return row;
+  }
+
+  /**
+   * The operator's search, newest first, at most `limit` (≤ SEARCH_PAGE_MAX) after the product `after`: by id exactly,
+   * or by a part of the name or of an owner's e-mail; every product when `q` is empty.
+   */
+  async search(query: { q: string; after: string | null; limit: number }): Promise<{ rows: store.OperatorProductRow[]; hasMore: boolean }> {
+    const limit = Math.min(Math.max(query.limit, 1), SEARCH_PAGE_MAX);
+    const q = query.q.trim().slice(0, SEARCH_TEXT_MAX);
+    const rows = await store.listOperatorProducts(this.db, { q: q === '' ? null : q, id: null, after: query.after, limit: limit + 1 });
+    return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+  }
+
+  /** One product as the operator's console shows it: with its owners and its activation request's standing. */
+  async operatorView(productId: string): Promise<store.OperatorProductRow> {
+    const [row] = await store.listOperatorProducts(this.db, { q: null, id: productId, after: null, limit: 1 });
+    if (!row) throw notFound('product');
     return row;
   }
 
@@ -91,8 +116,8 @@ export class ProductsService {
    * The operator suspends a product (`reason`) or resumes it (null): every process refuses its money calls from the
    * moment the change commits, as its key cache hears it.
    */
-  async setSuspended(productId: string, reason: string | null): Promise<store.ProductRow> {
-    const row = await store.setSuspended(this.db, productId, reason, API_KEYS_CHANNEL);
+  async setSuspended(productId: string, reason: string | null, db: Queryable = this.db): Promise<store.ProductRow> {
+    const row = await store.setSuspended(db, productId, reason, API_KEYS_CHANNEL);
     if (!row) throw notFound('product');
     this.keys.clear();
     return row;

@@ -65,14 +65,15 @@ export async function enableLive(db: Queryable, id: string): Promise<ProductRow 
 }
 
 /**
- * Sets whether the product's live payments must carry fiscal lines. The same statement notifies `channel`, so that
- * every process forgets the keys it cached (with the product's settings) when the change commits.
+ * Changes the operator's settings of a product (absent ones stay): its fee, whether its live payments must carry fiscal
+ * lines. The same statement notifies `channel`, so that every process forgets the keys it cached (with the product's
+ * settings) when the change commits.
  */
-export async function setReceiptRequired(db: Queryable, id: string, required: boolean, channel: string): Promise<ProductRow | undefined> {
+export async function updateSettings(db: Queryable, id: string, change: { receiptRequired?: boolean; feeBps?: number }, channel: string): Promise<ProductRow | undefined> {
   const [row] = await db.query<ProductRow>(
-    `WITH p AS (UPDATE products SET receipt_required = $2 WHERE id = $1 RETURNING ${PRODUCT_COLUMNS})
-     SELECT p.* FROM p, LATERAL (SELECT pg_notify($3, p.id)) AS notified`,
-    [id, required, channel],
+    `WITH p AS (UPDATE products SET receipt_required = coalesce($2, receipt_required), fee_bps = coalesce($3, fee_bps) WHERE id = $1 RETURNING ${PRODUCT_COLUMNS})
+     SELECT p.* FROM p, LATERAL (SELECT pg_notify($4, p.id)) AS notified`,
+    [id, change.receiptRequired ?? null, change.feeBps ?? null, channel],
   );
   return row;
 }
@@ -170,4 +171,39 @@ export async function revokeKey(db: Queryable, id: string, channel: string): Pro
     [id, channel],
   );
   return row;
+}
+
+/** A product as the operator's console lists it: with its owners' e-mails and where its activation request stands. */
+export interface OperatorProductRow extends ProductRow {
+  owner_emails: string[];
+  /** Null while no request was submitted. */
+  activation_status: 'submitted' | 'approved' | 'rejected' | null;
+  /** The e-mail of who submitted the request; null without one (or when that login is gone). */
+  activation_submitted_by: string | null;
+}
+
+/** Owners listed per product at most: an account has a few; a bound on each row. */
+const OWNER_EMAILS_MAX = 10;
+
+/**
+ * A page of products for the operator, newest first, after the product `after` when given: those whose id is `q`, or
+ * whose name or an owner's e-mail contains `q` (case-insensitively), or all when `q` is null; or the one product `id`.
+ * `q` is matched literally: its `%`, `_` and `\` are no wildcards. A scan of the products, bounded by `limit`.
+ */
+export async function listOperatorProducts(db: Queryable, query: { q: string | null; id: string | null; after: string | null; limit: number }): Promise<OperatorProductRow[]> {
+  const pattern = query.q === null ? null : `%${query.q.replace(/[\\%_]/g, '\\$&')}%`;
+  const owners = `SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.account_id = p.account_id AND m.role = 'owner'`;
+  return db.query<OperatorProductRow>(
+    `SELECT ${PRODUCT_COLUMNS.split(', ').map((column) => `p.${column}`).join(', ')},
+            ARRAY(${owners} ORDER BY m.created_at, u.email LIMIT ${OWNER_EMAILS_MAX}) AS owner_emails,
+            a.status AS activation_status, s.email AS activation_submitted_by
+       FROM products p
+       LEFT JOIN activation_requests a ON a.product_id = p.id
+       LEFT JOIN users s ON s.id = a.submitted_by
+      WHERE ($1::text IS NULL OR p.id = $2 OR p.name ILIKE $1 OR EXISTS (${owners} AND u.email ILIKE $1))
+        AND ($3::text IS NULL OR p.id = $3)
+        AND ($4::text IS NULL OR (p.created_at, p.id) < (SELECT created_at, id FROM products WHERE id = $4))
+      ORDER BY p.created_at DESC, p.id DESC LIMIT $5`,
+    [pattern, query.q, query.id, query.after, query.limit],
+  );
 }

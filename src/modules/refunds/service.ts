@@ -1,8 +1,7 @@
 // Refunds: full amount only, at most one that has not failed per payment. The same phases as a debit: record the
 // refund with its operation id → call the rail → record the outcome (and its ledger entries) once.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db, Transaction } from '../../db/types.js';
-import { isUniqueViolation } from '../../db/types.js';
+import { afterCommit, isUniqueViolation, type Db, type Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { foreignCall, type PhaseResult, type Steps } from '../../core/idempotency.js';
@@ -13,6 +12,7 @@ import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { reconcileBatch } from '../../rails/reconciliation.js';
 import type { LedgerService } from '../ledger/service.js';
+import type { Outcomes } from '../monitoring/outcomes.js';
 import type { PaymentsService } from '../payments/service.js';
 import type { ReceiptsService } from '../receipts/service.js';
 import type { CreateRefundBody, Refund, RefundsQuery } from './schema.js';
@@ -49,6 +49,7 @@ export class RefundsService {
     private readonly receipts: Pick<ReceiptsService, 'recordReturn'>,
     private readonly commands: Commands,
     private readonly log: FastifyBaseLogger,
+    private readonly outcomes: Outcomes,
   ) {}
 
   /** Refunds a SUCCEEDED payment's full amount: 201 with the refund; audited when a dashboard user refunds it. */
@@ -67,6 +68,7 @@ export class RefundsService {
     }
     const finished = await store.finishRefund(tx, id, outcome);
     if (!finished) return store.refundById(tx, id);
+    afterCommit(tx, () => this.outcomes.payment('refund', outcome.status === 'SUCCEEDED' ? 'succeeded' : 'failed', finished.livemode));
     if (finished.status !== 'SUCCEEDED') return finished;
     const receiptId = await this.receipts.recordReturn(tx, finished);
     const row = receiptId === null ? finished : await store.attachReceipt(tx, id, receiptId);

@@ -26,6 +26,8 @@ export interface Attempt {
   error: string | null;
   /** The first characters of the answer's body, as text. */
   responseExcerpt: string | null;
+  /** It ended at its timeout, unanswered (a failed connection is not a timeout). */
+  timedOut: boolean;
 }
 
 export interface Sender {
@@ -67,7 +69,7 @@ export function createSender(options: { timeoutMs: number; allowPrivate: boolean
       const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
       // An address written in the URL is not looked up, so it is checked here.
       if (!options.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) {
-        return { ok: false, statusCode: null, durationMs: 0, error: new RefusedAddress().message, responseExcerpt: null };
+        return { ok: false, statusCode: null, durationMs: 0, error: new RefusedAddress().message, responseExcerpt: null, timedOut: false };
       }
       const { pool, release } = pools.take(endpointId, url);
       try {
@@ -80,9 +82,9 @@ export function createSender(options: { timeoutMs: number; allowPrivate: boolean
         });
         const responseExcerpt = await excerpt(response.body);
         const ok = response.statusCode >= 200 && response.statusCode < 300;
-        return { ok, statusCode: response.statusCode, durationMs: elapsed(), error: ok ? null : `answered ${response.statusCode}`, responseExcerpt };
+        return { ok, statusCode: response.statusCode, durationMs: elapsed(), error: ok ? null : `answered ${response.statusCode}`, responseExcerpt, timedOut: false };
       } catch (error) {
-        return { ok: false, statusCode: null, durationMs: elapsed(), error: describe(error, options.timeoutMs), responseExcerpt: null };
+        return { ok: false, statusCode: null, durationMs: elapsed(), error: describe(error, options.timeoutMs), responseExcerpt: null, timedOut: isTimeout(error) };
       } finally {
         release();
       }
@@ -201,6 +203,12 @@ const REASONS: Record<string, string> = {
   ENETUNREACH: 'network unreachable',
 };
 
+/** Whether an attempt ended at its timeout, unanswered. */
+function isTimeout(error: unknown): boolean {
+  const { name, code = '' } = ((error as { cause?: unknown }).cause ?? error) as { name?: string; code?: string };
+  return name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+}
+
 /**
  * Why an attempt got no HTTP answer, as one of a few classified reasons: never the raw error, which would tell the
  * merchant what Tolov's network can reach.
@@ -208,10 +216,8 @@ const REASONS: Record<string, string> = {
 function describe(error: unknown, timeoutMs: number): string {
   const cause = (error as { cause?: unknown }).cause ?? error;
   if (cause instanceof RefusedAddress) return cause.message;
-  const { name, code = '' } = cause as { name?: string; code?: string };
-  if (name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return `timed out: no answer within ${timeoutMs} ms`;
-  }
+  if (isTimeout(error)) return `timed out: no answer within ${timeoutMs} ms`;
+  const { code = '' } = cause as { code?: string };
   if (REASONS[code]) return REASONS[code];
   if (/^(ERR_SSL|ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_OSSL)/.test(code)) return 'TLS error: no secure connection to the endpoint';
   return 'connection failed';

@@ -10,7 +10,8 @@ import { LOCAL_ONLY_REFUSALS, refuseByForm, type UrlRefusal } from './addresses.
 import { Dispatch, SENDS_PER_ENDPOINT_MAX, SENDS_PER_PRODUCT_MAX } from './dispatch.js';
 import type { CreateEndpointBody, Event, EventsQuery, UpdateEndpointBody, WebhookDelivery, WebhookEndpoint } from './schema.js';
 import { newWebhookSecret, standardSignature, tolovSignature } from './signing.js';
-import type { Sender } from './sender.js';
+import type { Attempt, Sender } from './sender.js';
+import { NO_OUTCOMES, type Outcomes, type WebhookOutcome } from '../monitoring/outcomes.js';
 import type { Sealer } from '../../lib/sealing.js';
 import { EVENT_LIST, findEvent, recordEvent, TEST_EVENT_TYPE, type EventRow, type NewEvent } from './events.js';
 import * as store from './store.js';
@@ -85,6 +86,13 @@ export function presentEvent(row: EventRow): Event {
   };
 }
 
+/** What an attempt that was sent came to. */
+function attemptOutcome(attempt: Attempt): WebhookOutcome {
+  if (attempt.ok) return 'succeeded';
+  if (attempt.statusCode !== null) return 'failed';
+  return attempt.timedOut ? 'timeout' : 'unreachable';
+}
+
 /** What a capability that reports its changes needs of webhooks: the outbox's writer. */
 export type EventRecorder = Pick<WebhooksService, 'record'>;
 
@@ -99,6 +107,7 @@ export class WebhooksService {
     private readonly sender: Sender,
     private readonly sealer: Sealer,
     private readonly commands: Commands,
+    private readonly outcomes: Outcomes = NO_OUTCOMES,
   ) {}
 
   /** Writes an event into the outbox, with its deliveries, in the transaction of the change it reports. */
@@ -345,7 +354,8 @@ export class WebhooksService {
     const result =
       delivery.endpoint_status === 'enabled'
         ? await this.sender.send(delivery.endpoint_id, delivery.url, this.headers(delivery, attemptedAt, body), body)
-        : { ok: false, statusCode: null, durationMs: 0, error: `the endpoint is ${delivery.endpoint_status}`, responseExcerpt: null };
+        : { ok: false, statusCode: null, durationMs: 0, error: `the endpoint is ${delivery.endpoint_status}`, responseExcerpt: null, timedOut: false };
+    this.outcomes.webhookAttempt(delivery.endpoint_status === 'enabled' ? attemptOutcome(result) : 'disabled', delivery.livemode);
     const schedule = this.settings.webhookRetryScheduleSeconds;
     const exhausted = delivery.attempts >= schedule.length || delivery.endpoint_status !== 'enabled';
     await store.recordAttempt(this.db, {

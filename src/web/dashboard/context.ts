@@ -6,6 +6,7 @@ import type { Invocation } from '../../core/commands.js';
 import { ApiError } from '../../core/errors.js';
 import type { Merchant } from '../../core/merchant.js';
 import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from '../../modules/accounts/passwords.js';
+import { EMAIL_PATTERN } from '../../modules/accounts/policies.js';
 import type { SignedSession } from '../../modules/accounts/service.js';
 import type { Role, SessionRow } from '../../modules/accounts/store.js';
 import type { ProductRow } from '../../modules/products/store.js';
@@ -13,11 +14,16 @@ import { cookiesOf as parseCookies, languageOf } from '../language.js';
 import type { DashboardDeps, Form } from './deps.js';
 import { translator, type Lang, type Translate } from './i18n.js';
 
+/** Where a surface of pages lives: the merchants' dashboard, or Tolov's operator console. Its cookies are its own. */
+export type Base = '/dashboard' | '/operator';
 export const SESSION_COOKIE = 'tolov_session';
+const OPERATOR_SESSION_COOKIE = 'tolov_operator';
 const FORM_COOKIE = 'tolov_form';
 const LANG_COOKIE = 'tolov_lang';
-const COOKIE_PATH = '/dashboard';
 const LANG_COOKIE_MAX_AGE_SECONDS = 365 * 86_400;
+
+/** The session cookie's name on `base`: the dashboard's and the console's never stand for each other. */
+export const sessionCookieOf = (base: Base) => (base === '/operator' ? OPERATOR_SESSION_COOKIE : SESSION_COOKIE);
 
 export interface Signed {
   token: string;
@@ -26,6 +32,7 @@ export interface Signed {
 }
 
 export interface Dash {
+  base: Base;
   lang: Lang;
   t: Translate;
   signed: Signed | null;
@@ -62,8 +69,8 @@ export function cookiesOf(request: FastifyRequest): Map<string, string> {
   return parseCookies(request.headers.cookie);
 }
 
-function cookie(name: string, value: string, options: { secure: boolean; maxAgeSeconds?: number; httpOnly?: boolean }): string {
-  const parts = [`${name}=${value}`, `Path=${COOKIE_PATH}`, 'SameSite=Lax'];
+function cookie(name: string, value: string, options: { path: Base; secure: boolean; maxAgeSeconds?: number; httpOnly?: boolean }): string {
+  const parts = [`${name}=${value}`, `Path=${options.path}`, 'SameSite=Lax'];
   if (options.httpOnly !== false) parts.push('HttpOnly');
   if (options.secure) parts.push('Secure');
   if (options.maxAgeSeconds !== undefined) parts.push(`Max-Age=${options.maxAgeSeconds}`);
@@ -71,30 +78,30 @@ function cookie(name: string, value: string, options: { secure: boolean; maxAgeS
 }
 
 export function setSessionCookie(reply: FastifyReply, dash: Dash, token: string, maxAgeSeconds: number): void {
-  reply.header('Set-Cookie', cookie(SESSION_COOKIE, token, { secure: dash.secure, maxAgeSeconds }));
+  reply.header('Set-Cookie', cookie(sessionCookieOf(dash.base), token, { path: dash.base, secure: dash.secure, maxAgeSeconds }));
 }
 
 export function clearSessionCookie(reply: FastifyReply, dash: Dash): void {
-  reply.header('Set-Cookie', cookie(SESSION_COOKIE, '', { secure: dash.secure, maxAgeSeconds: 0 }));
+  reply.header('Set-Cookie', cookie(sessionCookieOf(dash.base), '', { path: dash.base, secure: dash.secure, maxAgeSeconds: 0 }));
 }
 
 export function setLanguageCookie(reply: FastifyReply, dash: Dash, lang: Lang): void {
-  reply.header('Set-Cookie', cookie(LANG_COOKIE, lang, { secure: dash.secure, maxAgeSeconds: LANG_COOKIE_MAX_AGE_SECONDS }));
+  reply.header('Set-Cookie', cookie(LANG_COOKIE, lang, { path: dash.base, secure: dash.secure, maxAgeSeconds: LANG_COOKIE_MAX_AGE_SECONDS }));
 }
 
 /**
  * The request's language, and the anonymous form token: taken from its cookie, or made and set (for the forms shown
  * before log-in, whose POSTs must send it back).
  */
-export function startDash(request: FastifyRequest, reply: FastifyReply, secure: boolean): Dash {
+export function startDash(request: FastifyRequest, reply: FastifyReply, secure: boolean, base: Base = '/dashboard'): Dash {
   const cookies = cookiesOf(request);
   const lang = languageOf(cookies.get(LANG_COOKIE), request.headers['accept-language']);
   let formToken = cookies.get(FORM_COOKIE);
   if (formToken === undefined || !isToken(formToken)) {
     formToken = randomBytes(32).toString('base64url');
-    reply.header('Set-Cookie', cookie(FORM_COOKIE, formToken, { secure }));
+    reply.header('Set-Cookie', cookie(FORM_COOKIE, formToken, { path: base, secure }));
   }
-  return { lang, t: translator(lang), signed: null, csrf: formToken, secure, payoutHold: null };
+  return { base, lang, t: translator(lang), signed: null, csrf: formToken, secure, payoutHold: null };
 }
 
 /** The signed-in user a session token stands for, while its session and its account's product exist. */
@@ -186,11 +193,6 @@ export function fields(form: Record<string, string | string[]> | undefined, name
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
-/**
- * An address mail can go to as it is written, and nothing else: a plain local part and a dotted domain. Quotes, angle
- * brackets, commas or semicolons would let one mailbox hide behind endless spellings, or one field name several.
- */
-export const EMAIL_PATTERN = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@(?=.{4,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
 
 /** The form's e-mail, lower-cased, or null when it is no address mail can go to. */
 export function emailOf(form: Form | undefined): string | null {

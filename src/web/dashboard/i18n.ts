@@ -1,15 +1,19 @@
 // The dashboard's words in Uzbek, Russian and English. English is the reference: the other two are typed against it,
 // so a missing or extra key does not compile (and a test compares them too).
-import { en, type Messages } from './messages/en.js';
+import { en as dashboardEn, type Messages as DashboardMessages } from './messages/en.js';
 import { ru } from './messages/ru.js';
 import { uz } from './messages/uz.js';
+import { OPERATOR_MESSAGES, type OperatorMessages } from './messages/operator/index.js';
 import type { Lang } from '../language.js';
 
 export { LANGS, isLang, type Lang } from '../language.js';
+/** The dashboard's words and the operator console's, which shares its frame and its language switch. */
+export type Messages = DashboardMessages & OperatorMessages;
 export type MessageKey = keyof Messages;
 export type Translate = (key: MessageKey, params?: Record<string, string | number>) => string;
 
-export const MESSAGES: Record<Lang, Messages> = { uz, ru, en };
+const en: Messages = { ...dashboardEn, ...OPERATOR_MESSAGES.en };
+export const MESSAGES: Record<Lang, Messages> = { uz: { ...uz, ...OPERATOR_MESSAGES.uz }, ru: { ...ru, ...OPERATOR_MESSAGES.ru }, en };
 export const LANGUAGE_NAMES: Record<Lang, string> = { uz: 'Oʻzbekcha', ru: 'Русский', en: 'English' };
 
 export function translator(lang: Lang): Translate {

@@ -34,7 +34,8 @@ export const formKeyField = () => html`<input type="hidden" name="idempotencyKey
 /** A hidden field with the request's form token: every form that posts carries it. */
 export const csrfField = (dash: Dash) => html`<input type="hidden" name="_csrf" value="${dash.csrf}">`;
 
-function languages(dash: Dash, path: string): Html {
+/** Links to the page in each language (the current one marked). */
+export function languages(dash: Dash, path: string): Html {
   const links = LANGS.map((lang) =>
     lang === dash.lang
       ? html`<span aria-current="true" lang="${lang}">${LANGUAGE_NAMES[lang]}</span>`

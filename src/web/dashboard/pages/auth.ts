@@ -1,7 +1,7 @@
 // Sign-up, log-in, log-out, the test/live switch and joining a team by invitation.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from '../../../modules/accounts/passwords.js';
-import { SESSION_TTL_SECONDS } from '../../../modules/accounts/service.js';
+import { SESSION_TTL_SECONDS, type SecondFactor } from '../../../modules/accounts/service.js';
 import {
   actorOf,
   clearSessionCookie,
@@ -12,11 +12,12 @@ import {
   isToken,
   passwordOf,
   ROUTE,
-  SESSION_COOKIE,
+  sessionCookieOf,
   sessionOf,
   setSessionCookie,
   signedIn,
   throttled,
+  type Base,
   type Dash,
 } from '../context.js';
 import { html, type Html } from '../../html.js';
@@ -33,7 +34,7 @@ function credentials(form: Form | undefined): { email: string; password: string 
   return { email, password };
 }
 
-const emailInput = (dash: Dash, value: string, readonly = false) =>
+export const emailInput = (dash: Dash, value: string, readonly = false) =>
   html`<label for="email">${dash.t('email')}</label>
   <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${value}"${readonly ? html` readonly` : ''}>`;
 
@@ -119,7 +120,7 @@ function accountRoutes(app: FastifyInstance, { accounts, accountLinks }: Dashboa
     }
     return result.secondFactor ? toSecondFactor(reply, dash, result.token) : signedInto(reply, dash, result.token);
   });
-  secondFactorRoutes(app, accounts);
+  secondFactorRoutes(app, dashboardStep(accounts), ROUTE);
 
   app.post('/logout', ROUTE, async (request, reply) => {
     const dash = dashOf(request);
@@ -150,39 +151,64 @@ function dashboardPathOf(referer: string | undefined): string {
   return /^\/dashboard(\/|$)/.test(path) ? path : '/dashboard';
 }
 
-function verifyPage(dash: Dash, error?: string): Html {
+/** The surface a log-in's second step belongs to: where it lives, and the page it is shown in. */
+export interface SecondStep {
+  base: Base;
+  /** Whether the token is a session of this surface waiting for its second factor. */
+  pending(token: string): Promise<boolean>;
+  complete(token: string, code: string): Promise<SecondFactor>;
+  /** The page asking for the code: the surface's frame around `body`. */
+  page(dash: Dash, title: string, body: Html): Html;
+}
+
+function verifyPage(dash: Dash, step: SecondStep, error?: string): Html {
   const { t } = dash;
   const body = html`${notice('error', error)}
-<form class="card narrow" method="post" action="/dashboard/login/verify">${csrfField(dash)}
+<form class="card narrow" method="post" action="${step.base}/login/verify">${csrfField(dash)}
   <label for="code">${t('authenticationCode')}</label>
   <input id="code" name="code" required maxlength="20" autocomplete="one-time-code" inputmode="text" autocapitalize="none" spellcheck="false" aria-describedby="code-hint">
   <p class="hint" id="code-hint">${t('authenticationCodeHint')}</p>
   <button type="submit" class="primary">${t('verify')}</button>
 </form>`;
-  return page(dash, { title: t('secondFactorTitle'), path: '/dashboard/login/verify', body });
+  return step.page(dash, t('secondFactorTitle'), body);
 }
 
-/** The second step of a log-in with a second factor, on the session the password opened for it. */
-function secondFactorRoutes(app: FastifyInstance, accounts: DashboardDeps['accounts']): void {
+/**
+ * The second step of a log-in with a second factor, on the session the password opened for it: the dashboard's and the
+ * operator console's, each on its own sessions.
+ */
+export function secondFactorRoutes(app: FastifyInstance, step: SecondStep, route: typeof ROUTE): void {
+  const login = `${step.base}/login`;
   const pendingToken = async (request: FastifyRequest) => {
-    const token = cookiesOf(request).get(SESSION_COOKIE);
-    return token !== undefined && (await accounts.pendingSession(token)) ? token : null;
+    const token = cookiesOf(request).get(sessionCookieOf(step.base));
+    return token !== undefined && isToken(token) && (await step.pending(token)) ? token : null;
   };
-  app.get('/login/verify', ROUTE, async (request, reply) => {
-    if ((await pendingToken(request)) === null) return reply.redirect('/dashboard/login', 303);
-    return sendPage(reply, verifyPage(dashOf(request)));
+  app.get('/login/verify', route, async (request, reply) => {
+    if ((await pendingToken(request)) === null) return reply.redirect(login, 303);
+    return sendPage(reply, verifyPage(dashOf(request), step));
   });
-  app.post<{ Body: Form }>('/login/verify', ROUTE, async (request, reply) => {
+  app.post<{ Body: Form }>('/login/verify', route, async (request, reply) => {
     const dash = dashOf(request);
     const token = await pendingToken(request);
-    if (token === null) return reply.redirect('/dashboard/login', 303);
-    const result = await accounts.completeSecondFactor(token, field(request.body, 'code'));
-    if (result.ok) return signedInto(reply, dash, result.token);
-    if (result.reason === 'expired') return reply.redirect('/dashboard/login', 303);
+    if (token === null) return reply.redirect(login, 303);
+    const result = await step.complete(token, field(request.body, 'code'));
+    if (result.ok) {
+      setSessionCookie(reply, dash, result.token, SESSION_TTL_SECONDS);
+      return reply.redirect(step.base, 303);
+    }
+    if (result.reason === 'expired') return reply.redirect(login, 303);
     const { status, error } = result.reason === 'throttled' ? throttled(reply, dash, result.retryAfterSeconds) : { status: 401, error: dash.t('wrongAuthenticationCode') };
-    return sendPage(reply, verifyPage(dash, error), status);
+    return sendPage(reply, verifyPage(dash, step, error), status);
   });
 }
+
+/** The dashboard's second step: a merchant's waiting session; an operator's (no account) is the console's. */
+const dashboardStep = (accounts: DashboardDeps['accounts']): SecondStep => ({
+  base: '/dashboard',
+  pending: async (token) => typeof (await accounts.pendingSession(token))?.account_id === 'string',
+  complete: (token, code) => accounts.completeSecondFactor(token, code),
+  page: (dash, title, body) => page(dash, { title, path: '/dashboard/login/verify', body }),
+});
 
 type Invitation = NonNullable<Awaited<ReturnType<DashboardDeps['accounts']['invitation']>>>;
 

@@ -11,11 +11,7 @@ const PATH = '/dashboard/account';
 function securityPage(dash: Dash, signed: Signed, content: { left: number; error?: string; done?: string; setup?: Value; codes?: string[] }): Html {
   const { t } = dash;
   const enabled = signed.session.totp_enabled;
-  const codes = content.codes
-    ? html`<div class="secret" role="group" aria-labelledby="codes-label"><p id="codes-label"><strong>${t('recoveryCodes')}</strong></p>
-        <p class="hint">${t('recoveryCodesExplained')}</p><ul class="codes" id="recovery-codes">${content.codes.map((code) => html`<li><code>${code}</code></li>`)}</ul>
-        <button type="button" class="copy" data-copy="recovery-codes">${t('copy')}</button></div>`
-    : '';
+  const codes = content.codes ? recoveryCodesShown(dash, content.codes) : '';
   const disable = signed.session.second_factor
     ? html`<form class="stack" method="post" action="${PATH}/second-factor/disable">${csrfField(dash)}
         <label for="disable-password">${t('password')}</label>
@@ -45,12 +41,21 @@ function passwordForm(dash: Dash): Html {
 </form></section>`;
 }
 
-function setupForm(dash: Dash, seed: { base32: string; qrSvg: string; sealed: string }): Html {
+/** Recovery codes, shown once as the second factor is turned on, with a copy button. */
+export function recoveryCodesShown(dash: Dash, codes: string[]): Html {
+  const { t } = dash;
+  return html`<div class="secret" role="group" aria-labelledby="codes-label"><p id="codes-label"><strong>${t('recoveryCodes')}</strong></p>
+    <p class="hint">${t('recoveryCodesExplained')}</p><ul class="codes" id="recovery-codes">${codes.map((code) => html`<li><code>${code}</code></li>`)}</ul>
+    <button type="button" class="copy" data-copy="recovery-codes">${t('copy')}</button></div>`;
+}
+
+/** The set-up of an authenticator: its QR code and seed, and the form that proves the app has it (posted to `action`). */
+export function setupForm(dash: Dash, seed: { base32: string; qrSvg: string; sealed: string }, action = `${PATH}/second-factor/enable`): Html {
   const { t } = dash;
   return html`<p>${t('scanQr')}</p>
 <figure class="qr" aria-label="${t('qrLabel')}">${raw(seed.qrSvg)}</figure>
 <p class="hint">${t('typeSeed')} <code id="seed">${seed.base32}</code></p>
-<form class="stack" method="post" action="${PATH}/second-factor/enable">${csrfField(dash)}
+<form class="stack" method="post" action="${action}">${csrfField(dash)}
   <input type="hidden" name="seed" value="${seed.sealed}">
   <label for="setup-code">${t('authenticationCode')}</label>
   <input id="setup-code" name="code" required maxlength="6" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}">

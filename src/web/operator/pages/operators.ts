@@ -1,0 +1,114 @@
+// Tolov's staff: the operators and the open invitations. An admin invites the next operator by mail, with a role, and
+// revokes an invitation not used yet; support reads the list and gets no forms (their POSTs are refused).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { OperatorSession } from '../../../modules/operators/service.js';
+import { OPERATOR_ROLES, type OperatorRole } from '../../../modules/operators/store.js';
+import { dashOf, emailOf, field, type Dash } from '../../dashboard/context.js';
+import type { Form } from '../../dashboard/deps.js';
+import type { MessageKey } from '../../dashboard/i18n.js';
+import { csrfField, notice, sendPage, timeElement } from '../../dashboard/layout.js';
+import { html, type Html } from '../../html.js';
+import { ACTS, ROUTE, operatorOf, requireOperatorRole } from '../context.js';
+import type { ConsoleDeps } from '../deps.js';
+import { consolePage } from '../layout.js';
+
+type Operators = Awaited<ReturnType<ConsoleDeps['operators']['list']>>;
+type Invitations = Awaited<ReturnType<ConsoleDeps['operators']['invitations']>>;
+
+const DONE: Record<string, MessageKey> = { invited: 'supInviteSent', revoked: 'invitationRevoked' };
+const REFUSED: Record<string, MessageKey> = { not_found: 'supInvitationGone' };
+const INVITATION_ID = /^inv_[A-Za-z0-9]{1,60}$/;
+
+const roleOptions = (dash: Dash) => OPERATOR_ROLES.map((role) => html`<option value="${role}"${role === 'support' ? html` selected` : ''}>${dash.t(`opRole_${role}`)}</option>`);
+
+function operatorsTable(dash: Dash, operators: Operators): Html {
+  const { t } = dash;
+  const rows = operators.map(
+    (row) => html`<tr><td data-label="${t('email')}">${row.email}</td><td data-label="${t('role')}">${t(`opRole_${row.role}`)}</td>
+      <td data-label="${t('supSecondFactor')}">${t(row.totp_enabled ? 'supSecondFactorOn' : 'supSecondFactorOff')}</td><td data-label="${t('supSince')}">${timeElement(row.created_at)}</td></tr>`,
+  );
+  return html`<div class="table-wrap"><table><caption>${t('supOperatorsCaption')}</caption>
+<thead><tr><th scope="col">${t('email')}</th><th scope="col">${t('role')}</th><th scope="col">${t('supSecondFactor')}</th><th scope="col">${t('supSince')}</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`;
+}
+
+function invitationsTable(dash: Dash, invitations: Invitations, admin: boolean): Html {
+  const { t } = dash;
+  if (invitations.length === 0) return html`<p class="empty">${t('supNoInvitations')}</p>`;
+  const revoke = (id: string) =>
+    html`<td class="actions"><form class="inline" method="post" action="/operator/operators/invitations/${id}/revoke">${csrfField(dash)}<button type="submit" class="danger">${t('revokeInvitation')}</button></form></td>`;
+  const rows = invitations.map(
+    (row) => html`<tr><td data-label="${t('email')}">${row.email}</td><td data-label="${t('role')}">${t(`opRole_${row.role}`)}</td>
+      <td data-label="${t('supInvited')}">${timeElement(row.created_at)}</td><td data-label="${t('expires')}">${timeElement(row.expires_at)}</td>${admin ? revoke(row.id) : ''}</tr>`,
+  );
+  return html`<div class="table-wrap"><table><caption>${t('openInvitations')}</caption>
+<thead><tr><th scope="col">${t('email')}</th><th scope="col">${t('role')}</th><th scope="col">${t('supInvited')}</th><th scope="col">${t('expires')}</th>${admin ? html`<th scope="col">${t('actions')}</th>` : ''}</tr></thead>
+<tbody>${rows}</tbody></table></div>`;
+}
+
+function inviteForm(dash: Dash, email: string): Html {
+  const { t } = dash;
+  return html`<section class="card narrow" aria-labelledby="invite-title"><h2 id="invite-title">${t('supInviteTitle')}</h2>
+  <p>${t('supInviteExplained')}</p>
+  <form class="stack" method="post" action="/operator/operators/invite">${csrfField(dash)}
+    <label for="invite-email">${t('email')}</label><input id="invite-email" name="email" type="email" value="${email}" required maxlength="254" autocomplete="off">
+    <label for="invite-role">${t('role')}</label><select id="invite-role" name="role">${roleOptions(dash)}</select>
+    <button type="submit" class="primary">${t('supInviteButton')}</button></form>
+</section>`;
+}
+
+interface Shown {
+  error?: string;
+  done?: string;
+  email?: string;
+}
+
+async function operatorsPage(deps: ConsoleDeps, dash: Dash, session: OperatorSession, shown: Shown): Promise<Html> {
+  const { t } = dash;
+  const admin = ACTS.includes(session.role);
+  const [operators, invitations] = await Promise.all([deps.operators.list(), deps.operators.invitations()]);
+  const body = html`${notice('error', shown.error)}${notice('ok', shown.done)}
+<p class="lead">${t('supRolesExplained')}</p>
+${operatorsTable(dash, operators)}
+${invitationsTable(dash, invitations, admin)}
+${admin ? inviteForm(dash, shown.email ?? '') : ''}`;
+  return consolePage(dash, session, { title: t('navOpOperators'), path: '/operator/operators', section: 'operators', body });
+}
+
+/** The signed-in admin: support and a session without the second factor are refused. */
+function adminOf(request: FastifyRequest): OperatorSession {
+  const session = operatorOf(request);
+  requireOperatorRole(session, ACTS);
+  return session;
+}
+
+export function operatorPages(app: FastifyInstance, deps: ConsoleDeps): void {
+  app.get<{ Querystring: { done?: string; refused?: string } }>('/operators', ROUTE, async (request, reply) => {
+    const session = operatorOf(request);
+    const dash = dashOf(request);
+    const done = DONE[String(request.query.done)];
+    const refused = REFUSED[String(request.query.refused)];
+    return sendPage(reply, await operatorsPage(deps, dash, session, { ...(done ? { done: dash.t(done) } : {}), ...(refused ? { error: dash.t(refused) } : {}) }));
+  });
+
+  app.post<{ Body: Form }>('/operators/invite', ROUTE, async (request, reply) => {
+    const session = adminOf(request);
+    const dash = dashOf(request);
+    const refuse = async (status: number, key: MessageKey): Promise<FastifyReply> =>
+      sendPage(reply, await operatorsPage(deps, dash, session, { error: dash.t(key), email: field(request.body, 'email') }), status);
+    const email = emailOf(request.body);
+    const role = field(request.body, 'role') as OperatorRole;
+    if (email === null) return refuse(400, 'emailInvalid');
+    if (!OPERATOR_ROLES.includes(role)) return refuse(400, 'badFormExplained');
+    const result = await deps.operators.invite(session, { email, role, lang: dash.lang });
+    if (!result.ok) return refuse(409, 'supEmailTaken');
+    return reply.redirect('/operator/operators?done=invited', 303);
+  });
+
+  app.post<{ Params: { id: string }; Body: Form }>('/operators/invitations/:id/revoke', ROUTE, async (request, reply) => {
+    const session = adminOf(request);
+    // An id of no invitation is answered without an audit entry of a revocation that could not be.
+    const revoked = INVITATION_ID.test(request.params.id) && (await deps.operators.revokeInvitation(session, request.params.id));
+    return reply.redirect(`/operator/operators?${revoked ? 'done=revoked' : 'refused=not_found'}`, 303);
+  });
+}

@@ -1,0 +1,102 @@
+// The console's operators page: an admin invites by mail, the invitee joins, sets up the second factor and logs in on
+// their own; an address that has a login is refused; an invitation not used yet can be revoked. Support reads the list
+// without a form, and the admin's posts answer it 403.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DashboardClient, uniqueEmail } from '../dashboard/client.js';
+import { startService, type TestService } from '../support/harness.js';
+import { linkIn } from '../support/mailbox.js';
+import { firstAdmin, invitedOperator, logIn, OperatorClient, PASSWORD, type Operator } from './client.js';
+
+let service: TestService;
+let admin: Operator;
+let support: Operator;
+
+beforeAll(async () => {
+  service = await startService();
+  admin = await firstAdmin(service);
+  support = await invitedOperator(service, admin, 'support');
+});
+afterAll(() => service?.stop());
+
+const auditActions = async () => ((await service.admin('GET', '/admin/v1/audit_log')).body.data as Array<{ action: string; target: string | null }>).map((entry) => entry.action);
+const invitationIds = (html: string) => [...html.matchAll(/\/operator\/operators\/invitations\/(inv_[A-Za-z0-9]+)\/revoke/g)].map((match) => match[1]!);
+
+describe('inviting an operator', () => {
+  it('mails a link with which the invitee joins, sets up the second factor and then logs in on their own', async () => {
+    const page = await admin.client.get('/operator/operators');
+    expect(page.status).toBe(200);
+    // The invitee is an operator now, with the role invited as and the second factor set up; the invitation is used.
+    expect(page.html).toMatch(new RegExp(`${support.email}</td><td data-label="Role">Support</td>\\s*<td data-label="Two-factor authentication">Set up</td>`));
+    expect(page.html.split('<caption>Open invitations</caption>')[1] ?? '').not.toContain(support.email);
+    const client = new OperatorClient(service);
+    await logIn(service, client, support);
+    expect((await client.get('/operator/operators')).status).toBe(200);
+    expect(await auditActions()).toEqual(expect.arrayContaining(['operator.invited', 'operator.joined', 'operator.second_factor_enabled', 'operator.logged_in']));
+  });
+
+  it("refuses an address that has a login, an operator's or a merchant's, and mails nothing", async () => {
+    const merchantEmail = uniqueEmail('merchant');
+    await new DashboardClient(service).signUp(merchantEmail, PASSWORD);
+    for (const email of [support.email, merchantEmail]) {
+      const refused = await admin.client.post('/operator/operators/invite', { email, role: 'admin' });
+      expect(refused.status, email).toBe(409);
+      expect(refused.html).toContain('This e-mail already has a Tolov login');
+      expect(service.mailbox.to(email).filter((mail) => /operator console/.test(mail.subject))).toHaveLength(email === support.email ? 1 : 0);
+    }
+  });
+
+  it('refuses a malformed address and an unknown role, showing the form again', async () => {
+    const badEmail = await admin.client.post('/operator/operators/invite', { email: 'not-an-email', role: 'support' });
+    expect(badEmail.status).toBe(400);
+    expect(badEmail.html).toContain('Enter an email address');
+    expect(badEmail.html).toContain('value="not-an-email"');
+    const badRole = await admin.client.post('/operator/operators/invite', { email: uniqueEmail(), role: 'owner' });
+    expect(badRole.status).toBe(400);
+  });
+
+  it('lists an open invitation until it is revoked; its link then opens nothing', async () => {
+    const email = uniqueEmail('revoked');
+    const invited = await admin.client.post('/operator/operators/invite', { email, role: 'admin' });
+    expect(invited.location).toBe('/operator/operators?done=invited');
+    expect((await admin.client.get(invited.location!)).html).toContain('The invitation is sent.');
+    const link = linkIn(await service.mailbox.next(email, /operator/i), '/operator/invite/');
+    const listed = await admin.client.get('/operator/operators');
+    expect(listed.html).toContain(email);
+    const [id] = invitationIds(listed.html);
+    expect(id).toBeDefined();
+
+    const revoked = await admin.client.post(`/operator/operators/invitations/${id}/revoke`, {});
+    expect(revoked.location).toBe('/operator/operators?done=revoked');
+    expect((await admin.client.get('/operator/operators')).html).not.toContain(email);
+    expect((await new OperatorClient(service).get(link)).status).toBe(404);
+    // Revoking it again, or an id of nothing, says it is gone.
+    expect((await admin.client.post(`/operator/operators/invitations/${id}/revoke`, {})).location).toBe('/operator/operators?refused=not_found');
+    expect((await admin.client.post('/operator/operators/invitations/nonsense/revoke', {})).location).toBe('/operator/operators?refused=not_found');
+  });
+});
+
+describe('support', () => {
+  it('sees the operators and the open invitations, and no form to change them', async () => {
+    const email = uniqueEmail('pending');
+    await admin.client.post('/operator/operators/invite', { email, role: 'support' });
+    const page = await support.client.get('/operator/operators');
+    expect(page.status).toBe(200);
+    expect(page.html).toContain(admin.email);
+    expect(page.html).toContain(email);
+    expect(page.html).not.toContain('action="/operator/operators/invite"');
+    expect(invitationIds(page.html)).toEqual([]);
+    expect(invitationIds((await admin.client.get('/operator/operators')).html).length).toBeGreaterThan(0);
+  });
+
+  it('is refused the invitation and the revocation: 403, nothing mailed, nothing revoked', async () => {
+    const email = uniqueEmail('by-support');
+    const invite = await support.client.post('/operator/operators/invite', { email, role: 'admin' });
+    expect(invite.status).toBe(403);
+    const [id] = invitationIds((await admin.client.get('/operator/operators')).html);
+    const revoke = await support.client.post(`/operator/operators/invitations/${id}/revoke`, {});
+    expect(revoke.status).toBe(403);
+    expect(invitationIds((await admin.client.get('/operator/operators')).html)).toContain(id);
+    const [invited] = await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM operator_invitations WHERE email = $1', [email]);
+    expect(invited!.n).toBe(0);
+  });
+});
