@@ -65,11 +65,20 @@ export function afterCommit(tx: Transaction, effect: () => void): void {
   else effects.push(effect);
 }
 
-/** Runs the effects that waited for `tx`, once its COMMIT succeeded; only the engines call it. */
+/**
+ * Runs the effects that waited for `tx`, once its COMMIT succeeded; only the engines call it. An effect that throws is
+ * skipped: the change is committed, and a count lost must not make the caller believe it was not.
+ */
 export function committed(tx: Transaction): void {
   const effects = awaitingCommit.get(tx);
   awaitingCommit.delete(tx);
-  for (const effect of effects ?? []) effect();
+  for (const effect of effects ?? []) {
+    try {
+      effect();
+    } catch {
+      // Skipped: the commit stands either way.
+    }
+  }
 }
 
 export function isUniqueViolation(error: unknown): boolean {

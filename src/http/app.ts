@@ -95,7 +95,7 @@ export async function registerApi(
   await app.register(productRoutes, { products, actions: operatorActions });
   await app.register(operatorRoutes, { operators });
   await app.register(supportRoutes, { support });
-  await app.register(brandingRoutes, { products, publicUrl });
+  await app.register(brandingRoutes, { products, actions: operatorActions, publicUrl });
   await app.register(reconciliationRoutes, { reconciliation });
   await app.register(checkRoutes, { checks });
   await app.register(activationRoutes, { activations, actions: operatorActions });

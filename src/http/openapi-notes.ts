@@ -240,6 +240,7 @@ const OPERATOR_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   },
   listOperators: { returns: 'Every operator, oldest first, with their role and whether their second factor is set up' },
   listOperatorAudit: { returns: 'A page of the audit log, newest first; `has_more` says whether another page follows (pass the last `id` as `before`)' },
+  listProducts: { returns: 'A page of products, newest first; `has_more` says whether another page follows (pass the last `id` as `starting_after`)' },
   searchPayments: { returns: 'The objects found: one for an id (none when nothing has it), or the newest 50 payments of the card, amount and day' },
 };
 

@@ -224,12 +224,17 @@ describe('the console\'s activation queue', () => {
     expect((await service.admin('GET', `/admin/v1/products/${productId}`)).body.liveEnabled).toBe(false);
   });
 
-  it('answers 404 for a product without a request, and 400 for a status it does not know', async () => {
+  it('answers 404 for a product without a request, and 400 for a status it does not know or is given twice', async () => {
     const shop = await service.createMerchant();
     expect((await admin.client.get(reviewOf(shop.productId))).status).toBe(404);
     expect((await admin.client.get(reviewOf('prod_missing'))).status).toBe(404);
     expect((await admin.client.post(`${reviewOf('prod_missing')}/approve`, {})).status).toBe(404);
     expect((await admin.client.get('/operator/activations?status=lost')).status).toBe(400);
+    // A parameter given twice is one the page cannot choose between; a notice it does not know is none.
+    expect((await admin.client.get('/operator/activations?status=approved&status=rejected')).status).toBe(400);
+    const unknown = await admin.client.get(`${reviewOf(await submitted('Unknown notice'))}?done=toString`);
+    expect(unknown.status).toBe(200);
+    expect(unknown.html).not.toContain('class="notice');
   });
 
   describe('to support', () => {

@@ -33,6 +33,12 @@ describe('the first operator', () => {
     expect((await service.admin('GET', '/admin/v1/operators')).body.data).toHaveLength(1);
   });
 
+  it('is an admin: the token cannot make a console that no one could staff', async () => {
+    const refused = await service.admin('POST', '/admin/v1/operators', { email: uniqueEmail('support'), password: PASSWORD, role: 'support' });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR', param: 'role' });
+  });
+
   it('is recorded in the audit log, as the operator token made it', async () => {
     const log = await service.admin('GET', '/admin/v1/audit_log');
     const created = log.body.data.find((entry: { action: string }) => entry.action === 'operator.created');
@@ -155,3 +161,36 @@ async function sessionWithoutSecondFactor(): Promise<{ token: string }> {
   );
   return { token };
 }
+
+describe('the operator token’s actions', () => {
+  it('are each recorded in the audit log with what they did, never a secret', async () => {
+    const made = await service.admin('POST', '/admin/v1/products', { name: 'Audited shop' });
+    const productId = made.body.id as string;
+    const key = await service.admin('POST', `/admin/v1/products/${productId}/keys`, { mode: 'test' });
+    await service.admin('POST', `/admin/v1/keys/${key.body.id}/revoke`);
+    await service.admin('POST', `/admin/v1/products/${productId}/branding`, { displayName: 'Audited' });
+    await service.admin('POST', `/admin/v1/products/${productId}`, { feeBps: 120 });
+    await service.admin('POST', `/admin/v1/products/${productId}/suspend`, { reason: 'Documents requested' });
+    await service.admin('POST', `/admin/v1/products/${productId}/resume`);
+    const log = (await service.admin('GET', `/admin/v1/audit_log?target=${productId}`)).body.data as Array<Record<string, unknown>>;
+    expect(log.map((entry) => [entry.action, entry.detail, entry.via, entry.operator])).toEqual([
+      ['product.resumed', null, 'api', null],
+      ['product.suspended', 'Documents requested', 'api', null],
+      ['product.updated', 'feeBps = 120', 'api', null],
+      ['product.branding_changed', null, 'api', null],
+      ['api_key.revoked', key.body.id, 'api', null],
+      ['api_key.created', `${key.body.id} (test)`, 'api', null],
+      ['product.created', 'Audited shop', 'api', null],
+    ]);
+    expect(JSON.stringify(log)).not.toContain(key.body.secret);
+    expect(JSON.stringify(log)).not.toContain(made.body.keys.test);
+  });
+
+  it('leave nothing when refused: no change, no entry', async () => {
+    const newest = async () => (await service.admin('GET', '/admin/v1/audit_log')).body.data[0].id as string;
+    const before = await newest();
+    expect((await service.admin('POST', '/admin/v1/products/prod_nothing/suspend', { reason: 'x' })).status).toBe(404);
+    expect((await service.admin('POST', '/admin/v1/keys/key_nothing/revoke')).status).toBe(404);
+    expect(await newest()).toBe(before);
+  });
+});

@@ -1,6 +1,7 @@
 // The console's operators page: an admin invites by mail, the invitee joins, sets up the second factor and logs in on
-// their own; an address that has a login is refused; an invitation not used yet can be revoked. Support reads the list
-// without a form, and the admin's posts answer it 403.
+// their own; an address that has a login is refused; an invitation not used yet can be revoked; an operator is removed,
+// their sessions ended at once, and the last admin never is. Support reads the list without a form, and the admin's
+// posts answer it 403.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient, uniqueEmail } from '../dashboard/client.js';
 import { startService, type TestService } from '../support/harness.js';
@@ -18,6 +19,9 @@ beforeAll(async () => {
 });
 afterAll(() => service?.stop());
 
+const auditOf = async (target: string) => (await service.admin('GET', `/admin/v1/audit_log?target=${target}`)).body.data as Array<Record<string, unknown>>;
+const operatorId = async (email: string) => ((await service.admin('GET', '/admin/v1/operators')).body.data as Array<{ id: string; email: string }>).find((row) => row.email === email)?.id;
+const removeForms = (html: string) => [...html.matchAll(/action="\/operator\/operators\/(usr_[A-Za-z0-9]+)\/remove" data-confirm="([^"]+)"/g)].map((match) => ({ id: match[1]!, confirm: match[2]! }));
 const auditActions = async () => ((await service.admin('GET', '/admin/v1/audit_log')).body.data as Array<{ action: string; target: string | null }>).map((entry) => entry.action);
 const invitationIds = (html: string) => [...html.matchAll(/\/operator\/operators\/invitations\/(inv_[A-Za-z0-9]+)\/revoke/g)].map((match) => match[1]!);
 
@@ -98,5 +102,67 @@ describe('support', () => {
     expect(invitationIds((await admin.client.get('/operator/operators')).html)).toContain(id);
     const [invited] = await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM operator_invitations WHERE email = $1', [email]);
     expect(invited!.n).toBe(0);
+  });
+});
+
+describe('the page’s notices', () => {
+  it('are only the ones it knows: a name every object has finds none, and is no error', async () => {
+    for (const query of ['done=toString', 'done=constructor', 'refused=__proto__', 'refused=hasOwnProperty']) {
+      const page = await admin.client.get(`/operator/operators?${query}`);
+      expect(page.status, query).toBe(200);
+      expect(page.html, query).not.toContain('class="notice');
+    }
+  });
+});
+
+describe('removing an operator', () => {
+  it('ends their open session at once, their password opens nothing, and the audit log says who removed whom', async () => {
+    const leaving = await invitedOperator(service, admin, 'support');
+    const id = (await operatorId(leaving.email))!;
+    expect((await leaving.client.get('/operator/operators')).status).toBe(200);
+    const form = removeForms((await admin.client.get('/operator/operators')).html).find((found) => found.id === id);
+    // The browser asks before it posts, naming whom.
+    expect(form?.confirm).toContain(leaving.email);
+
+    const removed = await admin.client.post(`/operator/operators/${id}/remove`, {});
+    expect(removed.location).toBe('/operator/operators?done=removed');
+    const after = await admin.client.get(removed.location!);
+    expect(after.html).toContain('The operator is removed');
+    expect(after.html).not.toContain(leaving.email);
+
+    const refused = await leaving.client.get('/operator/operators');
+    expect(refused.status).toBe(303);
+    expect(refused.location).toBe('/operator/login');
+    expect((await new OperatorClient(service).post('/operator/login', { email: leaving.email, password: PASSWORD })).status).toBe(401);
+    expect(await auditOf(id)).toContainEqual(expect.objectContaining({ action: 'operator.removed', via: 'console', operator: expect.objectContaining({ email: admin.email }), detail: `${leaving.email} (support)` }));
+
+    // Removed already: nothing to remove, and said so.
+    const again = await admin.client.post(`/operator/operators/${id}/remove`, {});
+    expect(again.status).toBe(404);
+    expect(again.html).toContain('This operator was removed already');
+    expect((await admin.client.post('/operator/operators/usr_nobody/remove', {})).status).toBe(404);
+  });
+
+  it('removes an admin while another remains, and refuses to remove the last one', async () => {
+    const second = await invitedOperator(service, admin, 'admin');
+    const secondId = (await operatorId(second.email))!;
+    expect((await admin.client.post(`/operator/operators/${secondId}/remove`, {})).location).toBe('/operator/operators?done=removed');
+    expect((await second.client.get('/operator/operators')).status).toBe(303);
+
+    const adminId = (await operatorId(admin.email))!;
+    const last = await admin.client.post(`/operator/operators/${adminId}/remove`, {});
+    expect(last.status).toBe(409);
+    expect(last.html).toContain('This is the last admin');
+    expect((await admin.client.get('/operator/operators')).status).toBe(200);
+    expect(await operatorId(admin.email)).toBe(adminId);
+    expect((await auditOf(adminId)).map((entry) => entry.action)).not.toContain('operator.removed');
+  });
+
+  it('is refused to support: 403, no form, and the operator stays', async () => {
+    const adminId = (await operatorId(admin.email))!;
+    expect(removeForms((await support.client.get('/operator/operators')).html)).toEqual([]);
+    expect((await support.client.post(`/operator/operators/${adminId}/remove`, {})).status).toBe(403);
+    expect(await operatorId(admin.email)).toBe(adminId);
+    expect((await admin.client.get('/operator/operators')).status).toBe(200);
   });
 });

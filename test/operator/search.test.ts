@@ -1,5 +1,6 @@
 // Support's search in the console and the operator API: each kind of object found by its id, in any product, with its
-// page and timeline (a card never more than its network and last four); payments found by card, amount and Tashkent
+// page and timeline (a card never more than its network and last four, a payout's account never more than its bank's
+// MFO and last four); payments found by card, amount and Tashkent
 // day; bad input answered with what is wrong (a page, or 400 VALIDATION_ERROR), never a 500; every search audited.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tashkentDay } from '../../src/core/calendar.js';
@@ -18,6 +19,8 @@ const made = {} as Record<'payment' | 'receipt' | 'refund' | 'order' | 'orderPay
 /** The payment found by its card: 12,345.67 so'm on a card ending 0007. */
 const AMOUNT = 1_234_567;
 let paidAt: Date;
+/** The whole number of the account the payout goes to: no page shows it. */
+let accountNumber: string;
 
 const call = async (method: 'POST' | 'GET', url: string, body?: Record<string, unknown>) => {
   const reply = await service.call({ method, url, key: shop.test, ...(method === 'POST' ? { idempotencyKey: idem(), body: body ?? {} } : {}) });
@@ -37,7 +40,7 @@ beforeAll(async () => {
   made.order = order.id;
   made.orderPayment = (await call('POST', `/v1/test_helpers/orders/${order.id}/pay`)).paymentIntent;
   await makeAvailable(service, shop.test, 3_000_000);
-  await setPayoutAccount(service, shop.productId);
+  accountNumber = await setPayoutAccount(service, shop.productId);
   made.payout = (await call('POST', '/v1/test_helpers/payouts/run')).id;
   made.event = (await service.db.query<{ id: string }>('SELECT id FROM events WHERE object_id = $1 LIMIT 1', [made.payment]))[0]!.id;
   made.ledger = (await service.db.query<{ id: string }>('SELECT id FROM ledger_transactions WHERE reference_id = $1 LIMIT 1', [made.payment]))[0]!.id;
@@ -93,6 +96,13 @@ describe('the search by id', () => {
     expect(items.some((item) => item.startsWith('Money moved in the ledger: refund_succeeded ltx_'))).toBe(true);
     expect(items.indexOf(`Refund ${made.refund}`)).toBeGreaterThan(items.indexOf('Succeeded'));
     expect(items.filter((item) => item.startsWith('payment_intent.succeeded evt_'))).toHaveLength(1);
+  });
+
+  it("shows a payout's account as the activation review does: the bank's MFO and the last four digits only", async () => {
+    const page = (await admin.client.get(`/operator/search/${made.payout}`)).html;
+    expect(page).toContain(`<dt>Account (MFO and last four digits)</dt><dd>00440\u00a0••••\u00a0${accountNumber.slice(-4)}</dd>`);
+    expect(page).not.toContain(accountNumber.slice(0, 16));
+    expect(page).toContain('<dt>Account holder</dt><dd>Chorsu Market LLC</dd>');
   });
 
   it('is open to support, and every look-up is in the audit log, found or not', async () => {

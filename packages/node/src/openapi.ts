@@ -1890,44 +1890,44 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcC62ehomJht3jBH4wbS1ft",
+                     *           "id": "ord_0VcCCo6JWLC0tKyTy380Cdig",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_abDVtINs4SH2jpfeK9s1Gjm262pnZVgOLRmFqrNQ",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_oeGnIAKC6ddW9en1fflXEylCpwHhKDIYD5ln0LHO",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcC62f3HP1QNrlYcyfitvva",
+                     *           "paymentIntent": "pi_0VcCCo6nav2xW0Enr2C8KPxv",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T17:35:06.931Z",
+                     *           "expiresAt": "2026-11-27T18:01:59.279Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:06.931Z"
+                     *           "created": "2026-11-27T17:31:59.279Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcC62eMgcmYGmaYukQT4MJU",
+                     *           "id": "ord_0VcCCo5t5jWkZeWN3t5B2Yb2",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_0QeFMsU9dj3aDCTr8OqNtSJRP5O4KSYInPWr8dxZ",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_G5u7jAmzdOY7hyzq0UZGyk6sJDJbzhl93JwKEyka",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T17:05:06.912Z",
+                     *           "expiresAt": "2026-11-27T17:31:59.256Z",
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:06.910Z"
+                     *           "created": "2026-11-27T17:31:59.253Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2054,24 +2054,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcC62c0lhFsE4GUCF4RxKIj",
+                     *       "id": "ord_0VcCCo2Rs6FP6pZopGbIpvTx",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3CmWCVssrfvtq8tIMfkqCnFD4VFgxyGEpY2JxZTM",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_jhMVSgF3Xhahp8CAOJT8jdnMYli7GSWZ05dJMVcs",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T17:35:06.764Z",
+                     *       "expiresAt": "2026-11-27T18:01:59.039Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:06.764Z"
+                     *       "created": "2026-11-27T17:31:59.039Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2189,24 +2189,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcC62c0lhFsE4GUCF4RxKIj",
+                     *       "id": "ord_0VcCCo2Rs6FP6pZopGbIpvTx",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3CmWCVssrfvtq8tIMfkqCnFD4VFgxyGEpY2JxZTM",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_jhMVSgF3Xhahp8CAOJT8jdnMYli7GSWZ05dJMVcs",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcC62cgXGu2F6Cnp6wqBuVv",
+                     *       "paymentIntent": "pi_0VcCCo3ZVdSbh4Zc20kvtsxO",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T17:05:06.819Z",
+                     *       "paidAt": "2026-11-27T17:31:59.132Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T17:35:06.764Z",
-                     *       "receipt": "rcpt_0VcC62cvdzhjkWiuoRgMtBbp",
+                     *       "expiresAt": "2026-11-27T18:01:59.039Z",
+                     *       "receipt": "rcpt_0VcCCo3yn5JWcjlA9bhvC1Ll",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:06.764Z"
+                     *       "created": "2026-11-27T17:31:59.039Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2310,24 +2310,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcC62de9272A6GT3I0q2DoB",
+                     *       "id": "ord_0VcCCo50vh2t7vBq2HchitIp",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_xXapBEXyvrzfUnetUvy4gpB6zBt8crVh5eaqOulI",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_mvqFv8sggVJvz53lXeXbFTMgrVQglkWo1xnTUhom",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T17:35:06.866Z",
+                     *       "expiresAt": "2026-11-27T18:01:59.198Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:06.866Z"
+                     *       "created": "2026-11-27T17:31:59.198Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2541,69 +2541,69 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "txn_0VcC62z1AELZgqib5u7WkdBG",
+                     *           "id": "txn_0VcCCoTdwsRdVyY1qZ9lEKVV",
                      *           "object": "balance_transaction",
                      *           "type": "payout_failure",
                      *           "amount": 500000,
                      *           "fee": 0,
                      *           "net": 500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T17:05:08.191Z",
-                     *           "source": "po_0VcC62yuiC6HnyH1FEnUUvHT",
-                     *           "payout": "po_0VcC62zKqJjmtCHG5S9nRq59",
-                     *           "created": "2026-11-27T17:05:08.191Z"
+                     *           "availableOn": "2026-11-27T17:32:00.728Z",
+                     *           "source": "po_0VcCCoTVr05HmgeOQGbufoch",
+                     *           "payout": "po_0VcCCoTx333cFi31l5kxZsMY",
+                     *           "created": "2026-11-27T17:32:00.728Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcC62yv84V26YiaJpTV2obj",
+                     *           "id": "txn_0VcCCoTXpqCJ4PgjJKghOaZQ",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -500000,
                      *           "fee": 0,
                      *           "net": -500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T17:05:08.185Z",
-                     *           "source": "po_0VcC62yuiC6HnyH1FEnUUvHT",
-                     *           "payout": "po_0VcC62zKqJjmtCHG5S9nRq59",
-                     *           "created": "2026-11-27T17:05:08.185Z"
+                     *           "availableOn": "2026-11-27T17:32:00.719Z",
+                     *           "source": "po_0VcCCoTVr05HmgeOQGbufoch",
+                     *           "payout": "po_0VcCCoTx333cFi31l5kxZsMY",
+                     *           "created": "2026-11-27T17:32:00.719Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcC62yiyDGYMMnYW5KnCLHO",
+                     *           "id": "txn_0VcCCoTDo47Flj6fcm1vmvGd",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -1000000,
                      *           "fee": 0,
                      *           "net": -1000000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T17:05:08.172Z",
-                     *           "source": "po_0VcC62yfGdgpRtjF2FlTyoG2",
-                     *           "payout": "po_0VcC62zKqJjmtCHG5S9nRq59",
-                     *           "created": "2026-11-27T17:05:08.172Z"
+                     *           "availableOn": "2026-11-27T17:32:00.699Z",
+                     *           "source": "po_0VcCCoTBUvnhR8r08aSUgAbc",
+                     *           "payout": "po_0VcCCoTx333cFi31l5kxZsMY",
+                     *           "created": "2026-11-27T17:32:00.699Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcC62yONx0yK2zZAX8YKk0K",
+                     *           "id": "txn_0VcCCoSyAk2cbG3Vbmz59bPE",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 1800000,
                      *           "fee": 18000,
                      *           "net": 1782000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T17:05:08.156Z",
-                     *           "source": "pi_0VcC62yGD7YINmbx1B5luVVh",
-                     *           "payout": "po_0VcC62zKqJjmtCHG5S9nRq59",
-                     *           "created": "2026-11-27T17:05:08.152Z"
+                     *           "availableOn": "2026-11-27T17:32:00.688Z",
+                     *           "source": "pi_0VcCCoSmTXhY5jvSwyRMkPX6",
+                     *           "payout": "po_0VcCCoTx333cFi31l5kxZsMY",
+                     *           "created": "2026-11-27T17:32:00.684Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcC62xyQZqbvk8dns51SoFB",
+                     *           "id": "txn_0VcCCoSR7uVHgnTaLPbhr3E7",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 3200000,
                      *           "fee": 32000,
                      *           "net": 3168000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T17:05:08.156Z",
-                     *           "source": "pi_0VcC62xtVk5XdD4S8dBXyKhB",
-                     *           "payout": "po_0VcC62zKqJjmtCHG5S9nRq59",
-                     *           "created": "2026-11-27T17:05:08.126Z"
+                     *           "availableOn": "2026-11-27T17:32:00.688Z",
+                     *           "source": "pi_0VcCCoSLYB76GoPJ9oIMflrt",
+                     *           "payout": "po_0VcCCoTx333cFi31l5kxZsMY",
+                     *           "created": "2026-11-27T17:32:00.651Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -2689,17 +2689,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "txn_0VcC62nt4EdvJFuiGh7AUBcY",
+                     *       "id": "txn_0VcCCoHChxO7aFPffNqGjnlB",
                      *       "object": "balance_transaction",
                      *       "type": "charge",
                      *       "amount": 100000,
                      *       "fee": 1000,
                      *       "net": 99000,
                      *       "status": "pending",
-                     *       "availableOn": "2026-11-28T17:05:07.502Z",
-                     *       "source": "pi_0VcC62nkElWttlQXIrKaytyJ",
+                     *       "availableOn": "2026-11-28T17:31:59.954Z",
+                     *       "source": "pi_0VcCCoH14HqhwPAA64qk10kx",
                      *       "payout": null,
-                     *       "created": "2026-11-27T17:05:07.502Z"
+                     *       "created": "2026-11-27T17:31:59.954Z"
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransaction"];
@@ -2789,16 +2789,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcC62x6ywrTmZVHu7xfZZNJ",
+                     *       "id": "pacct_0VcCCoRVWhgPSDN8t7XmOosT",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
                      *       "tin": "301234567",
                      *       "holderName": "\"Chorsu Market\" MChJ",
-                     *       "payoutsHeldUntil": "2026-11-28T17:05:08.090Z",
+                     *       "payoutsHeldUntil": "2026-11-28T17:32:00.614Z",
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T17:05:08.090Z",
-                     *       "created": "2026-11-27T17:05:08.072Z"
+                     *       "updated": "2026-11-27T17:32:00.614Z",
+                     *       "created": "2026-11-27T17:32:00.593Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -2892,18 +2892,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcC62iPBWmquiaaqUTihDtl",
+                     *       "id": "cb_0VcCCoAsPXzpJB24SaGFf4cc",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
-                     *       "url": "https://api.tolov.example/bind/cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
+                     *       "clientToken": "cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
+                     *       "url": "https://api.tolov.example/bind/cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T17:20:07.161Z",
+                     *       "expiresAt": "2026-11-27T17:46:59.562Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.161Z"
+                     *       "created": "2026-11-27T17:31:59.562Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3027,18 +3027,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcC62iPBWmquiaaqUTihDtl",
+                     *       "id": "cb_0VcCCoAsPXzpJB24SaGFf4cc",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
-                     *       "url": "https://api.tolov.example/bind/cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
-                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                     *       "clientToken": "cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
+                     *       "url": "https://api.tolov.example/bind/cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
+                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T17:20:07.161Z",
+                     *       "expiresAt": "2026-11-27T17:46:59.562Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.161Z"
+                     *       "created": "2026-11-27T17:31:59.562Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3139,7 +3139,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                     *       "id": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -3147,7 +3147,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.175Z"
+                     *       "created": "2026-11-27T17:31:59.578Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3248,7 +3248,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcC62jHi5Cvnaj5ohHlQgEe",
+                     *       "id": "card_0VcCCoBh0Z3I1ecIrAvxJ4Dr",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -3256,7 +3256,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.213Z"
+                     *       "created": "2026-11-27T17:31:59.611Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3369,7 +3369,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcC62jf0xRdzlhex1jRaEPZ",
+                     *           "id": "card_0VcCCoC170jY4XpRuTGYcLso",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -3377,10 +3377,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.239Z"
+                     *           "created": "2026-11-27T17:31:59.632Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcC62jHi5Cvnaj5ohHlQgEe",
+                     *           "id": "card_0VcCCoBh0Z3I1ecIrAvxJ4Dr",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -3388,7 +3388,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.213Z"
+                     *           "created": "2026-11-27T17:31:59.611Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3500,7 +3500,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcC62kvjdLc7B9IKfefFLrW",
+                     *           "id": "pi_0VcCCoDKcv0oqoQTAmmDonc2",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3508,7 +3508,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcC62jf0xRdzlhex1jRaEPZ",
+                     *           "card": "card_0VcCCoC170jY4XpRuTGYcLso",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3519,10 +3519,10 @@ export interface operations {
                      *           "amountRefunded": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.317Z"
+                     *           "created": "2026-11-27T17:31:59.713Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                     *           "id": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3530,7 +3530,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                     *           "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3539,9 +3539,9 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
-                     *           "receipt": "rcpt_0VcC62kZ9tFWPFozoJeQOpoN",
+                     *           "receipt": "rcpt_0VcCCoCuTK3HtM8d2LlHlzpl",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.290Z"
+                     *           "created": "2026-11-27T17:31:59.683Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3632,7 +3632,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                 *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -3665,7 +3665,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                     *       "id": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3673,7 +3673,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3682,9 +3682,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcC62kZ9tFWPFozoJeQOpoN",
+                     *       "receipt": "rcpt_0VcCCoCuTK3HtM8d2LlHlzpl",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.290Z"
+                     *       "created": "2026-11-27T17:31:59.683Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3823,7 +3823,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                     *       "id": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3831,7 +3831,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3840,9 +3840,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcC62kZ9tFWPFozoJeQOpoN",
+                     *       "receipt": "rcpt_0VcCCoCuTK3HtM8d2LlHlzpl",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.290Z"
+                     *       "created": "2026-11-27T17:31:59.683Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3939,7 +3939,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                 *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -3955,7 +3955,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcC62lmwk3C9SxQVRYenPiE",
+                     *       "id": "pi_0VcCCoEClziMWbZ7z6cSk4IS",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3963,7 +3963,7 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3971,7 +3971,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.369Z"
+                     *       "created": "2026-11-27T17:31:59.767Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4100,7 +4100,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcC62lmwk3C9SxQVRYenPiE",
+                     *       "id": "pi_0VcCCoEClziMWbZ7z6cSk4IS",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4108,7 +4108,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4116,7 +4116,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.369Z"
+                     *       "created": "2026-11-27T17:31:59.767Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4259,7 +4259,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcC62mX5JSGrU9J3kGdVGjS",
+                     *       "id": "pi_0VcCCoF54p9njq1mN8PbP9E7",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4267,7 +4267,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4275,7 +4275,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.416Z"
+                     *       "created": "2026-11-27T17:31:59.822Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4397,7 +4397,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcC62lmwk3C9SxQVRYenPiE",
+                     *       "id": "pi_0VcCCoEClziMWbZ7z6cSk4IS",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4405,7 +4405,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4413,7 +4413,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.369Z"
+                     *       "created": "2026-11-27T17:31:59.767Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4527,17 +4527,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcC62mt1OxpuqRz9qBMccfU",
+                     *           "id": "re_0VcCCoFV8VXe966RJAqEqnGE",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                     *           "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcC62my6728F46WZ3LVrXzV",
+                     *           "receipt": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.437Z"
+                     *           "created": "2026-11-27T17:31:59.847Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4618,7 +4618,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                 *       "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -4634,17 +4634,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcC62mt1OxpuqRz9qBMccfU",
+                     *       "id": "re_0VcCCoFV8VXe966RJAqEqnGE",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                     *       "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcC62my6728F46WZ3LVrXzV",
+                     *       "receipt": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.437Z"
+                     *       "created": "2026-11-27T17:31:59.847Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4773,17 +4773,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcC62mt1OxpuqRz9qBMccfU",
+                     *       "id": "re_0VcCCoFV8VXe966RJAqEqnGE",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                     *       "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcC62my6728F46WZ3LVrXzV",
+                     *       "receipt": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.437Z"
+                     *       "created": "2026-11-27T17:31:59.847Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4887,7 +4887,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "po_0VcC62zKqJjmtCHG5S9nRq59",
+                     *           "id": "po_0VcCCoTx333cFi31l5kxZsMY",
                      *           "object": "payout",
                      *           "amount": 3950000,
                      *           "status": "PAID",
@@ -4899,10 +4899,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:08.208Z"
+                     *           "created": "2026-11-27T17:32:00.744Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcC62yuiC6HnyH1FEnUUvHT",
+                     *           "id": "po_0VcCCoTVr05HmgeOQGbufoch",
                      *           "object": "payout",
                      *           "amount": 500000,
                      *           "status": "CANCELED",
@@ -4914,10 +4914,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:08.183Z"
+                     *           "created": "2026-11-27T17:32:00.716Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcC62yfGdgpRtjF2FlTyoG2",
+                     *           "id": "po_0VcCCoTBUvnhR8r08aSUgAbc",
                      *           "object": "payout",
                      *           "amount": 1000000,
                      *           "status": "PAID",
@@ -4929,7 +4929,7 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:08.167Z"
+                     *           "created": "2026-11-27T17:32:00.695Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5025,7 +5025,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcC62yfGdgpRtjF2FlTyoG2",
+                     *       "id": "po_0VcCCoTBUvnhR8r08aSUgAbc",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5037,7 +5037,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:08.167Z"
+                     *       "created": "2026-11-27T17:32:00.695Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5155,7 +5155,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcC62yfGdgpRtjF2FlTyoG2",
+                     *       "id": "po_0VcCCoTBUvnhR8r08aSUgAbc",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5167,7 +5167,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:08.167Z"
+                     *       "created": "2026-11-27T17:32:00.695Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5262,7 +5262,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcC62yuiC6HnyH1FEnUUvHT",
+                     *       "id": "po_0VcCCoTVr05HmgeOQGbufoch",
                      *       "object": "payout",
                      *       "amount": 500000,
                      *       "status": "CANCELED",
@@ -5274,7 +5274,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:08.183Z"
+                     *       "created": "2026-11-27T17:32:00.716Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5387,11 +5387,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcC62cvdzhjkWiuoRgMtBbp",
+                     *       "id": "rcpt_0VcCCo3yn5JWcjlA9bhvC1Ll",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcC62cgXGu2F6Cnp6wqBuVv",
+                     *       "paymentIntent": "pi_0VcCCo3ZVdSbh4Zc20kvtsxO",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -5416,13 +5416,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "621855267949",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127220507&s=621855267949",
-                     *       "fiscalizedAt": "2026-11-27T17:05:07.518Z",
+                     *       "fiscalSign": "356384802429",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127223159&s=356384802429",
+                     *       "fiscalizedAt": "2026-11-27T17:31:59.963Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_PUADbeHPWqUMjkSgppi9Wpfyp10XqwB4BVnahYpK",
+                     *       "url": "https://api.tolov.example/receipts/rc_u0SpU0JivTiTAYlqVB2qLsihOfpL6G7WYWPGuA1d",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:06.819Z"
+                     *       "created": "2026-11-27T17:31:59.132Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -5528,12 +5528,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcC62my6728F46WZ3LVrXzV",
+                     *           "id": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
-                     *           "refund": "re_0VcC62mt1OxpuqRz9qBMccfU",
+                     *           "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                     *           "refund": "re_0VcCCoFV8VXe966RJAqEqnGE",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -5551,20 +5551,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "032516895531",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127220507&s=032516895531",
-                     *           "fiscalizedAt": "2026-11-27T17:05:07.527Z",
+                     *           "fiscalSign": "084947686828",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127223159&s=084947686828",
+                     *           "fiscalizedAt": "2026-11-27T17:31:59.971Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_tXHrp3zr7K5et1CUsWFiVgIJCGGCcfIM1eixA3HI",
+                     *           "url": "https://api.tolov.example/receipts/rc_emV4jld7kD1hocli6EDhlNpalFOpU0Vl0QfqlFNO",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.443Z"
+                     *           "created": "2026-11-27T17:31:59.854Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcC62kZ9tFWPFozoJeQOpoN",
+                     *           "id": "rcpt_0VcCCoCuTK3HtM8d2LlHlzpl",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                     *           "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -5583,13 +5583,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "701185984591",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127220507&s=701185984591",
-                     *           "fiscalizedAt": "2026-11-27T17:05:07.525Z",
+                     *           "fiscalSign": "058303865370",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127223159&s=058303865370",
+                     *           "fiscalizedAt": "2026-11-27T17:31:59.968Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_xt7rkNOXmCAkgCO5IPYfALUCYdcSeUus4h64CmVU",
+                     *           "url": "https://api.tolov.example/receipts/rc_4wJn9ngNqZmnCibZfKSGA9G0yTa12JScrXmW0zSe",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.294Z"
+                     *           "created": "2026-11-27T17:31:59.687Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5682,7 +5682,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T17:35:06.978Z",
+                     *       "expiresAt": "2026-11-27T18:01:59.349Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -5808,11 +5808,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T17:35:06.978Z",
+                     *       "expiresAt": "2026-11-27T18:01:59.349Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T17:05:37.024Z",
+                     *       "resendAvailableAt": "2026-11-27T17:32:29.405Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -5967,7 +5967,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T17:35:06.978Z",
+                     *       "expiresAt": "2026-11-27T18:01:59.349Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -5977,8 +5977,8 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T17:05:07.089Z",
-                     *         "payment": "pi_0VcC62hAZooDb90chFiN0h1D"
+                     *         "paidAt": "2026-11-27T17:31:59.487Z",
+                     *         "payment": "pi_0VcCCo9ZGHM1YKJncqMbZQ3M"
                      *       },
                      *       "canSaveCard": true,
                      *       "shopSuspended": false,
@@ -6114,11 +6114,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T17:35:06.978Z",
+                     *       "expiresAt": "2026-11-27T18:01:59.349Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T17:05:37.052Z",
+                     *       "resendAvailableAt": "2026-11-27T17:32:29.440Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -6252,7 +6252,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcC62pHlmYfPb3zEGUwx8zq",
+                     *           "id": "we_0VcCCoIfQcdnZMgchAQ4xNeb",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -6265,7 +6265,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.585Z"
+                     *           "created": "2026-11-27T17:32:00.044Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6368,7 +6368,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcC62pHlmYfPb3zEGUwx8zq",
+                     *       "id": "we_0VcCCoIfQcdnZMgchAQ4xNeb",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6380,8 +6380,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.585Z",
-                     *       "secret": "whsec_PMnh/TZKt9P19S804Zch/X86bgw65gmJUHO6/2p05JM="
+                     *       "created": "2026-11-27T17:32:00.044Z",
+                     *       "secret": "whsec_H5ZIY1jjMaARhA28F4UnZNq2hfKhso2xTR/kZNbMniY="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6485,7 +6485,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcC62pHlmYfPb3zEGUwx8zq",
+                     *       "id": "we_0VcCCoIfQcdnZMgchAQ4xNeb",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6497,7 +6497,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.585Z"
+                     *       "created": "2026-11-27T17:32:00.044Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6608,7 +6608,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcC62pHlmYfPb3zEGUwx8zq",
+                     *       "id": "we_0VcCCoIfQcdnZMgchAQ4xNeb",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6621,7 +6621,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.585Z"
+                     *       "created": "2026-11-27T17:32:00.044Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6731,7 +6731,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcC62pghu3lWfWXpqboZW0W",
+                     *       "id": "we_0VcCCoJAhXYD9xHiXzX10NGe",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -6837,7 +6837,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcC62pHlmYfPb3zEGUwx8zq",
+                     *       "id": "we_0VcCCoIfQcdnZMgchAQ4xNeb",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6850,8 +6850,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.585Z",
-                     *       "secret": "whsec_p4qhaRZMmL3iN3W5BDWIcBUqbJwaiwWpwRqMR+0E+HY="
+                     *       "created": "2026-11-27T17:32:00.044Z",
+                     *       "secret": "whsec_+YuLKiwvDPE5K2LrlEe4KTZAF0nCbJ5SFXZiatj4hlw="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6969,24 +6969,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_6d226818d03d487bbef458f9b2f564db",
+                     *           "id": "wd_41aacdea02d24ba69c19a1c34eac158a",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcC62pjoIUvTeABcMQwaaUe",
-                     *           "event": "evt_0VcC62hJ7qcazKHcBFvoKTmt",
+                     *           "endpoint": "we_0VcCCoJEILDJReNgknXCDVvC",
+                     *           "event": "evt_0VcCCo9kVnFk4I1IVJuAJqXr",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T17:05:07.637Z",
+                     *               "attemptedAt": "2026-11-27T17:32:00.104Z",
                      *               "statusCode": 200,
                      *               "durationMs": 10,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T17:05:07.623Z"
+                     *           "created": "2026-11-27T17:32:00.087Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -7095,17 +7095,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcC62oPjc61PoAfP0IBGdCK",
+                     *           "id": "evt_0VcCCoHXMEWguT3qN4huRvF5",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.532Z",
+                     *           "created": "2026-11-27T17:31:59.974Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcC62nrovhhZ93Jtv1rSXeL",
+                     *             "id": "rcpt_0VcCCoH8Lad6zYNSEWxW1BqE",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcC62nkElWttlQXIrKaytyJ",
+                     *             "paymentIntent": "pi_0VcCCoH14HqhwPAA64qk10kx",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7128,24 +7128,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_A64vgkNcx0FgHHssIXaNCtYFfryayo38mYqVwaY7",
+                     *             "url": "https://api.tolov.example/receipts/rc_Sl7WKsLW80WnCQhH6MW7J5euKIJfbCxZ5MqGWQce",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T17:05:07.498Z"
+                     *             "created": "2026-11-27T17:31:59.949Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcC62oKoU89Ja55AXsErzSH",
+                     *           "id": "evt_0VcCCoHUF9pqHypErlmGnepC",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.528Z",
+                     *           "created": "2026-11-27T17:31:59.971Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcC62my6728F46WZ3LVrXzV",
+                     *             "id": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
-                     *             "refund": "re_0VcC62mt1OxpuqRz9qBMccfU",
+                     *             "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                     *             "refund": "re_0VcCCoFV8VXe966RJAqEqnGE",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -7163,27 +7163,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "032516895531",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127220507&s=032516895531",
-                     *             "fiscalizedAt": "2026-11-27T17:05:07.527Z",
+                     *             "fiscalSign": "084947686828",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127223159&s=084947686828",
+                     *             "fiscalizedAt": "2026-11-27T17:31:59.971Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_tXHrp3zr7K5et1CUsWFiVgIJCGGCcfIM1eixA3HI",
+                     *             "url": "https://api.tolov.example/receipts/rc_emV4jld7kD1hocli6EDhlNpalFOpU0Vl0QfqlFNO",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T17:05:07.443Z"
+                     *             "created": "2026-11-27T17:31:59.854Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcC62oI6aO3wTyxSzFaRqEo",
+                     *           "id": "evt_0VcCCoHRjd2DKTkKp50qjeyr",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.525Z",
+                     *           "created": "2026-11-27T17:31:59.968Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcC62kZ9tFWPFozoJeQOpoN",
+                     *             "id": "rcpt_0VcCCoCuTK3HtM8d2LlHlzpl",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
+                     *             "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7202,13 +7202,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "701185984591",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127220507&s=701185984591",
-                     *             "fiscalizedAt": "2026-11-27T17:05:07.525Z",
+                     *             "fiscalSign": "058303865370",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127223159&s=058303865370",
+                     *             "fiscalizedAt": "2026-11-27T17:31:59.968Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_xt7rkNOXmCAkgCO5IPYfALUCYdcSeUus4h64CmVU",
+                     *             "url": "https://api.tolov.example/receipts/rc_4wJn9ngNqZmnCibZfKSGA9G0yTa12JScrXmW0zSe",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T17:05:07.294Z"
+                     *             "created": "2026-11-27T17:31:59.687Z"
                      *           }
                      *         }
                      *       ],
@@ -7295,30 +7295,30 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcC62hJ7qcazKHcBFvoKTmt",
+                     *       "id": "evt_0VcCCo9kVnFk4I1IVJuAJqXr",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.089Z",
+                     *       "created": "2026-11-27T17:31:59.487Z",
                      *       "data": {
-                     *         "id": "ord_0VcC62fSCyj9c0b3H69EGmSE",
+                     *         "id": "ord_0VcCCo7RFF224Q3XwwpS5ddT",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_EUOw9HBaZ5M6ncptdyGme042hxLNiIwNS5GNYLk0",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_vpne62Yc8MwK1hmRfB8l4XWsDlSHV3QoZAT00Bas",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcC62hAZooDb90chFiN0h1D",
-                     *         "savedCard": "card_0VcC62hGOMxHiRfRniDzzADr",
-                     *         "paidAt": "2026-11-27T17:05:07.089Z",
+                     *         "paymentIntent": "pi_0VcCCo9ZGHM1YKJncqMbZQ3M",
+                     *         "savedCard": "card_0VcCCo9h4sskmSQxHvZcbZrj",
+                     *         "paidAt": "2026-11-27T17:31:59.487Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T17:35:06.978Z",
+                     *         "expiresAt": "2026-11-27T18:01:59.349Z",
                      *         "receipt": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T17:05:06.978Z"
+                     *         "created": "2026-11-27T17:31:59.349Z"
                      *       }
                      *     }
                      */
@@ -7408,7 +7408,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcC62pjoIUvTeABcMQwaaUe"
+                 *       "endpoint": "we_0VcCCoJEILDJReNgknXCDVvC"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -7423,15 +7423,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_6d226818d03d487bbef458f9b2f564db",
+                     *       "id": "wd_41aacdea02d24ba69c19a1c34eac158a",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcC62pjoIUvTeABcMQwaaUe",
-                     *       "event": "evt_0VcC62hJ7qcazKHcBFvoKTmt",
+                     *       "endpoint": "we_0VcCCoJEILDJReNgknXCDVvC",
+                     *       "event": "evt_0VcCCo9kVnFk4I1IVJuAJqXr",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T17:05:07.623Z",
+                     *       "nextAttemptAt": "2026-11-27T17:32:00.087Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T17:05:07.623Z"
+                     *       "created": "2026-11-27T17:32:00.087Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -7635,37 +7635,37 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcC62nFFG3Iw60wV1lhxbHT",
+                     *           "id": "req_0VcCCoG7nZ7BPLIiTbHPb7mI",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 2,
+                     *           "durationMs": 6,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.463Z"
+                     *           "created": "2026-11-27T17:31:59.893Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcC62nAY2RteNuWCJvu7orO",
+                     *           "id": "req_0VcCCoFxJaox7yNiVJLH0H4s",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 4,
+                     *           "durationMs": 9,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.461Z"
+                     *           "created": "2026-11-27T17:31:59.886Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcC62mqA7nhy9R1QTcdxRwB",
+                     *           "id": "req_0VcCCoFSNRULPk1jxFUpdjaS",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 20,
+                     *           "durationMs": 31,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:05:07.456Z"
+                     *           "created": "2026-11-27T17:31:59.877Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -7751,24 +7751,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcC62eMgcmYGmaYukQT4MJU",
+                     *       "id": "ord_0VcCCo5t5jWkZeWN3t5B2Yb2",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_0QeFMsU9dj3aDCTr8OqNtSJRP5O4KSYInPWr8dxZ",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_G5u7jAmzdOY7hyzq0UZGyk6sJDJbzhl93JwKEyka",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T17:05:06.912Z",
+                     *       "expiresAt": "2026-11-27T17:31:59.256Z",
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:06.910Z"
+                     *       "created": "2026-11-27T17:31:59.253Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -7881,24 +7881,24 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcC62c0lhFsE4GUCF4RxKIj",
+                     *       "id": "ord_0VcCCo2Rs6FP6pZopGbIpvTx",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3CmWCVssrfvtq8tIMfkqCnFD4VFgxyGEpY2JxZTM",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_jhMVSgF3Xhahp8CAOJT8jdnMYli7GSWZ05dJMVcs",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcC62cgXGu2F6Cnp6wqBuVv",
+                     *       "paymentIntent": "pi_0VcCCo3ZVdSbh4Zc20kvtsxO",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T17:05:06.819Z",
+                     *       "paidAt": "2026-11-27T17:31:59.132Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T17:35:06.764Z",
-                     *       "receipt": "rcpt_0VcC62cvdzhjkWiuoRgMtBbp",
+                     *       "expiresAt": "2026-11-27T18:01:59.039Z",
+                     *       "receipt": "rcpt_0VcCCo3yn5JWcjlA9bhvC1Ll",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:06.764Z"
+                     *       "created": "2026-11-27T17:31:59.039Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -8012,18 +8012,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcC62iPBWmquiaaqUTihDtl",
+                     *       "id": "cb_0VcCCoAsPXzpJB24SaGFf4cc",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
-                     *       "url": "https://api.tolov.example/bind/cbs_n5ef0RtRZsPadddLvYHuxnlSKF52lxvTPGYo9v0E",
-                     *       "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                     *       "clientToken": "cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
+                     *       "url": "https://api.tolov.example/bind/cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
+                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T17:20:07.161Z",
+                     *       "expiresAt": "2026-11-27T17:46:59.562Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:07.161Z"
+                     *       "created": "2026-11-27T17:31:59.562Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -8126,7 +8126,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcC62x6ywrTmZVHu7xfZZNJ",
+                     *       "id": "pacct_0VcCCoRVWhgPSDN8t7XmOosT",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
@@ -8134,8 +8134,8 @@ export interface operations {
                      *       "holderName": "\"Chorsu Market\" MChJ",
                      *       "payoutsHeldUntil": null,
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T17:05:08.090Z",
-                     *       "created": "2026-11-27T17:05:08.072Z"
+                     *       "updated": "2026-11-27T17:32:00.614Z",
+                     *       "created": "2026-11-27T17:32:00.593Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -8216,7 +8216,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcC62zKqJjmtCHG5S9nRq59",
+                     *       "id": "po_0VcCCoTx333cFi31l5kxZsMY",
                      *       "object": "payout",
                      *       "amount": 3950000,
                      *       "status": "PAID",
@@ -8228,7 +8228,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:05:08.208Z"
+                     *       "created": "2026-11-27T17:32:00.744Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -8392,30 +8392,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcC62hJ7qcazKHcBFvoKTmt",
+                 *       "id": "evt_0VcCCo9kVnFk4I1IVJuAJqXr",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:05:07.089Z",
+                 *       "created": "2026-11-27T17:31:59.487Z",
                  *       "data": {
-                 *         "id": "ord_0VcC62fSCyj9c0b3H69EGmSE",
+                 *         "id": "ord_0VcCCo7RFF224Q3XwwpS5ddT",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_EUOw9HBaZ5M6ncptdyGme042hxLNiIwNS5GNYLk0",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_vpne62Yc8MwK1hmRfB8l4XWsDlSHV3QoZAT00Bas",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcC62hAZooDb90chFiN0h1D",
-                 *         "savedCard": "card_0VcC62hGOMxHiRfRniDzzADr",
-                 *         "paidAt": "2026-11-27T17:05:07.089Z",
+                 *         "paymentIntent": "pi_0VcCCo9ZGHM1YKJncqMbZQ3M",
+                 *         "savedCard": "card_0VcCCo9h4sskmSQxHvZcbZrj",
+                 *         "paidAt": "2026-11-27T17:31:59.487Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T17:35:06.978Z",
+                 *         "expiresAt": "2026-11-27T18:01:59.349Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:05:06.978Z"
+                 *         "created": "2026-11-27T17:31:59.349Z"
                  *       }
                  *     }
                  */
@@ -8443,30 +8443,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcC62hxYv303NbmKqc7pEBE",
+                 *       "id": "evt_0VcCCoAQNP2T6vKzzT5lKP7O",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:05:07.131Z",
+                 *       "created": "2026-11-27T17:31:59.532Z",
                  *       "data": {
-                 *         "id": "ord_0VcC62hi5U8z14SIsXOm4T3e",
+                 *         "id": "ord_0VcCCoAC4VMm4sdI3L9MFXzv",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_ABFnGnqMvxG2o4C775vlPcFAtzQCfYE0XtHfDWCJ",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_yHyMx8PO8CLmHpE5I9ujQlYAZhkWvzvDABpL6nDv",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcC62htA0cglcbnvIRrRip9",
+                 *         "paymentIntent": "pi_0VcCCoAMJTcqKFYkn5wDxUlM",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T17:35:07.117Z",
+                 *         "expiresAt": "2026-11-27T18:01:59.520Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:05:07.117Z"
+                 *         "created": "2026-11-27T17:31:59.520Z"
                  *       }
                  *     }
                  */
@@ -8494,30 +8494,30 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcC62eR55cus3mY03Wo6GAv",
+                 *       "id": "evt_0VcCCo60XR2HYLun5Bv7Cn8O",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:05:06.912Z",
+                 *       "created": "2026-11-27T17:31:59.256Z",
                  *       "data": {
-                 *         "id": "ord_0VcC62eMgcmYGmaYukQT4MJU",
+                 *         "id": "ord_0VcCCo5t5jWkZeWN3t5B2Yb2",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_0QeFMsU9dj3aDCTr8OqNtSJRP5O4KSYInPWr8dxZ",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_G5u7jAmzdOY7hyzq0UZGyk6sJDJbzhl93JwKEyka",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T17:05:06.912Z",
+                 *         "expiresAt": "2026-11-27T17:31:59.256Z",
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:05:06.910Z"
+                 *         "created": "2026-11-27T17:31:59.253Z"
                  *       }
                  *     }
                  */
@@ -8545,13 +8545,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcC62nsVSJc1lNGU4ior4C6",
+                 *       "id": "evt_0VcCCoHAFSuEIfMg6EVUp7AC",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:05:07.498Z",
+                 *       "created": "2026-11-27T17:31:59.949Z",
                  *       "data": {
-                 *         "id": "pi_0VcC62nkElWttlQXIrKaytyJ",
+                 *         "id": "pi_0VcCCoH14HqhwPAA64qk10kx",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -8559,15 +8559,15 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcC62ifMU2920TyG9J3vJ5I",
+                 *         "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
                  *         "metadata": {},
                  *         "amountRefunded": 0,
-                 *         "receipt": "rcpt_0VcC62nrovhhZ93Jtv1rSXeL",
+                 *         "receipt": "rcpt_0VcCCoH8Lad6zYNSEWxW1BqE",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:05:07.492Z"
+                 *         "created": "2026-11-27T17:31:59.943Z"
                  *       }
                  *     }
                  */
@@ -8595,13 +8595,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcC62l4M8lm2KkA7ueyGnuj",
+                 *       "id": "evt_0VcCCoDOgphmO6bT0T3girzt",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:05:07.320Z",
+                 *       "created": "2026-11-27T17:31:59.718Z",
                  *       "data": {
-                 *         "id": "pi_0VcC62kvjdLc7B9IKfefFLrW",
+                 *         "id": "pi_0VcCCoDKcv0oqoQTAmmDonc2",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -8609,7 +8609,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcC62jf0xRdzlhex1jRaEPZ",
+                 *         "card": "card_0VcCCoC170jY4XpRuTGYcLso",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -8620,7 +8620,7 @@ export interface operations {
                  *         "amountRefunded": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:05:07.317Z"
+                 *         "created": "2026-11-27T17:31:59.713Z"
                  *       }
                  *     }
                  */
@@ -8648,18 +8648,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcC62oKoU89Ja55AXsErzSH",
+                 *       "id": "evt_0VcCCoHUF9pqHypErlmGnepC",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:05:07.528Z",
+                 *       "created": "2026-11-27T17:31:59.971Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcC62my6728F46WZ3LVrXzV",
+                 *         "id": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcC62kV68vCCzVOdjbZ9FJI",
-                 *         "refund": "re_0VcC62mt1OxpuqRz9qBMccfU",
+                 *         "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                 *         "refund": "re_0VcCCoFV8VXe966RJAqEqnGE",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -8677,13 +8677,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "032516895531",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127220507&s=032516895531",
-                 *         "fiscalizedAt": "2026-11-27T17:05:07.527Z",
+                 *         "fiscalSign": "084947686828",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127223159&s=084947686828",
+                 *         "fiscalizedAt": "2026-11-27T17:31:59.971Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_tXHrp3zr7K5et1CUsWFiVgIJCGGCcfIM1eixA3HI",
+                 *         "url": "https://api.tolov.example/receipts/rc_emV4jld7kD1hocli6EDhlNpalFOpU0Vl0QfqlFNO",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:05:07.443Z"
+                 *         "created": "2026-11-27T17:31:59.854Z"
                  *       }
                  *     }
                  */
@@ -8711,17 +8711,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcC62oPjc61PoAfP0IBGdCK",
+                 *       "id": "evt_0VcCCoHXMEWguT3qN4huRvF5",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:05:07.532Z",
+                 *       "created": "2026-11-27T17:31:59.974Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcC62nrovhhZ93Jtv1rSXeL",
+                 *         "id": "rcpt_0VcCCoH8Lad6zYNSEWxW1BqE",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcC62nkElWttlQXIrKaytyJ",
+                 *         "paymentIntent": "pi_0VcCCoH14HqhwPAA64qk10kx",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -8744,9 +8744,9 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_A64vgkNcx0FgHHssIXaNCtYFfryayo38mYqVwaY7",
+                 *         "url": "https://api.tolov.example/receipts/rc_Sl7WKsLW80WnCQhH6MW7J5euKIJfbCxZ5MqGWQce",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:05:07.498Z"
+                 *         "created": "2026-11-27T17:31:59.949Z"
                  *       }
                  *     }
                  */
@@ -8774,22 +8774,22 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcC62xPCaWMGjHSBmppnMBa",
+                 *       "id": "evt_0VcCCoRq7yJp7FsHiSaIzmRy",
                  *       "object": "event",
                  *       "type": "payout_account.updated",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:05:08.090Z",
+                 *       "created": "2026-11-27T17:32:00.614Z",
                  *       "data": {
-                 *         "id": "pacct_0VcC62x6ywrTmZVHu7xfZZNJ",
+                 *         "id": "pacct_0VcCCoRVWhgPSDN8t7XmOosT",
                  *         "object": "payout_account",
                  *         "bankMfo": "00440",
                  *         "accountLast4": "2002",
                  *         "tin": "301234567",
                  *         "holderName": "\"Chorsu Market\" MChJ",
-                 *         "payoutsHeldUntil": "2026-11-28T17:05:08.090Z",
+                 *         "payoutsHeldUntil": "2026-11-28T17:32:00.614Z",
                  *         "livemode": false,
-                 *         "updated": "2026-11-27T17:05:08.090Z",
-                 *         "created": "2026-11-27T17:05:08.072Z"
+                 *         "updated": "2026-11-27T17:32:00.614Z",
+                 *         "created": "2026-11-27T17:32:00.593Z"
                  *       }
                  *     }
                  */
@@ -8817,13 +8817,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcC62zfBBP2L9prGqE9exoB",
+                 *       "id": "evt_0VcCCoUIHfKXQnYXJOJWlWtT",
                  *       "object": "event",
                  *       "type": "payout.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:05:08.230Z",
+                 *       "created": "2026-11-27T17:32:00.764Z",
                  *       "data": {
-                 *         "id": "po_0VcC62zKqJjmtCHG5S9nRq59",
+                 *         "id": "po_0VcCCoTx333cFi31l5kxZsMY",
                  *         "object": "payout",
                  *         "amount": 3950000,
                  *         "status": "PAID",
@@ -8835,7 +8835,7 @@ export interface operations {
                  *         },
                  *         "failureCode": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:05:08.208Z"
+                 *         "created": "2026-11-27T17:32:00.744Z"
                  *       }
                  *     }
                  */
@@ -8863,13 +8863,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcC630l2YlxYUiXk7xKiOk6",
+                 *       "id": "evt_0VcCCoVM0JeGTxPAtkRugyiW",
                  *       "object": "event",
                  *       "type": "payout.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:05:08.298Z",
+                 *       "created": "2026-11-27T17:32:00.830Z",
                  *       "data": {
-                 *         "id": "po_0VcC630gPwtbpj7N7wW2VDep",
+                 *         "id": "po_0VcCCoVElb0K5llocDbeI19g",
                  *         "object": "payout",
                  *         "amount": 1485000,
                  *         "status": "FAILED",
@@ -8881,7 +8881,7 @@ export interface operations {
                  *         },
                  *         "failureCode": "ACCOUNT_CLOSED",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:05:08.294Z"
+                 *         "created": "2026-11-27T17:32:00.823Z"
                  *       }
                  *     }
                  */

@@ -32,7 +32,7 @@ CREATE TABLE operator_audit (
   operator_id  text REFERENCES users (id),
   via          text NOT NULL CHECK (via IN ('console', 'api')),
   action       text NOT NULL CHECK (length(action) BETWEEN 1 AND 100),
-  target       text CHECK (length(target) <= 200),
+  target       text CHECK (length(target) <= 254),
   detail       text CHECK (length(detail) <= 1000),
   created_at   timestamptz NOT NULL DEFAULT now()
 );

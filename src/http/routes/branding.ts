@@ -4,6 +4,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { IdParams } from '../../core/schemas.js';
 import { BRAND_COLOR_PATTERN, DISPLAY_NAME_MAX, LOGO_MAX_BYTES, logoOfDataUrl, type Branding } from '../../modules/products/branding.js';
 import type { ProductsService } from '../../modules/products/service.js';
+import type { OperatorActions } from '../../modules/operators/actions.js';
+import { API_ACTOR } from '../../modules/operators/service.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -32,7 +34,7 @@ const BrandingObject = Type.Object({
   logoUrl: Type.Union([Type.String({ format: 'uri' }), Type.Null()], { description: 'Where Tolov serves the logo; it never changes for the same image' }),
 }, { title: 'Branding' });
 
-export const brandingRoutes: FastifyPluginAsync<{ products: ProductsService; publicUrl: string }> = async (app, { products, publicUrl }) => {
+export const brandingRoutes: FastifyPluginAsync<{ products: ProductsService; actions: OperatorActions; publicUrl: string }> = async (app, { products, actions, publicUrl }) => {
   const config = { auth: { kind: 'admin' } } as const;
   const tags = ['operator'];
   const presentBranding = (branding: Branding) => ({
@@ -66,7 +68,7 @@ export const brandingRoutes: FastifyPluginAsync<{ products: ProductsService; pub
     async (request) => {
       const { logo, ...rest } = request.body;
       const change = logo === undefined ? rest : { ...rest, logo: logo === null ? null : logoOfDataUrl(logo) };
-      return presentBranding(await products.changeBranding(request.params.id, change));
+      return presentBranding(await actions.changeBranding(API_ACTOR, request.params.id, change));
     },
   );
 };

@@ -54,8 +54,11 @@ export const operatorRoutes: FastifyPluginAsync<{ operators: OperatorsService }>
 
   app.get(
     '/admin/v1/operators',
-    { config, schema: { tags, operationId: 'listOperators', summary: 'The operators, oldest first', response: { 200: list(Operator, 'OperatorList') } } },
-    async () => ({ object: 'list' as const, data: (await operators.list()).map(presentOperator), has_more: false }),
+    { config, schema: { tags, operationId: 'listOperators', summary: 'The operators, oldest first (the first 200)', response: { 200: list(Operator, 'OperatorList') } } },
+    async () => {
+      const { rows, hasMore } = await operators.list();
+      return { object: 'list' as const, data: rows.map(presentOperator), has_more: hasMore };
+    },
   );
 
   app.get<{ Querystring: AuditQuery }>(

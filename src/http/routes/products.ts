@@ -1,15 +1,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import { ApiError } from '../../core/errors.js';
 import { IdParams } from '../../core/schemas.js';
 import type { OperatorActions } from '../../modules/operators/actions.js';
 import { API_ACTOR } from '../../modules/operators/service.js';
-import { modeOf, SCOPES, type ProductsService } from '../../modules/products/service.js';
+import { FEE_BPS_MAX, modeOf, SCOPES, SEARCH_PAGE_MAX, SUSPENSION_REASON_MAX, type ProductsService } from '../../modules/products/service.js';
 import type { KeyRow, ProductRow } from '../../modules/products/store.js';
 
 const ScopeList = Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), { minItems: 1, maxItems: SCOPES.length, uniqueItems: true });
 const Mode = Type.Union([Type.Literal('test'), Type.Literal('live')]);
 
-const FeeBps = Type.Integer({ minimum: 0, maximum: 10_000, description: 'Fee in basis points of the amount' });
+const FeeBps = Type.Integer({ minimum: 0, maximum: FEE_BPS_MAX, description: 'Fee in basis points of the amount' });
 const ReceiptRequired = Type.Boolean({
   description: 'Whether its live orders and charges must carry fiscal lines (`receipt`); true unless the merchant fiscalizes its sales itself',
 });
@@ -51,7 +52,7 @@ const ProductStatus = Type.Object({
 }, { title: 'ProductStatus' });
 
 const SuspendBody = Type.Object(
-  { reason: Type.String({ minLength: 1, maxLength: 500, description: 'Why, as the merchant and Tolov staff will read it' }) },
+  { reason: Type.String({ minLength: 1, maxLength: SUSPENSION_REASON_MAX, description: 'Why, as the merchant and Tolov staff will read it' }) },
   { title: 'SuspendProductBody', additionalProperties: false },
 );
 type SuspendBody = Static<typeof SuspendBody>;
@@ -110,6 +111,37 @@ function presentStatus(product: ProductRow) {
   };
 }
 
+const ProductsQuery = Type.Object(
+  {
+    q: Type.Optional(Type.String({ maxLength: 200, description: "A product id (exactly), or part of its name or of an owner's e-mail (case-insensitively)" })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_PAGE_MAX, default: SEARCH_PAGE_MAX })),
+    starting_after: Type.Optional(Type.String({ maxLength: 64, description: 'The last product id of the page before' })),
+  },
+  { additionalProperties: false },
+);
+type ProductsQuery = Static<typeof ProductsQuery>;
+
+const ProductList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ProductStatus), has_more: Type.Boolean() }, { title: 'ProductList' });
+
+/** The operator's search of products, as the console's *Products* page makes it. */
+function searchRoute(app: FastifyInstance, products: ProductsService): void {
+  app.get<{ Querystring: ProductsQuery }>(
+    '/admin/v1/products',
+    {
+      config: { auth: { kind: 'admin' } },
+      schema: { tags: ['operator'], operationId: 'listProducts', summary: 'Products, newest first: all of them, or those a search finds', querystring: ProductsQuery, response: { 200: ProductList } },
+    },
+    async (request) => {
+      const { q, limit, starting_after: after } = request.query;
+      if (after !== undefined && !(await products.exists(after))) {
+        throw new ApiError('VALIDATION_ERROR', 'starting_after must be the id of a product', { param: 'starting_after' });
+      }
+      const found = await products.search({ q: q ?? '', after: after ?? null, limit: limit ?? SEARCH_PAGE_MAX });
+      return { object: 'list' as const, data: found.rows.map(presentStatus), has_more: found.hasMore };
+    },
+  );
+}
+
 /** The operator's hold on a product that must not take payments: suspend, resume, and reading where it stands. */
 function suspensionRoutes(app: FastifyInstance, products: ProductsService, actions: OperatorActions): void {
   const config = { auth: { kind: 'admin' } } as const;
@@ -143,14 +175,14 @@ function suspensionRoutes(app: FastifyInstance, products: ProductsService, actio
 }
 
 /** The operator's keys of a product: issue, list, revoke. */
-function keyRoutes(app: FastifyInstance, products: ProductsService): void {
+function keyRoutes(app: FastifyInstance, products: ProductsService, actions: OperatorActions): void {
   const config = { auth: { kind: 'admin' } } as const;
   const tags = ['operator'];
   app.post<{ Params: IdParams; Body: CreateKeyBody }>(
     '/admin/v1/products/:id/keys',
     { config, schema: { tags, operationId: 'createApiKey', summary: 'Issue another secret key', params: IdParams, body: CreateKeyBody, response: { 201: ApiKey } } },
     async (request, reply) => {
-      const { row, secret } = await products.addKey(request.params.id, request.body);
+      const { row, secret } = await actions.addKey(API_ACTOR, request.params.id, request.body);
       return reply.code(201).send({ ...presentKey(row), secret });
     },
   );
@@ -168,7 +200,7 @@ function keyRoutes(app: FastifyInstance, products: ProductsService): void {
     '/admin/v1/keys/:id/revoke',
     { config, schema: { tags, operationId: 'revokeApiKey', summary: 'Revoke a key; it answers 401 from then on', params: IdParams, response: { 200: ApiKey } } },
     async (request) => {
-      return presentKey(await products.revokeKey(request.params.id));
+      return presentKey(await actions.revokeKey(API_ACTOR, request.params.id));
     },
   );
 }
@@ -180,7 +212,7 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService; acti
     '/admin/v1/products',
     { config, schema: { tags, operationId: 'createProduct', summary: 'Create a product with a test and a live key', body: CreateProductBody, response: { 201: Product } } },
     async (request, reply) => {
-      const { product, keys, keyIds } = await products.create(request.body);
+      const { product, keys, keyIds } = await actions.createProduct(API_ACTOR, request.body);
       return reply.code(201).send({
         id: product.id,
         object: 'product',
@@ -229,6 +261,7 @@ export const productRoutes: FastifyPluginAsync<{ products: ProductsService; acti
     async (request) => presentStatus(await actions.updateSettings(API_ACTOR, request.params.id, request.body)),
   );
 
-  keyRoutes(app, products);
+  keyRoutes(app, products, actions);
   suspensionRoutes(app, products, actions);
+  searchRoute(app, products);
 };

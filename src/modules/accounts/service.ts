@@ -115,8 +115,8 @@ export class AccountsService implements AuditTrail {
     return user?.id ?? null;
   }
 
-  findLogin(email: string, db: Queryable = this.db) {
-    return store.findUserByEmail(db, email);
+  findLogin(email: string) {
+    return store.findUserByEmail(this.db, email);
   }
 
   /** A turn to hash a new password for `address`, refused past its hourly share. */
@@ -181,7 +181,13 @@ export class AccountsService implements AuditTrail {
    * who has one already must turn it off first. The session that turned it on counts as having proved it; the user's
    * other sessions, which did not, end.
    */
-  async enableSecondFactor(session: { token: string; actor: { userId: string; livemode: boolean | null } }, sealedSeed: string, code: string): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false }> {
+  async enableSecondFactor(
+    session: { token: string; actor: { userId: string; livemode: boolean | null } },
+    sealedSeed: string,
+    code: string,
+    /** A record of its own the caller writes in the change's transaction (the operators' audit log). */
+    record: (tx: Transaction) => Promise<void> = async () => {},
+  ): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false }> {
     let seed: string;
     try {
       seed = this.sealer.open(sealedSeed);
@@ -198,6 +204,7 @@ export class AccountsService implements AuditTrail {
       await store.markSecondFactorProved(tx, sha256(session.token));
       await store.revokeSessionsOf(tx, userId, sha256(session.token));
       await this.auditUser(session.actor, 'user.second_factor_enabled', tx);
+      await record(tx);
       return true;
     });
     return enabled ? { ok: true, recoveryCodes: codes } : { ok: false };
@@ -263,6 +270,11 @@ export class AccountsService implements AuditTrail {
 
   endSession(token: string): Promise<void> {
     return store.revokeSession(this.db, sha256(token));
+  }
+
+  /** Ends every session of the login, in the caller's transaction (an operator removed from the console). */
+  endSessionsOf(tx: Transaction, userId: string): Promise<void> {
+    return store.revokeSessionsOf(tx, userId, null);
   }
 
   setMode(token: string, livemode: boolean): Promise<void> {

@@ -56,8 +56,11 @@ export const ActivationsQuery = Type.Object(
 );
 export type ActivationsQuery = Static<typeof ActivationsQuery> & { limit: number };
 
+/** The longest reason a rejection gives the merchant: the API's limit, and the database's. */
+export const REJECTION_REASON_MAX = 500;
+
 export const RejectBody = Type.Object(
-  { reason: Type.String({ minLength: 1, maxLength: 500, description: 'What the merchant must correct, as they will read it' }) },
+  { reason: Type.String({ minLength: 1, maxLength: REJECTION_REASON_MAX, description: 'What the merchant must correct, as they will read it' }) },
   { title: 'RejectActivationBody', additionalProperties: false },
 );
 export type RejectBody = Static<typeof RejectBody>;

@@ -66,8 +66,7 @@ export class ActivationsService {
     return this.commands.change(invocation, 200, write, { audit: { action: 'activation.submitted', target: input.legalName } });
   }
 
-  /** The operator's queue: requests newest first, in `status` when given. */
-  /** A page of requests, newest submission first; `oldestFirst` for the queue as an operator works it. */
+  /** The operator's queue: a page of requests in `status` when given, newest first, or oldest first as it is worked. */
   async list(query: ActivationsQuery, oldestFirst = false): Promise<List<Activation>> {
     if (query.starting_after !== undefined && !(await store.findActivation(this.db, query.starting_after))) {
       throw new ApiError('VALIDATION_ERROR', 'starting_after must be the product id of a request in this list', { param: 'starting_after' });

@@ -59,8 +59,10 @@ export async function decide(tx: Transaction, productId: string, decision: { sta
   return rows.length === 1;
 }
 
-/** A page of requests, newest submission first, in `status` when given, after the request of `after` when given. */
-/** A page of requests, newest submission first, or oldest first (the queue as it is worked), after the request `after`. */
+/**
+ * A page of requests in `status` when given, newest submission first or oldest first (the queue as it is worked), after
+ * the request of `after` when given.
+ */
 export function listActivations(db: Queryable, query: { status: string | null; after: string | null; limit: number; oldestFirst: boolean }) {
   const [before, order] = query.oldestFirst ? ['>', 'ASC'] : ['<', 'DESC'];
   return db.query<ActivationRow>(

@@ -43,4 +43,21 @@ export class OperatorActions {
   enableLive(actor: OperatorActor, productId: string): Promise<ProductRow> {
     return this.operators.act(actor, { action: 'product.live_enabled', target: productId }, (tx) => this.products.enableLive(productId, tx));
   }
+
+  /** A product made by the operator, with a test and a live key; the entry names it, never a secret. */
+  async createProduct(actor: OperatorActor, input: Parameters<ProductsService['create']>[0]) {
+    return this.operators.actOn(actor, 'product.created', (tx) => this.products.create(input, tx), (made) => ({ target: made.product.id, detail: made.product.name }));
+  }
+
+  addKey(actor: OperatorActor, productId: string, input: Parameters<ProductsService['addKey']>[1]) {
+    return this.operators.actOn(actor, 'api_key.created', (tx) => this.products.addKey(productId, input, tx), (made) => ({ target: productId, detail: `${made.row.id} (${input.mode})` }));
+  }
+
+  revokeKey(actor: OperatorActor, keyId: string) {
+    return this.operators.actOn(actor, 'api_key.revoked', (tx) => this.products.revokeKey(keyId, tx), (row) => ({ target: row.product_id, detail: keyId }));
+  }
+
+  changeBranding(actor: OperatorActor, productId: string, change: Parameters<ProductsService['changeBranding']>[1]) {
+    return this.operators.act(actor, { action: 'product.branding_changed', target: productId }, (tx) => this.products.changeBranding(productId, change, tx));
+  }
 }

@@ -3,7 +3,7 @@
 // the operator token; the next are invited by an admin. The second factor is mandatory: a session that has not proved
 // it opens only the page that sets it up. Every operator action is written to an append-only audit log, in the
 // transaction of the change it records.
-import type { Db, Queryable, Transaction } from '../../db/types.js';
+import type { Db, Transaction } from '../../db/types.js';
 import { ApiError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { sha256 } from '../../lib/secrets.js';
@@ -26,6 +26,11 @@ export interface OperatorSession extends OperatorSessionRow {
   token: string;
 }
 
+/** Removing the last admin would leave no one to invite or decide: the change is undone. */
+class LastAdmin extends Error {}
+/** The invited e-mail has a login since the invitation was sent: the acceptance is undone. */
+class EmailTaken extends Error {}
+
 export const consoleActor = (session: Pick<OperatorSession, 'user_id'>): OperatorActor => ({ operatorId: session.user_id, via: 'console' });
 export const API_ACTOR: OperatorActor = { operatorId: null, via: 'api' };
 
@@ -41,6 +46,8 @@ export class OperatorsService {
    * console, so that the shared token cannot make console logins behind the staff's back.
    */
   async createFirst(input: { email: string; password: string; role: OperatorRole }): Promise<store.OperatorRow> {
+    // The first invites the others: an operator who could not would leave a console no one can staff.
+    if (input.role !== 'admin') throw new ApiError('VALIDATION_ERROR', 'The first operator is an admin: support operators are invited by an admin', { param: 'role' });
     return this.db.transaction(async (tx) => {
       await store.lockOperators(tx);
       if ((await store.countOperators(tx)) > 0) throw new ApiError('INVALID_STATE', 'There are operators already: an admin invites the next one from the console');
@@ -48,7 +55,7 @@ export class OperatorsService {
       if (userId === null) throw new ApiError('INVALID_STATE', 'This e-mail has a Tolov login already: an operator has a login of its own');
       await store.insertOperator(tx, { userId, role: input.role, invitedBy: null });
       await store.insertAudit(tx, API_ACTOR, { action: 'operator.created', target: userId, detail: `${input.email} as ${input.role}` });
-      return (await store.listOperators(tx)).find((row) => row.user_id === userId)!;
+      return { user_id: userId, email: input.email, role: input.role, totp_enabled: false, created_at: new Date() };
     });
   }
 
@@ -60,7 +67,7 @@ export class OperatorsService {
     const checked = await this.accounts.checkPassword(input.email, input.password, input.address);
     if (!checked.ok) return checked.result;
     const { user } = checked;
-    if (!(await store.findOperator(this.db, user.id))) return { ok: false, reason: 'wrong_password' };
+    if (!(await store.isOperator(this.db, user.id))) return { ok: false, reason: 'wrong_password' };
     if (user.totp_sealed !== null) return { ok: true, token: await this.accounts.openSession(user.id, null, 'awaiting_second_factor'), next: 'verify' };
     return { ok: true, token: await this.accounts.openSession(user.id, null, 'password'), next: 'set_up' };
   }
@@ -89,9 +96,8 @@ export class OperatorsService {
 
   /** Sets up the operator's second factor; the session that did it has proved it, and the login's others end. */
   async enableSecondFactor(session: OperatorSession, sealedSeed: string, code: string) {
-    const result = await this.accounts.enableSecondFactor({ token: session.token, actor: { userId: session.user_id, livemode: null } }, sealedSeed, code);
-    if (result.ok) await store.insertAudit(this.db, consoleActor(session), { action: 'operator.second_factor_enabled', target: session.user_id });
-    return result;
+    const audit = (tx: Transaction) => store.insertAudit(tx, consoleActor(session), { action: 'operator.second_factor_enabled', target: session.user_id });
+    return this.accounts.enableSecondFactor({ token: session.token, actor: { userId: session.user_id, livemode: null } }, sealedSeed, code, audit);
   }
 
   async logOut(session: OperatorSession): Promise<void> {
@@ -99,8 +105,10 @@ export class OperatorsService {
     await store.insertAudit(this.db, consoleActor(session), { action: 'operator.logged_out', target: session.user_id });
   }
 
-  list() {
-    return store.listOperators(this.db);
+  /** The operators, oldest first: the first OPERATORS_LISTED_MAX, and whether there are more. */
+  async list(): Promise<{ rows: store.OperatorRow[]; hasMore: boolean }> {
+    const rows = await store.listOperators(this.db, store.OPERATORS_LISTED_MAX + 1);
+    return { rows: rows.slice(0, store.OPERATORS_LISTED_MAX), hasMore: rows.length > store.OPERATORS_LISTED_MAX };
   }
 
   invitations() {
@@ -124,6 +132,25 @@ export class OperatorsService {
     return store.findOpenInvitation(this.db, sha256(token));
   }
 
+  /**
+   * Removes an operator, by an admin: their sessions end at once and their login opens nothing from then on. The console
+   * always keeps an admin.
+   */
+  async remove(admin: OperatorSession, userId: string): Promise<{ ok: true } | { ok: false; reason: 'not_found' | 'last_admin' }> {
+    return this.db.transaction(async (tx) => {
+      await store.lockOperators(tx);
+      const removed = await store.deleteOperator(tx, userId);
+      if (!removed) return { ok: false, reason: 'not_found' } as const;
+      if (removed.role === 'admin' && (await store.countOperators(tx, 'admin')) === 0) throw new LastAdmin();
+      await this.accounts.endSessionsOf(tx, userId);
+      await store.insertAudit(tx, consoleActor(admin), { action: 'operator.removed', target: userId, detail: `${removed.email} (${removed.role})` });
+      return { ok: true } as const;
+    }).catch((error: unknown) => {
+      if (error instanceof LastAdmin) return { ok: false, reason: 'last_admin' } as const;
+      throw error;
+    });
+  }
+
   /** Revokes an open invitation; recorded only when there was one to revoke. */
   revokeInvitation(admin: OperatorSession, id: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
@@ -144,25 +171,34 @@ export class OperatorsService {
       const invitation = await store.acceptInvitation(tx, sha256(token));
       if (!invitation) return { ok: false, reason: 'not_found' } as const;
       const userId = await this.accounts.insertLogin(tx, invitation.email, password);
-      if (userId === null) return { ok: false, reason: 'email_taken' } as const;
+      // The invitation stays open: the transaction is undone, and an admin may revoke it.
+      if (userId === null) throw new EmailTaken();
       await store.insertOperator(tx, { userId, role: invitation.role, invitedBy: invitation.invited_by });
       await store.insertAudit(tx, { operatorId: userId, via: 'console' }, { action: 'operator.joined', target: userId, detail: `${invitation.email} as ${invitation.role}` });
       return { ok: true, token: await this.accounts.openSession(userId, null, 'password', tx) } as const;
+    }).catch((error: unknown) => {
+      if (error instanceof EmailTaken) return { ok: false, reason: 'email_taken' } as const;
+      throw error;
     });
   }
 
   /** Runs an operator's change and writes its audit entry in one transaction: the change is recorded, or not made. */
   act<T>(actor: OperatorActor, entry: { action: string; target: string | null; detail?: string | null }, change: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.actOn(actor, entry.action, change, () => entry);
+  }
+
+  /** As `act`, for a change whose entry names what the change made (a new product's id). */
+  actOn<T>(actor: OperatorActor, action: string, change: (tx: Transaction) => Promise<T>, entryOf: (result: T) => { target: string | null; detail?: string | null }): Promise<T> {
     return this.db.transaction(async (tx) => {
       const result = await change(tx);
-      await store.insertAudit(tx, actor, entry);
+      await store.insertAudit(tx, actor, { action, ...entryOf(result) });
       return result;
     });
   }
 
   /** Records a read worth knowing who made (a support search), outside any change. */
-  recordRead(actor: OperatorActor, entry: { action: string; target: string | null; detail?: string | null }, db: Queryable = this.db): Promise<void> {
-    return store.insertAudit(db, actor, entry);
+  recordRead(actor: OperatorActor, entry: { action: string; target: string | null; detail?: string | null }): Promise<void> {
+    return store.insertAudit(this.db, actor, entry);
   }
 
   /** The audit log, newest first: a page of at most AUDIT_PAGE_MAX before entry `before`, optionally of one target. */

@@ -29,9 +29,8 @@ export async function findOperatorSession(db: Queryable, tokenHash: Buffer): Pro
   return row;
 }
 
-export async function findOperator(db: Queryable, userId: string): Promise<{ role: OperatorRole } | undefined> {
-  const [row] = await db.query<{ role: OperatorRole }>('SELECT role FROM operators WHERE user_id = $1', [userId]);
-  return row;
+export async function isOperator(db: Queryable, userId: string): Promise<boolean> {
+  return (await db.query('SELECT 1 FROM operators WHERE user_id = $1', [userId])).length === 1;
 }
 
 /** Serializes the creation of operators: the first one is created once, whoever asks at the same time. */
@@ -39,9 +38,18 @@ export async function lockOperators(tx: Transaction): Promise<void> {
   await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('operators', 0))`);
 }
 
-export async function countOperators(db: Queryable): Promise<number> {
-  const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM operators');
+export async function countOperators(db: Queryable, role: OperatorRole | null = null): Promise<number> {
+  const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM operators WHERE $1::text IS NULL OR role = $1', [role]);
   return row!.n;
+}
+
+/** Removes the login's operator role; its login stays, for the audit log's sake, and opens nothing. */
+export async function deleteOperator(tx: Transaction, userId: string): Promise<{ email: string; role: OperatorRole } | undefined> {
+  const [row] = await tx.query<{ email: string; role: OperatorRole }>(
+    'DELETE FROM operators o USING users u WHERE o.user_id = $1 AND u.id = o.user_id RETURNING u.email, o.role',
+    [userId],
+  );
+  return row;
 }
 
 export async function insertOperator(tx: Transaction, operator: { userId: string; role: OperatorRole; invitedBy: string | null }): Promise<void> {
@@ -58,11 +66,12 @@ export interface OperatorRow {
 
 export const OPERATORS_LISTED_MAX = 200;
 
-export async function listOperators(db: Queryable): Promise<OperatorRow[]> {
+/** The operators, oldest first, at most `limit`. */
+export async function listOperators(db: Queryable, limit: number): Promise<OperatorRow[]> {
   return db.query<OperatorRow>(
     `SELECT o.user_id, u.email, o.role, u.totp_sealed IS NOT NULL AS totp_enabled, o.created_at
        FROM operators o JOIN users u ON u.id = o.user_id ORDER BY o.created_at, o.user_id LIMIT $1`,
-    [OPERATORS_LISTED_MAX],
+    [limit],
   );
 }
 
@@ -136,7 +145,7 @@ export async function insertAudit(db: Queryable, actor: OperatorActor, entry: { 
     actor.operatorId,
     actor.via,
     entry.action,
-    entry.target?.slice(0, 200) ?? null,
+    entry.target?.slice(0, 254) ?? null,
     entry.detail?.slice(0, 1000) ?? null,
   ]);
 }

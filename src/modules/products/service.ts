@@ -38,6 +38,10 @@ export const KEYS_LISTED_MAX = 100;
 
 /** The operator's search: a page of products at most, and the longest text it looks for. */
 export const SEARCH_PAGE_MAX = 50;
+/** A product's fee in basis points: 0 to 100%. */
+export const FEE_BPS_MAX = 10_000;
+/** The longest suspension reason the merchant reads. */
+export const SUSPENSION_REASON_MAX = 500;
 const SEARCH_TEXT_MAX = 200;
 
 /** Products and their API keys: the operator's calls, and the dashboard's commands on the account's own product. */
@@ -49,22 +53,21 @@ export class ProductsService {
     private readonly commands: Commands,
   ) {}
 
-  async create(input: { name: string; scopes?: Scope[]; feeBps?: number; receiptRequired?: boolean }) {
+  /** The operator's product, with a test and a live key, in the operator's transaction. */
+  async create(input: { name: string; scopes?: Scope[]; feeBps?: number; receiptRequired?: boolean }, tx: Transaction) {
     const scopes = input.scopes ?? [...SCOPES];
-    return this.db.transaction(async (tx) => {
-      const product = await store.insertProduct(tx, {
-        id: newId('prod'),
-        name: input.name,
-        scopes,
-        fee_bps: input.feeBps ?? this.defaultFeeBps,
-        account_id: null,
-        live_enabled: true,
-        receipt_required: input.receiptRequired ?? true,
-      });
-      const test = await createKey(tx, product.id, 'test', scopes);
-      const live = await createKey(tx, product.id, 'live', scopes);
-      return { product, keys: { test: test.secret, live: live.secret }, keyIds: { test: test.row.id, live: live.row.id } };
+    const product = await store.insertProduct(tx, {
+      id: newId('prod'),
+      name: input.name,
+      scopes,
+      fee_bps: input.feeBps ?? this.defaultFeeBps,
+      account_id: null,
+      live_enabled: true,
+      receipt_required: input.receiptRequired ?? true,
     });
+    const test = await createKey(tx, product.id, 'test', scopes);
+    const live = await createKey(tx, product.id, 'live', scopes);
+    return { product, keys: { test: test.secret, live: live.secret }, keyIds: { test: test.row.id, live: live.row.id } };
   }
 
   /** A signed-up account's product, test mode only, with a first test key so that its first call needs no detour. */
@@ -106,6 +109,10 @@ export class ProductsService {
     return row;
   }
 
+  async exists(productId: string): Promise<boolean> {
+    return (await store.findProduct(this.db, productId)) !== undefined;
+  }
+
   async find(productId: string, tx: Queryable = this.db): Promise<store.ProductRow> {
     const row = await store.findProduct(tx, productId);
     if (!row) throw notFound('product');
@@ -130,9 +137,9 @@ export class ProductsService {
     return row;
   }
 
-  /** The operator's new key for a product; its secret is in this answer only. */
-  addKey(productId: string, input: { mode: Mode; scopes?: Scope[] }) {
-    return this.db.transaction((tx) => this.addKeyIn(tx, productId, input));
+  /** The operator's new key for a product, in the operator's transaction; its secret is in this answer only. */
+  addKey(productId: string, input: { mode: Mode; scopes?: Scope[] }, tx: Transaction) {
+    return this.addKeyIn(tx, productId, input);
   }
 
   private async addKeyIn(tx: Transaction, productId: string, input: { mode: Mode; scopes?: Scope[] }) {
@@ -202,10 +209,10 @@ export class ProductsService {
     return this.commands.change(invocation, 200, revoke, { audit }).finally(() => this.keys.clear());
   }
 
-  /** The operator's revocation of any key. */
-  async revokeKey(keyId: string) {
-    const row = await this.db.transaction((tx) => this.revokeKeyIn(tx, keyId));
-    // This process forgets at once; the others when they hear the notification.
+  /** The operator's revocation of any key, in the operator's transaction. */
+  async revokeKey(keyId: string, tx: Transaction) {
+    const row = await this.revokeKeyIn(tx, keyId);
+    // This process forgets now, and again with every other when the notification comes at the commit.
     this.keys.clear();
     return row;
   }
@@ -220,9 +227,9 @@ export class ProductsService {
     return brandingOf(this.db, productId);
   }
 
-  /** The operator's change of a product's branding. */
-  changeBranding(productId: string, change: BrandingChange): Promise<Branding> {
-    return this.db.transaction((tx) => changeBranding(tx, productId, change));
+  /** The operator's change of a product's branding, in the operator's transaction. */
+  changeBranding(productId: string, change: BrandingChange, tx: Transaction): Promise<Branding> {
+    return changeBranding(tx, productId, change);
   }
 
   /** A dashboard owner's change of the product's branding, audited with it. */

@@ -24,8 +24,6 @@ export type FactName =
   | 'arrival_date'
   | 'holder_name'
   | 'tin'
-  | 'bank_mfo'
-  | 'account_number'
   | 'url'
   | 'entries';
 export const MONEY_FACTS: ReadonlySet<FactName> = new Set(['fee', 'amount_refunded', 'vat_amount', 'total']);
@@ -48,6 +46,8 @@ export interface FoundObject {
   created: Date;
   /** The card as a receipt names it: never more than the network and the last four digits. */
   card: { network: Network | null; last4: string } | null;
+  /** The account a payout goes to, as the activation review names it: its bank's MFO and its number's last four digits. */
+  payoutAccount: { bankMfo: string; accountLast4: string } | null;
   facts: Array<{ name: FactName; value: string }>;
   moments: Array<{ name: MomentName; at: Date }>;
   links: Array<{ name: LinkName; id: string }>;
@@ -62,6 +62,8 @@ interface Shape {
   amount: string;
   network: string;
   last4: string;
+  /** A payout's account (SQL): only the last four digits of its number are read, so no page can show more. */
+  account?: { bankMfo: string; last4: string };
   facts: Partial<Record<FactName, string>>;
   moments: MomentName[];
   links: LinkName[];
@@ -113,7 +115,8 @@ const SHAPES: Record<ObjectKind, Shape> = {
     amount: 'amount',
     network: NONE,
     last4: NONE,
-    facts: { failure_code: 'failure_code', automatic: 'automatic', arrival_date: 'arrival_date', holder_name: 'holder_name', tin: 'tin', bank_mfo: 'bank_mfo', account_number: 'account_number', attempts: 'attempts' },
+    account: { bankMfo: 'bank_mfo', last4: 'right(account_number, 4)' },
+    facts: { failure_code: 'failure_code', automatic: 'automatic', arrival_date: 'arrival_date', holder_name: 'holder_name', tin: 'tin', attempts: 'attempts' },
     moments: ['created_at', 'sent_at', 'finished_at', 'next_attempt_at'],
     links: [],
   },
@@ -148,13 +151,25 @@ function selectOf(shape: Shape): string {
   const moments = shape.moments.map((name) => `${name} AS "m_${name}"`);
   const links = shape.links.map((name) => `${name} AS "l_${name}"`);
   return `SELECT id, product_id, livemode, created_at, ${shape.status} AS status, (${shape.amount})::bigint AS amount, ${shape.network} AS network,
-                 ${shape.last4} AS last4, ${[...facts, ...moments, ...links].join(', ')}
+                 ${shape.last4} AS last4, ${shape.account?.bankMfo ?? NONE} AS bank_mfo, ${shape.account?.last4 ?? NONE} AS account_last4,
+                 ${[...facts, ...moments, ...links].join(', ')}
             FROM ${shape.table} WHERE id = $1`;
 }
 
 const SELECTS = Object.fromEntries(Object.entries(SHAPES).map(([kind, shape]) => [kind, selectOf(shape)])) as Record<ObjectKind, string>;
 
-type Row = Record<string, unknown> & { id: string; product_id: string; livemode: boolean; created_at: Date; status: string | null; amount: number | null; network: Network | null; last4: string | null };
+type Row = Record<string, unknown> & {
+  id: string;
+  product_id: string;
+  livemode: boolean;
+  created_at: Date;
+  status: string | null;
+  amount: number | null;
+  network: Network | null;
+  last4: string | null;
+  bank_mfo: string | null;
+  account_last4: string | null;
+};
 
 /** The object of `kind` with this id, whatever its product and mode. */
 export async function findObject(db: Queryable, kind: ObjectKind, id: string): Promise<FoundObject | undefined> {
@@ -175,6 +190,7 @@ export async function findObject(db: Queryable, kind: ObjectKind, id: string): P
     amount: row.amount,
     created: row.created_at,
     card: row.last4 === null ? null : { network: row.network, last4: row.last4 },
+    payoutAccount: row.bank_mfo === null || row.account_last4 === null ? null : { bankMfo: row.bank_mfo, accountLast4: row.account_last4 },
     facts: (Object.keys(shape.facts) as FactName[]).flatMap((name) => (present(row[`f_${name}`]) ? [{ name, value: row[`f_${name}`] as string }] : [])),
     moments: shape.moments.flatMap((name) => (present(row[`m_${name}`]) ? [{ name, at: row[`m_${name}`] as Date }] : [])),
     links,

@@ -5,9 +5,11 @@ import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.js';
 import { LOGO_MAX_BYTES } from '../../modules/products/branding.js';
-import { DashboardError, dashOf, SignInRequired, setLanguageCookie, tokensEqual } from './context.js';
+import { html, type Html } from '../html.js';
+import { DashboardError, dashOf, SignInRequired, setLanguageCookie, tokensEqual, type Dash } from './context.js';
 import type { Form } from './deps.js';
-import { isLang } from './i18n.js';
+import { isLang, type MessageKey } from './i18n.js';
+import { sendPage } from './layout.js';
 
 const FORM_BODY_MAX_BYTES = 16 * 1024;
 const FORM_FIELDS_MAX = 50;
@@ -73,6 +75,19 @@ export function guardForms(app: FastifyInstance, publicUrl: string): void {
 }
 
 export type ShowError = (request: FastifyRequest, reply: FastifyReply, status: number, key: 'notFound' | 'forbidden' | 'badForm' | 'tooManyRequests') => FastifyReply;
+
+/**
+ * Errors shown as pages of a surface: what happened and the way back to `dash.base`, in the surface's frame; plain text
+ * before the request has its context.
+ */
+export function errorPages(frame: (request: FastifyRequest, dash: Dash, title: string, body: Html) => Html, back: MessageKey): ShowError {
+  return (request, reply, status, key) => {
+    const dash = request.dash;
+    if (dash === null) return reply.code(status).type('text/plain; charset=utf-8').send(String(status));
+    const body = html`<p>${dash.t(`${key}Explained`)}</p><p><a href="${dash.base}">${dash.t(back)}</a></p>`;
+    return sendPage(reply, frame(request, dash, dash.t(key), body), status);
+  };
+}
 
 /** A surface's own refusals, answered before the shared ones; null for an error it does not know. */
 type OwnErrors = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply | null;

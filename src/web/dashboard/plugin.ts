@@ -20,9 +20,8 @@ import { statementPages } from './pages/statement.js';
 import { teamPages } from './pages/team.js';
 import { webhookPages } from './pages/webhooks.js';
 import { cookiesOf, isToken, SESSION_COOKIE, signedOf, signInto, startDash } from './context.js';
-import { guardForms, parseFileForms, parseForms, renderErrors, type ShowError } from './forms.js';
-import { html } from '../html.js';
-import { page, sendPage } from './layout.js';
+import { errorPages, guardForms, parseFileForms, parseForms, renderErrors } from './forms.js';
+import { page } from './layout.js';
 
 function guardRequests(app: FastifyInstance, deps: DashboardDeps): void {
   const secure = deps.publicUrl.startsWith('https:');
@@ -39,13 +38,7 @@ function guardRequests(app: FastifyInstance, deps: DashboardDeps): void {
   guardForms(app, deps.publicUrl);
 }
 
-/** An error as a dashboard page, or plain text before the request has its context. */
-const showError: ShowError = (request, reply, status, key) => {
-  const dash = request.dash;
-  if (dash === null) return reply.code(status).type('text/plain; charset=utf-8').send(String(status));
-  const body = html`<p>${dash.t(`${key}Explained`)}</p><p><a href="/dashboard">${dash.t('backToDashboard')}</a></p>`;
-  return sendPage(reply, page(dash, { title: dash.t(key), path: '/dashboard', body }), status);
-};
+const showError = errorPages((_request, dash, title, body) => page(dash, { title, path: '/dashboard', body }), 'backToDashboard');
 
 export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, deps) => {
   app.decorateRequest('dash', null);

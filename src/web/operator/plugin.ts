@@ -2,9 +2,7 @@
 // database, form tokens, Origin, throttled log-in), with a session of its own, which no merchant session stands for.
 import type { FastifyPluginAsync } from 'fastify';
 import { cookiesOf, isToken, sessionCookieOf, startDash } from '../dashboard/context.js';
-import { guardForms, parseForms, renderErrors, type ShowError } from '../dashboard/forms.js';
-import { sendPage } from '../dashboard/layout.js';
-import { html } from '../html.js';
+import { errorPages, guardForms, parseForms, renderErrors } from '../dashboard/forms.js';
 import { SecondFactorSetUpRequired } from './context.js';
 import type { ConsoleDeps } from './deps.js';
 import { consolePage } from './layout.js';
@@ -16,12 +14,7 @@ import { operatorPages } from './pages/operators.js';
 import { productPages } from './pages/products.js';
 import { searchPages } from './pages/search.js';
 
-const showError: ShowError = (request, reply, status, key) => {
-  const dash = request.dash;
-  if (dash === null) return reply.code(status).type('text/plain; charset=utf-8').send(String(status));
-  const body = html`<p>${dash.t(`${key}Explained`)}</p><p><a href="/operator">${dash.t('opBackToConsole')}</a></p>`;
-  return sendPage(reply, consolePage(dash, request.operator, { title: dash.t(key), path: '/operator', body }), status);
-};
+const showError = errorPages((request, dash, title, body) => consolePage(dash, request.operator, { title, path: '/operator', body }), 'opBackToConsole');
 
 export const consoleRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
   app.decorateRequest('dash', null);

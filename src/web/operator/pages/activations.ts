@@ -3,7 +3,7 @@
 // (each audited in the transaction of its change). Support reads.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
-import { BUSINESS_CATEGORIES, type Activation } from '../../../modules/activations/schema.js';
+import { BUSINESS_CATEGORIES, REJECTION_REASON_MAX, type Activation } from '../../../modules/activations/schema.js';
 import { consoleActor, type OperatorSession } from '../../../modules/operators/service.js';
 import type { OperatorProductRow } from '../../../modules/products/store.js';
 import { DashboardError, dashOf, field, type Dash } from '../../dashboard/context.js';
@@ -17,14 +17,13 @@ import { html, type Html, type Value } from '../../html.js';
 import { ACTS, ROUTE, operatorOf, requireOperatorRole } from '../context.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consolePage } from '../layout.js';
+import { queryText, yesNo } from './shared.js';
 
 const QUEUE_PATH = '/operator/activations';
 const QUEUE_STATUSES = ['submitted', 'approved', 'rejected'] as const;
 type QueueStatus = (typeof QUEUE_STATUSES)[number];
 /** Requests a page of the queue shows. */
 const PAGE_SIZE = 50;
-/** The longest reason a merchant is given (the database's and the API's limit). */
-export const REASON_MAX = 500;
 
 export const reviewPath = (productId: string) => `${QUEUE_PATH}/${encodeURIComponent(productId)}`;
 
@@ -34,30 +33,28 @@ export const activationBadge = (dash: Dash, status: Activation['status'] | null)
   return html`<span class="status s-${shown}">${dash.t(`activation_${shown}`)}</span>`;
 };
 
-export const yesNo = (dash: Dash, value: boolean) => dash.t(value ? 'opYes' : 'opNo');
-
 const categoryLabel = (dash: Dash, value: string) => ((BUSINESS_CATEGORIES as readonly string[]).includes(value) ? dash.t(`category_${value as (typeof BUSINESS_CATEGORIES)[number]}`) : value);
 
-/** A query parameter as text; '' when absent or repeated. */
-export const queryText = (request: FastifyRequest, name: string) => {
-  const value = (request.query as Record<string, unknown> | undefined)?.[name];
-  return typeof value === 'string' ? value.trim() : '';
-};
+/** A reason the merchant reads: the words of its field, and the most characters the API takes. */
+export interface ReasonSpec {
+  label: MessageKey;
+  hint: MessageKey;
+  max: number;
+}
 
-/**
- * A reason the merchant reads: its field, what is wrong with it and its hint. `value` is what was typed into a refused
- * form.
- */
-export function reasonField(dash: Dash, prefix: string, words: { label: MessageKey; hint: MessageKey }, state: { value: string; error?: string }): Html {
-  const spec = { name: 'reason', label: words.label, hint: words.hint, attributes: html`rows="3" maxlength="${REASON_MAX}"`, control: { kind: 'textarea' } } as const;
-  return formField(dash, prefix, spec, { value: state.value, error: state.error, focus: state.error !== undefined, hint: dash.t(words.hint, { max: REASON_MAX }) });
+const REJECTION: ReasonSpec = { label: 'opReviewRejectReason', hint: 'opReviewRejectHint', max: REJECTION_REASON_MAX };
+
+/** The field of a reason, with its hint; after a refused form, with what was typed and what is wrong with it. */
+export function reasonField(dash: Dash, prefix: string, reason: ReasonSpec, state: { value: string; error?: string }): Html {
+  const spec = { name: 'reason', label: reason.label, hint: reason.hint, attributes: html`rows="3" maxlength="${reason.max}"`, control: { kind: 'textarea' } } as const;
+  return formField(dash, prefix, spec, { value: state.value, error: state.error, focus: state.error !== undefined, hint: dash.t(reason.hint, { max: reason.max }) });
 }
 
 /** The form's reason, its line breaks as a browser counts them; or what is wrong with it and what was typed. */
-export function reasonOf(dash: Dash, form: Form | undefined): { reason: string } | { typed: string; error: string } {
+export function reasonOf(dash: Dash, form: Form | undefined, max: number): { reason: string } | { typed: string; error: string } {
   const typed = field(form, 'reason').replace(/\r\n?/g, '\n');
   if (typed === '') return { typed, error: dash.t('opReasonRequired') };
-  if (typed.length > REASON_MAX) return { typed, error: dash.t('opReasonTooLong', { max: REASON_MAX }) };
+  if (typed.length > max) return { typed, error: dash.t('opReasonTooLong', { max }) };
   return { reason: typed };
 }
 
@@ -161,7 +158,10 @@ function requestFacts(dash: Dash, activation: Activation, product: OperatorProdu
 </dl>`;
 }
 
-/** Approve and reject, to an admin while the request waits; to support, who decides. */
+/**
+ * The forms that approve and reject the request, shown to an admin while it waits; support is told instead that an
+ * admin decides.
+ */
 function decisionForms(dash: Dash, operator: OperatorSession, activation: Activation, said: Said): Value {
   const { t } = dash;
   if (activation.status !== 'submitted') return '';
@@ -173,7 +173,7 @@ function decisionForms(dash: Dash, operator: OperatorSession, activation: Activa
     <button type="submit" class="primary">${t('opReviewApprove')}</button>
   </form>
   <form class="stack" method="post" action="${base}/reject" data-once>${csrfField(dash)}
-    ${reasonField(dash, 'reject', { label: 'opReviewRejectReason', hint: 'opReviewRejectHint' }, said.reason ?? { value: '' })}
+    ${reasonField(dash, 'reject', REJECTION, said.reason ?? { value: '' })}
     <button type="submit" class="danger">${t('opReviewReject')}</button>
   </form>
 </section>`;
@@ -239,7 +239,7 @@ export function activationPages(app: FastifyInstance, deps: ConsoleDeps): void {
     const session = operatorOf(request);
     requireOperatorRole(session, ACTS);
     const { productId } = request.params;
-    const read = reasonOf(dashOf(request), request.body);
+    const read = reasonOf(dashOf(request), request.body, REJECTION.max);
     if ('error' in read) return show(request, reply, { reason: { value: read.typed, error: read.error } }, 400);
     if (!(await decidedNow(() => deps.actions.reject(consoleActor(session), productId, read.reason)))) return alreadyDecided(request, reply);
     return done(reply, productId, 'rejected');

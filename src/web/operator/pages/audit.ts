@@ -1,14 +1,13 @@
 // The operators' audit log, newest first, a page at a time, optionally about one object: who, through what, did what
 // to what, and when. Read-only: no route changes it, and the database refuses any statement that would.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AuditRow } from '../../../modules/operators/store.js';
 import { DashboardError, dashOf, type Dash } from '../../dashboard/context.js';
-import { sendPage, timeElement } from '../../dashboard/layout.js';
+import { sendPage } from '../../dashboard/layout.js';
 import { html, type Html } from '../../html.js';
 import { ROUTE, operatorOf } from '../context.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consolePage } from '../layout.js';
-import { objectLink } from './search.js';
+import { auditTable, queryText } from './shared.js';
 
 const SEQ = /^[0-9]{1,18}$/;
 /** As long as the log keeps a target. */
@@ -22,19 +21,11 @@ function auditAddress(query: { before?: string; target?: string }): string {
 
 /** The address's `before` and `target`, checked: a malformed one is a bad request, not a page of something else. */
 function auditQuery(request: FastifyRequest): { before?: string; target?: string } {
-  const query = (request.query ?? {}) as Record<string, unknown>;
-  const { before, target } = query;
-  if (before !== undefined && (typeof before !== 'string' || !SEQ.test(before))) throw new DashboardError(400, 'badForm');
-  if (target !== undefined && (typeof target !== 'string' || target.trim().length > TARGET_LENGTH_MAX)) throw new DashboardError(400, 'badForm');
-  return { ...(before === undefined ? {} : { before }), ...(typeof target === 'string' && target.trim() !== '' ? { target: target.trim() } : {}) };
-}
-
-function entryRow(dash: Dash, row: AuditRow): Html {
-  const { t } = dash;
-  const who = row.operator_id === null ? t('supAuditApiToken') : (row.operator_email ?? row.operator_id);
-  return html`<tr><td data-label="${t('when')}">${timeElement(row.created_at)}</td><td data-label="${t('who')}">${who}</td>
-    <td data-label="${t('supVia')}">${t(`supVia_${row.via}`)}</td><td data-label="${t('what')}"><code>${row.action}</code></td>
-    <td data-label="${t('target')}">${row.target === null ? '' : objectLink(row.target)}</td><td data-label="${t('supDetail')}">${row.detail ?? ''}</td></tr>`;
+  const before = queryText(request, 'before');
+  const target = queryText(request, 'target');
+  if (before !== '' && !SEQ.test(before)) throw new DashboardError(400, 'badForm');
+  if (target.length > TARGET_LENGTH_MAX) throw new DashboardError(400, 'badForm');
+  return { ...(before === '' ? {} : { before }), ...(target === '' ? {} : { target }) };
 }
 
 function filterForm(dash: Dash, target: string | undefined): Html {
@@ -52,11 +43,7 @@ export function auditPages(app: FastifyInstance, { operators }: ConsoleDeps): vo
     const { t } = dash;
     const query = auditQuery(request);
     const { rows, hasMore } = await operators.auditLog({ before: query.before === undefined ? undefined : BigInt(query.before), target: query.target ?? null });
-    const table = rows.length === 0
-      ? html`<p class="empty">${t('supAuditEmpty')}</p>`
-      : html`<div class="table-wrap"><table><caption>${t('supAuditCaption')}</caption>
-<thead><tr><th scope="col">${t('when')}</th><th scope="col">${t('who')}</th><th scope="col">${t('supVia')}</th><th scope="col">${t('what')}</th><th scope="col">${t('target')}</th><th scope="col">${t('supDetail')}</th></tr></thead>
-<tbody>${rows.map((row) => entryRow(dash, row))}</tbody></table></div>`;
+    const table = rows.length === 0 ? html`<p class="empty">${t('supAuditEmpty')}</p>` : auditTable(dash, rows, 'supAuditCaption', query.target !== undefined);
     const older = hasMore ? html`<p><a href="${auditAddress({ before: rows.at(-1)!.seq, target: query.target })}" rel="next">${t('supAuditOlder')}</a></p>` : '';
     const body = html`<p class="lead">${t('supAuditLead')}</p>${filterForm(dash, query.target)}${table}${older}`;
     return sendPage(reply, consolePage(dash, session, { title: t('navOpAudit'), path: auditAddress(query), section: 'audit', body }));

@@ -8,7 +8,7 @@ import { html, type Html } from '../../html.js';
 import { ROUTE, operatorOf } from '../context.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consolePage } from '../layout.js';
-import { modeText, objectLink, productLink } from './search.js';
+import { modeText, objectLink, productLink } from './shared.js';
 
 /** The checks the service makes, each with a name and a rule in the page's words. */
 const CHECK_NAMES = ['ledger_total_zero', 'ledger_transactions_balanced', 'balances', 'bank_reconciliation', 'operations_open', 'receipts_unsettled', 'payouts_failed', 'webhook_endpoints_failing'] as const;

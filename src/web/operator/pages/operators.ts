@@ -1,5 +1,6 @@
-// Tolov's staff: the operators and the open invitations. An admin invites the next operator by mail, with a role, and
-// revokes an invitation not used yet; support reads the list and gets no forms (their POSTs are refused).
+// Tolov's staff: the operators and the open invitations. An admin invites the next operator by mail, with a role,
+// revokes an invitation not used yet and removes an operator (never the last admin); support reads the list and gets
+// no forms (their POSTs are refused).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperatorSession } from '../../../modules/operators/service.js';
 import { OPERATOR_ROLES, type OperatorRole } from '../../../modules/operators/store.js';
@@ -11,25 +12,37 @@ import { html, type Html } from '../../html.js';
 import { ACTS, ROUTE, operatorOf, requireOperatorRole } from '../context.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consolePage } from '../layout.js';
+import { queryText } from './shared.js';
 
 type Operators = Awaited<ReturnType<ConsoleDeps['operators']['list']>>;
 type Invitations = Awaited<ReturnType<ConsoleDeps['operators']['invitations']>>;
 
-const DONE: Record<string, MessageKey> = { invited: 'supInviteSent', revoked: 'invitationRevoked' };
-const REFUSED: Record<string, MessageKey> = { not_found: 'supInvitationGone' };
+type Done = 'invited' | 'revoked' | 'removed';
+// Maps, so that `?done=toString` finds nothing, not the toString every object inherits.
+const DONE = new Map<string, MessageKey>([['invited', 'supInviteSent'], ['revoked', 'invitationRevoked'], ['removed', 'supOperatorRemoved']] satisfies Array<[Done, MessageKey]>);
+const REFUSED = new Map<string, MessageKey>([['not_found', 'supInvitationGone']]);
 const INVITATION_ID = /^inv_[A-Za-z0-9]{1,60}$/;
+/** Why a removal was refused, as a status and the page's words. */
+const REMOVAL_REFUSED: Record<'not_found' | 'last_admin', [number, MessageKey]> = { not_found: [404, 'supOperatorGone'], last_admin: [409, 'supLastAdmin'] };
 
 const roleOptions = (dash: Dash) => OPERATOR_ROLES.map((role) => html`<option value="${role}"${role === 'support' ? html` selected` : ''}>${dash.t(`opRole_${role}`)}</option>`);
 
-function operatorsTable(dash: Dash, operators: Operators): Html {
+/** An admin's button that removes the operator, after the browser asks to confirm (as other destructive buttons do). */
+function removeCell(dash: Dash, operator: Operators['rows'][number]): Html {
   const { t } = dash;
-  const rows = operators.map(
+  return html`<td class="actions"><form class="inline" method="post" action="/operator/operators/${encodeURIComponent(operator.user_id)}/remove" data-confirm="${t('supRemoveConfirm', { email: operator.email })}" data-once>${csrfField(dash)}<button type="submit" class="danger">${t('supRemoveOperator')}</button></form></td>`;
+}
+
+function operatorsTable(dash: Dash, operators: Operators, admin: boolean): Html {
+  const { t } = dash;
+  const rows = operators.rows.map(
     (row) => html`<tr><td data-label="${t('email')}">${row.email}</td><td data-label="${t('role')}">${t(`opRole_${row.role}`)}</td>
-      <td data-label="${t('supSecondFactor')}">${t(row.totp_enabled ? 'supSecondFactorOn' : 'supSecondFactorOff')}</td><td data-label="${t('supSince')}">${timeElement(row.created_at)}</td></tr>`,
+      <td data-label="${t('supSecondFactor')}">${t(row.totp_enabled ? 'supSecondFactorOn' : 'supSecondFactorOff')}</td><td data-label="${t('supSince')}">${timeElement(row.created_at)}</td>${admin ? removeCell(dash, row) : ''}</tr>`,
   );
   return html`<div class="table-wrap"><table><caption>${t('supOperatorsCaption')}</caption>
-<thead><tr><th scope="col">${t('email')}</th><th scope="col">${t('role')}</th><th scope="col">${t('supSecondFactor')}</th><th scope="col">${t('supSince')}</th></tr></thead>
-<tbody>${rows}</tbody></table></div>`;
+<thead><tr><th scope="col">${t('email')}</th><th scope="col">${t('role')}</th><th scope="col">${t('supSecondFactor')}</th><th scope="col">${t('supSince')}</th>${admin ? html`<th scope="col">${t('actions')}</th>` : ''}</tr></thead>
+<tbody>${rows}</tbody></table></div>
+${operators.hasMore ? html`<p class="hint">${t('supOperatorsMore', { count: operators.rows.length })}</p>` : ''}`;
 }
 
 function invitationsTable(dash: Dash, invitations: Invitations, admin: boolean): Html {
@@ -69,7 +82,7 @@ async function operatorsPage(deps: ConsoleDeps, dash: Dash, session: OperatorSes
   const [operators, invitations] = await Promise.all([deps.operators.list(), deps.operators.invitations()]);
   const body = html`${notice('error', shown.error)}${notice('ok', shown.done)}
 <p class="lead">${t('supRolesExplained')}</p>
-${operatorsTable(dash, operators)}
+${operatorsTable(dash, operators, admin)}
 ${invitationsTable(dash, invitations, admin)}
 ${admin ? inviteForm(dash, shown.email ?? '') : ''}`;
   return consolePage(dash, session, { title: t('navOpOperators'), path: '/operator/operators', section: 'operators', body });
@@ -83,11 +96,11 @@ function adminOf(request: FastifyRequest): OperatorSession {
 }
 
 export function operatorPages(app: FastifyInstance, deps: ConsoleDeps): void {
-  app.get<{ Querystring: { done?: string; refused?: string } }>('/operators', ROUTE, async (request, reply) => {
+  app.get('/operators', ROUTE, async (request, reply) => {
     const session = operatorOf(request);
     const dash = dashOf(request);
-    const done = DONE[String(request.query.done)];
-    const refused = REFUSED[String(request.query.refused)];
+    const done = DONE.get(queryText(request, 'done'));
+    const refused = REFUSED.get(queryText(request, 'refused'));
     return sendPage(reply, await operatorsPage(deps, dash, session, { ...(done ? { done: dash.t(done) } : {}), ...(refused ? { error: dash.t(refused) } : {}) }));
   });
 
@@ -110,5 +123,14 @@ export function operatorPages(app: FastifyInstance, deps: ConsoleDeps): void {
     // An id of no invitation is answered without an audit entry of a revocation that could not be.
     const revoked = INVITATION_ID.test(request.params.id) && (await deps.operators.revokeInvitation(session, request.params.id));
     return reply.redirect(`/operator/operators?${revoked ? 'done=revoked' : 'refused=not_found'}`, 303);
+  });
+
+  app.post<{ Params: { id: string }; Body: Form }>('/operators/:id/remove', ROUTE, async (request, reply) => {
+    const session = adminOf(request);
+    const result = await deps.operators.remove(session, request.params.id);
+    if (result.ok) return reply.redirect('/operator/operators?done=removed', 303);
+    const dash = dashOf(request);
+    const [status, key] = REMOVAL_REFUSED[result.reason];
+    return sendPage(reply, await operatorsPage(deps, dash, session, { error: dash.t(key) }), status);
   });
 }

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperatorSession } from '../../../modules/operators/service.js';
 import { consoleActor } from '../../../modules/operators/service.js';
 import type { AuditRow } from '../../../modules/operators/store.js';
-import { SEARCH_PAGE_MAX } from '../../../modules/products/service.js';
+import { FEE_BPS_MAX, SEARCH_PAGE_MAX, SUSPENSION_REASON_MAX } from '../../../modules/products/service.js';
 import type { OperatorProductRow } from '../../../modules/products/store.js';
 import { dashOf, field, fields, type Dash } from '../../dashboard/context.js';
 import type { Form } from '../../dashboard/deps.js';
@@ -17,13 +17,14 @@ import { html, type Html, type Value } from '../../html.js';
 import { ACTS, ROUTE, operatorOf, requireOperatorRole } from '../context.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consolePage } from '../layout.js';
-import { activationBadge, queryText, reasonField, reasonOf, reviewPath, yesNo } from './activations.js';
+import { activationBadge, reasonField, reasonOf, reviewPath, type ReasonSpec } from './activations.js';
+import { auditTable, queryText, yesNo } from './shared.js';
 
 const PRODUCTS_PATH = '/operator/products';
 const productPath = (id: string) => `${PRODUCTS_PATH}/${encodeURIComponent(id)}`;
 /** Operator actions a product's page shows: the latest; the audit log holds them all. */
 const AUDIT_SHOWN = 20;
-const FEE_BPS_MAX = 10_000;
+const SUSPENSION: ReasonSpec = { label: 'opSuspendReason', hint: 'opSuspendHint', max: SUSPENSION_REASON_MAX };
 
 /** Basis points as a percent with two decimals, from integers only, in the language's decimal mark. */
 export const feeShown = (dash: Dash, bps: number) =>
@@ -95,7 +96,7 @@ function suspensionForm(dash: Dash, product: OperatorProductRow, said: Said): Ht
   }
   return html`<section class="card" aria-labelledby="suspend-title"><h2 id="suspend-title">${t('opSuspendTitle')}</h2><p class="hint">${t('opSuspendIntro')}</p>
   <form class="stack" method="post" action="${path}/suspend" data-confirm="${t('opSuspendConfirm')}" data-once>${csrfField(dash)}
-    ${reasonField(dash, 'suspend', { label: 'opSuspendReason', hint: 'opSuspendHint' }, said.suspend ?? { value: '' })}
+    ${reasonField(dash, 'suspend', SUSPENSION, said.suspend ?? { value: '' })}
     <button type="submit" class="danger">${t('opSuspend')}</button>
   </form>
 </section>`;
@@ -117,16 +118,9 @@ function settingsForm(dash: Dash, product: OperatorProductRow, said: Said): Html
 </section>`;
 }
 
-const AUDIT_COLUMNS: Column<AuditRow & { id: string }>[] = [
-  { label: 'opColWhen', cell: (item) => timeElement(item.created_at) },
-  { label: 'opColWho', cell: (item, dash) => html`${item.operator_email ?? dash.t('opAuditByToken')} <small class="hint">${dash.t(`opAuditVia_${item.via}`)}</small>` },
-  { label: 'opColAction', cell: (item) => html`<code>${item.action}</code>` },
-  { label: 'opColDetail', cell: (item) => item.detail ?? '' },
-];
-
-function auditTable(dash: Dash, rows: AuditRow[]): Html {
+function auditSection(dash: Dash, rows: AuditRow[]): Html {
   const { t } = dash;
-  const listed = rows.length === 0 ? html`<p class="empty">${t('opProductAuditNone')}</p>` : table(dash, { columns: AUDIT_COLUMNS, caption: 'opProductAuditCaption' }, rows.map((row) => ({ ...row, id: row.seq })), null);
+  const listed = rows.length === 0 ? html`<p class="empty">${t('opProductAuditNone')}</p>` : auditTable(dash, rows, 'opProductAuditCaption', true);
   return html`<h2>${t('opProductAudit')}</h2>${listed}`;
 }
 
@@ -137,7 +131,7 @@ function productPage(dash: Dash, operator: OperatorSession, product: OperatorPro
   const body = html`${notice('ok', said.done)}${notice('error', said.error)}
 ${productFacts(dash, product)}
 ${forms}
-${auditTable(dash, audit)}
+${auditSection(dash, audit)}
 <p><a href="${PRODUCTS_PATH}">${dash.t('opProductsTitle')}</a></p>`;
   return consolePage(dash, operator, { title: product.name, path: productPath(product.id), section: 'products', body });
 }
@@ -177,7 +171,7 @@ function actionRoutes(app: FastifyInstance, deps: ConsoleDeps, show: (request: P
   app.post('/products/:id/suspend', ROUTE, async (request: ProductRequest, reply) => {
     const { actor, product, t } = await admin(request);
     if (product.suspended_at !== null) return show(request, reply, { error: t('opProductAlreadySuspended') }, 409);
-    const read = reasonOf(dashOf(request), request.body);
+    const read = reasonOf(dashOf(request), request.body, SUSPENSION.max);
     if ('error' in read) return show(request, reply, { suspend: { value: read.typed, error: read.error } }, 400);
     await deps.actions.suspend(actor, product.id, read.reason);
     return done(reply, product.id, 'suspended');
@@ -206,6 +200,8 @@ function actionRoutes(app: FastifyInstance, deps: ConsoleDeps, show: (request: P
 
 export function productPages(app: FastifyInstance, deps: ConsoleDeps): void {
   const show = async (request: ProductRequest, reply: FastifyReply, said: Said, status = 200) => {
+    // The log's first page about the product, cut to the latest AUDIT_SHOWN: a read of the (target, seq) index that
+    // stops after a hundred and one entries, however long the log, so asking for fewer would save next to nothing.
     const [product, audit] = await Promise.all([deps.products.operatorView(request.params.id), deps.operators.auditLog({ target: request.params.id })]);
     return sendPage(reply, productPage(dashOf(request), operatorOf(request), product, audit.rows.slice(0, AUDIT_SHOWN), said), status);
   };

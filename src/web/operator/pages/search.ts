@@ -1,13 +1,13 @@
 // Support's search: any object by its id (of any product, in either mode), or the payments of a card's last four
-// digits, amount and Tashkent day; an object's page with its fields (a card only as network and last four), its
-// product, the objects it names and its timeline. Every search is written to the audit log by the support module.
+// digits, amount and Tashkent day; an object's page with its fields (a card only as network and last four, a payout's
+// account only as its bank's MFO and last four), its product, the objects it names and its timeline. Every search is
+// written to the audit log by the support module.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { consoleActor, type OperatorSession } from '../../../modules/operators/service.js';
 import {
   cardSearchOf,
   hitOf,
   isObjectId,
-  kindOf,
   MONEY_FACTS,
   tiyinOfSom,
   type CardSearchField,
@@ -16,28 +16,17 @@ import {
   type SearchHit,
   type TimelineEntry,
 } from '../../../modules/support/service.js';
-import { DashboardError, dashOf, type Dash } from '../../dashboard/context.js';
+import { dashOf, type Dash } from '../../dashboard/context.js';
 import type { FailureOf, MessageKey, StatusOf } from '../../dashboard/i18n.js';
 import { sendPage, timeElement, when } from '../../dashboard/layout.js';
 import { fieldsList } from '../../dashboard/pages/details.js';
 import { badge, cardShown, failureReason, money } from '../../dashboard/pages/lists.js';
+import { accountShown } from '../../dashboard/pages/payout-account.js';
 import { html, type Html, type Value } from '../../html.js';
 import { ROUTE, operatorOf } from '../context.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consolePage } from '../layout.js';
-
-const PRODUCT_ID = /^prod_[A-Za-z0-9]{1,60}$/;
-
-/** A product's id, linked to its console page. */
-export const productLink = (id: string) => html`<a href="/operator/products/${id}"><code>${id}</code></a>`;
-
-/** An id, linked to its object's page when the search reads its kind (or to its product's), else as code. */
-export function objectLink(id: string): Html {
-  if (PRODUCT_ID.test(id)) return productLink(id);
-  return kindOf(id) === undefined ? html`<code>${id}</code>` : html`<a href="/operator/search/${id}"><code>${id}</code></a>`;
-}
-
-export const modeText = (dash: Dash, livemode: boolean) => dash.t(livemode ? 'liveMode' : 'testMode');
+import { modeText, objectLink, productLink, queryText, yesNo } from './shared.js';
 
 const cardText = (card: FoundObject['card']) => (card === null ? '—' : card.network === null ? `•••• ${card.last4}` : cardShown({ rail: card.network, maskedPan: card.last4 }));
 
@@ -56,14 +45,6 @@ function statusShown(dash: Dash, hit: Pick<SearchHit, 'object' | 'status' | 'ref
   const of = STATUS_OF[hit.object];
   if (hit.status === null) return '—';
   return of === undefined ? html`<code>${hit.status}</code>` : badge(dash, of, hit.status, hit.refunded ? 'REFUNDED' : hit.status);
-}
-
-/** A query parameter as text, trimmed; '' when absent. One given twice is no search. */
-function queryText(request: FastifyRequest, name: string): string {
-  const value = (request.query as Record<string, unknown> | undefined)?.[name];
-  if (value === undefined) return '';
-  if (typeof value !== 'string') throw new DashboardError(400, 'badForm');
-  return value.trim();
 }
 
 function idForm(dash: Dash, wrong: boolean): Html {
@@ -136,7 +117,7 @@ function factValue(dash: Dash, found: FoundObject, name: FoundObject['facts'][nu
   if (MONEY_FACTS.has(name)) return money(dash, value);
   const failureOf = FAILURE_OF[found.object];
   if (name === 'failure_code' && failureOf !== undefined) return failureReason(dash, value, failureOf);
-  if (value === 'true' || value === 'false') return dash.t(value === 'true' ? 'supYes' : 'supNo');
+  if (value === 'true' || value === 'false') return yesNo(dash, value === 'true');
   return name === 'url' || name === 'entries' ? html`<code>${value}</code>` : value;
 }
 
@@ -148,6 +129,7 @@ function objectFields(dash: Dash, found: FoundObject): Html {
     ...(found.status === null ? [] : [['status', statusShown(dash, hitOf(found))] as [MessageKey, Value]]),
     ...(found.amount === null ? [] : [['amount', money(dash, found.amount)] as [MessageKey, Value]]),
     ...(found.card === null ? [] : [['card', cardText(found.card)] as [MessageKey, Value]]),
+    ...(found.payoutAccount === null ? [] : [['opReviewAccount', accountShown(found.payoutAccount)] as [MessageKey, Value]]),
     ...found.facts.map(({ name, value }): [MessageKey, Value] => [`supFact_${name}`, factValue(dash, found, name, value)]),
     ...found.links.map(({ name, id }): [MessageKey, Value] => [`supLink_${name}`, objectLink(id)]),
     ['created', when(found.created)],

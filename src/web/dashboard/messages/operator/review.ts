@@ -79,13 +79,6 @@ export const en = {
   opProductAudit: 'Operator actions on this product',
   opProductAuditCaption: 'The latest operator actions on this product, newest first',
   opProductAuditNone: 'No operator has acted on this product yet.',
-  opColWhen: 'When',
-  opColWho: 'Who',
-  opColAction: 'Action',
-  opColDetail: 'Detail',
-  opAuditByToken: 'the operator token',
-  opAuditVia_console: 'in the console',
-  opAuditVia_api: 'through the API',
 };
 
 type Words = typeof en;
@@ -169,13 +162,6 @@ export const ru: Words = {
   opProductAudit: 'Действия операторов с этим продуктом',
   opProductAuditCaption: 'Последние действия операторов с этим продуктом, сначала новые',
   opProductAuditNone: 'Операторы ещё ничего не делали с этим продуктом.',
-  opColWhen: 'Когда',
-  opColWho: 'Кто',
-  opColAction: 'Действие',
-  opColDetail: 'Подробности',
-  opAuditByToken: 'токен оператора',
-  opAuditVia_console: 'в консоли',
-  opAuditVia_api: 'через API',
 };
 
 export const uz: Words = {
@@ -257,11 +243,4 @@ export const uz: Words = {
   opProductAudit: 'Bu mahsulot bilan operatorlar amallari',
   opProductAuditCaption: 'Bu mahsulot bilan operatorlarning oxirgi amallari, avval yangilari',
   opProductAuditNone: 'Operatorlar bu mahsulot bilan hali hech narsa qilmagan.',
-  opColWhen: 'Qachon',
-  opColWho: 'Kim',
-  opColAction: 'Amal',
-  opColDetail: 'Tafsilot',
-  opAuditByToken: 'operator tokeni',
-  opAuditVia_console: 'konsolda',
-  opAuditVia_api: 'API orqali',
 };
