@@ -23,6 +23,53 @@ const mode = (livemode: boolean) => (livemode ? 'live' : 'test');
 /** Tolov's statuses of an operation whose outcome it is still asking the bank about. */
 const OPEN_STATUSES = new Set(['PROCESSING', 'PENDING', 'IN_TRANSIT']);
 
+async function ledgerTotal(db: Db): Promise<Check> {
+  const totals = await store.ledgerTotals(db);
+  const found = totals.map((row) => ({ message: `The ${mode(row.livemode)} ledger sums to ${row.total} tiyin, not 0`, livemode: row.livemode }));
+  return checked('ledger_total_zero', "The ledger's entries sum to zero in each mode", found);
+}
+
+async function ledgerBalanced(db: Db): Promise<Check> {
+  const rows = await store.unbalancedTransactions(db, PROBLEMS_MAX + 1);
+  const found = rows.map((row) => ({
+    message: `Ledger transaction ${row.transaction_id} is unbalanced by ${row.total} tiyin`,
+    objectId: row.transaction_id,
+    productId: row.product_id,
+    livemode: row.livemode,
+  }));
+  return checked('ledger_transactions_balanced', "Every ledger transaction's entries sum to zero", found);
+}
+
+async function balances(db: Db): Promise<Check> {
+  const found: Finding[] = [];
+  for (const row of await store.productMoney(db)) {
+    const where = { productId: row.product_id, livemode: row.livemode };
+    if (row.available !== row.statement_available || row.pending !== row.statement_pending) {
+      found.push({
+        ...where,
+        message: `The balance (available ${row.available}, pending ${row.pending}) differs from its statement (available ${row.statement_available}, pending ${row.statement_pending})`,
+      });
+    }
+    const total = BigInt(row.available) + BigInt(row.pending);
+    if (total !== BigInt(row.expected)) {
+      found.push({ ...where, message: `available + pending is ${total} tiyin; payments − fees − refunds − payouts make ${row.expected}` });
+    }
+  }
+  return checked(
+    'balances',
+    "Each product's balance equals its statement, and available + pending = succeeded payments − fees − succeeded refunds − payouts not FAILED or CANCELED",
+    found,
+  );
+}
+
+/**
+ * The checks of the books alone: the ledger sums to zero, each transaction balances, each balance equals its statement.
+ * A restored backup must pass them (`npm run restore-drill`).
+ */
+export async function bookChecks(db: Db): Promise<Check[]> {
+  return [await ledgerTotal(db), await ledgerBalanced(db), await balances(db)];
+}
+
 export class ChecksService {
   constructor(
     private readonly db: Db,
@@ -32,53 +79,12 @@ export class ChecksService {
   /** Every check, in the order an operator reads them: the books first, then what waits too long. */
   async all(now = new Date()): Promise<CheckList> {
     const data = [
-      await this.#ledgerTotal(),
-      await this.#ledgerBalanced(),
-      await this.#balances(),
+      ...(await bookChecks(this.db)),
       await this.#bank(now),
       ...(await this.#stuckObjects()),
       await this.#endpoints(),
     ];
     return { object: 'list', data, has_more: false };
-  }
-
-  async #ledgerTotal(): Promise<Check> {
-    const totals = await store.ledgerTotals(this.db);
-    const found = totals.map((row) => ({ message: `The ${mode(row.livemode)} ledger sums to ${row.total} tiyin, not 0`, livemode: row.livemode }));
-    return checked('ledger_total_zero', "The ledger's entries sum to zero in each mode", found);
-  }
-
-  async #ledgerBalanced(): Promise<Check> {
-    const rows = await store.unbalancedTransactions(this.db, PROBLEMS_MAX + 1);
-    const found = rows.map((row) => ({
-      message: `Ledger transaction ${row.transaction_id} is unbalanced by ${row.total} tiyin`,
-      objectId: row.transaction_id,
-      productId: row.product_id,
-      livemode: row.livemode,
-    }));
-    return checked('ledger_transactions_balanced', "Every ledger transaction's entries sum to zero", found);
-  }
-
-  async #balances(): Promise<Check> {
-    const found: Finding[] = [];
-    for (const row of await store.productMoney(this.db)) {
-      const where = { productId: row.product_id, livemode: row.livemode };
-      if (row.available !== row.statement_available || row.pending !== row.statement_pending) {
-        found.push({
-          ...where,
-          message: `The balance (available ${row.available}, pending ${row.pending}) differs from its statement (available ${row.statement_available}, pending ${row.statement_pending})`,
-        });
-      }
-      const total = BigInt(row.available) + BigInt(row.pending);
-      if (total !== BigInt(row.expected)) {
-        found.push({ ...where, message: `available + pending is ${total} tiyin; payments − fees − refunds − payouts make ${row.expected}` });
-      }
-    }
-    return checked(
-      'balances',
-      "Each product's balance equals its statement, and available + pending = succeeded payments − fees − succeeded refunds − payouts not FAILED or CANCELED",
-      found,
-    );
   }
 
   /** Yesterday's and today's (UTC) reconciliation reports of both modes; a mode without a bank is not compared. */

@@ -1,0 +1,87 @@
+// `npm run restore-drill` against a real PostgreSQL: a database with payments, a refund and a payout is dumped,
+// restored into a scratch database and checked; a copy whose books are wrong fails the drill; the scratch database is
+// always dropped; without PostgreSQL the drill says why it cannot run.
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { engine, idem, startService, type TestService } from '../support/harness.js';
+import { chargeCard } from '../support/payments.js';
+import { makeAvailable, setPayoutAccount } from '../support/payouts.js';
+
+let service: TestService;
+let url = '';
+
+/** Runs the drill as an operator does, on `databaseUrl`: its exit code, its report (stdout) and what it says (stderr). */
+async function drill(databaseUrl: string | null): Promise<{ code: number | null; report: Record<string, any> | null; said: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/restore-drill.ts'], {
+    env: { PATH: process.env.PATH, TOLOV_DATA_DIR: 'memory://', ...(databaseUrl === null ? {} : { DATABASE_URL: databaseUrl }) },
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (err += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, report: out === '' ? null : JSON.parse(out), said: err };
+}
+
+const scratchDatabases = async () =>
+  (await service.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'tolov_restore_drill_%'`))[0]!.n;
+
+describe.runIf(engine === 'postgres')('the restore drill', () => {
+  beforeAll(async () => {
+    service = await startService();
+    const [{ name }] = (await service.db.query<{ name: string }>('SELECT current_database() AS name')) as [{ name: string }];
+    const server = new URL(inject('postgresUrl'));
+    server.pathname = `/${name}`;
+    url = server.toString();
+    const shop = await service.createMerchant();
+    await setPayoutAccount(service, shop.productId);
+    await makeAvailable(service, shop.test, 3_000_000);
+    const refunded = await chargeCard(service, shop.test, '8600000000000007', 250_000);
+    await service.call({ method: 'POST', url: '/v1/refunds', key: shop.test, idempotencyKey: idem(), body: { paymentIntent: refunded.id } });
+    const payout = await service.call({ method: 'POST', url: '/v1/payouts', key: shop.test, idempotencyKey: idem(), body: { amount: 1_000_000 } });
+    expect(payout.status).toBe(201);
+  }, 60_000);
+  afterAll(() => service?.stop());
+
+  it('restores a copy whose books are right and hold every money row, then drops it', async () => {
+    const { code, report, said } = await drill(url);
+    expect(said).toBe('');
+    expect(code).toBe(0);
+    const count = async (table: string) => (await service.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
+    expect(report).toMatchObject({ object: 'restore_drill', ok: true });
+    expect(report!.schemaVersion).toBe(report!.migrationsKnown);
+    expect(report!.checks.map((check: { name: string; ok: boolean }) => [check.name, check.ok])).toEqual([
+      ['ledger_total_zero', true],
+      ['ledger_transactions_balanced', true],
+      ['balances', true],
+    ]);
+    for (const table of ['payment_intents', 'refunds', 'payouts', 'ledger_entries', 'balance_transactions']) {
+      expect(report!.counts[table], table).toBe(await count(table));
+    }
+    expect(report!.counts.payouts).toBe(1);
+    expect(report!.dumpBytes).toBeGreaterThan(0);
+    expect(await scratchDatabases()).toBe(0);
+  }, 120_000);
+
+  it('fails when the copy’s books are wrong, and still drops it', async () => {
+    // A statement row lost: the balance no longer equals its statement, in the database and so in any copy of it.
+    await service.db.query(`DELETE FROM balance_transactions WHERE id = (SELECT id FROM balance_transactions WHERE type = 'refund' LIMIT 1)`);
+    const { code, report } = await drill(url);
+    expect(code).toBe(1);
+    expect(report!.ok).toBe(false);
+    expect(report!.checks.find((check: { name: string }) => check.name === 'balances').ok).toBe(false);
+    expect(await scratchDatabases()).toBe(0);
+  }, 120_000);
+
+  it('says why it cannot run without PostgreSQL, or when the database cannot be dumped', async () => {
+    const none = await drill(null);
+    expect(none.code).toBe(2);
+    expect(none.said).toContain('DATABASE_URL is not set');
+    const missing = new URL(url);
+    missing.pathname = '/tolov_no_such_database';
+    const refused = await drill(missing.toString());
+    expect(refused.code).toBe(2);
+    expect(refused.said).toMatch(/^restore-drill: pg_dump failed/);
+    expect(await scratchDatabases()).toBe(0);
+  }, 60_000);
+});
