@@ -79,6 +79,17 @@ describe('logging in', () => {
     expect(dashboard.status).toBe(401);
   });
 
+  it('cannot be reset through the dashboard: its password-reset form mails an operator nothing', async () => {
+    const merchantEmail = uniqueEmail('forgetful');
+    await new DashboardClient(service).signUp(merchantEmail, PASSWORD);
+    const asked = await new DashboardClient(service).post('/dashboard/password/forgot', { email: admin.email });
+    expect(asked.status).toBe(200);
+    await new DashboardClient(service).post('/dashboard/password/forgot', { email: merchantEmail });
+    // The merchant's link comes, after the operator's request: that one was answered alike and sent nothing.
+    await service.mailbox.next(merchantEmail, /new password|Новый пароль|yangi parol/i);
+    expect(service.mailbox.to(admin.email).map((mail) => mail.subject)).toEqual([]);
+  });
+
   it('is throttled per e-mail as the dashboard is: past the free failures, a wait', async () => {
     const client = new OperatorClient(service);
     const email = uniqueEmail('guessed');
