@@ -319,21 +319,35 @@ describe('a refund and a payout racing for the same available money', () => {
       )
     )[0]!.n;
 
-  it.skipIf(engine !== 'postgres')('makes a refund wait while a payout that read the balance has not committed', async () => {
-    const shop = await service.createMerchant();
-    await setPayoutAccount(service, shop.productId);
-    const intent = await makeAvailable(service, shop.test, 2_000_000);
-    // Holds the payout between its read of the balance and its write, where a refund could slip in.
+  /**
+   * Holds `lock` (a LOCK TABLE statement) in a transaction of its own until `release` is called, which then waits for
+   * that transaction to end: whoever needs the table meanwhile waits, where the test wants them.
+   */
+  async function holdLock(lock: string): Promise<{ release(): Promise<void> }> {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let locked!: () => void;
     const tableLocked = new Promise<void>((resolve) => (locked = resolve));
     const holder = service.db.transaction(async (tx) => {
-      await tx.query('LOCK TABLE payouts IN SHARE ROW EXCLUSIVE MODE');
+      await tx.query(lock);
       locked();
       await held;
     });
     await tableLocked;
+    return {
+      async release() {
+        release();
+        await holder;
+      },
+    };
+  }
+
+  it.skipIf(engine !== 'postgres')('makes a refund wait while a payout that read the balance has not committed', async () => {
+    const shop = await service.createMerchant();
+    await setPayoutAccount(service, shop.productId);
+    const intent = await makeAvailable(service, shop.test, 2_000_000);
+    // Holds the payout between its read of the balance and its write, where a refund could slip in.
+    const lock = await holdLock('LOCK TABLE payouts IN SHARE ROW EXCLUSIVE MODE');
     const payout = createPayout(shop.test, { amount: 1_980_000 });
     let refund: ReturnType<TestService['call']> | undefined;
     try {
@@ -341,8 +355,7 @@ describe('a refund and a payout racing for the same available money', () => {
       refund = service.call({ method: 'POST', url: '/v1/refunds', key: shop.test, idempotencyKey: idem(), body: { paymentIntent: intent.id } });
       await waitFor(async () => ((await waiting('%pg_advisory_xact_lock_shared%')) === 1 ? true : null), 5_000, 'the refund to wait for the payout');
     } finally {
-      release();
-      await holder;
+      await lock.release();
     }
     expect((await payout).status).toBe(201);
     expect((await refund!).status).toBe(201);
@@ -357,24 +370,14 @@ describe('a refund and a payout racing for the same available money', () => {
     await setPayoutAccount(service, shop.productId);
     const intent = await makeAvailable(service, shop.test, 2_000_000);
     // Holds the refund's recording transaction once it has begun, before it posts; the payout does not write intents.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const tableLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = service.db.transaction(async (tx) => {
-      await tx.query('LOCK TABLE payment_intents IN SHARE MODE');
-      locked();
-      await held;
-    });
-    await tableLocked;
+    const lock = await holdLock('LOCK TABLE payment_intents IN SHARE MODE');
     let payout: Awaited<ReturnType<typeof createPayout>> | undefined;
     const refund = service.call({ method: 'POST', url: '/v1/refunds', key: shop.test, idempotencyKey: idem(), body: { paymentIntent: intent.id } });
     try {
       await waitFor(async () => ((await waiting('%UPDATE payment_intents%')) === 1 ? true : null), 10_000, 'the refund to wait in its recording');
       payout = await createPayout(shop.test, { amount: 1_980_000 });
     } finally {
-      release();
-      await holder;
+      await lock.release();
     }
     expect(payout.status).toBe(201);
     expect((await refund).status).toBe(201);

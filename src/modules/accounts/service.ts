@@ -28,7 +28,8 @@ export type Throttled = { ok: false; reason: 'throttled'; retryAfterSeconds: num
 
 export type LogIn = { ok: true; token: string; secondFactor: boolean } | { ok: false; reason: 'wrong_password' } | Throttled;
 
-export type SecondFactor = { ok: true; token: string } | { ok: false; reason: 'wrong_code' | 'expired' } | Throttled;
+/** A completed second step names the login it opened a session for (the console audits it as the operator's). */
+export type SecondFactor = { ok: true; token: string; userId: string } | { ok: false; reason: 'wrong_code' | 'expired' } | Throttled;
 
 export type PasswordCheck = { ok: true } | { ok: false; reason: 'wrong_password' } | Throttled;
 
@@ -134,7 +135,7 @@ export class AccountsService implements AuditTrail {
    * Completes a log-in with a code of the authenticator (each time step once) or a recovery code (each once), after a
    * turn of the user's second factor; the waiting session ends and a new one begins, one that proved the factor.
    */
-  async completeSecondFactor(token: string, code: string): Promise<SecondFactor & { userId?: string }> {
+  async completeSecondFactor(token: string, code: string): Promise<SecondFactor> {
     const pending = await store.findPendingSession(this.db, sha256(token));
     const user = pending ? await store.findUser(this.db, pending.user_id) : undefined;
     if (!pending || !user || user.totp_sealed === null) return { ok: false, reason: 'expired' };

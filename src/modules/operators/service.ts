@@ -86,7 +86,7 @@ export class OperatorsService {
   async completeSecondFactor(token: string, code: string) {
     if (!(await this.pendingSession(token))) return { ok: false, reason: 'expired' } as const;
     const result = await this.accounts.completeSecondFactor(token, code);
-    if (result.ok) await store.insertAudit(this.db, { operatorId: result.userId!, via: 'console' }, { action: 'operator.logged_in', target: result.userId! });
+    if (result.ok) await store.insertAudit(this.db, { operatorId: result.userId, via: 'console' }, { action: 'operator.logged_in', target: result.userId });
     return result;
   }
 

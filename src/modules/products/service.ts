@@ -36,12 +36,13 @@ async function createKey(db: Queryable, productId: string, mode: Mode, scopes: S
 /** Keys listed per product at most: far above what a product holds, a bound on the answer. */
 export const KEYS_LISTED_MAX = 100;
 
-/** The operator's search: a page of products at most, and the longest text it looks for. */
+/** The operator's search: a page of products at most. */
 export const SEARCH_PAGE_MAX = 50;
 /** A product's fee in basis points: 0 to 100%. */
 export const FEE_BPS_MAX = 10_000;
 /** The longest suspension reason the merchant reads. */
 export const SUSPENSION_REASON_MAX = 500;
+/** The longest text the operator's search looks for. */
 const SEARCH_TEXT_MAX = 200;
 
 /** Products and their API keys: the operator's calls, and the dashboard's commands on the account's own product. */

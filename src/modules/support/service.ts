@@ -5,10 +5,9 @@
 import { isCalendarDay } from '../../core/calendar.js';
 import { AMOUNT_MAX } from '../../core/schemas.js';
 import type { Queryable } from '../../db/types.js';
-import type { OperatorsService } from '../operators/service.js';
-import type { OperatorActor } from '../operators/service.js';
+import type { OperatorActor, OperatorsService } from '../operators/service.js';
 import * as store from './store.js';
-import type { FoundObject, MomentName, Network, ObjectKind } from './store.js';
+import type { FoundObject, MomentName, ObjectKind } from './store.js';
 
 export type { FactName, FoundObject, LinkName, MomentName, ObjectKind } from './store.js';
 export { MONEY_FACTS } from './store.js';
@@ -72,18 +71,10 @@ export function cardSearchOf(input: { last4: string; amount: number | null; day:
 }
 
 /** What a search lists of an object: enough to tell it and open it. */
-export interface SearchHit {
-  object: ObjectKind;
-  id: string;
-  productId: string;
-  livemode: boolean;
-  status: string | null;
-  amount: number | null;
+export type SearchHit = Pick<FoundObject, 'object' | 'id' | 'productId' | 'livemode' | 'status' | 'amount' | 'created' | 'card'> & {
   /** A payment refunded in full, which the API keeps SUCCEEDED (its refund is an object of its own). */
   refunded: boolean;
-  created: Date;
-  card: { network: Network | null; last4: string } | null;
-}
+};
 
 export type TimelineEntry =
   | { at: Date; moment: MomentName }
