@@ -26,6 +26,7 @@ import { presentIntent } from '../src/modules/payments/service.js';
 import { INTENT_LIST } from '../src/modules/payments/store.js';
 import { createService } from '../src/service.js';
 import { benchWebhookFairness } from './webhook-fairness.js';
+import { gracefulStopLine, measureGracefulStop } from './graceful-stop.js';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -43,6 +44,8 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const RATIO_ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 5);
 /** Steady offered rates of POST charge, as fractions of the direct rate measured in the rounds. */
 const PACED_FRACTIONS = (process.env.BENCH_PACED_FRACTIONS ?? '0.25,0.5,0.8').split(',').map(Number).filter((f) => f > 0);
+/** SIGTERMs under charge load on each engine, each to a process of its own on a fresh database. */
+const STOP_ROUNDS = Number(process.env.BENCH_STOP_ROUNDS ?? 3);
 /** Stored payments at which list and balance latency are measured again, seeded in bulk. */
 /** API processes sharing one PostgreSQL database in the scale-out scenario. */
 const SCALE_OUT_PROCESSES = Number(process.env.BENCH_SCALE_OUT_PROCESSES ?? 2);
@@ -1131,6 +1134,28 @@ async function baselineLines(ref: string): Promise<string[]> {
   return lines;
 }
 
+/** BENCH_ONLY=graceful-stop: SIGTERM under POST charge from CONNECTIONS keep-alive clients, after WARMUP_SECONDS of it. */
+async function gracefulStopLines(): Promise<string[]> {
+  const lines: string[] = [];
+  for (const engine of ['pglite', 'postgres'] as const) {
+    for (let round = 0; round < STOP_ROUNDS; round++) {
+      const line = await onFreshDatabase(engine, async (env) => {
+        const { url, child } = await startService(env);
+        try {
+          const authorization = `Bearer ${(await createBenchProduct(fetchCaller(url))).keys.test}`;
+          const card = await bindTestCard(fetchCaller(url), authorization);
+          const stop = await measureGracefulStop({ url, child, authorization, body: { ...CHARGE, card }, connections: CONNECTIONS, loadMs: WARMUP_SECONDS * 1000 });
+          return gracefulStopLine(engine, CONNECTIONS, stop);
+        } finally {
+          child.kill('SIGKILL');
+        }
+      });
+      if (line) lines.push(line);
+    }
+  }
+  return lines;
+}
+
 /** Runs `measure` with the environment of a fresh database of `engine` (null when PostgreSQL is not there). */
 async function onFreshDatabase<T>(engine: 'pglite' | 'postgres', measure: (env: Record<string, string>) => Promise<T>): Promise<T | null> {
   if (engine === 'postgres') return withPostgresDatabase((url) => measure({ DATABASE_URL: url }));
@@ -1166,6 +1191,10 @@ async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'baseline') {
     if (!baselineRef) throw new Error('BENCH_ONLY=baseline needs BENCH_BASELINE_REF=<git ref>');
     process.stdout.write(`\n${(await baselineLines(baselineRef)).join('\n')}\n`);
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'graceful-stop') {
+    process.stdout.write(`\n${(await gracefulStopLines()).join('\n')}\n`);
     return;
   }
   if (process.env.BENCH_ONLY === 'webhook-fairness') {

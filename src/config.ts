@@ -1,11 +1,12 @@
 // Every setting (the TOLOV_* variables, PORT, HOST, DATABASE_URL, LOG_LEVEL), parsed and validated once at start. A
 // bad value stops the start with a message naming the variable and the form it accepts.
+import { DATABASE_HOSTS_MAX, databaseHosts } from './lib/database-url.js';
 import { parseSealingKey } from './lib/sealing.js';
 
 export interface Config {
   port: number;
   host: string;
-  /** postgres://… of a PostgreSQL server; null selects the embedded engine in `dataDir`. */
+  /** postgres://… of a PostgreSQL server, or of several (a primary and its standbys); null selects the embedded engine in `dataDir`. */
   databaseUrl: string | null;
   /** Folder of the embedded database, or `memory://`. */
   dataDir: string;
@@ -16,6 +17,11 @@ export interface Config {
    * requests before the listener closes (0: it closes at once).
    */
   shutdownDrainMs: number;
+  /**
+   * How long after SIGTERM the process may take to stop, the drain included; past it, it exits with code 1 and names
+   * what was still running.
+   */
+  shutdownTimeoutMs: number;
   /** Null hides GET /metrics (404); Prometheus sends it as a bearer token. */
   metricsToken: string | null;
   checkoutUrl: string;
@@ -253,9 +259,31 @@ function limits({ integer }: EnvReader) {
   };
 }
 
+/** DATABASE_URL: one PostgreSQL URL, or several hosts in libpq's form, each of which must make a URL. */
+function databaseUrl({ read }: EnvReader): string | null {
+  const raw = read('DATABASE_URL');
+  if (raw === undefined) return null;
+  const hosts = databaseHosts(raw);
+  if (hosts === null || !hosts.every((host) => /^postgres(ql)?:$/.test(URL.parse(host)?.protocol ?? ''))) {
+    const expected = `a postgres or postgresql URL, or several hosts (postgres://user@db1:5432,db2:5432/tolov, at most ${DATABASE_HOSTS_MAX})`;
+    throw new ConfigError('DATABASE_URL', expected, raw.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:(hidden)@'));
+  }
+  return raw;
+}
+
+/** The drain and the whole stop's limit, both counted from SIGTERM: the limit must leave time after the drain. */
+function shutdown({ integer }: EnvReader): Pick<Config, 'shutdownDrainMs' | 'shutdownTimeoutMs'> {
+  const shutdownDrainMs = integer('TOLOV_SHUTDOWN_DRAIN_MS', 0, 0, 120_000);
+  const shutdownTimeoutMs = integer('TOLOV_SHUTDOWN_TIMEOUT_MS', 30_000, 1_000, 600_000);
+  if (shutdownTimeoutMs <= shutdownDrainMs) {
+    throw new ConfigError('TOLOV_SHUTDOWN_TIMEOUT_MS', `more than TOLOV_SHUTDOWN_DRAIN_MS (${shutdownDrainMs}): both count from SIGTERM`, String(shutdownTimeoutMs));
+  }
+  return { shutdownDrainMs, shutdownTimeoutMs };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const reader = envReader(env);
-  const { read, integer, url, oneOf } = reader;
+  const { read, integer, oneOf } = reader;
   const adminToken = read('TOLOV_ADMIN_TOKEN') ?? null;
   if (adminToken !== null) checkAdminToken(adminToken);
   const metricsToken = read('TOLOV_METRICS_TOKEN') ?? null;
@@ -263,11 +291,11 @@ export function loadConfig(env: Env = process.env): Config {
   const where = addresses(reader);
   return {
     ...where,
-    databaseUrl: url('DATABASE_URL', ['postgres', 'postgresql']) ?? null,
+    databaseUrl: databaseUrl(reader),
     dataDir: read('TOLOV_DATA_DIR') ?? './data',
     adminToken,
     metricsToken,
-    shutdownDrainMs: integer('TOLOV_SHUTDOWN_DRAIN_MS', 0, 0, 120_000),
+    ...shutdown(reader),
     orderTtlSeconds: integer('TOLOV_ORDER_TTL_SECONDS', 1800, 1, 30 * DAY_SECONDS),
     sessionTtlSeconds: integer('TOLOV_SESSION_TTL_SECONDS', 900, 1, DAY_SECONDS),
     webhookRetryScheduleSeconds: webhookRetrySchedule(reader),

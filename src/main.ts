@@ -1,10 +1,12 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { FolderInUseError } from './db/folder-lock.js';
+import { NoPrimaryError } from './db/primary.js';
+import { databaseHosts, hostOf } from './lib/database-url.js';
 import { SealingError } from './lib/sealing.js';
 import { createService, type Service } from './service.js';
 
 function describeStorage(config: Config): string {
-  if (config.databaseUrl) return `PostgreSQL at ${new URL(config.databaseUrl).host}`;
+  if (config.databaseUrl) return `PostgreSQL at ${databaseHosts(config.databaseUrl)!.map(hostOf).join(', ')}`;
   return `embedded PostgreSQL (PGlite) in ${config.dataDir}`;
 }
 
@@ -16,7 +18,7 @@ async function main(): Promise<void> {
     service = await createService(config);
   } catch (error) {
     // What the operator can fix is said in one line; anything else is a defect and keeps its stack.
-    if (error instanceof ConfigError || error instanceof FolderInUseError || error instanceof SealingError) {
+    if (error instanceof ConfigError || error instanceof FolderInUseError || error instanceof SealingError || error instanceof NoPrimaryError) {
       process.stderr.write(`tolov: ${error.message}\n`);
       process.exit(1);
     }
@@ -42,10 +44,18 @@ async function main(): Promise<void> {
 
   let stopping = false;
   const stop = (signal: string) => {
+    // A second signal changes nothing: the stop under way, and its limit, count from the first.
     if (stopping) return;
     stopping = true;
     log.info(`${signal}: finishing requests in flight, then stopping`);
-    service.stop().then(
+    let step = 'the drain';
+    // Whatever keeps the stop waiting (a request that never ends, an unanswered webhook), the process ends before
+    // whoever stops it kills it. The timer only bounds the stop: it never keeps the process alive by itself.
+    setTimeout(() => {
+      log.error(`the stop did not finish within TOLOV_SHUTDOWN_TIMEOUT_MS (${config.shutdownTimeoutMs} ms): still waiting for ${step}; exiting`);
+      process.exit(1);
+    }, config.shutdownTimeoutMs).unref();
+    service.stop((name) => (step = name)).then(
       () => process.exit(0),
       (error: unknown) => {
         log.error({ err: error }, 'stop failed');

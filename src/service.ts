@@ -8,7 +8,7 @@ import { countOutcomes, createMetrics, measureRequests } from './http/metrics.js
 import { operationsRoutes } from './http/routes/operations.js';
 import { registerApi, type Services } from './http/app.js';
 import { IdempotentReplies } from './http/idempotency.js';
-import { createServer } from './http/server.js';
+import { createServer, stopListening } from './http/server.js';
 import type { PhaseHooks } from './core/idempotency.js';
 import { releaseAllLocks } from './core/idempotency-keys.js';
 import { Commands } from './core/commands.js';
@@ -72,8 +72,8 @@ export interface Service {
   webhooks: WebhooksService;
   /** Listens on config.host:config.port and starts the workers; returns the URL. */
   listen(): Promise<string>;
-  /** Stops accepting, finishes requests in flight, stops workers, closes the database. */
-  stop(): Promise<void>;
+  /** Stops accepting, finishes requests in flight, stops workers, closes the database; names each step to `step`. */
+  stop(step?: (name: string) => void): Promise<void>;
 }
 
 /** Every capability's service, each given what it depends on. */
@@ -255,16 +255,23 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
       running.workers = startWorkers([...backgroundWorkers(config, db, services, app.log), ...(maintained ? [tableMaintenance(db)] : [])], app.log);
       return url;
     },
-    async stop() {
+    async stop(step = () => {}) {
       running.stopping = true;
+      step('the drain');
       // Readiness fails from now on; the load balancer takes the process out before its listener closes.
       if (config.shutdownDrainMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+      // The server's close also closes the webhook sender, which lets the attempts under way end first.
+      step('requests in flight and webhook attempts under way');
+      await stopListening(app);
       await app.close();
+      step("the workers' batches");
       await running.workers?.stop();
+      step('webhook deliveries and mail');
       // Attempts started by the delivery worker end within their timeout, and are recorded before the database closes.
       await webhooks.idle();
       await mail.idle();
       mail.close();
+      step('the request log and the database');
       // The calls answered last are in the log too.
       await requestLog.flush(Number.MAX_SAFE_INTEGER).catch((error: unknown) => app.log.warn({ err: error }, 'the request log could not be written'));
       await db.close();

@@ -74,6 +74,9 @@ describe('configuration', () => {
     ['TOLOV_FEE_BPS', '10001', 'an integer from 0 to 10000'],
     ['TOLOV_FEE_BPS', '-1', 'an integer from 0 to 10000'],
     ['DATABASE_URL', 'mysql://x', 'a postgres or postgresql URL'],
+    ['DATABASE_URL', 'postgres://u@db1:5432,,db2:5432/tolov', 'or several hosts'],
+    ['DATABASE_URL', `postgres://u@${Array.from({ length: 17 }, (_, i) => `db${i}`).join(',')}/tolov`, 'at most 16'],
+    ['DATABASE_URL', 'postgres://u@db1:5432,db2:port/tolov', 'a postgres or postgresql URL'],
     ['TOLOV_CHECKOUT_URL', 'ftp://x', 'a http or https URL'],
     ['TOLOV_WEBHOOK_ALLOW_PRIVATE', 'yes', 'true or false'],
     ['TOLOV_WEBHOOK_RETRY_SCHEDULE', '0,1m', 'comma-separated delays in seconds'],
@@ -96,6 +99,12 @@ describe('configuration', () => {
     expect((error as ConfigError).variable).toBe(variable);
     expect((error as ConfigError).message).toContain(variable);
     expect((error as ConfigError).message).toContain(expected);
+  });
+
+  it('takes a DATABASE_URL listing a primary and its standbys, and never prints the password of one it refuses', () => {
+    const hosts = 'postgres://tolov:s3cret@db1.internal:5432,db2.internal:5433,[fd00::3]:5432/tolov?sslmode=require';
+    expect(loadConfig({ DATABASE_URL: hosts }).databaseUrl).toBe(hosts);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://tolov:s3cret@db1:5432,/tolov' })).toThrow('postgres://tolov:(hidden)@db1:5432,/tolov');
   });
 
   it('never prints the admin token it refuses', () => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { openPostgres } from '../db/db.js';
+import { NoPrimaryError, Primary } from '../db/primary.js';
 import type { Db } from '../db/types.js';
 import { readMigrations, schemaVersion } from '../db/migrate.js';
 import { bookChecks } from '../modules/checks/service.js';
@@ -91,8 +92,17 @@ async function drill(source: string) {
   }
 }
 
+/** The primary's own URL: a DATABASE_URL may list its standbys too, and the drill restores beside the primary. */
+async function primarySource(): Promise<string> {
+  try {
+    return (await Primary.of(sourceUrl())).url;
+  } catch (error) {
+    throw error instanceof NoPrimaryError ? new DrillError(error.message) : error;
+  }
+}
+
 try {
-  const report = await drill(sourceUrl());
+  const report = await drill(await primarySource());
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   process.exitCode = report.ok ? 0 : 1;
 } catch (error) {

@@ -1,6 +1,8 @@
 import { TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { hostOf } from '../lib/database-url.js';
 import { FolderInUseError, lockFolder } from './folder-lock.js';
+import { CONNECT_TIMEOUT_MS, NotPrimaryError, Primary } from './primary.js';
 import { inThisThread, pgliteSession } from './pglite/session.js';
 import { startPgliteThread, type EngineThread } from './pglite/thread.js';
 import { committed, NEVER_LOST, transactionOn, type Db, type Transaction } from './types.js';
@@ -8,7 +10,6 @@ import { committed, NEVER_LOST, transactionOn, type Db, type Transaction } from 
 const POOL_SIZE = 10;
 /** Distinct statement texts prepared by name, on either engine (a limit well above the service's own set). */
 const PREPARED_MAX = 1_000;
-const CONNECT_TIMEOUT_MS = 5_000;
 const STATEMENT_TIMEOUT_MS = 15_000;
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 /** A listener whose connection dropped tries again after this long, doubling up to the maximum. */
@@ -17,6 +18,12 @@ const LISTEN_RETRY_MAX_MS = 5_000;
 // Deadlocks and serialization failures (and a statement prepared before a schema change, below) are safe to retry:
 // the transaction left nothing behind.
 const RETRYABLE_CODES = new Set(['40001', '40P01']);
+// The server refused a write as a standby (25006), or is shutting down or starting (57P01-57P03): the primary may have
+// moved, and the connection is given up.
+const LOST_PRIMARY_CODES = new Set(['25006', '57P01', '57P02', '57P03']);
+const refusedAsLostPrimary = (error: unknown) => error instanceof pg.DatabaseError && LOST_PRIMARY_CODES.has(error.code ?? '');
+/** Not an answer of the server's to a statement: the connection itself failed, or the server is going away. */
+const connectionFailed = (error: unknown) => !(error instanceof pg.DatabaseError) || refusedAsLostPrimary(error);
 const TRANSACTION_ATTEMPTS_MAX = 3;
 
 const INT8_OID = 20;
@@ -36,8 +43,12 @@ function isStalePlan(error: unknown): boolean {
   return code === '0A000' && routine === 'RevalidateCachedQuery';
 }
 
-type Client = pg.Pool | pg.PoolClient;
-type Run = <Row>(client: Client, sql: string, params?: readonly unknown[]) => Promise<Row[]>;
+/** The pool and the primary its new connections go to. */
+interface PrimaryPool {
+  pool: pg.Pool;
+  primary: Primary;
+}
+type Run = <Row>(client: pg.PoolClient, sql: string, params?: readonly unknown[]) => Promise<Row[]>;
 
 /**
  * Runs statements as named prepared statements. Named statements are parsed once per connection; the name is derived
@@ -59,7 +70,7 @@ function preparedStatements(): Run {
     }
     return { ...(name ? { name } : {}), text: sql, values: params as unknown[] | undefined };
   };
-  return async <Row>(client: Client, sql: string, params?: readonly unknown[]) => {
+  return async <Row>(client: pg.PoolClient, sql: string, params?: readonly unknown[]) => {
     const preparedIn = generation;
     try {
       return (await client.query(statement(sql, params))).rows as Row[];
@@ -73,20 +84,28 @@ function preparedStatements(): Run {
   };
 }
 
-const exec = async (client: Client, script: string) => {
+const exec = async (client: pg.PoolClient, script: string) => {
   await client.query(script);
 };
 
 /**
  * Runs `work` on a client of the pool, which is discarded afterwards if its connection failed or `work` said so
  * (`broke`). A server restart under a statement emits 'error' on the client we hold (the pool only listens to idle
- * ones); unheard, it would end the process. The statement in flight fails on its own.
+ * ones); unheard, it would end the process. The statement in flight fails on its own. A connection that failed, or
+ * could not be made, may mean the primary is gone: the pool looks for it again.
  */
-async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient, broke: () => void) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+async function withClient<T>(pool: PrimaryPool, work: (client: pg.PoolClient, broke: () => void) => Promise<T>): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.pool.connect();
+  } catch (error) {
+    if (connectionFailed(error)) pool.primary.suspect();
+    throw error;
+  }
   let broken = false;
   const broke = () => {
     broken = true;
+    pool.primary.suspect();
   };
   client.on('error', broke);
   try {
@@ -103,19 +122,19 @@ async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient, broke:
  * again, and a merchant sending such requests would slow every other; here a statement the server refused keeps its
  * connection, and only a failure of the connection itself discards it.
  */
-function queryOnPool<Row>(pool: pg.Pool, run: Run, sql: string, params: readonly unknown[] | undefined): Promise<Row[]> {
+function queryOnPool<Row>(pool: PrimaryPool, run: Run, sql: string, params: readonly unknown[] | undefined): Promise<Row[]> {
   return withClient(pool, async (client, broke) => {
     try {
       return await run<Row>(client, sql, params);
     } catch (error) {
-      if (!(error instanceof pg.DatabaseError)) broke();
+      if (connectionFailed(error)) broke();
       throw error;
     }
   });
 }
 
 /** Runs `work` in a transaction on a client of the pool, again (up to a limit) when the failure is safe to retry. */
-async function transactionOnPool<T>(pool: pg.Pool, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
+async function transactionOnPool<T>(pool: PrimaryPool, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await withClient(pool, async (client, broke) => {
@@ -128,6 +147,7 @@ async function transactionOnPool<T>(pool: pg.Pool, run: Run, work: (tx: Transact
           committed(tx);
           return result;
         } catch (error) {
+          if (refusedAsLostPrimary(error)) broke();
           await client.query('ROLLBACK').catch(broke);
           throw error;
         }
@@ -140,36 +160,54 @@ async function transactionOnPool<T>(pool: pg.Pool, run: Run, work: (tx: Transact
   }
 }
 
+/**
+ * PostgreSQL through a pool of connections to the primary among DATABASE_URL's hosts. Each new connection checks that
+ * its host still accepts writes, so a pool never serves from a standby.
+ */
 export async function openPostgres(connectionString: string): Promise<Db> {
+  const primary = await Primary.of(connectionString);
   const types = {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
       oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
   };
+  // Each connection is made to the primary as last found (a connection string given to a client wins over its parts).
+  class PrimaryClient extends pg.Client {
+    constructor(config: pg.ClientConfig) {
+      super({ ...config, connectionString: primary.url });
+    }
+  }
   const pool = new pg.Pool({
-    connectionString,
+    Client: PrimaryClient as unknown as new () => pg.ClientBase,
     max: POOL_SIZE,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     statement_timeout: STATEMENT_TIMEOUT_MS,
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
     types,
+    onConnect: async (client: pg.ClientBase) => {
+      const { rows } = await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
+      if (!rows[0]!.standby) return;
+      primary.suspect();
+      throw new NotPrimaryError(hostOf(primary.url));
+    },
   });
   // An idle client losing its connection (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const run = preparedStatements();
+  const primaryPool = { pool, primary };
   return {
     engine: 'postgres',
     query: async (sql, params) => {
       try {
-        return await queryOnPool(pool, run, sql, params);
+        return await queryOnPool(primaryPool, run, sql, params);
       } catch (error) {
         // Refused before it ran: nothing happened, and the new generation prepares it afresh.
         if (!isStalePlan(error)) throw error;
-        return queryOnPool(pool, run, sql, params);
+        return queryOnPool(primaryPool, run, sql, params);
       }
     },
-    exec: (script) => exec(pool, script),
-    transaction: (work) => transactionOnPool(pool, run, work),
-    listen: (channel, handlers) => listenPostgres(connectionString, channel, handlers),
+    exec: (script) => withClient(primaryPool, (client) => exec(client, script)),
+    transaction: (work) => transactionOnPool(primaryPool, run, work),
+    listen: (channel, handlers) => listenPostgres(() => primary.url, channel, handlers),
     lost: NEVER_LOST,
     poolState: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: POOL_SIZE }),
     close: () => pool.end(),
@@ -178,7 +216,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
 
 /** A connection of its own outside the pool, re-established after any failure until stopped. */
 async function listenPostgres(
-  connectionString: string,
+  connectionString: () => string,
   channel: string,
   handlers: Parameters<Db['listen']>[1],
 ): Promise<() => Promise<void>> {
@@ -188,7 +226,7 @@ async function listenPostgres(
   let timer: NodeJS.Timeout | null = null;
   const connect = async (): Promise<void> => {
     timer = null;
-    const attempt = new pg.Client({ connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    const attempt = new pg.Client({ connectionString: connectionString(), connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     let lost = false;
     const onLost = () => {
       if (lost) return;

@@ -1,5 +1,6 @@
 // The HTTP server every route runs in: limits, request ids and logs, JSON bodies, authentication, the one error
 // format, and the OpenAPI description. The routes themselves are plugins that `app.ts` registers on it.
+import net from 'node:net';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
@@ -23,9 +24,17 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 /** Failed operator authentications a minute, from every address together, before further failures answer 429. */
 const OPERATOR_AUTH_FAILURES_PER_MINUTE = 100;
+/** On a graceful stop, how long a connection left idle by its client stays open (a request may be on its way). */
+const IDLE_CONNECTION_GRACE_MS = 1_000;
 
-// Connection-level database failures: the request may be retried once the database is back.
-const DATABASE_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
+// Connection-level database failures, and a primary lost to a failover (a standby refusing a write, none found yet):
+// the request may be retried once the database is back.
+const DATABASE_UNAVAILABLE = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006', '25006', 'ENOTPRIMARY', 'ENOPRIMARY',
+]);
+
+const serviceUnavailable = () =>
+  new ApiError('SERVICE_UNAVAILABLE', 'The service is briefly unavailable; retry shortly', { headers: { 'Retry-After': '1' } });
 
 function toApiError(error: FastifyError & { code?: string }): ApiError {
   if (error instanceof ApiError) return error;
@@ -38,7 +47,7 @@ function toApiError(error: FastifyError & { code?: string }): ApiError {
       return new ApiError('VALIDATION_ERROR', 'Content-Length does not match the body');
   }
   if (DATABASE_UNAVAILABLE.has(error.code ?? '') || /Connection terminated|timeout exceeded when trying to connect/.test(error.message)) {
-    return new ApiError('SERVICE_UNAVAILABLE', 'The service is briefly unavailable; retry shortly', { headers: { 'Retry-After': '1' } });
+    return serviceUnavailable();
   }
   const status = error.statusCode ?? 500;
   if (status === 404) return new ApiError('NOT_FOUND', error.message);
@@ -180,6 +189,36 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
   app.get('/admin/v1/openapi.json', { config: { auth: { kind: 'admin' } }, schema: { hide: true } }, async () => app.swagger());
 }
 
+/** Once the server closes, a request still arriving on an open connection answers 503: another process serves it. */
+function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw serviceUnavailable();
+  });
+}
+
+/**
+ * Closes the listener without cutting an open connection, since a request may be on its way on any of them: every
+ * answer from now on closes its connection, so the client's next request is refused, never reset. Resolves once no
+ * connection is left, or after IDLE_CONNECTION_GRACE_MS; `app.close()` then ends the rest.
+ */
+export async function stopListening(app: FastifyInstance): Promise<void> {
+  const idleMs = IDLE_CONNECTION_GRACE_MS;
+  app.server.keepAliveTimeout = idleMs;
+  app.server.prependListener('request', (_request, response) => response.setHeader('Connection', 'close'));
+  await new Promise<void>((resolve) => {
+    const grace = setTimeout(resolve, idleMs);
+    // http.Server's close() also closes the idle connections, where a request may be on its way; net.Server's does not.
+    net.Server.prototype.close.call(app.server, () => {
+      clearTimeout(grace);
+      resolve();
+    });
+  });
+}
+
 /** A server with everything but the capabilities' routes; nothing listens until the caller says so. */
 export async function createServer(config: Config, keys: ApiKeyCache): Promise<FastifyInstance> {
   const app = Fastify({
@@ -190,7 +229,8 @@ export async function createServer(config: Config, keys: ApiKeyCache): Promise<F
     connectionTimeout: CONNECTION_TIMEOUT_MS,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
-    return503OnClosing: true,
+    // Requests arriving while it closes are refused by refuseWhileClosing, in the API's error format.
+    return503OnClosing: false,
     // Behind the proxies named, the client address every throttle counts is the one they report.
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     routerOptions: { maxParamLength: 128 },
@@ -199,6 +239,7 @@ export async function createServer(config: Config, keys: ApiKeyCache): Promise<F
   });
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('merchant', null);
+  refuseWhileClosing(app);
   declareAuth(app, config);
   parseJsonBodies(app);
   authenticateRequests(app, config, keys);

@@ -5,7 +5,7 @@ import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard } from '../support/binding.js';
 import { engine, startService, type Merchant, type TestService } from '../support/harness.js';
-import { charge, reconcileNow } from '../support/payments.js';
+import { charge, chargeUntilCreated, expectChargesSettled } from '../support/payments.js';
 
 const enabled = engine === 'postgres' && process.env.TOLOV_TEST_POSTGRES_RESTART === '1';
 const CHARGES = 60;
@@ -50,39 +50,11 @@ describe.runIf(enabled)('PostgreSQL restarted under load', () => {
     // The pool recovered: every key, retried, gets its one intent.
     const ids = new Set<string>();
     for (let index = 0; index < CHARGES; index++) {
-      let reply = await charge(service, shop.test, { amount: 1_000 + index, card }, `restart-${index}`);
-      for (let attempt = 0; reply.status === 409 && attempt < 100; attempt++) {
-        // A key whose request died with the connection stays locked until its lock lapses.
-        await service.db.query("UPDATE idempotency_keys SET locked_at = now() - interval '2 minutes' WHERE key = $1", [`restart-${index}`]);
-        reply = await charge(service, shop.test, { amount: 1_000 + index, card }, `restart-${index}`);
-      }
+      const reply = await chargeUntilCreated(service, shop.test, { amount: 1_000 + index, card }, `restart-${index}`);
       expect(reply.status, reply.text).toBe(201);
       ids.add(reply.body.id);
     }
     expect(ids.size).toBe(CHARGES);
-    for (let round = 0; round < 3; round++) await reconcileNow(service);
-
-    const [counts] = await service.db.query<{ intents: number; processing: number; net: number }>(
-      `SELECT count(*)::int AS intents, count(*) FILTER (WHERE status = 'PROCESSING')::int AS processing,
-              coalesce(sum(amount - fee) FILTER (WHERE status = 'SUCCEEDED'), 0)::bigint AS net
-         FROM payment_intents WHERE product_id = $1`,
-      [shop.productId],
-    );
-    expect(counts).toMatchObject({ intents: CHARGES, processing: 0 });
-    const balance = (await service.call({ method: 'GET', url: '/v1/balance', key: shop.test })).body;
-    expect(balance.pending + balance.available).toBe(counts!.net);
-    const [events] = await service.db.query<{ wrong: number }>(
-      `SELECT count(*)::int AS wrong FROM payment_intents i WHERE i.product_id = $1
-          AND (i.status IN ('SUCCEEDED', 'FAILED'))::int <> (SELECT count(*) FROM events e WHERE e.object_id = i.id)`,
-      [shop.productId],
-    );
-    expect(events!.wrong).toBe(0);
-    // The test bank's books agree with every payment: a debit it lost in the crash was fenced, and its payment failed.
-    const [books] = await service.db.query<{ wrong: number }>(
-      `SELECT count(*)::int AS wrong FROM payment_intents i LEFT JOIN test_rail_operations o ON o.operation_id = i.id
-        WHERE i.product_id = $1 AND (i.status = 'SUCCEEDED') <> (o.status IS NOT DISTINCT FROM 'SUCCEEDED')`,
-      [shop.productId],
-    );
-    expect(books!.wrong).toBe(0);
+    await expectChargesSettled(service, shop, CHARGES);
   }, 180_000);
 });

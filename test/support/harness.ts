@@ -132,17 +132,17 @@ export interface TestService {
 }
 
 /**
- * The service on a fresh copy of the test database, driven through its HTTP surface with `inject`. Workers do not run
- * on their own: a test runs a batch when it wants one (`service.payments.reconcileDebits(…)`).
+ * The service on a fresh copy of the test database (or on `db`, which it then closes), driven through its HTTP surface
+ * with `inject`. Workers do not run on their own: a test runs a batch when it wants one (`service.payments.reconcileDebits(…)`).
  */
 export async function startService(
   env: Record<string, string> = {},
-  options: { hooks?: PhaseHooks; lookup?: Lookup } = {},
+  options: { hooks?: PhaseHooks; lookup?: Lookup; db?: Db } = {},
 ): Promise<TestService> {
   const mailbox = await Mailbox.start();
   const config = loadConfig({ TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, LOG_LEVEL: 'silent', TOLOV_SMTP_URL: mailbox.url, ...env });
-  const db = await openTestDb();
-  const service = await createService(config, { db, ...options });
+  const db = options.db ?? (await openTestDb());
+  const service = await createService(config, { ...options, db });
   await service.app.ready();
 
   const call = async ({ method, url, key, body, payload, idempotencyKey, headers = {} }: Call): Promise<Reply> => {

@@ -1,5 +1,6 @@
 import { bindCard } from './binding.js';
-import { idem, type Reply, type TestService } from './harness.js';
+import { expect } from 'vitest';
+import { idem, type Merchant, type Reply, type TestService } from './harness.js';
 
 export const charge = (service: TestService, key: string, body: Record<string, unknown>, idempotencyKey = idem()): Promise<Reply> =>
   service.call({ method: 'POST', url: '/subscribe/v1/charges', key, idempotencyKey, body });
@@ -10,6 +11,56 @@ export async function chargeCard(service: TestService, key: string, pan: string,
   const reply = await charge(service, key, { amount, card });
   if (reply.status !== 201) throw new Error(`charge failed: ${reply.text}`);
   return reply.body;
+}
+
+/**
+ * Charges again under `idempotencyKey` until the charge is created, as a client retries after its database failed: a
+ * key whose first request died with its connection stays locked until its lock lapses, so the test lets it lapse.
+ */
+export async function chargeUntilCreated(
+  service: TestService,
+  key: string,
+  body: Record<string, unknown>,
+  idempotencyKey: string,
+  statuses: number[] = [],
+): Promise<Reply> {
+  let reply = await charge(service, key, body, idempotencyKey);
+  statuses.push(reply.status);
+  for (let attempt = 0; (reply.status === 409 || reply.status === 503) && attempt < 100; attempt++) {
+    if (reply.status === 409) {
+      await service.db.query("UPDATE idempotency_keys SET locked_at = now() - interval '2 minutes' WHERE key = $1", [idempotencyKey]);
+    } else {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    reply = await charge(service, key, body, idempotencyKey);
+    statuses.push(reply.status);
+  }
+  return reply;
+}
+
+/**
+ * After charges through a failure, once reconciliation has run: `charges` intents of the product, none PROCESSING, the
+ * balance equal to the succeeded ones' net, one event for each ended payment, and the test bank's books agreeing (a
+ * debit it lost was fenced, and its payment failed).
+ */
+export async function expectChargesSettled(service: TestService, shop: Merchant, charges: number): Promise<void> {
+  for (let round = 0; round < 3; round++) await reconcileNow(service);
+  const [counts] = await service.db.query<{ intents: number; processing: number; net: number }>(
+    `SELECT count(*)::int AS intents, count(*) FILTER (WHERE status = 'PROCESSING')::int AS processing,
+            coalesce(sum(amount - fee) FILTER (WHERE status = 'SUCCEEDED'), 0)::bigint AS net
+       FROM payment_intents WHERE product_id = $1`,
+    [shop.productId],
+  );
+  expect(counts).toMatchObject({ intents: charges, processing: 0 });
+  const { pending, available } = await balance(service, shop.test);
+  expect(pending + available).toBe(counts!.net);
+  const [wrong] = await service.db.query<{ events: number; books: number }>(
+    `SELECT count(*) FILTER (WHERE (i.status IN ('SUCCEEDED', 'FAILED'))::int <> (SELECT count(*) FROM events e WHERE e.object_id = i.id))::int AS events,
+            count(*) FILTER (WHERE (i.status = 'SUCCEEDED') <> (o.status IS NOT DISTINCT FROM 'SUCCEEDED'))::int AS books
+       FROM payment_intents i LEFT JOIN test_rail_operations o ON o.operation_id = i.id WHERE i.product_id = $1`,
+    [shop.productId],
+  );
+  expect(wrong).toEqual({ events: 0, books: 0 });
 }
 
 /** Lets the in-flight window of every open operation pass and runs one reconciliation batch of each kind. */

@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ADMIN_TOKEN, createPostgresDatabase, engine, SECRETS_KEY } from './harness.js';
 
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -67,3 +70,10 @@ export async function json(url: string, init: RequestInit = {}) {
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
+/** Storage a restarted process finds again: a folder of its own on the embedded engine (removed by killAll), else processStorage's. */
+export async function persistentStorage(): Promise<Record<string, string>> {
+  if (engine === 'postgres') return processStorage();
+  const dir = await mkdtemp(join(tmpdir(), 'tolov-process-'));
+  databases.push(() => rm(dir, { recursive: true, force: true }));
+  return { TOLOV_DATA_DIR: dir };
+}
