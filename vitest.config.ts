@@ -26,6 +26,7 @@ const ENGINE_INDEPENDENT = [
   'test/cli/cli.test.ts',
   'test/cli/follow.test.ts',
   'test/docs/samples.test.ts',
+  'test/platform/deployment.test.ts',
 ];
 
 const engine = (name: 'pglite' | 'postgres') => ({
