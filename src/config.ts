@@ -259,14 +259,23 @@ function limits({ integer }: EnvReader) {
   };
 }
 
+function isPostgresUrl(text: string): boolean {
+  try {
+    return /^postgres(ql)?:$/i.test(new URL(text).protocol);
+  } catch {
+    return false;
+  }
+}
+
 /** DATABASE_URL: one PostgreSQL URL, or several hosts in libpq's form, each of which must make a URL. */
 function databaseUrl({ read }: EnvReader): string | null {
   const raw = read('DATABASE_URL');
   if (raw === undefined) return null;
   const hosts = databaseHosts(raw);
-  if (hosts === null || !hosts.every((host) => /^postgres(ql)?:$/.test(URL.parse(host)?.protocol ?? ''))) {
+  if (hosts === null || !hosts.every(isPostgresUrl)) {
     const expected = `a postgres or postgresql URL, or several hosts (postgres://user@db1:5432,db2:5432/tolov, at most ${DATABASE_HOSTS_MAX})`;
-    throw new ConfigError('DATABASE_URL', expected, raw.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:(hidden)@'));
+    // The user part may hold the password: never printed.
+    throw new ConfigError('DATABASE_URL', expected, raw.replace(/\/\/.*@/s, '//(hidden)@'));
   }
   return raw;
 }

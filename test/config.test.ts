@@ -104,7 +104,8 @@ describe('configuration', () => {
   it('takes a DATABASE_URL listing a primary and its standbys, and never prints the password of one it refuses', () => {
     const hosts = 'postgres://tolov:s3cret@db1.internal:5432,db2.internal:5433,[fd00::3]:5432/tolov?sslmode=require';
     expect(loadConfig({ DATABASE_URL: hosts }).databaseUrl).toBe(hosts);
-    expect(() => loadConfig({ DATABASE_URL: 'postgres://tolov:s3cret@db1:5432,/tolov' })).toThrow('postgres://tolov:(hidden)@db1:5432,/tolov');
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://tolov:s3cret@db1:5432,/tolov' })).toThrow('postgres://(hidden)@db1:5432,/tolov');
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://tolov:s3/cr@t@db1:5432,/tolov' })).toThrow('postgres://(hidden)@db1:5432,/tolov');
   });
 
   it('never prints the admin token it refuses', () => {

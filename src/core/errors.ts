@@ -79,3 +79,19 @@ export class ApiError extends Error {
 }
 
 export const notFound = (what: string) => new ApiError('NOT_FOUND', `No such ${what}`);
+
+// Connection-level database failures (down, restarting, unreachable, out of connections), and a primary lost to a
+// failover (a standby refusing a write): the request may be retried once the database is back.
+const DATABASE_UNAVAILABLE = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE',
+  '57P01', '57P02', '57P03', '08000', '08003', '08006', '53300', '25006', 'ENOTPRIMARY',
+]);
+
+/** Whether `error` says the database cannot be reached now, rather than that the request was wrong. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return DATABASE_UNAVAILABLE.has(String(code)) || /Connection terminated|timeout exceeded when trying to connect/.test(String(message));
+}
+
+export const serviceUnavailable = () =>
+  new ApiError('SERVICE_UNAVAILABLE', 'The service is briefly unavailable; retry shortly', { headers: { 'Retry-After': '1' } });

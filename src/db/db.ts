@@ -1,6 +1,5 @@
 import { TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { hostOf } from '../lib/database-url.js';
 import { FolderInUseError, lockFolder } from './folder-lock.js';
 import { CONNECT_TIMEOUT_MS, NotPrimaryError, Primary } from './primary.js';
 import { inThisThread, pgliteSession } from './pglite/session.js';
@@ -94,7 +93,7 @@ const exec = async (client: pg.PoolClient, script: string) => {
  * ones); unheard, it would end the process. The statement in flight fails on its own. A connection that failed, or
  * could not be made, may mean the primary is gone: the pool looks for it again.
  */
-async function withClient<T>(pool: PrimaryPool, work: (client: pg.PoolClient, broke: () => void) => Promise<T>): Promise<T> {
+async function withClient<T>(pool: PrimaryPool, work: (client: pg.PoolClient, broke: (lostConnection?: unknown) => void) => Promise<T>): Promise<T> {
   let client: pg.PoolClient;
   try {
     client = await pool.pool.connect();
@@ -103,9 +102,10 @@ async function withClient<T>(pool: PrimaryPool, work: (client: pg.PoolClient, br
     throw error;
   }
   let broken = false;
-  const broke = () => {
+  // Called with `false` when the connection still works but must not be reused; otherwise (an 'error' event) it failed.
+  const broke = (lostConnection?: unknown) => {
     broken = true;
-    pool.primary.suspect();
+    if (lostConnection !== false) pool.primary.suspect();
   };
   client.on('error', broke);
   try {
@@ -184,10 +184,12 @@ export async function openPostgres(connectionString: string): Promise<Db> {
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
     types,
     onConnect: async (client: pg.ClientBase) => {
-      const { rows } = await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
+      const question = { text: 'SELECT pg_is_in_recovery() AS standby', query_timeout: CONNECT_TIMEOUT_MS };
+      const { rows } = await client.query<{ standby: boolean }>(question);
       if (!rows[0]!.standby) return;
       primary.suspect();
-      throw new NotPrimaryError(hostOf(primary.url));
+      const { host, port } = client as pg.Client;
+      throw new NotPrimaryError(`${host}:${port}`);
     },
   });
   // An idle client losing its connection (server restart) must not crash the process; the pool replaces it.
@@ -205,12 +207,22 @@ export async function openPostgres(connectionString: string): Promise<Db> {
         return queryOnPool(primaryPool, run, sql, params);
       }
     },
-    exec: (script) => withClient(primaryPool, (client) => exec(client, script)),
+    exec: (script) =>
+      withClient(primaryPool, async (client, broke) => {
+        // A script may leave its connection inside a transaction it opened when it fails: that connection is not reused.
+        await exec(client, script).catch((error: unknown) => {
+          broke(connectionFailed(error));
+          throw error;
+        });
+      }),
     transaction: (work) => transactionOnPool(primaryPool, run, work),
     listen: (channel, handlers) => listenPostgres(() => primary.url, channel, handlers),
     lost: NEVER_LOST,
     poolState: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: POOL_SIZE }),
-    close: () => pool.end(),
+    close: () => {
+      primary.close();
+      return pool.end();
+    },
   };
 }
 

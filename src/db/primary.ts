@@ -19,7 +19,6 @@ export class NotPrimaryError extends Error {
 
 /** No listed host accepts writes: each host's answer, for the operator. */
 export class NoPrimaryError extends Error {
-  readonly code = 'ENOPRIMARY';
   constructor(answers: readonly string[]) {
     super(`No host of DATABASE_URL can be written to: ${answers.join('; ')}`);
   }
@@ -27,7 +26,8 @@ export class NoPrimaryError extends Error {
 
 /** Whether the server behind `url` accepts writes; a host that cannot be reached throws. */
 async function acceptsWrites(url: string, connectTimeoutMs: number): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
+  // The question has its own limit too: a host that accepts the connection and then goes silent must not hold a search.
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, query_timeout: connectTimeoutMs });
   client.on('error', () => {});
   try {
     await client.connect();
@@ -39,14 +39,15 @@ async function acceptsWrites(url: string, connectTimeoutMs: number): Promise<boo
 }
 
 /**
- * The host new connections go to. `find` asks every host at once and takes the first, in the URL's order, that accepts
- * writes; `suspect`, called when a connection fails or meets a standby, searches again in the background, one search
- * at a time. Until a search finds the new primary, connections go to the old one and fail, as they would with one host.
+ * The host new connections go to. `suspect`, called when a connection fails or meets a standby, searches again in the
+ * background, one search at a time. Until a search finds the new primary, connections go to the old one and fail, as
+ * they would with one host.
  */
 export class Primary {
   private index = 0;
   private searching = false;
   private lastSearch = 0;
+  private closed = false;
 
   private constructor(
     private readonly hosts: readonly string[],
@@ -67,19 +68,38 @@ export class Primary {
     return this.hosts[this.index]!;
   }
 
-  async find(): Promise<void> {
-    const answers = await Promise.allSettled(this.hosts.map((url) => acceptsWrites(url, this.connectTimeoutMs)));
-    const found = answers.findIndex((answer) => answer.status === 'fulfilled' && answer.value);
-    if (found < 0) {
-      throw new NoPrimaryError(
-        answers.map((answer, i) => `${hostOf(this.hosts[i]!)} ${answer.status === 'fulfilled' ? 'is a standby' : `(${(answer.reason as Error).message})`}`),
-      );
-    }
-    this.index = found;
+  /**
+   * Asks every host at once and takes the first that answers it accepts writes, so that a dead host's silence does not
+   * delay the failover; with none, NoPrimaryError names each host's answer.
+   */
+  private find(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const answers: string[] = new Array<string>(this.hosts.length);
+      let pending = this.hosts.length;
+      const settle = (index: number, answer: string) => {
+        answers[index] = `${hostOf(this.hosts[index]!)} ${answer}`;
+        if (--pending === 0) reject(new NoPrimaryError(answers));
+      };
+      this.hosts.forEach((url, index) => {
+        acceptsWrites(url, this.connectTimeoutMs).then(
+          (writable) => {
+            if (!writable) return settle(index, 'is a standby');
+            this.index = index;
+            resolve();
+          },
+          (error: Error) => settle(index, `(${error.message})`),
+        );
+      });
+    });
+  }
+
+  /** The pool is ending: a failure from now on is its own, not the primary's. */
+  close(): void {
+    this.closed = true;
   }
 
   suspect(): void {
-    if (this.searching || Date.now() - this.lastSearch < SEARCH_INTERVAL_MS) return;
+    if (this.closed || this.searching || Date.now() - this.lastSearch < SEARCH_INTERVAL_MS) return;
     this.searching = true;
     this.find()
       .catch(() => {})

@@ -5,7 +5,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
-import { ApiError } from '../core/errors.js';
+import { ApiError, isDatabaseUnavailable, serviceUnavailable } from '../core/errors.js';
 import { actorName } from '../core/merchant.js';
 import { newId } from '../core/ids.js';
 import { RateLimiter } from '../core/rate-limit.js';
@@ -27,14 +27,6 @@ const OPERATOR_AUTH_FAILURES_PER_MINUTE = 100;
 /** On a graceful stop, how long a connection left idle by its client stays open (a request may be on its way). */
 const IDLE_CONNECTION_GRACE_MS = 1_000;
 
-// Connection-level database failures, and a primary lost to a failover (a standby refusing a write, none found yet):
-// the request may be retried once the database is back.
-const DATABASE_UNAVAILABLE = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006', '25006', 'ENOTPRIMARY', 'ENOPRIMARY',
-]);
-
-const serviceUnavailable = () =>
-  new ApiError('SERVICE_UNAVAILABLE', 'The service is briefly unavailable; retry shortly', { headers: { 'Retry-After': '1' } });
 
 function toApiError(error: FastifyError & { code?: string }): ApiError {
   if (error instanceof ApiError) return error;
@@ -46,9 +38,7 @@ function toApiError(error: FastifyError & { code?: string }): ApiError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('VALIDATION_ERROR', 'Content-Length does not match the body');
   }
-  if (DATABASE_UNAVAILABLE.has(error.code ?? '') || /Connection terminated|timeout exceeded when trying to connect/.test(error.message)) {
-    return serviceUnavailable();
-  }
+  if (isDatabaseUnavailable(error)) return serviceUnavailable();
   const status = error.statusCode ?? 500;
   if (status === 404) return new ApiError('NOT_FOUND', error.message);
   if (status >= 400 && status < 500) return new ApiError('VALIDATION_ERROR', error.message);
@@ -148,6 +138,11 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
       // In the order a merchant's developer meets them; the operator's calls last.
       tags: [
         { name: 'orders', description: 'Orders the buyer pays on the hosted payment page' },
+        {
+          name: 'payment links',
+          description:
+            "Links to share or print that sell without code: each buyer who presses Pay on the link's page gets an order of their own (`GET /merchant/v1/orders?paymentLink=plink_…` lists them)",
+        },
         { name: 'card bindings', description: "Saving a buyer's card, confirmed by SMS code on the hosted page" },
         { name: 'cards', description: 'Saved cards' },
         { name: 'charges', description: 'Charges to saved cards (payment intents)' },
@@ -189,14 +184,16 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
   app.get('/admin/v1/openapi.json', { config: { auth: { kind: 'admin' } }, schema: { hide: true } }, async () => app.swagger());
 }
 
-/** Once the server closes, a request still arriving on an open connection answers 503: another process serves it. */
+/** Once `app.close()` begins (after stopListening's grace), a request still arriving answers 503: another process serves it. */
 function refuseWhileClosing(app: FastifyInstance): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async () => {
-    if (closing) throw serviceUnavailable();
+  app.addHook('onRequest', async (request, reply) => {
+    if (!closing) return;
+    reply.header('Request-Id', request.id);
+    throw serviceUnavailable();
   });
 }
 
@@ -246,7 +243,9 @@ export async function createServer(config: Config, keys: ApiKeyCache): Promise<F
   app.addHook('preValidation', async (request) => checkRequestText(request));
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    // A 503 is a moment without the database or a process stopping, which the client retries; not a defect.
+    if (apiError.statusCode === 503) request.log.warn({ err: error }, 'request refused: service unavailable');
+    else if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(apiError, request, reply);
   });
   app.setNotFoundHandler((request, reply) => sendError(routeNotFound(request), request, reply));

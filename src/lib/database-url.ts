@@ -4,7 +4,8 @@
 /** A DATABASE_URL lists at most this many hosts. */
 export const DATABASE_HOSTS_MAX = 16;
 
-const URL_FORM = /^(postgres(?:ql)?:\/\/)([^@/?#]*@)?([^/?#]*)(.*)$/s;
+// The user part runs to the last @ before the path: a password may hold an unencoded @, as libpq and pg allow.
+const URL_FORM = /^(postgres(?:ql)?:\/\/)([^/?#]*@)?([^/?#]*)(.*)$/is;
 
 /**
  * The connection string of each host a DATABASE_URL lists, in its order; a URL that names one host is its only one,

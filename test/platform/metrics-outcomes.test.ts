@@ -145,7 +145,8 @@ describe('/metrics outcome counts', () => {
 
   it('exposes every series an alert in docs/operations.md names', () => {
     const docs = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
-    const alerts = docs.slice(docs.indexOf('## Alerts'));
+    const from = docs.indexOf('## Alerts');
+    const alerts = docs.slice(from, docs.indexOf('\n## ', from + 1));
     const named = new Set([...alerts.matchAll(/\b((?:tolov|nodejs|process)_[a-z_]+?)(?:_bucket)?\b(?=[{ )])/g)].map((match) => match[1]!));
     expect(named.size).toBeGreaterThanOrEqual(10);
     const exposed = new Set(all.map((sample) => sample.name.replace(/_(bucket|sum|count)$/, '')));

@@ -59,7 +59,7 @@ declare module 'fastify' {
 export class DashboardError extends Error {
   constructor(
     readonly statusCode: 403 | 404 | 400 | 429,
-    readonly messageKey: 'notFound' | 'forbidden' | 'badForm' | 'tooManyRequests',
+    readonly messageKey: 'notFound' | 'forbidden' | 'badForm' | 'tooManyRequests' | 'unavailable',
   ) {
     super(messageKey);
   }

@@ -3,7 +3,7 @@
 // errors shown as pages.
 import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../core/errors.js';
+import { ApiError, isDatabaseUnavailable } from '../../core/errors.js';
 import { LOGO_MAX_BYTES } from '../../modules/products/branding.js';
 import { html, type Html } from '../html.js';
 import { DashboardError, dashOf, SignInRequired, setLanguageCookie, tokensEqual, type Dash } from './context.js';
@@ -74,7 +74,7 @@ export function guardForms(app: FastifyInstance, publicUrl: string): void {
   });
 }
 
-export type ShowError = (request: FastifyRequest, reply: FastifyReply, status: number, key: 'notFound' | 'forbidden' | 'badForm' | 'tooManyRequests') => FastifyReply;
+export type ShowError = (request: FastifyRequest, reply: FastifyReply, status: number, key: 'notFound' | 'forbidden' | 'badForm' | 'tooManyRequests' | 'unavailable') => FastifyReply;
 
 /**
  * Errors shown as pages of a surface: what happened and the way back to `dash.base`, in the surface's frame; plain text
@@ -101,6 +101,10 @@ export function renderErrors(app: FastifyInstance, show: ShowError, own: OwnErro
     if (error instanceof DashboardError) return show(request, reply, error.statusCode, error.messageKey);
     if (error instanceof ApiError && error.statusCode === 404) return show(request, reply, 404, 'notFound');
     if (error instanceof ApiError && error.statusCode === 429) return show(request, reply, 429, 'tooManyRequests');
+    if ((error instanceof ApiError && error.statusCode === 503) || isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'page refused: service unavailable');
+      return show(request, reply.header('Retry-After', '1'), 503, 'unavailable');
+    }
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status >= 400 && status < 500) return show(request, reply, 400, 'badForm');
     request.log.error({ err: error }, 'page request failed');

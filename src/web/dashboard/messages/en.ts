@@ -29,6 +29,8 @@ export const en = {
   badFormExplained: 'The form could not be read. Reload the page and fill it in again.',
   tooManyRequests: 'Too many requests',
   tooManyRequestsExplained: 'Wait a minute and try again.',
+  unavailable: 'Briefly unavailable',
+  unavailableExplained: 'Tolov cannot reach its database for a moment. Nothing was changed; try again in a few seconds.',
   // Accounts
   signupTitle: 'Create your Tolov account',
   loginTitle: 'Log in to Tolov',

@@ -28,6 +28,8 @@ export const ru: Messages = {
   badFormExplained: 'Не удалось прочитать форму. Обновите страницу и заполните её заново.',
   tooManyRequests: 'Слишком много запросов',
   tooManyRequestsExplained: 'Подождите минуту и попробуйте снова.',
+  unavailable: 'Временно недоступно',
+  unavailableExplained: 'Tolov на мгновение потерял связь со своей базой данных. Ничего не изменилось; повторите через несколько секунд.',
   signupTitle: 'Создайте аккаунт Tolov',
   loginTitle: 'Вход в Tolov',
   email: 'Электронная почта',

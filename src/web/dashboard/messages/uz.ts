@@ -28,6 +28,8 @@ export const uz: Messages = {
   badFormExplained: 'Formani oʻqib boʻlmadi. Sahifani yangilab, uni qaytadan toʻldiring.',
   tooManyRequests: 'Soʻrovlar juda koʻp',
   tooManyRequestsExplained: 'Bir daqiqa kutib, qayta urinib koʻring.',
+  unavailable: 'Vaqtincha ishlamayapti',
+  unavailableExplained: 'Tolov bir lahzaga maʼlumotlar bazasiga ulana olmayapti. Hech narsa oʻzgarmadi; bir necha soniyadan keyin qayta urinib koʻring.',
   signupTitle: 'Tolov akkauntini yarating',
   loginTitle: 'Tolovga kirish',
   email: 'Elektron pochta',
