@@ -27,6 +27,7 @@ const ENGINE_INDEPENDENT = [
   'test/cli/follow.test.ts',
   'test/docs/samples.test.ts',
   'test/platform/deployment.test.ts',
+  'test/payment-links/page-browser.test.ts',
 ];
 
 const engine = (name: 'pglite' | 'postgres') => ({

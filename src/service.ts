@@ -30,6 +30,7 @@ import { ActivationsService } from './modules/activations/service.js';
 import { RefundsService } from './modules/refunds/service.js';
 import { ReceiptsService } from './modules/receipts/service.js';
 import { PayoutsService } from './modules/payouts/service.js';
+import { PaymentLinksService } from './modules/payment-links/service.js';
 import { createSender, type Lookup, type Sender } from './modules/webhooks/sender.js';
 import { WebhooksService } from './modules/webhooks/service.js';
 import { EventStreams } from './modules/webhooks/stream.js';
@@ -68,6 +69,7 @@ export interface Service {
   refunds: RefundsService;
   receipts: ReceiptsService;
   payouts: PayoutsService;
+  paymentLinks: PaymentLinksService;
   bindings: CardBindingsService;
   webhooks: WebhooksService;
   /** Listens on config.host:config.port and starts the workers; returns the URL. */
@@ -111,6 +113,7 @@ function buildServices(parts: {
   const payments = new PaymentsService(db, rails, orders, cards, ledger, webhooks, receipts, commands, log, outcomes);
   const refunds = new RefundsService(db, rails, payments, ledger, receipts, commands, log, outcomes);
   const products = new ProductsService(db, keys, config.defaultFeeBps, commands);
+  const paymentLinks = new PaymentLinksService(db, config, orders, receipts, products, commands);
   const bindings = new CardBindingsService(db, rails, sessions, commands, config);
   const payouts = new PayoutsService(db, rails, ledger, webhooks, commands, { timeMinutes: config.payoutTimeMinutes, minimum: config.payoutMin }, log);
   const checkout = new CheckoutService(db, rails, payments, orders, cards, bindings, receipts);
@@ -122,6 +125,7 @@ function buildServices(parts: {
     accountLinks: new AccountLinks(db, accounts, products, throttles, mailer),
     products,
     orders,
+    paymentLinks,
     payments,
     refunds,
     receipts,
@@ -237,7 +241,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   app.addHook('preClose', () => services.eventStreams.stop());
   const idempotent = new IdempotentReplies(timings, options.hooks);
   await registerApi(app, { services, idempotent, checkoutLimits: config, publicUrl: config.checkoutUrl });
-  const { orders, payments, refunds, receipts, bindings, webhooks, requestLog, payouts } = services;
+  const { orders, payments, refunds, receipts, bindings, webhooks, requestLog, payouts, paymentLinks } = services;
   return {
     app,
     db,
@@ -246,6 +250,7 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
     refunds,
     receipts,
     payouts,
+    paymentLinks,
     bindings,
     webhooks,
     async listen() {

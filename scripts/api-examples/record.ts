@@ -12,6 +12,7 @@ import { receiptsAreFiscalized } from './receipts.js';
 import { balanceMovesAreListed, payoutAccountIsSet, payoutsAreMade } from './payouts.js';
 import { activationIsReviewed } from './activations.js';
 import { operatorsAreMade } from './operators.js';
+import { paymentLinksAreShared } from './payment-links.js';
 import type { Mailbox } from '../../test/support/mailbox.js';
 import { Recorder } from './recorder.js';
 import { buyerPaysOnThePage, cardsAreCharged, cardsAreSaved, databaseFails, liveModeHasNoRail, operatorReads, operatorSetsUp, ordersAreMade, webhooksAreSet } from './scenarios.js';
@@ -76,6 +77,7 @@ export async function recordApiExamples(target: RecordingTarget): Promise<Record
     const limited = await limitedKeys(s);
     const orderReceipt = await ordersAreMade(s, shop);
     await buyerPaysOnThePage(s, shop);
+    await paymentLinksAreShared(s, shop);
     const cards = await cardsAreSaved(s, shop);
     const charge = await cardsAreCharged(s, shop, cards);
     await receiptsAreFiscalized(s, shop, target.receipts, { orderReceipt, charge, card: cards.card });

@@ -60,7 +60,7 @@ export interface List<T> {
  * livemode and a `seq` that orders it strictly. Its store names it.
  */
 export interface Listed {
-  table: 'orders' | 'cards' | 'payment_intents' | 'refunds' | 'receipts' | 'balance_transactions' | 'payouts' | 'webhook_endpoints' | 'events' | 'request_log';
+  table: 'orders' | 'cards' | 'payment_intents' | 'refunds' | 'receipts' | 'balance_transactions' | 'payouts' | 'payment_links' | 'webhook_endpoints' | 'events' | 'request_log';
   columns: string;
 }
 
@@ -69,7 +69,12 @@ export interface Listed {
  * payment's card among the saved cards of a customer.
  */
 export type ListFilter =
-  | { column: 'type' | 'status' | 'customer_ref' | 'card_id' | 'order_id' | 'payment_intent_id' | 'object_id' | 'source' | 'payout_id'; op?: '=' | '<>'; value: string }
+  | {
+      column: 'type' | 'status' | 'customer_ref' | 'card_id' | 'order_id' | 'payment_intent_id' | 'object_id' | 'source' | 'payout_id' | 'payment_link_id';
+      op?: '=' | '<>';
+      value: string;
+    }
+  | { column: 'active'; op?: never; value: boolean }
   | { cardOfCustomer: string };
 
 /** The WHERE conditions of a merchant's list, binding values into `params`. */

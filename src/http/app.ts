@@ -12,6 +12,8 @@ import type { ReconciliationService } from '../modules/reconciliation/service.js
 import type { RefundsService } from '../modules/refunds/service.js';
 import type { ReceiptsService } from '../modules/receipts/service.js';
 import type { PayoutsService } from '../modules/payouts/service.js';
+import type { PaymentLinksService } from '../modules/payment-links/service.js';
+import { paymentLinkRoutes } from './routes/payment-links.js';
 import { payoutRoutes } from './routes/payouts.js';
 import { checkRoutes } from './routes/checks.js';
 import { activationRoutes } from './routes/activations.js';
@@ -32,6 +34,7 @@ import type { AccountLinks } from '../modules/accounts/links.js';
 import type { AccountsService } from '../modules/accounts/service.js';
 import { dashboardRoutes } from '../web/dashboard/plugin.js';
 import { consoleRoutes } from '../web/operator/plugin.js';
+import { linkPageRoutes } from '../web/link-pages.js';
 import { pageRoutes } from '../web/pages.js';
 import { apiReferenceRoutes } from '../web/api-reference.js';
 import type { IdempotentReplies } from './idempotency.js';
@@ -60,6 +63,8 @@ export interface Services {
   accountLinks: AccountLinks;
   products: ProductsService;
   orders: OrdersService;
+  /** Payment links, and the orders buyers open through them. */
+  paymentLinks: PaymentLinksService;
   payments: PaymentsService;
   refunds: RefundsService;
   receipts: ReceiptsService;
@@ -89,7 +94,7 @@ export async function registerApi(
   app: FastifyInstance,
   { services, idempotent, checkoutLimits, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; publicUrl: string },
 ): Promise<void> {
-  const { accounts, accountLinks, products, orders, payments, refunds, receipts, payouts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, checks, activations, operators, operatorActions, support, testHelpers, timings } =
+  const { accounts, accountLinks, products, orders, paymentLinks, payments, refunds, receipts, payouts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, checks, activations, operators, operatorActions, support, testHelpers, timings } =
     services;
   recordMerchantCalls(app, requestLog);
   await app.register(productRoutes, { products, actions: operatorActions });
@@ -101,6 +106,7 @@ export async function registerApi(
   await app.register(activationRoutes, { activations, actions: operatorActions });
   await app.register(timingRoutes, { timings });
   await app.register(orderRoutes, { orders, idempotent });
+  await app.register(paymentLinkRoutes, { paymentLinks, idempotent });
   await app.register(ledgerRoutes, { ledger, payouts });
   await app.register(cardBindingRoutes, { bindings, idempotent });
   await app.register(cardRoutes, { cards });
@@ -114,6 +120,7 @@ export async function registerApi(
   await app.register(requestLogRoutes, { requestLog });
   await app.register(testHelperRoutes, { helpers: testHelpers });
   await app.register(pageRoutes, { checkout, products });
+  await app.register(linkPageRoutes, { paymentLinks, addressRequestsPerMinute: checkoutLimits.addressRequestsPerMinute });
   await app.register(apiReferenceRoutes);
   await app.register(sdkPackageRoutes);
   await app.register(dashboardRoutes, { prefix: '/dashboard', accounts, accountLinks, products, webhooks, payments, orders, refunds, receipts, cards, requestLog, activity, ledger, payouts, activations, publicUrl });

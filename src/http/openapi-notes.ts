@@ -104,6 +104,13 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   retrieveOrder: { returns: 'The order; `paidAt` and `paymentIntent` once `PAID`, `failureCode` once `FAILED`', errors: ['NOT_FOUND'] },
   cancelOrder: { returns: 'The order, now `CANCELED`', errors: ['NOT_FOUND', 'ORDER_DEBIT_IN_PROGRESS', 'ORDER_NOT_CANCELABLE'] },
   listOrders: { returns: `A page of orders, ${PAGE}` },
+  createPaymentLink: {
+    returns: 'The new payment link, with the `url` to share and its QR code at `qrSvgUrl`',
+    errors: ['RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'PRODUCT_SUSPENDED'],
+  },
+  retrievePaymentLink: { returns: 'The payment link', errors: ['NOT_FOUND'] },
+  updatePaymentLink: { returns: 'The payment link as changed', errors: ['NOT_FOUND'] },
+  listPaymentLinks: { returns: `A page of payment links, ${PAGE}` },
   retrieveBalance: { returns: 'The balance in tiyin, summed from the ledger' },
   listBalanceTransactions: { returns: `A page of the statement, ${PAGE}` },
   retrieveBalanceTransaction: { returns: 'The movement of the balance', errors: ['NOT_FOUND'] },

@@ -21,14 +21,14 @@ const ASSET_TYPES: Record<string, string> = {
 const ASSET_NAME = /^[a-z0-9-]+\.(js|css|svg)$/;
 const ASSET_MAX_AGE_SECONDS = 3600;
 /** A page's query: only the language is read; anything else a link carries (a shop's tracking tags) is let be. */
-const PageQuery = Type.Object({ lang: Type.Optional(Type.String()) });
+export const PageQuery = Type.Object({ lang: Type.Optional(Type.String()) });
 
 /** Where the buyer's choice of language is remembered (by the page's script), for every hosted page. */
 const LANGUAGE_COOKIE = 'tolov_pay_lang';
 const BRAND_CACHE = 'public, max-age=31536000, immutable';
 
 /** The buyer's language: `?lang=`, else their earlier choice on a page, else the browser's, else Uzbek. */
-function buyerLanguage(request: FastifyRequest<{ Querystring: { lang?: string } }>): Lang {
+export function buyerLanguage(request: FastifyRequest<{ Querystring: { lang?: string } }>): Lang {
   const asked = request.query.lang;
   return isLang(asked) ? asked : languageOf(cookiesOf(request.headers.cookie).get(LANGUAGE_COOKIE), request.headers['accept-language']);
 }

@@ -3,9 +3,10 @@
 // page reloads itself, for a bounded while.
 import QRCode from 'qrcode';
 import type { PrintableReceipt } from '../modules/checkout/receipt.js';
-import { describeLine, formatAmount, formatDateTime, LANGUAGES, textsFor, type ReceiptTexts, type Texts } from './assets/i18n.js';
+import { describeLine, formatAmount, formatDateTime, textsFor, type ReceiptTexts, type Texts } from './assets/i18n.js';
 import { escapeHtml, html, pageStart, raw, type Html } from './html.js';
-import { LANGS, type Lang } from './language.js';
+import type { Lang } from './language.js';
+import { shopHeader } from './shop-header.js';
 
 /** The tax authority's clock: a receipt's time is Tashkent's wherever the buyer or the server is. */
 const TIME_ZONE = 'Asia/Tashkent';
@@ -25,19 +26,6 @@ export function qrSvg(url: string): Promise<string> {
 const cardNumber = (maskedPan: string) => maskedPan.replace(/\*/g, '•').replace(/(.{4})(?=.)/g, '$1 ');
 
 const refreshes = (receipt: PrintableReceipt, now: number) => receipt.status === 'PENDING' && now - Date.parse(receipt.created) < REFRESH_WINDOW_MS;
-
-function header(receipt: PrintableReceipt, lang: Lang): Html {
-  const { name, logoDigest } = receipt.shop;
-  const logo = logoDigest ? html`<img class="logo" src="/brand/logos/${logoDigest}" alt="${name}">` : html`<span class="brand">Tolov</span>`;
-  // Links, not the other pages' script-driven buttons: the page works without its script, and ?lang= picks the language.
-  const languages = LANGS.map(
-    (code) => html`<a href="?lang=${code}" lang="${code}" hreflang="${code}"${code === lang ? raw(' aria-current="true"') : null}>${LANGUAGES[code]}</a>`,
-  );
-  return html`<header class="top">
-    ${logo}
-    <nav class="languages" aria-label="Til · Язык · Language">${languages}</nav>
-  </header>`;
-}
 
 /** The lines (title, count × price, discount, VAT rate, total), the shipping, the total (or the sum returned) and the VAT. */
 function lines(receipt: PrintableReceipt, lang: Lang, text: ReceiptTexts): Html {
@@ -104,7 +92,7 @@ ${refreshes(receipt, now) ? html`<meta http-equiv="refresh" content="${REFRESH_S
 </head>
 <body>
 <main class="sheet printable">
-  ${header(receipt, lang)}
+  ${shopHeader(receipt.shop, lang)}
   <div class="heading">
     <h1>${title(receipt, texts)}</h1>
     <p class="shop">${receipt.shop.name}</p>

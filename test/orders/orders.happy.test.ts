@@ -28,7 +28,7 @@ describe('creating an order', () => {
     expect(Object.keys(order).sort()).toEqual(
       [
         'amount', 'created', 'currency', 'customerRef', 'description', 'expiresAt', 'failureCode', 'id', 'livemode', 'object', 'paidAt',
-        'paymentIntent', 'paymentUrl', 'receipt', 'returnUrl', 'saveCard', 'savedCard', 'status',
+        'paymentIntent', 'paymentLink', 'paymentUrl', 'receipt', 'returnUrl', 'saveCard', 'savedCard', 'status',
       ].sort(),
     );
     expect(order).toMatchObject({
@@ -44,6 +44,7 @@ describe('creating an order', () => {
       savedCard: null,
       paidAt: null,
       receipt: null,
+      paymentLink: null,
       livemode: false,
     });
     expect(order.id).toMatch(/^ord_[0-9A-Za-z]{24}$/);

@@ -13,6 +13,8 @@ const RECORD = 'node --import tsx scripts/record-api-examples.ts && npm run sdk:
 const TYPE_ONLY = new Set(['message', 'last4', 'expiry', 'receiptNumber', 'fiscalSign', 'qrUrl']);
 /** Ids, session tokens and secrets: a prefix, then at least 16 random characters. */
 const RANDOM = /\b((?:sk_test|sk_live|whsec|[a-z]+)_)[A-Za-z0-9+/=]{16,}/g;
+/** A payment link's page (and its QR code): `/l/` and its random 10-character slug. */
+const LINK_SLUG = /\/l\/[0-9A-Za-z]{10}\b/g;
 const TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;
 const DAY = /^\d{4}-\d\d-\d\d$/;
 
@@ -22,7 +24,7 @@ function shapeOf(value: unknown, field = ''): unknown {
   if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([name, child]) => [name, shapeOf(child, name)]));
   if (TYPE_ONLY.has(field) || field.endsWith('Ms')) return typeof value;
   if (typeof value !== 'string') return value;
-  return DAY.test(value) ? '<day>' : value.replace(TIME, '<time>').replace(RANDOM, '$1<random>');
+  return DAY.test(value) ? '<day>' : value.replace(TIME, '<time>').replace(RANDOM, '$1<random>').replace(LINK_SLUG, '/l/<random>');
 }
 
 let service: TestService;

@@ -10,6 +10,7 @@ import type { CardBindingsService } from '../../src/modules/card-bindings/servic
 import type { OrdersService } from '../../src/modules/orders/service.js';
 import type { PaymentsService } from '../../src/modules/payments/service.js';
 import type { PayoutsService } from '../../src/modules/payouts/service.js';
+import type { PaymentLinksService } from '../../src/modules/payment-links/service.js';
 import type { RefundsService } from '../../src/modules/refunds/service.js';
 import type { ReceiptsService } from '../../src/modules/receipts/service.js';
 import type { Lookup } from '../../src/modules/webhooks/sender.js';
@@ -122,6 +123,7 @@ export interface TestService {
   refunds: RefundsService;
   receipts: ReceiptsService;
   payouts: PayoutsService;
+  paymentLinks: PaymentLinksService;
   webhooks: WebhooksService;
   call(call: Call): Promise<Reply>;
   admin(method: Call['method'], url: string, body?: unknown): Promise<Reply>;
@@ -178,6 +180,7 @@ export async function startService(
     refunds: service.refunds,
     receipts: service.receipts,
     payouts: service.payouts,
+    paymentLinks: service.paymentLinks,
     webhooks: service.webhooks,
     call,
     admin,

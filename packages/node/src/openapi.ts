@@ -86,6 +86,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payment_links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payment links, newest first
+         * @description Needs a secret key with the `sale_of_goods` scope (else 403 `SCOPE_REQUIRED`).
+         */
+        get: operations["listPaymentLinks"];
+        put?: never;
+        /**
+         * Create a payment link
+         * @description Share `url` (or print the QR code at `qrSvgUrl`): each buyer who presses Pay on its page gets an order of their own, with `paymentLink` set, and goes on to its hosted payment page. With `amount` the price is fixed, and `receipt` may give the fiscal lines of each order (they must add up to it); without it the buyer enters an amount between `amountMin` and `amountMax`. `quantityMax` caps how many of its orders are `PENDING` or `PAID` at once.
+         *
+         *     Needs a secret key with the `sale_of_goods` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
+        post: operations["createPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment_links/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a payment link
+         * @description Needs a secret key with the `sale_of_goods` scope (else 403 `SCOPE_REQUIRED`).
+         */
+        get: operations["retrievePaymentLink"];
+        put?: never;
+        /**
+         * Deactivate or reactivate a payment link, or change its description
+         * @description A deactivated link opens no more orders (its page says so); orders already opened through it stay as they are.
+         *
+         *     Needs a secret key with the `sale_of_goods` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
+        post: operations["updatePaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/balance": {
         parameters: {
             query?: never;
@@ -1195,6 +1261,8 @@ export interface components {
             expiresAt: string;
             /** @description Its payment's sale receipt (rcpt_…) once PAID with fiscal lines; null otherwise */
             receipt: string | null;
+            /** @description The payment link (plink_…) a buyer opened it through; null for an order made by the API */
+            paymentLink: string | null;
             livemode: boolean;
             /**
              * Format: date-time
@@ -1220,6 +1288,60 @@ export interface components {
             object: "list";
             data: components["schemas"]["Order"][];
             has_more: boolean;
+        };
+        CreatePaymentLinkBody: {
+            /** @description A fixed amount in tiyin; absent: the buyer enters the amount on the page */
+            amount?: number;
+            /** @description Without `amount`: the least the buyer may enter, in tiyin (1,000 to 100,000,000; 1,000 if absent) */
+            amountMin?: number;
+            /** @description Without `amount`: the most the buyer may enter, in tiyin (1,000 to 100,000,000; 100,000,000 if absent) */
+            amountMax?: number;
+            /** @description What the buyer pays for: shown on the link's page and given to each order, 1 to 500 characters */
+            description: string;
+            receipt?: components["schemas"]["ReceiptRequest"];
+            /** @description Whether the link opens orders; true if absent */
+            active?: boolean;
+            /** @description At most this many orders opened through the link PENDING or PAID at once; an expired, canceled or failed order frees its place */
+            quantityMax?: number;
+        };
+        PaymentLink: {
+            id: string;
+            /** @enum {string} */
+            object: "payment_link";
+            /** @description The link's page, to share: the buyer presses Pay there and goes on to the hosted payment page */
+            url: string;
+            /** @description A QR code of `url`, as an SVG image, to print */
+            qrSvgUrl: string;
+            /** @description The fixed amount in tiyin; null: the buyer enters it */
+            amount: number | null;
+            /** @description The least amount the buyer may enter; null with a fixed amount */
+            amountMin: number | null;
+            /** @description The most amount the buyer may enter; null with a fixed amount */
+            amountMax: number | null;
+            description: string;
+            /** @description Each order's fiscal lines; null without */
+            receipt: components["schemas"]["ReceiptRequest"] | null;
+            active: boolean;
+            /** @description At most this many of its orders PENDING or PAID at once; null: no limit */
+            quantityMax: number | null;
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            created: string;
+        };
+        PaymentLinkList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["PaymentLink"][];
+            has_more: boolean;
+        };
+        UpdatePaymentLinkBody: {
+            /** @description false: the link opens no more orders (its page says so); true: it opens them again */
+            active?: boolean;
+            /** @description What the buyer pays for: shown on the link's page and given to each order, 1 to 500 characters */
+            description?: string;
         };
         Balance: {
             /** @enum {string} */
@@ -1872,6 +1994,8 @@ export interface operations {
                 "created[lt]"?: string;
                 status?: "PENDING" | "PAID" | "FAILED" | "EXPIRED" | "CANCELED";
                 customerRef?: string;
+                /** @description Orders opened through this payment link (plink_…) */
+                paymentLink?: string;
             };
             header?: never;
             path?: never;
@@ -1890,44 +2014,46 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcCCo6JWLC0tKyTy380Cdig",
+                     *           "id": "ord_0VcD1JxXZj7NPV6Q1tjRJzrc",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_oeGnIAKC6ddW9en1fflXEylCpwHhKDIYD5ln0LHO",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_hQKCJt0xH5URvhf17yGqmHMk18ZMwac7fIYkfEsu",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcCCo6nav2xW0Enr2C8KPxv",
+                     *           "paymentIntent": "pi_0VcD1Jy6eNChQSKtKT5rfUgY",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T18:01:59.279Z",
+                     *           "expiresAt": "2026-11-27T21:22:38.143Z",
                      *           "receipt": null,
+                     *           "paymentLink": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.279Z"
+                     *           "created": "2026-11-27T20:52:38.143Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcCCo5t5jWkZeWN3t5B2Yb2",
+                     *           "id": "ord_0VcD1Jx0fLTKiNAUBg2DFL1y",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_G5u7jAmzdOY7hyzq0UZGyk6sJDJbzhl93JwKEyka",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_PllUlBpoSXGISC7bfEcyOjiIfAFJJHICEEcLgD7R",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T17:31:59.256Z",
+                     *           "expiresAt": "2026-11-27T20:52:38.113Z",
                      *           "receipt": null,
+                     *           "paymentLink": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.253Z"
+                     *           "created": "2026-11-27T20:52:38.110Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2054,24 +2180,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcCCo2Rs6FP6pZopGbIpvTx",
+                     *       "id": "ord_0VcD1Ju3rlLrMhEP5FItwiGo",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_jhMVSgF3Xhahp8CAOJT8jdnMYli7GSWZ05dJMVcs",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_6JVOWSocSF1CLTbkClJ3L2FsXGZLBKpYn5wIoH5K",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T18:01:59.039Z",
+                     *       "expiresAt": "2026-11-27T21:22:37.927Z",
                      *       "receipt": null,
+                     *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.039Z"
+                     *       "created": "2026-11-27T20:52:37.927Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2189,24 +2316,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcCCo2Rs6FP6pZopGbIpvTx",
+                     *       "id": "ord_0VcD1Ju3rlLrMhEP5FItwiGo",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_jhMVSgF3Xhahp8CAOJT8jdnMYli7GSWZ05dJMVcs",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_6JVOWSocSF1CLTbkClJ3L2FsXGZLBKpYn5wIoH5K",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcCCo3ZVdSbh4Zc20kvtsxO",
+                     *       "paymentIntent": "pi_0VcD1Jun6gXNFfrxpImrGFjw",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T17:31:59.132Z",
+                     *       "paidAt": "2026-11-27T20:52:37.981Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T18:01:59.039Z",
-                     *       "receipt": "rcpt_0VcCCo3yn5JWcjlA9bhvC1Ll",
+                     *       "expiresAt": "2026-11-27T21:22:37.927Z",
+                     *       "receipt": "rcpt_0VcD1JuyhSNN3zjSJrL9NJXQ",
+                     *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.039Z"
+                     *       "created": "2026-11-27T20:52:37.927Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2310,24 +2438,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcCCo50vh2t7vBq2HchitIp",
+                     *       "id": "ord_0VcD1JwJVePwVXME8EmqoPI8",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_mvqFv8sggVJvz53lXeXbFTMgrVQglkWo1xnTUhom",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_fN3wAmDLopDevGJdMWzq34JdMGJPSEvKhGRq5Nu4",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T18:01:59.198Z",
+                     *       "expiresAt": "2026-11-27T21:22:38.067Z",
                      *       "receipt": null,
+                     *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.198Z"
+                     *       "created": "2026-11-27T20:52:38.067Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2374,6 +2503,632 @@ export interface operations {
              *     - `ORDER_DEBIT_IN_PROGRESS`: The buyer is paying the order right now; its outcome comes as an event
              *     - `ORDER_NOT_CANCELABLE`: Only a `PENDING` order can be canceled
              */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPaymentLinks: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100; 10 if absent */
+                limit?: number;
+                /** @description Id of the last object of the previous page */
+                starting_after?: string;
+                /** @description Only objects created at or after this time: ISO 8601, 2026-11-24T00:00:00Z */
+                "created[gte]"?: string;
+                /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
+                "created[lt]"?: string;
+                /** @description Only the active links (true) or the deactivated ones (false) */
+                active?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payment links, newest first; `has_more` says whether another page follows (pass the last id as `starting_after`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "plink_0VcD1K2kcJG4INd4vSfsuzia",
+                     *           "object": "payment_link",
+                     *           "url": "https://api.tolov.example/l/ogz2AyBki3",
+                     *           "qrSvgUrl": "https://api.tolov.example/l/ogz2AyBki3/qr.svg",
+                     *           "amount": null,
+                     *           "amountMin": 500000,
+                     *           "amountMax": 50000000,
+                     *           "description": "Donation to the Samarkand school library",
+                     *           "receipt": null,
+                     *           "active": true,
+                     *           "quantityMax": null,
+                     *           "livemode": false,
+                     *           "created": "2026-11-27T20:52:38.466Z"
+                     *         },
+                     *         {
+                     *           "id": "plink_0VcD1K2N0uyfAz6wzerv0133",
+                     *           "object": "payment_link",
+                     *           "url": "https://api.tolov.example/l/K8JXRRlzTr",
+                     *           "qrSvgUrl": "https://api.tolov.example/l/K8JXRRlzTr/qr.svg",
+                     *           "amount": 1500000,
+                     *           "amountMin": null,
+                     *           "amountMax": null,
+                     *           "description": "Dried apricots gift box, 2 kg, delivered in Samarkand",
+                     *           "receipt": {
+                     *             "items": [
+                     *               {
+                     *                 "title": "Dried apricots, 1 kg",
+                     *                 "price": 650000,
+                     *                 "count": 2,
+                     *                 "code": "10813001001000000",
+                     *                 "packageCode": "1505709",
+                     *                 "vatPercent": 12,
+                     *                 "discount": 0
+                     *               }
+                     *             ],
+                     *             "shipping": {
+                     *               "title": "Delivery in Samarkand",
+                     *               "price": 200000,
+                     *               "code": "10112006002000000",
+                     *               "packageCode": "1209779",
+                     *               "vatPercent": 12
+                     *             }
+                     *           },
+                     *           "active": true,
+                     *           "quantityMax": 50,
+                     *           "livemode": false,
+                     *           "created": "2026-11-27T20:52:38.442Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentLinkList"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 1500000,
+                 *       "description": "Dried apricots gift box, 2 kg, delivered in Samarkand",
+                 *       "receipt": {
+                 *         "items": [
+                 *           {
+                 *             "title": "Dried apricots, 1 kg",
+                 *             "price": 650000,
+                 *             "count": 2,
+                 *             "code": "10813001001000000",
+                 *             "packageCode": "1505709",
+                 *             "vatPercent": 12
+                 *           }
+                 *         ],
+                 *         "shipping": {
+                 *           "title": "Delivery in Samarkand",
+                 *           "price": 200000,
+                 *           "code": "10112006002000000",
+                 *           "packageCode": "1209779",
+                 *           "vatPercent": 12
+                 *         }
+                 *       },
+                 *       "quantityMax": 50
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreatePaymentLinkBody"];
+            };
+        };
+        responses: {
+            /** @description The new payment link, with the `url` to share and its QR code at `qrSvgUrl` */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plink_0VcD1K2N0uyfAz6wzerv0133",
+                     *       "object": "payment_link",
+                     *       "url": "https://api.tolov.example/l/K8JXRRlzTr",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/K8JXRRlzTr/qr.svg",
+                     *       "amount": 1500000,
+                     *       "amountMin": null,
+                     *       "amountMax": null,
+                     *       "description": "Dried apricots gift box, 2 kg, delivered in Samarkand",
+                     *       "receipt": {
+                     *         "items": [
+                     *           {
+                     *             "title": "Dried apricots, 1 kg",
+                     *             "price": 650000,
+                     *             "count": 2,
+                     *             "code": "10813001001000000",
+                     *             "packageCode": "1505709",
+                     *             "vatPercent": 12,
+                     *             "discount": 0
+                     *           }
+                     *         ],
+                     *         "shipping": {
+                     *           "title": "Delivery in Samarkand",
+                     *           "price": 200000,
+                     *           "code": "10112006002000000",
+                     *           "packageCode": "1209779",
+                     *           "vatPercent": 12
+                     *         }
+                     *       },
+                     *       "active": true,
+                     *       "quantityMax": 50,
+                     *       "livemode": false,
+                     *       "created": "2026-11-27T20:52:38.442Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `RECEIPT_MISMATCH`: The `receipt` lines do not add up to `amount` (Σ(price × count − discount) + shipping price), or a discount exceeds its line; `param` names the first field that is off; nothing was created
+             *     - `RECEIPT_REQUIRED`: A live order, charge or payment intent needs `receipt` with its fiscal lines (unless the operator turned that off for the product); nothing was created
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe`
+             *     - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrievePaymentLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment link */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plink_0VcD1K2N0uyfAz6wzerv0133",
+                     *       "object": "payment_link",
+                     *       "url": "https://api.tolov.example/l/K8JXRRlzTr",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/K8JXRRlzTr/qr.svg",
+                     *       "amount": 1500000,
+                     *       "amountMin": null,
+                     *       "amountMax": null,
+                     *       "description": "Dried apricots gift box, 2 kg, delivered in Samarkand",
+                     *       "receipt": {
+                     *         "items": [
+                     *           {
+                     *             "title": "Dried apricots, 1 kg",
+                     *             "price": 650000,
+                     *             "count": 2,
+                     *             "code": "10813001001000000",
+                     *             "packageCode": "1505709",
+                     *             "vatPercent": 12,
+                     *             "discount": 0
+                     *           }
+                     *         ],
+                     *         "shipping": {
+                     *           "title": "Delivery in Samarkand",
+                     *           "price": 200000,
+                     *           "code": "10112006002000000",
+                     *           "packageCode": "1209779",
+                     *           "vatPercent": 12
+                     *         }
+                     *       },
+                     *       "active": true,
+                     *       "quantityMax": 50,
+                     *       "livemode": false,
+                     *       "created": "2026-11-27T20:52:38.442Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updatePaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdatePaymentLinkBody"];
+            };
+        };
+        responses: {
+            /** @description The payment link as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "plink_0VcD1K2N0uyfAz6wzerv0133",
+                     *       "object": "payment_link",
+                     *       "url": "https://api.tolov.example/l/K8JXRRlzTr",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/K8JXRRlzTr/qr.svg",
+                     *       "amount": 1500000,
+                     *       "amountMin": null,
+                     *       "amountMax": null,
+                     *       "description": "Dried apricots gift box, 2 kg, delivered in Samarkand",
+                     *       "receipt": {
+                     *         "items": [
+                     *           {
+                     *             "title": "Dried apricots, 1 kg",
+                     *             "price": 650000,
+                     *             "count": 2,
+                     *             "code": "10813001001000000",
+                     *             "packageCode": "1505709",
+                     *             "vatPercent": 12,
+                     *             "discount": 0
+                     *           }
+                     *         ],
+                     *         "shipping": {
+                     *           "title": "Delivery in Samarkand",
+                     *           "price": 200000,
+                     *           "code": "10112006002000000",
+                     *           "packageCode": "1209779",
+                     *           "vatPercent": 12
+                     *         }
+                     *       },
+                     *       "active": false,
+                     *       "quantityMax": 50,
+                     *       "livemode": false,
+                     *       "created": "2026-11-27T20:52:38.442Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentLink"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2541,69 +3296,69 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "txn_0VcCCoTdwsRdVyY1qZ9lEKVV",
+                     *           "id": "txn_0VcD1KRIQRXOzyKXIg7aMGxj",
                      *           "object": "balance_transaction",
                      *           "type": "payout_failure",
                      *           "amount": 500000,
                      *           "fee": 0,
                      *           "net": 500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T17:32:00.728Z",
-                     *           "source": "po_0VcCCoTVr05HmgeOQGbufoch",
-                     *           "payout": "po_0VcCCoTx333cFi31l5kxZsMY",
-                     *           "created": "2026-11-27T17:32:00.728Z"
+                     *           "availableOn": "2026-11-27T20:52:39.989Z",
+                     *           "source": "po_0VcD1KR9n67xKHpoT0my9JHk",
+                     *           "payout": "po_0VcD1KRdKy89URXNoBd461rN",
+                     *           "created": "2026-11-27T20:52:39.989Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcCCoTXpqCJ4PgjJKghOaZQ",
+                     *           "id": "txn_0VcD1KRAN8DTiGGS0pCZcnYx",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -500000,
                      *           "fee": 0,
                      *           "net": -500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T17:32:00.719Z",
-                     *           "source": "po_0VcCCoTVr05HmgeOQGbufoch",
-                     *           "payout": "po_0VcCCoTx333cFi31l5kxZsMY",
-                     *           "created": "2026-11-27T17:32:00.719Z"
+                     *           "availableOn": "2026-11-27T20:52:39.981Z",
+                     *           "source": "po_0VcD1KR9n67xKHpoT0my9JHk",
+                     *           "payout": "po_0VcD1KRdKy89URXNoBd461rN",
+                     *           "created": "2026-11-27T20:52:39.981Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcCCoTDo47Flj6fcm1vmvGd",
+                     *           "id": "txn_0VcD1KQmscLYgZ7h5ph0BPbZ",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -1000000,
                      *           "fee": 0,
                      *           "net": -1000000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T17:32:00.699Z",
-                     *           "source": "po_0VcCCoTBUvnhR8r08aSUgAbc",
-                     *           "payout": "po_0VcCCoTx333cFi31l5kxZsMY",
-                     *           "created": "2026-11-27T17:32:00.699Z"
+                     *           "availableOn": "2026-11-27T20:52:39.956Z",
+                     *           "source": "po_0VcD1KQgvpkZ6yi5FboXrf9O",
+                     *           "payout": "po_0VcD1KRdKy89URXNoBd461rN",
+                     *           "created": "2026-11-27T20:52:39.956Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcCCoSyAk2cbG3Vbmz59bPE",
+                     *           "id": "txn_0VcD1KQLry2crZBdxUzw5Qa7",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 1800000,
                      *           "fee": 18000,
                      *           "net": 1782000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T17:32:00.688Z",
-                     *           "source": "pi_0VcCCoSmTXhY5jvSwyRMkPX6",
-                     *           "payout": "po_0VcCCoTx333cFi31l5kxZsMY",
-                     *           "created": "2026-11-27T17:32:00.684Z"
+                     *           "availableOn": "2026-11-27T20:52:39.934Z",
+                     *           "source": "pi_0VcD1KQC2tke5lf8CXVNa3wG",
+                     *           "payout": "po_0VcD1KRdKy89URXNoBd461rN",
+                     *           "created": "2026-11-27T20:52:39.929Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcCCoSR7uVHgnTaLPbhr3E7",
+                     *           "id": "txn_0VcD1KPtxaRtQuBap0DVvEkG",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 3200000,
                      *           "fee": 32000,
                      *           "net": 3168000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T17:32:00.688Z",
-                     *           "source": "pi_0VcCCoSLYB76GoPJ9oIMflrt",
-                     *           "payout": "po_0VcCCoTx333cFi31l5kxZsMY",
-                     *           "created": "2026-11-27T17:32:00.651Z"
+                     *           "availableOn": "2026-11-27T20:52:39.934Z",
+                     *           "source": "pi_0VcD1KPjDlAMAFiJPN9qLxWv",
+                     *           "payout": "po_0VcD1KRdKy89URXNoBd461rN",
+                     *           "created": "2026-11-27T20:52:39.901Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -2689,17 +3444,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "txn_0VcCCoHChxO7aFPffNqGjnlB",
+                     *       "id": "txn_0VcD1KBHgNDRqqVcofTxKV6C",
                      *       "object": "balance_transaction",
                      *       "type": "charge",
                      *       "amount": 100000,
                      *       "fee": 1000,
                      *       "net": 99000,
                      *       "status": "pending",
-                     *       "availableOn": "2026-11-28T17:31:59.954Z",
-                     *       "source": "pi_0VcCCoH14HqhwPAA64qk10kx",
+                     *       "availableOn": "2026-11-28T20:52:38.996Z",
+                     *       "source": "pi_0VcD1KB8A3Y2KxyUTBEb0Elp",
                      *       "payout": null,
-                     *       "created": "2026-11-27T17:31:59.954Z"
+                     *       "created": "2026-11-27T20:52:38.996Z"
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransaction"];
@@ -2789,16 +3544,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcCCoRVWhgPSDN8t7XmOosT",
+                     *       "id": "pacct_0VcD1KOTfc0i8PJ0gIiZ9w39",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
                      *       "tin": "301234567",
                      *       "holderName": "\"Chorsu Market\" MChJ",
-                     *       "payoutsHeldUntil": "2026-11-28T17:32:00.614Z",
+                     *       "payoutsHeldUntil": "2026-11-28T20:52:39.838Z",
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T17:32:00.614Z",
-                     *       "created": "2026-11-27T17:32:00.593Z"
+                     *       "updated": "2026-11-27T20:52:39.838Z",
+                     *       "created": "2026-11-27T20:52:39.812Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -2892,18 +3647,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcCCoAsPXzpJB24SaGFf4cc",
+                     *       "id": "cb_0VcD1K3svPdVOd2MGXtJ80MR",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
-                     *       "url": "https://api.tolov.example/bind/cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
+                     *       "clientToken": "cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
+                     *       "url": "https://api.tolov.example/bind/cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T17:46:59.562Z",
+                     *       "expiresAt": "2026-11-27T21:07:38.536Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.562Z"
+                     *       "created": "2026-11-27T20:52:38.536Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3027,18 +3782,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcCCoAsPXzpJB24SaGFf4cc",
+                     *       "id": "cb_0VcD1K3svPdVOd2MGXtJ80MR",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
-                     *       "url": "https://api.tolov.example/bind/cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
-                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                     *       "clientToken": "cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
+                     *       "url": "https://api.tolov.example/bind/cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
+                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T17:46:59.562Z",
+                     *       "expiresAt": "2026-11-27T21:07:38.536Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.562Z"
+                     *       "created": "2026-11-27T20:52:38.536Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3139,7 +3894,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                     *       "id": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -3147,7 +3902,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.578Z"
+                     *       "created": "2026-11-27T20:52:38.565Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3248,7 +4003,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcCCoBh0Z3I1ecIrAvxJ4Dr",
+                     *       "id": "card_0VcD1K5MKnKQIqpgZhAq0Wat",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -3256,7 +4011,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.611Z"
+                     *       "created": "2026-11-27T20:52:38.627Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -3369,7 +4124,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcCCoC170jY4XpRuTGYcLso",
+                     *           "id": "card_0VcD1K5i14yHKCzATYmIBhLx",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -3377,10 +4132,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.632Z"
+                     *           "created": "2026-11-27T20:52:38.649Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcCCoBh0Z3I1ecIrAvxJ4Dr",
+                     *           "id": "card_0VcD1K5MKnKQIqpgZhAq0Wat",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -3388,7 +4143,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.611Z"
+                     *           "created": "2026-11-27T20:52:38.627Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3500,7 +4255,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcCCoDKcv0oqoQTAmmDonc2",
+                     *           "id": "pi_0VcD1K786bI5T7z9B1R8DI49",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3508,7 +4263,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcCCoC170jY4XpRuTGYcLso",
+                     *           "card": "card_0VcD1K5i14yHKCzATYmIBhLx",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3519,10 +4274,10 @@ export interface operations {
                      *           "amountRefunded": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.713Z"
+                     *           "created": "2026-11-27T20:52:38.738Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                     *           "id": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -3530,7 +4285,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                     *           "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -3539,9 +4294,9 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
-                     *           "receipt": "rcpt_0VcCCoCuTK3HtM8d2LlHlzpl",
+                     *           "receipt": "rcpt_0VcD1K6mwl0XYv7UJwAzta3s",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.683Z"
+                     *           "created": "2026-11-27T20:52:38.710Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -3632,7 +4387,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                 *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -3665,7 +4420,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                     *       "id": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3673,7 +4428,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3682,9 +4437,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcCCoCuTK3HtM8d2LlHlzpl",
+                     *       "receipt": "rcpt_0VcD1K6mwl0XYv7UJwAzta3s",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.683Z"
+                     *       "created": "2026-11-27T20:52:38.710Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3823,7 +4578,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                     *       "id": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -3831,7 +4586,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -3840,9 +4595,9 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcCCoCuTK3HtM8d2LlHlzpl",
+                     *       "receipt": "rcpt_0VcD1K6mwl0XYv7UJwAzta3s",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.683Z"
+                     *       "created": "2026-11-27T20:52:38.710Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -3939,7 +4694,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                 *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -3955,7 +4710,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcCCoEClziMWbZ7z6cSk4IS",
+                     *       "id": "pi_0VcD1K88w01uCc0hKEhlF6cX",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -3963,7 +4718,7 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -3971,7 +4726,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.767Z"
+                     *       "created": "2026-11-27T20:52:38.799Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4100,7 +4855,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcCCoEClziMWbZ7z6cSk4IS",
+                     *       "id": "pi_0VcD1K88w01uCc0hKEhlF6cX",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4108,7 +4863,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4116,7 +4871,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.767Z"
+                     *       "created": "2026-11-27T20:52:38.799Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4259,7 +5014,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcCCoF54p9njq1mN8PbP9E7",
+                     *       "id": "pi_0VcD1K99xR1icepvSZiJxUED",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4267,7 +5022,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4275,7 +5030,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.822Z"
+                     *       "created": "2026-11-27T20:52:38.862Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4397,7 +5152,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcCCoEClziMWbZ7z6cSk4IS",
+                     *       "id": "pi_0VcD1K88w01uCc0hKEhlF6cX",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4405,7 +5160,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -4413,7 +5168,7 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.767Z"
+                     *       "created": "2026-11-27T20:52:38.799Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4527,17 +5282,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcCCoFV8VXe966RJAqEqnGE",
+                     *           "id": "re_0VcD1K9fXtTrjsHjqu1tnCld",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                     *           "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
+                     *           "receipt": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.847Z"
+                     *           "created": "2026-11-27T20:52:38.889Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -4618,7 +5373,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                 *       "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -4634,17 +5389,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcCCoFV8VXe966RJAqEqnGE",
+                     *       "id": "re_0VcD1K9fXtTrjsHjqu1tnCld",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                     *       "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
+                     *       "receipt": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.847Z"
+                     *       "created": "2026-11-27T20:52:38.889Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4773,17 +5528,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcCCoFV8VXe966RJAqEqnGE",
+                     *       "id": "re_0VcD1K9fXtTrjsHjqu1tnCld",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                     *       "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
+                     *       "receipt": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.847Z"
+                     *       "created": "2026-11-27T20:52:38.889Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -4887,49 +5642,49 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "po_0VcCCoTx333cFi31l5kxZsMY",
+                     *           "id": "po_0VcD1KRdKy89URXNoBd461rN",
                      *           "object": "payout",
                      *           "amount": 3950000,
                      *           "status": "PAID",
                      *           "automatic": true,
-                     *           "arrivalDate": "2026-11-27",
+                     *           "arrivalDate": "2026-11-28",
                      *           "destination": {
                      *             "bankMfo": "00440",
                      *             "accountLast4": "2002"
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:32:00.744Z"
+                     *           "created": "2026-11-27T20:52:40.006Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcCCoTVr05HmgeOQGbufoch",
+                     *           "id": "po_0VcD1KR9n67xKHpoT0my9JHk",
                      *           "object": "payout",
                      *           "amount": 500000,
                      *           "status": "CANCELED",
                      *           "automatic": false,
-                     *           "arrivalDate": "2026-11-27",
+                     *           "arrivalDate": "2026-11-28",
                      *           "destination": {
                      *             "bankMfo": "00440",
                      *             "accountLast4": "2002"
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:32:00.716Z"
+                     *           "created": "2026-11-27T20:52:39.978Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcCCoTBUvnhR8r08aSUgAbc",
+                     *           "id": "po_0VcD1KQgvpkZ6yi5FboXrf9O",
                      *           "object": "payout",
                      *           "amount": 1000000,
                      *           "status": "PAID",
                      *           "automatic": false,
-                     *           "arrivalDate": "2026-11-27",
+                     *           "arrivalDate": "2026-11-28",
                      *           "destination": {
                      *             "bankMfo": "00440",
                      *             "accountLast4": "2002"
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:32:00.695Z"
+                     *           "created": "2026-11-27T20:52:39.948Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5025,19 +5780,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcCCoTBUvnhR8r08aSUgAbc",
+                     *       "id": "po_0VcD1KQgvpkZ6yi5FboXrf9O",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
                      *       "automatic": false,
-                     *       "arrivalDate": "2026-11-27",
+                     *       "arrivalDate": "2026-11-28",
                      *       "destination": {
                      *         "bankMfo": "00440",
                      *         "accountLast4": "2002"
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:32:00.695Z"
+                     *       "created": "2026-11-27T20:52:39.948Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5155,19 +5910,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcCCoTBUvnhR8r08aSUgAbc",
+                     *       "id": "po_0VcD1KQgvpkZ6yi5FboXrf9O",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
                      *       "automatic": false,
-                     *       "arrivalDate": "2026-11-27",
+                     *       "arrivalDate": "2026-11-28",
                      *       "destination": {
                      *         "bankMfo": "00440",
                      *         "accountLast4": "2002"
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:32:00.695Z"
+                     *       "created": "2026-11-27T20:52:39.948Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5262,19 +6017,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcCCoTVr05HmgeOQGbufoch",
+                     *       "id": "po_0VcD1KR9n67xKHpoT0my9JHk",
                      *       "object": "payout",
                      *       "amount": 500000,
                      *       "status": "CANCELED",
                      *       "automatic": false,
-                     *       "arrivalDate": "2026-11-27",
+                     *       "arrivalDate": "2026-11-28",
                      *       "destination": {
                      *         "bankMfo": "00440",
                      *         "accountLast4": "2002"
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:32:00.716Z"
+                     *       "created": "2026-11-27T20:52:39.978Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5387,11 +6142,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcCCo3yn5JWcjlA9bhvC1Ll",
+                     *       "id": "rcpt_0VcD1JuyhSNN3zjSJrL9NJXQ",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcCCo3ZVdSbh4Zc20kvtsxO",
+                     *       "paymentIntent": "pi_0VcD1Jun6gXNFfrxpImrGFjw",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -5416,13 +6171,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "356384802429",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261127223159&s=356384802429",
-                     *       "fiscalizedAt": "2026-11-27T17:31:59.963Z",
+                     *       "fiscalSign": "417166615039",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261128015239&s=417166615039",
+                     *       "fiscalizedAt": "2026-11-27T20:52:39.013Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_u0SpU0JivTiTAYlqVB2qLsihOfpL6G7WYWPGuA1d",
+                     *       "url": "https://api.tolov.example/receipts/rc_mgamj8Uub13RISffGJBpufQyGe8BMTkooBd4kSR1",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.132Z"
+                     *       "created": "2026-11-27T20:52:37.981Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -5528,12 +6283,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
+                     *           "id": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
-                     *           "refund": "re_0VcCCoFV8VXe966RJAqEqnGE",
+                     *           "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                     *           "refund": "re_0VcD1K9fXtTrjsHjqu1tnCld",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -5551,20 +6306,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "084947686828",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127223159&s=084947686828",
-                     *           "fiscalizedAt": "2026-11-27T17:31:59.971Z",
+                     *           "fiscalSign": "687839993123",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128015239&s=687839993123",
+                     *           "fiscalizedAt": "2026-11-27T20:52:39.025Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_emV4jld7kD1hocli6EDhlNpalFOpU0Vl0QfqlFNO",
+                     *           "url": "https://api.tolov.example/receipts/rc_hC96rm4ZmKp0MxFFcQkEdnJh8oujmezZoDfTWCil",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.854Z"
+                     *           "created": "2026-11-27T20:52:38.901Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcCCoCuTK3HtM8d2LlHlzpl",
+                     *           "id": "rcpt_0VcD1K6mwl0XYv7UJwAzta3s",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                     *           "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -5583,13 +6338,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "058303865370",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127223159&s=058303865370",
-                     *           "fiscalizedAt": "2026-11-27T17:31:59.968Z",
+                     *           "fiscalSign": "844681934786",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128015239&s=844681934786",
+                     *           "fiscalizedAt": "2026-11-27T20:52:39.020Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_4wJn9ngNqZmnCibZfKSGA9G0yTa12JScrXmW0zSe",
+                     *           "url": "https://api.tolov.example/receipts/rc_Yyl5HwvrbJMsB0NTHC4cpcdVSmgVFiOlooVd97ku",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.687Z"
+                     *           "created": "2026-11-27T20:52:38.715Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5682,7 +6437,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T18:01:59.349Z",
+                     *       "expiresAt": "2026-11-27T21:22:38.218Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -5808,11 +6563,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T18:01:59.349Z",
+                     *       "expiresAt": "2026-11-27T21:22:38.218Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T17:32:29.405Z",
+                     *       "resendAvailableAt": "2026-11-27T20:53:08.278Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -5967,7 +6722,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T18:01:59.349Z",
+                     *       "expiresAt": "2026-11-27T21:22:38.218Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -5977,8 +6732,8 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T17:31:59.487Z",
-                     *         "payment": "pi_0VcCCo9ZGHM1YKJncqMbZQ3M"
+                     *         "paidAt": "2026-11-27T20:52:38.351Z",
+                     *         "payment": "pi_0VcD1K0qqHmiFmZbbynmGnHR"
                      *       },
                      *       "canSaveCard": true,
                      *       "shopSuspended": false,
@@ -6114,11 +6869,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T18:01:59.349Z",
+                     *       "expiresAt": "2026-11-27T21:22:38.218Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T17:32:29.440Z",
+                     *       "resendAvailableAt": "2026-11-27T20:53:08.310Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -6252,7 +7007,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcCCoIfQcdnZMgchAQ4xNeb",
+                     *           "id": "we_0VcD1KDLvn7VItpFWdY5kaJ1",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -6265,7 +7020,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:32:00.044Z"
+                     *           "created": "2026-11-27T20:52:39.121Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6368,7 +7123,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcCCoIfQcdnZMgchAQ4xNeb",
+                     *       "id": "we_0VcD1KDLvn7VItpFWdY5kaJ1",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6380,8 +7135,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:32:00.044Z",
-                     *       "secret": "whsec_H5ZIY1jjMaARhA28F4UnZNq2hfKhso2xTR/kZNbMniY="
+                     *       "created": "2026-11-27T20:52:39.121Z",
+                     *       "secret": "whsec_OQEV6FlTfGeyOyZGzEo5MwSCdH1rUuQmzbcCLB2CgwM="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6485,7 +7240,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcCCoIfQcdnZMgchAQ4xNeb",
+                     *       "id": "we_0VcD1KDLvn7VItpFWdY5kaJ1",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6497,7 +7252,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:32:00.044Z"
+                     *       "created": "2026-11-27T20:52:39.121Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6608,7 +7363,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcCCoIfQcdnZMgchAQ4xNeb",
+                     *       "id": "we_0VcD1KDLvn7VItpFWdY5kaJ1",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6621,7 +7376,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:32:00.044Z"
+                     *       "created": "2026-11-27T20:52:39.121Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6731,7 +7486,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcCCoJAhXYD9xHiXzX10NGe",
+                     *       "id": "we_0VcD1KE8jBXs6yLSwtiIHNNA",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -6837,7 +7592,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcCCoIfQcdnZMgchAQ4xNeb",
+                     *       "id": "we_0VcD1KDLvn7VItpFWdY5kaJ1",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -6850,8 +7605,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:32:00.044Z",
-                     *       "secret": "whsec_+YuLKiwvDPE5K2LrlEe4KTZAF0nCbJ5SFXZiatj4hlw="
+                     *       "created": "2026-11-27T20:52:39.121Z",
+                     *       "secret": "whsec_1KuMq5vIGtCDjTAFBeLuOPp9HS+O+tyCmxHLN269tnw="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -6969,24 +7724,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_41aacdea02d24ba69c19a1c34eac158a",
+                     *           "id": "wd_47ad693cf92f4eafb36d63e247816888",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcCCoJEILDJReNgknXCDVvC",
-                     *           "event": "evt_0VcCCo9kVnFk4I1IVJuAJqXr",
+                     *           "endpoint": "we_0VcD1KEEkuTsRNtAqkoHLTpP",
+                     *           "event": "evt_0VcD1K11tfsEUNNsHRRBYMG3",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T17:32:00.104Z",
+                     *               "attemptedAt": "2026-11-27T20:52:39.212Z",
                      *               "statusCode": 200,
-                     *               "durationMs": 10,
+                     *               "durationMs": 19,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T17:32:00.087Z"
+                     *           "created": "2026-11-27T20:52:39.190Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -7095,17 +7850,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcCCoHXMEWguT3qN4huRvF5",
+                     *           "id": "evt_0VcD1KBuRuzPOTbcA5IdUvBK",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.974Z",
+                     *           "created": "2026-11-27T20:52:39.031Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcCCoH8Lad6zYNSEWxW1BqE",
+                     *             "id": "rcpt_0VcD1KBEhiyZSGsjzmZIWhwt",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcCCoH14HqhwPAA64qk10kx",
+                     *             "paymentIntent": "pi_0VcD1KB8A3Y2KxyUTBEb0Elp",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7128,24 +7883,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_Sl7WKsLW80WnCQhH6MW7J5euKIJfbCxZ5MqGWQce",
+                     *             "url": "https://api.tolov.example/receipts/rc_E8vnIrWNG1kGAzInF0rxyaMw2GwmPIb5a107bsiD",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T17:31:59.949Z"
+                     *             "created": "2026-11-27T20:52:38.991Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcCCoHUF9pqHypErlmGnepC",
+                     *           "id": "evt_0VcD1KBmsb94hSvdeP5qyC9g",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.971Z",
+                     *           "created": "2026-11-27T20:52:39.025Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
+                     *             "id": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
-                     *             "refund": "re_0VcCCoFV8VXe966RJAqEqnGE",
+                     *             "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                     *             "refund": "re_0VcD1K9fXtTrjsHjqu1tnCld",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -7163,27 +7918,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "084947686828",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127223159&s=084947686828",
-                     *             "fiscalizedAt": "2026-11-27T17:31:59.971Z",
+                     *             "fiscalSign": "687839993123",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128015239&s=687839993123",
+                     *             "fiscalizedAt": "2026-11-27T20:52:39.025Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_emV4jld7kD1hocli6EDhlNpalFOpU0Vl0QfqlFNO",
+                     *             "url": "https://api.tolov.example/receipts/rc_hC96rm4ZmKp0MxFFcQkEdnJh8oujmezZoDfTWCil",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T17:31:59.854Z"
+                     *             "created": "2026-11-27T20:52:38.901Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcCCoHRjd2DKTkKp50qjeyr",
+                     *           "id": "evt_0VcD1KBhxzEcMtF0kyN6hzgJ",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.968Z",
+                     *           "created": "2026-11-27T20:52:39.020Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcCCoCuTK3HtM8d2LlHlzpl",
+                     *             "id": "rcpt_0VcD1K6mwl0XYv7UJwAzta3s",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
+                     *             "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7202,13 +7957,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "058303865370",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261127223159&s=058303865370",
-                     *             "fiscalizedAt": "2026-11-27T17:31:59.968Z",
+                     *             "fiscalSign": "844681934786",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128015239&s=844681934786",
+                     *             "fiscalizedAt": "2026-11-27T20:52:39.020Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_4wJn9ngNqZmnCibZfKSGA9G0yTa12JScrXmW0zSe",
+                     *             "url": "https://api.tolov.example/receipts/rc_Yyl5HwvrbJMsB0NTHC4cpcdVSmgVFiOlooVd97ku",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T17:31:59.687Z"
+                     *             "created": "2026-11-27T20:52:38.715Z"
                      *           }
                      *         }
                      *       ],
@@ -7295,30 +8050,31 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcCCo9kVnFk4I1IVJuAJqXr",
+                     *       "id": "evt_0VcD1K11tfsEUNNsHRRBYMG3",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.487Z",
+                     *       "created": "2026-11-27T20:52:38.351Z",
                      *       "data": {
-                     *         "id": "ord_0VcCCo7RFF224Q3XwwpS5ddT",
+                     *         "id": "ord_0VcD1JylPS138w21k7Cvphac",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_vpne62Yc8MwK1hmRfB8l4XWsDlSHV3QoZAT00Bas",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_cPgiqDGIWwRmF1688tTPV81l660at7hBCN41hMq4",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcCCo9ZGHM1YKJncqMbZQ3M",
-                     *         "savedCard": "card_0VcCCo9h4sskmSQxHvZcbZrj",
-                     *         "paidAt": "2026-11-27T17:31:59.487Z",
+                     *         "paymentIntent": "pi_0VcD1K0qqHmiFmZbbynmGnHR",
+                     *         "savedCard": "card_0VcD1K0x7S9WkkFkcF3ZtnZG",
+                     *         "paidAt": "2026-11-27T20:52:38.351Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T18:01:59.349Z",
+                     *         "expiresAt": "2026-11-27T21:22:38.218Z",
                      *         "receipt": null,
+                     *         "paymentLink": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T17:31:59.349Z"
+                     *         "created": "2026-11-27T20:52:38.218Z"
                      *       }
                      *     }
                      */
@@ -7408,7 +8164,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcCCoJEILDJReNgknXCDVvC"
+                 *       "endpoint": "we_0VcD1KEEkuTsRNtAqkoHLTpP"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -7423,15 +8179,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_41aacdea02d24ba69c19a1c34eac158a",
+                     *       "id": "wd_47ad693cf92f4eafb36d63e247816888",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcCCoJEILDJReNgknXCDVvC",
-                     *       "event": "evt_0VcCCo9kVnFk4I1IVJuAJqXr",
+                     *       "endpoint": "we_0VcD1KEEkuTsRNtAqkoHLTpP",
+                     *       "event": "evt_0VcD1K11tfsEUNNsHRRBYMG3",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T17:32:00.087Z",
+                     *       "nextAttemptAt": "2026-11-27T20:52:39.190Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T17:32:00.087Z"
+                     *       "created": "2026-11-27T20:52:39.190Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -7635,18 +8391,18 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcCCoG7nZ7BPLIiTbHPb7mI",
+                     *           "id": "req_0VcD1KAJIf0v230jgQK88Oe6",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 6,
+                     *           "durationMs": 4,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.893Z"
+                     *           "created": "2026-11-27T20:52:38.938Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcCCoFxJaox7yNiVJLH0H4s",
+                     *           "id": "req_0VcD1KA9zGu6MwcD5aeOmXhX",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
@@ -7654,18 +8410,18 @@ export interface operations {
                      *           "durationMs": 9,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.886Z"
+                     *           "created": "2026-11-27T20:52:38.934Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcCCoFSNRULPk1jxFUpdjaS",
+                     *           "id": "req_0VcD1K9Y7NcfSjJtwR7MbLOA",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 31,
+                     *           "durationMs": 37,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T17:31:59.877Z"
+                     *           "created": "2026-11-27T20:52:38.925Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -7751,24 +8507,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcCCo5t5jWkZeWN3t5B2Yb2",
+                     *       "id": "ord_0VcD1Jx0fLTKiNAUBg2DFL1y",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_G5u7jAmzdOY7hyzq0UZGyk6sJDJbzhl93JwKEyka",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_PllUlBpoSXGISC7bfEcyOjiIfAFJJHICEEcLgD7R",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T17:31:59.256Z",
+                     *       "expiresAt": "2026-11-27T20:52:38.113Z",
                      *       "receipt": null,
+                     *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.253Z"
+                     *       "created": "2026-11-27T20:52:38.110Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -7881,24 +8638,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcCCo2Rs6FP6pZopGbIpvTx",
+                     *       "id": "ord_0VcD1Ju3rlLrMhEP5FItwiGo",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_jhMVSgF3Xhahp8CAOJT8jdnMYli7GSWZ05dJMVcs",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_6JVOWSocSF1CLTbkClJ3L2FsXGZLBKpYn5wIoH5K",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcCCo3ZVdSbh4Zc20kvtsxO",
+                     *       "paymentIntent": "pi_0VcD1Jun6gXNFfrxpImrGFjw",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T17:31:59.132Z",
+                     *       "paidAt": "2026-11-27T20:52:37.981Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T18:01:59.039Z",
-                     *       "receipt": "rcpt_0VcCCo3yn5JWcjlA9bhvC1Ll",
+                     *       "expiresAt": "2026-11-27T21:22:37.927Z",
+                     *       "receipt": "rcpt_0VcD1JuyhSNN3zjSJrL9NJXQ",
+                     *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.039Z"
+                     *       "created": "2026-11-27T20:52:37.927Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -8012,18 +8770,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcCCoAsPXzpJB24SaGFf4cc",
+                     *       "id": "cb_0VcD1K3svPdVOd2MGXtJ80MR",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
-                     *       "url": "https://api.tolov.example/bind/cbs_g4Zq2w71GWjdPlp6oV6828gAKdQ6bBct8fzn0xhh",
-                     *       "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                     *       "clientToken": "cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
+                     *       "url": "https://api.tolov.example/bind/cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
+                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T17:46:59.562Z",
+                     *       "expiresAt": "2026-11-27T21:07:38.536Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:31:59.562Z"
+                     *       "created": "2026-11-27T20:52:38.536Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -8126,7 +8884,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcCCoRVWhgPSDN8t7XmOosT",
+                     *       "id": "pacct_0VcD1KOTfc0i8PJ0gIiZ9w39",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
@@ -8134,8 +8892,8 @@ export interface operations {
                      *       "holderName": "\"Chorsu Market\" MChJ",
                      *       "payoutsHeldUntil": null,
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T17:32:00.614Z",
-                     *       "created": "2026-11-27T17:32:00.593Z"
+                     *       "updated": "2026-11-27T20:52:39.838Z",
+                     *       "created": "2026-11-27T20:52:39.812Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -8216,19 +8974,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcCCoTx333cFi31l5kxZsMY",
+                     *       "id": "po_0VcD1KRdKy89URXNoBd461rN",
                      *       "object": "payout",
                      *       "amount": 3950000,
                      *       "status": "PAID",
                      *       "automatic": true,
-                     *       "arrivalDate": "2026-11-27",
+                     *       "arrivalDate": "2026-11-28",
                      *       "destination": {
                      *         "bankMfo": "00440",
                      *         "accountLast4": "2002"
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T17:32:00.744Z"
+                     *       "created": "2026-11-27T20:52:40.006Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -8392,30 +9150,31 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcCCo9kVnFk4I1IVJuAJqXr",
+                 *       "id": "evt_0VcD1K11tfsEUNNsHRRBYMG3",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:31:59.487Z",
+                 *       "created": "2026-11-27T20:52:38.351Z",
                  *       "data": {
-                 *         "id": "ord_0VcCCo7RFF224Q3XwwpS5ddT",
+                 *         "id": "ord_0VcD1JylPS138w21k7Cvphac",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_vpne62Yc8MwK1hmRfB8l4XWsDlSHV3QoZAT00Bas",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_cPgiqDGIWwRmF1688tTPV81l660at7hBCN41hMq4",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcCCo9ZGHM1YKJncqMbZQ3M",
-                 *         "savedCard": "card_0VcCCo9h4sskmSQxHvZcbZrj",
-                 *         "paidAt": "2026-11-27T17:31:59.487Z",
+                 *         "paymentIntent": "pi_0VcD1K0qqHmiFmZbbynmGnHR",
+                 *         "savedCard": "card_0VcD1K0x7S9WkkFkcF3ZtnZG",
+                 *         "paidAt": "2026-11-27T20:52:38.351Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T18:01:59.349Z",
+                 *         "expiresAt": "2026-11-27T21:22:38.218Z",
                  *         "receipt": null,
+                 *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:31:59.349Z"
+                 *         "created": "2026-11-27T20:52:38.218Z"
                  *       }
                  *     }
                  */
@@ -8443,30 +9202,31 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcCCoAQNP2T6vKzzT5lKP7O",
+                 *       "id": "evt_0VcD1K1qZbhOj5KVlbQ69jT9",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:31:59.532Z",
+                 *       "created": "2026-11-27T20:52:38.407Z",
                  *       "data": {
-                 *         "id": "ord_0VcCCoAC4VMm4sdI3L9MFXzv",
+                 *         "id": "ord_0VcD1K1XsYlph8b1cIqWtBhK",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_yHyMx8PO8CLmHpE5I9ujQlYAZhkWvzvDABpL6nDv",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_Vme2f77I4jxIqW95SZct4c2vFVsPomQ3EkyG6QAe",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcCCoAMJTcqKFYkn5wDxUlM",
+                 *         "paymentIntent": "pi_0VcD1K1kJD8sGVw25uNTwYyK",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T18:01:59.520Z",
+                 *         "expiresAt": "2026-11-27T21:22:38.391Z",
                  *         "receipt": null,
+                 *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:31:59.520Z"
+                 *         "created": "2026-11-27T20:52:38.391Z"
                  *       }
                  *     }
                  */
@@ -8494,30 +9254,31 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcCCo60XR2HYLun5Bv7Cn8O",
+                 *       "id": "evt_0VcD1JxAv4jsMqW8iQOXgzeX",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:31:59.256Z",
+                 *       "created": "2026-11-27T20:52:38.113Z",
                  *       "data": {
-                 *         "id": "ord_0VcCCo5t5jWkZeWN3t5B2Yb2",
+                 *         "id": "ord_0VcD1Jx0fLTKiNAUBg2DFL1y",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_G5u7jAmzdOY7hyzq0UZGyk6sJDJbzhl93JwKEyka",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_PllUlBpoSXGISC7bfEcyOjiIfAFJJHICEEcLgD7R",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T17:31:59.256Z",
+                 *         "expiresAt": "2026-11-27T20:52:38.113Z",
                  *         "receipt": null,
+                 *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:31:59.253Z"
+                 *         "created": "2026-11-27T20:52:38.110Z"
                  *       }
                  *     }
                  */
@@ -8545,13 +9306,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcCCoHAFSuEIfMg6EVUp7AC",
+                 *       "id": "evt_0VcD1KBGO9wUscsNtTaj6ksY",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:31:59.949Z",
+                 *       "created": "2026-11-27T20:52:38.991Z",
                  *       "data": {
-                 *         "id": "pi_0VcCCoH14HqhwPAA64qk10kx",
+                 *         "id": "pi_0VcD1KB8A3Y2KxyUTBEb0Elp",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -8559,15 +9320,15 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcCCoB9xHRLnHoq0xXGFa5N",
+                 *         "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
                  *         "metadata": {},
                  *         "amountRefunded": 0,
-                 *         "receipt": "rcpt_0VcCCoH8Lad6zYNSEWxW1BqE",
+                 *         "receipt": "rcpt_0VcD1KBEhiyZSGsjzmZIWhwt",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:31:59.943Z"
+                 *         "created": "2026-11-27T20:52:38.986Z"
                  *       }
                  *     }
                  */
@@ -8595,13 +9356,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcCCoDOgphmO6bT0T3girzt",
+                 *       "id": "evt_0VcD1K7CfuUqkTXKJWVZu8h2",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:31:59.718Z",
+                 *       "created": "2026-11-27T20:52:38.741Z",
                  *       "data": {
-                 *         "id": "pi_0VcCCoDKcv0oqoQTAmmDonc2",
+                 *         "id": "pi_0VcD1K786bI5T7z9B1R8DI49",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -8609,7 +9370,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcCCoC170jY4XpRuTGYcLso",
+                 *         "card": "card_0VcD1K5i14yHKCzATYmIBhLx",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -8620,7 +9381,7 @@ export interface operations {
                  *         "amountRefunded": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:31:59.713Z"
+                 *         "created": "2026-11-27T20:52:38.738Z"
                  *       }
                  *     }
                  */
@@ -8648,18 +9409,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcCCoHUF9pqHypErlmGnepC",
+                 *       "id": "evt_0VcD1KBmsb94hSvdeP5qyC9g",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:31:59.971Z",
+                 *       "created": "2026-11-27T20:52:39.025Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcCCoFbVAfDKZKhG4b4urmn",
+                 *         "id": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcCCoCqbz5hMEr8fpPvUbTl",
-                 *         "refund": "re_0VcCCoFV8VXe966RJAqEqnGE",
+                 *         "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                 *         "refund": "re_0VcD1K9fXtTrjsHjqu1tnCld",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -8677,13 +9438,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "084947686828",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261127223159&s=084947686828",
-                 *         "fiscalizedAt": "2026-11-27T17:31:59.971Z",
+                 *         "fiscalSign": "687839993123",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128015239&s=687839993123",
+                 *         "fiscalizedAt": "2026-11-27T20:52:39.025Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_emV4jld7kD1hocli6EDhlNpalFOpU0Vl0QfqlFNO",
+                 *         "url": "https://api.tolov.example/receipts/rc_hC96rm4ZmKp0MxFFcQkEdnJh8oujmezZoDfTWCil",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:31:59.854Z"
+                 *         "created": "2026-11-27T20:52:38.901Z"
                  *       }
                  *     }
                  */
@@ -8711,17 +9472,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcCCoHXMEWguT3qN4huRvF5",
+                 *       "id": "evt_0VcD1KBuRuzPOTbcA5IdUvBK",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:31:59.974Z",
+                 *       "created": "2026-11-27T20:52:39.031Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcCCoH8Lad6zYNSEWxW1BqE",
+                 *         "id": "rcpt_0VcD1KBEhiyZSGsjzmZIWhwt",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcCCoH14HqhwPAA64qk10kx",
+                 *         "paymentIntent": "pi_0VcD1KB8A3Y2KxyUTBEb0Elp",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -8744,9 +9505,9 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_Sl7WKsLW80WnCQhH6MW7J5euKIJfbCxZ5MqGWQce",
+                 *         "url": "https://api.tolov.example/receipts/rc_E8vnIrWNG1kGAzInF0rxyaMw2GwmPIb5a107bsiD",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:31:59.949Z"
+                 *         "created": "2026-11-27T20:52:38.991Z"
                  *       }
                  *     }
                  */
@@ -8774,22 +9535,22 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcCCoRq7yJp7FsHiSaIzmRy",
+                 *       "id": "evt_0VcD1KOtQ4Y8LOTceTUddJlq",
                  *       "object": "event",
                  *       "type": "payout_account.updated",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:32:00.614Z",
+                 *       "created": "2026-11-27T20:52:39.838Z",
                  *       "data": {
-                 *         "id": "pacct_0VcCCoRVWhgPSDN8t7XmOosT",
+                 *         "id": "pacct_0VcD1KOTfc0i8PJ0gIiZ9w39",
                  *         "object": "payout_account",
                  *         "bankMfo": "00440",
                  *         "accountLast4": "2002",
                  *         "tin": "301234567",
                  *         "holderName": "\"Chorsu Market\" MChJ",
-                 *         "payoutsHeldUntil": "2026-11-28T17:32:00.614Z",
+                 *         "payoutsHeldUntil": "2026-11-28T20:52:39.838Z",
                  *         "livemode": false,
-                 *         "updated": "2026-11-27T17:32:00.614Z",
-                 *         "created": "2026-11-27T17:32:00.593Z"
+                 *         "updated": "2026-11-27T20:52:39.838Z",
+                 *         "created": "2026-11-27T20:52:39.812Z"
                  *       }
                  *     }
                  */
@@ -8817,25 +9578,25 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcCCoUIHfKXQnYXJOJWlWtT",
+                 *       "id": "evt_0VcD1KS8SwIVnk613ShuM99P",
                  *       "object": "event",
                  *       "type": "payout.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:32:00.764Z",
+                 *       "created": "2026-11-27T20:52:40.034Z",
                  *       "data": {
-                 *         "id": "po_0VcCCoTx333cFi31l5kxZsMY",
+                 *         "id": "po_0VcD1KRdKy89URXNoBd461rN",
                  *         "object": "payout",
                  *         "amount": 3950000,
                  *         "status": "PAID",
                  *         "automatic": true,
-                 *         "arrivalDate": "2026-11-27",
+                 *         "arrivalDate": "2026-11-28",
                  *         "destination": {
                  *           "bankMfo": "00440",
                  *           "accountLast4": "2002"
                  *         },
                  *         "failureCode": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:32:00.744Z"
+                 *         "created": "2026-11-27T20:52:40.006Z"
                  *       }
                  *     }
                  */
@@ -8863,25 +9624,25 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcCCoVM0JeGTxPAtkRugyiW",
+                 *       "id": "evt_0VcD1KTi4dGcLx8tHV3OvCyS",
                  *       "object": "event",
                  *       "type": "payout.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T17:32:00.830Z",
+                 *       "created": "2026-11-27T20:52:40.135Z",
                  *       "data": {
-                 *         "id": "po_0VcCCoVElb0K5llocDbeI19g",
+                 *         "id": "po_0VcD1KTVdqcZ505hwKJl2WaO",
                  *         "object": "payout",
                  *         "amount": 1485000,
                  *         "status": "FAILED",
                  *         "automatic": true,
-                 *         "arrivalDate": "2026-11-27",
+                 *         "arrivalDate": "2026-11-28",
                  *         "destination": {
                  *           "bankMfo": "00440",
                  *           "accountLast4": "0002"
                  *         },
                  *         "failureCode": "ACCOUNT_CLOSED",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T17:32:00.823Z"
+                 *         "created": "2026-11-27T20:52:40.123Z"
                  *       }
                  *     }
                  */

@@ -36,6 +36,7 @@ export const Order = Type.Object({
   }),
   expiresAt: Timestamp,
   receipt: Type.Union([Type.String(), Type.Null()], { description: "Its payment's sale receipt (rcpt_…) once PAID with fiscal lines; null otherwise" }),
+  paymentLink: Type.Union([Type.String(), Type.Null()], { description: 'The payment link (plink_…) a buyer opened it through; null for an order made by the API' }),
   livemode: Type.Boolean(),
   created: Timestamp,
 }, { title: 'Order' });
@@ -44,5 +45,6 @@ export type Order = Static<typeof Order>;
 export const OrdersQuery = listQuery({
   status: Type.Optional(Type.Union(ORDER_STATUSES.map((status) => Type.Literal(status)))),
   customerRef: Type.Optional(CustomerRef),
+  paymentLink: Type.Optional(Type.String({ pattern: '^plink_[0-9A-Za-z]{1,58}$', description: 'Orders opened through this payment link (plink_…)' })),
 });
 export type OrdersQuery = ListQuery & Static<typeof OrdersQuery>;

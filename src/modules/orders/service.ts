@@ -1,5 +1,6 @@
-// Orders: created PENDING with a payment link; paid through their checkout session (PAID or FAILED, with an event),
-// canceled by the merchant, or EXPIRED past their time (with an event) unless a debit is in progress.
+// Orders: created PENDING with their hosted payment page, by the API or by a buyer who opened a payment link; paid
+// through their checkout session (PAID or FAILED, with an event), canceled by the merchant, or EXPIRED past their time
+// (with an event) unless a debit is in progress.
 import type { Db, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
@@ -21,6 +22,19 @@ const CHECKOUT_TOKEN_RANDOM_CHARS = 40; // ≈ 238 bits: the token alone authori
 export interface OrderSettings {
   checkoutUrl: string;
   orderTtlSeconds: number;
+}
+
+/** An order to make: by the API (no payment link), or by a buyer who opened a payment link. */
+export interface NewOrder {
+  productId: string;
+  livemode: boolean;
+  amount: number;
+  description: string | null;
+  customerRef: string | null;
+  returnUrl: string | null;
+  /** Its fiscal lines, checked for `amount` (null without). */
+  receiptLines: ReceiptLines | null;
+  paymentLinkId: string | null;
 }
 
 /** What an order needs to know of its payment intent once the debit is final. */
@@ -82,6 +96,7 @@ export class OrdersService {
       failureCode: row.failure_code,
       expiresAt: row.expires_at.toISOString(),
       receipt: row.receipt_id,
+      paymentLink: row.payment_link_id,
       livemode: row.livemode,
       created: row.created_at.toISOString(),
     };
@@ -89,39 +104,63 @@ export class OrdersService {
 
   /** Creating an order is a single atomic phase: the order, its session and the stored response commit together. */
   private createPhases(merchant: Merchant, body: CreateOrderBody): Steps {
-    const newOrder = (): OrderRow => {
-      const created = new Date();
-      return {
-        id: newId('ord'),
-        product_id: merchant.productId,
-        livemode: merchant.livemode,
-        amount: body.amount,
-        currency: 'UZS',
-        status: 'PENDING',
-        description: body.description ?? null,
-        customer_ref: body.customerRef ?? null,
-        return_url: body.returnUrl ?? null,
-        checkout_token: `cs_${randomBase62(CHECKOUT_TOKEN_RANDOM_CHARS)}`,
-        save_card: false,
-        payment_intent_id: null,
-        saved_card_id: null,
-        paid_at: null,
-        failure_code: null,
-        receipt_id: null,
-        expires_at: new Date(created.getTime() + this.settings.orderTtlSeconds * 1000),
-        created_at: created,
-      };
-    };
     return {
       started: async (tx) => {
         // Checked under the key, so that a retry gets the first answer even if the product's settings changed since.
-        const lines = this.receipts.linesFor(merchant, body.receipt, body.amount);
-        const row = newOrder();
-        await store.insertOrder(tx, row, lines);
-        await this.sessions.open(tx, 'order', row);
-        return { response: { status: 201, body: this.present(row) } };
+        const receiptLines = this.receipts.linesFor(merchant, body.receipt, body.amount);
+        const order = await this.insert(tx, {
+          productId: merchant.productId,
+          livemode: merchant.livemode,
+          amount: body.amount,
+          description: body.description ?? null,
+          customerRef: body.customerRef ?? null,
+          returnUrl: body.returnUrl ?? null,
+          receiptLines,
+          paymentLinkId: null,
+        });
+        return { response: { status: 201, body: order } };
       },
     };
+  }
+
+  /**
+   * Makes a PENDING order and opens its checkout session in `tx`, due the orders' TTL from now: every order is made
+   * here, the API's and those a buyer opens through a payment link. Its fiscal lines are checked by the caller.
+   */
+  async insert(tx: Transaction, order: NewOrder): Promise<Order> {
+    const created = new Date();
+    const row: OrderRow = {
+      id: newId('ord'),
+      product_id: order.productId,
+      livemode: order.livemode,
+      amount: order.amount,
+      currency: 'UZS',
+      status: 'PENDING',
+      description: order.description,
+      customer_ref: order.customerRef,
+      return_url: order.returnUrl,
+      checkout_token: `cs_${randomBase62(CHECKOUT_TOKEN_RANDOM_CHARS)}`,
+      save_card: false,
+      payment_intent_id: null,
+      saved_card_id: null,
+      paid_at: null,
+      failure_code: null,
+      receipt_id: null,
+      payment_link_id: order.paymentLinkId,
+      expires_at: new Date(created.getTime() + this.settings.orderTtlSeconds * 1000),
+      created_at: created,
+    };
+    await store.insertOrder(tx, row, order.receiptLines);
+    await this.sessions.open(tx, 'order', row);
+    return this.present(row);
+  }
+
+  /**
+   * How many orders of a payment link hold a place now, counting up to `max`: PAID, or PENDING and still payable. An
+   * order that expired, failed or was canceled (or is past its time with no debit in progress) holds none.
+   */
+  placesHeld(tx: Transaction, paymentLinkId: string, max: number): Promise<number> {
+    return store.placesHeld(tx, paymentLinkId, max);
   }
 
   /**
@@ -187,6 +226,7 @@ export class OrdersService {
     const filters: ListFilter[] = [];
     if (query.status !== undefined) filters.push({ column: 'status', value: query.status });
     if (query.customerRef !== undefined) filters.push({ column: 'customer_ref', value: query.customerRef });
+    if (query.paymentLink !== undefined) filters.push({ column: 'payment_link_id', value: query.paymentLink });
     const page = await listPage(this.db, store.ORDER_LIST, merchant, query, (row: OrderRow) => row, filters);
     // An order read past its expiry is expired as it is read: it has left a list of PENDING orders.
     const rows = (await Promise.all(page.data.map((row) => this.fresh(row)))).filter((row) => query.status === undefined || row.status === query.status);

@@ -5,7 +5,7 @@ import type { ORDER_STATUSES } from './schema.js';
 import { ORDER_STATES } from './state.js';
 import type { ReceiptLines } from '../receipts/schema.js';
 
-const ORDER_COLUMNS = 'id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token, save_card, payment_intent_id, saved_card_id, paid_at, failure_code, receipt_id, expires_at, created_at';
+const ORDER_COLUMNS = 'id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token, save_card, payment_intent_id, saved_card_id, paid_at, failure_code, receipt_id, payment_link_id, expires_at, created_at';
 /** What a merchant's list of them reads. */
 export const ORDER_LIST: Listed = { table: 'orders', columns: ORDER_COLUMNS };
 
@@ -27,6 +27,8 @@ export interface OrderRow {
   /** Why a FAILED order failed: its payment's refusal, or TOO_MANY_ATTEMPTS when the buyer used up the attempts. */
   failure_code: string | null;
   receipt_id: string | null;
+  /** The payment link a buyer opened it through; null for an order made by the API. */
+  payment_link_id: string | null;
   expires_at: Date;
   created_at: Date;
 }
@@ -38,8 +40,8 @@ export interface OrderRow {
 export async function insertOrder(tx: Transaction, row: OrderRow, receiptLines: ReceiptLines | null): Promise<void> {
   await tx.query(
     `INSERT INTO orders (id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token,
-                         expires_at, created_at, receipt_lines)
-     VALUES ($1, $2, $3, $4, 'UZS', 'PENDING', $5, $6, $7, $8, $9, $10, $11)`,
+                         expires_at, created_at, receipt_lines, payment_link_id)
+     VALUES ($1, $2, $3, $4, 'UZS', 'PENDING', $5, $6, $7, $8, $9, $10, $11, $12)`,
     [
       row.id,
       row.product_id,
@@ -52,8 +54,27 @@ export async function insertOrder(tx: Transaction, row: OrderRow, receiptLines: 
       row.expires_at,
       row.created_at,
       receiptLines === null ? null : JSON.stringify(receiptLines),
+      row.payment_link_id,
     ],
   );
+}
+
+/**
+ * How many orders of a payment link hold a place, counting up to `max`: PAID ones, and PENDING ones that can still be
+ * paid (not past their time, or with a debit in progress, which is what keeps `markExpired` from expiring them).
+ */
+export async function placesHeld(tx: Transaction, paymentLinkId: string, max: number): Promise<number> {
+  const [row] = await tx.query<{ held: number }>(
+    `SELECT count(*)::int AS held FROM (
+       SELECT 1 FROM orders o
+        WHERE o.payment_link_id = $1
+          AND (o.status = 'PAID'
+               OR (o.status = 'PENDING'
+                   AND (o.expires_at > now() OR EXISTS (SELECT 1 FROM payment_intents WHERE order_id = o.id AND status = 'PROCESSING'))))
+        LIMIT $2) held`,
+    [paymentLinkId, max],
+  );
+  return row!.held;
 }
 
 export async function findOrder(db: Queryable, merchant: Merchant, id: string): Promise<OrderRow | undefined> {
