@@ -5,6 +5,8 @@ import { constructEvent, signedHeaders } from './webhooks.js';
 
 export class Tolov {
   readonly orders;
+  /** Payment links: an address (and its QR code) where each buyer who presses Pay gets an order of their own. */
+  readonly paymentLinks;
   readonly charges;
   readonly paymentIntents;
   readonly refunds;
@@ -31,6 +33,7 @@ export class Tolov {
   constructor(apiKey: string, options: ClientOptions = {}) {
     const transport = new Transport(apiKey, options);
     this.orders = resources.orders(transport);
+    this.paymentLinks = resources.paymentLinks(transport);
     this.charges = resources.charges(transport);
     this.paymentIntents = resources.paymentIntents(transport);
     this.refunds = resources.refunds(transport);
@@ -61,6 +64,7 @@ export type {
   ListParams,
   Order,
   PaymentIntent,
+  PaymentLink,
   Payout,
   PayoutAccount,
   Receipt,

@@ -5,6 +5,8 @@ import { streamEvents, type StreamParams } from './stream.js';
 
 type Schemas = components['schemas'];
 export type Order = Schemas['Order'];
+/** An address to share, where each buyer who presses Pay gets an order of their own. */
+export type PaymentLink = Schemas['PaymentLink'];
 export type PaymentIntent = Schemas['PaymentIntent'];
 export type Refund = Schemas['Refund'];
 export type Receipt = Schemas['Receipt'];
@@ -146,6 +148,18 @@ export function balanceTransactions(transport: Transport) {
     retrieve: (transactionId: string, options?: CallOptions) =>
       transport.request<BalanceTransaction>('GET', `/v1/balance_transactions/${id(transactionId)}`, undefined, options),
     list: lister<BalanceTransaction, QueryOf<'listBalanceTransactions'>>(transport, '/v1/balance_transactions'),
+  };
+}
+
+export function paymentLinks(transport: Transport) {
+  return {
+    /** A link with a fixed `amount`, or one whose buyer enters it (`amountMin`..`amountMax`); `url` and `qrSvgUrl` to share. */
+    create: (body: Schemas['CreatePaymentLinkBody'], options?: CallOptions) => transport.request<PaymentLink>('POST', '/v1/payment_links', body, options),
+    retrieve: (linkId: string, options?: CallOptions) => transport.request<PaymentLink>('GET', `/v1/payment_links/${id(linkId)}`, undefined, options),
+    /** Changes `active` (false: the link opens no more orders) and `description`. */
+    update: (linkId: string, body: Schemas['UpdatePaymentLinkBody'], options?: CallOptions) =>
+      transport.request<PaymentLink>('POST', `/v1/payment_links/${id(linkId)}`, body, options),
+    list: lister<PaymentLink, QueryOf<'listPaymentLinks'>>(transport, '/v1/payment_links'),
   };
 }
 
