@@ -76,6 +76,7 @@ export class Primary {
     return new Promise((resolve, reject) => {
       const answers: string[] = new Array<string>(this.hosts.length);
       let pending = this.hosts.length;
+      let found = false;
       const settle = (index: number, answer: string) => {
         answers[index] = `${hostOf(this.hosts[index]!)} ${answer}`;
         if (--pending === 0) reject(new NoPrimaryError(answers));
@@ -84,6 +85,9 @@ export class Primary {
         acceptsWrites(url, this.connectTimeoutMs).then(
           (writable) => {
             if (!writable) return settle(index, 'is a standby');
+            // Another host answering yes later (two writable: a primary not fenced) does not move the pool again.
+            if (found) return;
+            found = true;
             this.index = index;
             resolve();
           },
