@@ -6,6 +6,11 @@ import { ORDER_STATES } from './state.js';
 import type { ReceiptLines } from '../receipts/schema.js';
 
 const ORDER_COLUMNS = 'id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token, save_card, payment_intent_id, saved_card_id, paid_at, failure_code, receipt_id, payment_link_id, expires_at, created_at';
+/**
+ * An order (`order`: the SQL naming its id) whose debit is still running at the bank: it may yet be paid, so it does
+ * not expire, and through a payment link it keeps its place.
+ */
+const debitRunning = (order: string) => `EXISTS (SELECT 1 FROM payment_intents WHERE order_id = ${order} AND status = 'PROCESSING')`;
 /** What a merchant's list of them reads. */
 export const ORDER_LIST: Listed = { table: 'orders', columns: ORDER_COLUMNS };
 
@@ -61,7 +66,7 @@ export async function insertOrder(tx: Transaction, row: OrderRow, receiptLines: 
 
 /**
  * How many orders of a payment link hold a place, counting up to `max`: PAID ones, and PENDING ones that can still be
- * paid (not past their time, or with a debit in progress, which is what keeps `markExpired` from expiring them).
+ * paid (not past their time, or with a debit running, which is what keeps `markExpired` from expiring them).
  */
 export async function placesHeld(tx: Transaction, paymentLinkId: string, max: number): Promise<number> {
   const [row] = await tx.query<{ held: number }>(
@@ -70,7 +75,7 @@ export async function placesHeld(tx: Transaction, paymentLinkId: string, max: nu
         WHERE o.payment_link_id = $1
           AND (o.status = 'PAID'
                OR (o.status = 'PENDING'
-                   AND (o.expires_at > now() OR EXISTS (SELECT 1 FROM payment_intents WHERE order_id = o.id AND status = 'PROCESSING'))))
+                   AND (o.expires_at > now() OR ${debitRunning('o.id')})))
         LIMIT $2) held`,
     [paymentLinkId, max],
   );
@@ -109,8 +114,8 @@ export async function orderById(db: Queryable, id: string): Promise<OrderRow> {
 }
 
 export async function debitInProgress(tx: Transaction, orderId: string): Promise<boolean> {
-  const rows = await tx.query(`SELECT 1 FROM payment_intents WHERE order_id = $1 AND status = 'PROCESSING'`, [orderId]);
-  return rows.length > 0;
+  const [row] = await tx.query<{ running: boolean }>(`SELECT ${debitRunning('$1')} AS running`, [orderId]);
+  return row!.running;
 }
 
 /** → PAID once, with its payment, its sale receipt and, when the buyer asked, the card it saved. */
@@ -156,7 +161,7 @@ export async function markExpired(tx: Transaction, id: string): Promise<OrderRow
   const [row] = await tx.query<OrderRow>(
     `UPDATE orders SET status = $2
       WHERE id = $1 AND status = ANY($3::text[]) AND expires_at <= now()
-        AND NOT EXISTS (SELECT 1 FROM payment_intents WHERE order_id = orders.id AND status = 'PROCESSING')
+        AND NOT ${debitRunning('orders.id')}
       RETURNING ${ORDER_COLUMNS}`,
     [id, to, from],
   );
