@@ -7,12 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SIM_PHONE } from '../../bank-sim/bank.js';
 import { startBankSim } from '../../bank-sim/sim.js';
 import { loadConfig } from '../../src/config.js';
-import { ADMIN_TOKEN } from '../support/harness.js';
 import { setFaults, SIM_SECRET } from '../support/live.js';
-import { json, killAll, persistentStorage, processStorage, startMain, type Started } from '../support/process.js';
+import { json, killAll, persistentStorage, processStorage, shopWithCard, startMain, type Started } from '../support/process.js';
 import { startReceiver } from '../support/receiver.js';
 import { waitFor } from '../support/wait.js';
 
@@ -33,21 +31,6 @@ interface Sent {
   connection?: string;
   intent?: { id: string; status: string };
   error?: string;
-}
-
-/** A merchant's test key and a card bound to it, through the process's HTTP API. */
-async function merchantWithCard(url: string): Promise<{ key: string; card: string }> {
-  const call = (path: string, key: string, body?: unknown) =>
-    json(`${url}${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-  const key = (await call('/admin/v1/products', ADMIN_TOKEN, { name: 'Stop shop', feeBps: 100 })).body.keys.test as string;
-  const binding = (await call('/subscribe/v1/card_bindings', key, {})).body;
-  await call(`/checkout/v1/sessions/${binding.clientToken}/card`, key, { pan: '8600000000000007', expiry: '12/30', phone: '998901234567' });
-  await call(`/checkout/v1/sessions/${binding.clientToken}/code`, key, { code: '111111' });
-  return { key, card: (await call(`/subscribe/v1/card_bindings/${binding.id}`, key)).body.card as string };
 }
 
 /**
@@ -104,7 +87,7 @@ describe('a graceful stop (SIGTERM)', () => {
       LOG_LEVEL: 'warn',
     };
     const server: Started = await startMain(env);
-    const { key, card } = await merchantWithCard(server.url);
+    const { key, card } = await shopWithCard(server.url, { name: 'Stop shop', feeBps: 100 });
     const sent: Sent[] = [];
     const load = chargeLoad(server.url, key, card, sent);
     await waitFor(async () => (sent.filter((request) => request.status === 201).length >= CHARGES_BEFORE_SIGNAL ? true : null), 60_000, 'the load');
@@ -154,17 +137,7 @@ describe('a graceful stop (SIGTERM)', () => {
         TOLOV_SHUTDOWN_TIMEOUT_MS: '20000',
         LOG_LEVEL: 'warn',
       });
-      const call = (path: string, key: string, body?: unknown) =>
-        json(`${server.url}${path}`, {
-          method: body === undefined ? 'GET' : 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'idempotency-key': path },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-      const key = (await call('/admin/v1/products', ADMIN_TOKEN, { name: 'Slow bank shop', receiptRequired: false })).body.keys.live as string;
-      const binding = (await call('/subscribe/v1/card_bindings', key, {})).body;
-      await call(`/checkout/v1/sessions/${binding.clientToken}/card`, key, { pan: '8600000000000007', expiry: '12/30', phone: SIM_PHONE });
-      await call(`/checkout/v1/sessions/${binding.clientToken}/code`, key, { code: (await json(`${sim.url}/sim/v1/sms?phone=${SIM_PHONE}`)).body.code });
-      const card = (await call(`/subscribe/v1/card_bindings/${binding.id}`, key)).body.card as string;
+      const { key, card } = await shopWithCard(server.url, { name: 'Slow bank shop', receiptRequired: false }, sim);
       await setFaults(sim, { moneyLatencyMs: 2_500 });
 
       // A client that keeps an idle connection open for a minute (a keep-alive pool), as a proxy may.
@@ -203,7 +176,7 @@ describe('a graceful stop (SIGTERM)', () => {
         TOLOV_WEBHOOK_TIMEOUT_MS: '60000',
         TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true',
       });
-      const { key, card } = await merchantWithCard(server.url);
+      const { key, card } = await shopWithCard(server.url, { name: 'Stop shop', feeBps: 100 });
       const post = (path: string, body: unknown) =>
         json(`${server.url}${path}`, {
           method: 'POST',

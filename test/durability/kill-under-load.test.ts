@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, engine } from '../support/harness.js';
-import { json, killAll, processStorage, startMain, type Started } from '../support/process.js';
+import { engine } from '../support/harness.js';
+import { json, killAll, processStorage, shopWithCard, startMain, type Started } from '../support/process.js';
 import { waitFor } from '../support/wait.js';
 import { startReceiver } from '../support/receiver.js';
 
@@ -35,13 +35,8 @@ describe('kill -9 under concurrent charge and order load', () => {
           body: JSON.stringify(body),
         });
       const get = (path: string, key: string) => json(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
-      const product = await post('/admin/v1/products', { name: 'Kill shop', feeBps: 100 }, ADMIN_TOKEN);
-      const key = product.body.keys.test as string;
+      const { key, card } = await shopWithCard(server.url, { name: 'Kill shop', feeBps: 100 });
       await post('/v1/webhook_endpoints', { url: `${receiver.url}/hooks` }, key);
-      const binding = await post('/subscribe/v1/card_bindings', {}, key);
-      await post(`/checkout/v1/sessions/${binding.body.clientToken}/card`, { pan: '8600000000000007', expiry: '12/30', phone: '998901234567' }, key);
-      await post(`/checkout/v1/sessions/${binding.body.clientToken}/code`, { code: '111111' }, key);
-      const card = (await get(`/subscribe/v1/card_bindings/${binding.body.id}`, key)).body.card as string;
 
       // The load: charges (some unclear at the bank), order creations, and orders paid through their sessions.
       const jobs: Array<() => Promise<unknown>> = [];

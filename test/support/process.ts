@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SIM_PHONE } from '../../bank-sim/bank.js';
 import { ADMIN_TOKEN, createPostgresDatabase, engine, SECRETS_KEY } from './harness.js';
 
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -76,4 +77,25 @@ export async function persistentStorage(): Promise<Record<string, string>> {
   const dir = await mkdtemp(join(tmpdir(), 'tolov-process-'));
   databases.push(() => rm(dir, { recursive: true, force: true }));
   return { TOLOV_DATA_DIR: dir };
+}
+
+/**
+ * A new product (`product`, the operator API's body) of the process at `url`, and a card bound to its key through the
+ * hosted capture calls: the test card with its fixed code, or, with `sim`, a live card with the code the bank
+ * simulator sent.
+ */
+export async function shopWithCard(url: string, product: Record<string, unknown>, sim?: { url: string }): Promise<{ key: string; card: string }> {
+  const call = (path: string, key: string, body?: unknown) =>
+    json(`${url}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const keys = (await call('/admin/v1/products', ADMIN_TOKEN, product)).body.keys as { test: string; live: string };
+  const key = sim ? keys.live : keys.test;
+  const binding = (await call('/subscribe/v1/card_bindings', key, {})).body;
+  await call(`/checkout/v1/sessions/${binding.clientToken}/card`, key, { pan: '8600000000000007', expiry: '12/30', phone: sim ? SIM_PHONE : '998901234567' });
+  const code = sim ? (await json(`${sim.url}/sim/v1/sms?phone=${SIM_PHONE}`)).body.code : '111111';
+  await call(`/checkout/v1/sessions/${binding.clientToken}/code`, key, { code });
+  return { key, card: (await call(`/subscribe/v1/card_bindings/${binding.id}`, key)).body.card as string };
 }
