@@ -5,6 +5,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import { ApiError } from '../core/errors.js';
 import { RateLimiter } from '../core/rate-limit.js';
+import { setNewest } from '../lib/bounded-map.js';
 import type { PaymentLinksService } from '../modules/payment-links/service.js';
 import { pageHeaders } from './headers.js';
 import { buyerLanguage, PageQuery } from './pages.js';
@@ -16,6 +17,8 @@ const AMOUNT_TEXT_MAX = 20;
 /** A QR code printed 10 cm wide at 300 dpi. */
 const QR_PNG_WIDTH = 1200;
 const QR_CACHE = 'public, max-age=86400';
+/** QR images kept drawn, the oldest dropped first (a 1200-pixel PNG is about 10 KB). */
+const QR_IMAGES_CACHED = 256;
 
 // Any text fits the route: a malformed slug is a link that does not exist, with the not-found page.
 const SlugParams = Type.Object({ slug: Type.String({ maxLength: 64 }) });
@@ -26,7 +29,7 @@ type PageRequest = FastifyRequest<{ Params: SlugParams; Querystring: { lang?: st
  * So'm as a buyer types them, to tiyin: spaces and a mark before each group of three digits are grouping (1 500,
  * 1,500, 1.500), and a mark before one or two final digits is the decimal one (1500,50 or 1500.5). Null if not an amount.
  */
-export function tiyinOf(entered: string): number | null {
+function tiyinOf(entered: string): number | null {
   const text = entered.replace(/[\s\u00a0\u202f]/g, '');
   const match = /^(\d{1,3}(?:[.,]\d{3})+|\d+)(?:[.,](\d{1,2}))?$/.exec(text);
   if (!match) return null;
@@ -96,16 +99,26 @@ export const linkPageRoutes: FastifyPluginAsync<{ paymentLinks: PaymentLinksServ
     return pay(paymentLinks, request, reply, link);
   });
 
-  // The link's QR code, to print or to show on a screen; `?download` saves it as a file.
+  // The link's QR code, to print or to show on a screen; `?download` saves it as a file. A link's address never changes,
+  // so its image is drawn once: a public address asked for it again and again costs no more CPU than a page.
+  const images = new Map<string, string | Buffer>();
+  const qrImage = async (url: string, format: 'svg' | 'png') => {
+    const key = `${format} ${url}`;
+    const cached = images.get(key);
+    if (cached !== undefined) return cached;
+    const image =
+      format === 'svg'
+        ? await QRCode.toString(url, { type: 'svg', margin: 4, errorCorrectionLevel: 'M' })
+        : await QRCode.toBuffer(url, { type: 'png', width: QR_PNG_WIDTH, margin: 4, errorCorrectionLevel: 'M' });
+    setNewest(images, key, image, QR_IMAGES_CACHED);
+    return image;
+  };
   const qrSchema = { hide: true, params: SlugParams, querystring: Type.Object({ download: Type.Optional(Type.String()) }) };
   for (const format of ['svg', 'png'] as const) {
     app.get(`/l/:slug/qr.${format}`, { config, schema: qrSchema }, async (request: FastifyRequest<{ Params: SlugParams; Querystring: { download?: string } }>, reply) => {
       const link = await paymentLinks.bySlug(request.params.slug);
       if (link === null) return reply.callNotFound();
-      const image =
-        format === 'svg'
-          ? await QRCode.toString(link.url, { type: 'svg', margin: 4, errorCorrectionLevel: 'M' })
-          : await QRCode.toBuffer(link.url, { type: 'png', width: QR_PNG_WIDTH, margin: 4, errorCorrectionLevel: 'M' });
+      const image = await qrImage(link.url, format);
       if (request.query.download !== undefined) reply.header('Content-Disposition', `attachment; filename="tolov-${link.slug}.${format}"`);
       return reply
         .header('X-Content-Type-Options', 'nosniff')
