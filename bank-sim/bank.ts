@@ -87,7 +87,7 @@ export class Bank {
    * Executes a card's debit or refund once per id; never once fenced or past its deadline (checked in its transaction,
    * after any latency: the fence and the clock decide, not the order of arrival).
    */
-  async execute(type: 'debit' | 'refund', body: Body): Promise<GatewayAnswer> {
+  async execute(type: 'debit' | 'refund' | 'hold', body: Body): Promise<GatewayAnswer> {
     const { operationId, token, amount, deadline } = body as { operationId?: unknown; token?: unknown; amount?: unknown; deadline?: unknown };
     const deadlineMs = typeof deadline === 'string' ? Date.parse(deadline) : NaN;
     if (typeof operationId !== 'string' || typeof token !== 'string' || !Number.isSafeInteger(amount) || (amount as number) <= 0 || Number.isNaN(deadlineMs)) {
@@ -97,15 +97,43 @@ export class Bank {
     if (!card) return { result: 'refused', code: 'UNKNOWN_TOKEN' };
     const row = await this.#once({ operationId, type, token, amount: amount as number, deadlineMs }, async (tx) => {
       const [locked] = await tx.query<{ balance: number; status: string }>('SELECT balance, status FROM sim_cards WHERE pan_hash = $1 FOR UPDATE', [card.pan_hash]);
-      const failure = type === 'debit' ? debitFailure(card, locked!, amount as number) : null;
-      const delta = failure ? 0 : type === 'debit' ? -(amount as number) : (amount as number);
+      const failure = type === 'refund' ? null : debitFailure(card, locked!, amount as number);
+      const delta = failure ? 0 : type === 'refund' ? (amount as number) : -(amount as number);
       if (delta !== 0) await tx.query('UPDATE sim_cards SET balance = balance + $2 WHERE pan_hash = $1', [card.pan_hash, delta]);
       return failure;
     });
     const unclear =
-      (type === 'debit' && (card.behaviour === 'unclear_then_succeeds' || card.behaviour === 'unclear_then_fails')) ||
+      (type !== 'refund' && (card.behaviour === 'unclear_then_succeeds' || card.behaviour === 'unclear_then_fails')) ||
       (type === 'refund' && card.behaviour === 'refund_unclear_then_succeeds');
     return unclear ? { result: 'pending' } : operationAnswer(row);
+  }
+
+  /**
+   * Ends a hold once, under the same fence and deadline: a capture takes `amount` of it (at most what it held) and
+   * returns the rest to the card, a release returns all of it. The hold's row is locked, so two ends of one hold are
+   * decided one after the other: the second is refused HOLD_NOT_ACTIVE.
+   */
+  async endHold(type: 'capture' | 'release', body: Body): Promise<GatewayAnswer> {
+    const { operationId, holdOperationId, amount, deadline } = body as Record<string, unknown>;
+    const deadlineMs = typeof deadline === 'string' ? Date.parse(deadline) : NaN;
+    if (typeof operationId !== 'string' || typeof holdOperationId !== 'string' || !Number.isSafeInteger(amount) || (amount as number) <= 0 || Number.isNaN(deadlineMs)) {
+      return { result: 'refused', code: 'BAD_REQUEST' };
+    }
+    const operation = { operationId, type, token: holdOperationId, amount: amount as number, deadlineMs, holdOperationId };
+    return operationAnswer(
+      await this.#once(operation, async (tx) => {
+        const [hold] = await tx.query<{ token: string; amount: number }>(
+          `SELECT token, amount FROM sim_operations WHERE operation_id = $1 AND type = 'hold' AND status = 'SUCCEEDED' FOR UPDATE`,
+          [holdOperationId],
+        );
+        const [ended] = await tx.query('SELECT 1 FROM sim_operations WHERE hold_operation_id = $1 AND status = $2', [holdOperationId, 'SUCCEEDED']);
+        if (!hold || ended) return 'HOLD_NOT_ACTIVE';
+        if ((amount as number) > hold.amount) return 'AMOUNT_EXCEEDS_HOLD';
+        const returned = type === 'capture' ? hold.amount - (amount as number) : hold.amount;
+        await tx.query('UPDATE sim_cards SET balance = balance + $2 FROM sim_tokens t WHERE t.token = $1 AND sim_cards.pan_hash = t.pan_hash', [hold.token, returned]);
+        return null;
+      }),
+    );
   }
 
   /**
@@ -135,7 +163,7 @@ export class Bank {
 
   /** An operation's one execution: its earlier outcome, a refusal once fenced or late, or `move` and its record. */
   #once(
-    operation: { operationId: string; type: string; token: string; amount: number; deadlineMs: number },
+    operation: { operationId: string; type: string; token: string; amount: number; deadlineMs: number; holdOperationId?: string },
     move: (tx: Transaction) => Promise<string | null>,
   ): Promise<OperationRow> {
     return this.db.transaction(async (tx): Promise<OperationRow> => {
@@ -146,14 +174,10 @@ export class Bank {
       if (Date.now() > operation.deadlineMs) return { status: 'FAILED', failure_code: 'DEADLINE_PASSED' };
       const failure = await move(tx);
       const status = failure ? 'FAILED' : 'SUCCEEDED';
-      await tx.query('INSERT INTO sim_operations (operation_id, type, token, amount, status, failure_code) VALUES ($1, $2, $3, $4, $5, $6)', [
-        operation.operationId,
-        operation.type,
-        operation.token,
-        operation.amount,
-        status,
-        failure,
-      ]);
+      await tx.query(
+        'INSERT INTO sim_operations (operation_id, type, token, amount, status, failure_code, hold_operation_id) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+        [operation.operationId, operation.type, operation.token, operation.amount, status, failure, operation.holdOperationId ?? null],
+      );
       return { status, failure_code: failure };
     });
   }

@@ -30,6 +30,9 @@ CREATE TABLE IF NOT EXISTS sim_operations (
   failure_code  text,
   created_at    timestamptz NOT NULL DEFAULT now()
 );
+-- The hold a capture or release ended (a hold's amount stays off the card's balance until one of them does).
+ALTER TABLE sim_operations ADD COLUMN IF NOT EXISTS hold_operation_id text;
+CREATE UNIQUE INDEX IF NOT EXISTS sim_operations_one_end_per_hold ON sim_operations (hold_operation_id) WHERE status = 'SUCCEEDED';
 -- Merchants' accounts (MFO/number), opened by their first payout and credited by each one.
 CREATE TABLE IF NOT EXISTS sim_accounts (
   account      text PRIMARY KEY,

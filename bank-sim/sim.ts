@@ -107,6 +107,9 @@ function gatewayRoutes(app: FastifyInstance, bank: Bank, gateway: ReturnType<typ
   app.post('/v1/cards/codes/verify', config, gateway((body) => bank.verifyCode(body), false));
   app.post('/v1/debits', config, gateway((body) => bank.execute('debit', body), true));
   app.post('/v1/refunds', config, gateway((body) => bank.execute('refund', body), true));
+  app.post('/v1/holds', config, gateway((body) => bank.execute('hold', body), true));
+  app.post('/v1/holds/capture', config, gateway((body) => bank.endHold('capture', body), true));
+  app.post('/v1/holds/release', config, gateway((body) => bank.endHold('release', body), true));
   app.post('/v1/transfers', config, gateway((body) => bank.transfer(body), true));
   app.post('/v1/operations/status', config, gateway((body) => bank.status(body), false));
   app.post('/v1/operations/fence', config, gateway((body) => bank.fence(body), false));

@@ -34,6 +34,8 @@ export interface Config {
   settlementDelaySeconds: number;
   reconcileIntervalMs: number;
   expiryIntervalMs: number;
+  /** How long a two-step payment's hold waits for its capture before the worker releases it (TOLOV_HOLD_DAYS). */
+  holdDays: number;
   liveRailUrl: string | null;
   liveRailSecret: string | null;
   /** How long the bank gateway (and the fiscal gateway) has to answer one call. */
@@ -314,6 +316,7 @@ export function loadConfig(env: Env = process.env): Config {
     settlementDelaySeconds: integer('TOLOV_SETTLEMENT_DELAY_SECONDS', DAY_SECONDS, 0, 90 * DAY_SECONDS),
     reconcileIntervalMs: integer('TOLOV_RECONCILE_INTERVAL_MS', 30_000, 10, DAY_SECONDS * 1000),
     expiryIntervalMs: integer('TOLOV_EXPIRY_INTERVAL_MS', 5_000, 10, DAY_SECONDS * 1000),
+    holdDays: integer('TOLOV_HOLD_DAYS', 7, 1, 30),
     ...liveRail(reader),
     ...liveFiscal(reader),
     vatRates: vatRates(reader),

@@ -28,6 +28,7 @@ import { OperatorsService } from './modules/operators/service.js';
 import { SupportService } from './modules/support/service.js';
 import { ActivationsService } from './modules/activations/service.js';
 import { RefundsService } from './modules/refunds/service.js';
+import { HoldsService } from './modules/holds/service.js';
 import { ReceiptsService } from './modules/receipts/service.js';
 import { PayoutsService } from './modules/payouts/service.js';
 import { PaymentLinksService } from './modules/payment-links/service.js';
@@ -57,6 +58,7 @@ import { idempotencyCleanup } from './workers/idempotency-cleanup.js';
 import { startWorkers, type RunningWorkers, type Worker } from './workers/loop.js';
 import { reconciler } from './workers/reconciler.js';
 import { expiry } from './workers/expiry.js';
+import { holdExpiry } from './workers/hold-expiry.js';
 import { settlement } from './workers/settlement.js';
 import { fiscalization } from './workers/fiscalization.js';
 import { payouts as payoutSchedule } from './workers/payouts.js';
@@ -66,6 +68,7 @@ export interface Service {
   db: Db;
   orders: OrdersService;
   payments: PaymentsService;
+  holds: HoldsService;
   refunds: RefundsService;
   receipts: ReceiptsService;
   payouts: PayoutsService;
@@ -102,16 +105,12 @@ function buildServices(parts: {
   const cards = new CardsService(db);
   const sessions = new CheckoutSessions(db);
   const fiscal = measuredFiscalModules(createFiscalModules(db, config), outcomes);
-  const receipts = new ReceiptsService(
-    db,
-    fiscal,
-    webhooks,
-    { checkoutUrl: config.checkoutUrl, vatRates: config.vatRates, retryScheduleSeconds: config.webhookRetryScheduleSeconds },
-    log,
-  );
+  const receiptSettings = { checkoutUrl: config.checkoutUrl, vatRates: config.vatRates, retryScheduleSeconds: config.webhookRetryScheduleSeconds };
+  const receipts = new ReceiptsService(db, fiscal, webhooks, receiptSettings, log);
   const orders = new OrdersService(db, config, sessions, cards, webhooks, receipts, commands);
   const payments = new PaymentsService(db, rails, orders, cards, ledger, webhooks, receipts, commands, log, outcomes);
   const refunds = new RefundsService(db, rails, payments, ledger, receipts, commands, log, outcomes);
+  const holds = new HoldsService(db, rails, payments, receipts, commands, log, config.holdDays);
   const products = new ProductsService(db, keys, config.defaultFeeBps, commands);
   const paymentLinks = new PaymentLinksService(db, config, orders, receipts, products, commands);
   const bindings = new CardBindingsService(db, rails, sessions, commands, config);
@@ -127,6 +126,7 @@ function buildServices(parts: {
     orders,
     paymentLinks,
     payments,
+    holds,
     refunds,
     receipts,
     payouts,
@@ -152,11 +152,12 @@ function buildServices(parts: {
 
 /** The jobs every process runs beside the API, each in its own loop. */
 function backgroundWorkers(config: Config, db: Db, services: Services, log: FastifyBaseLogger): Worker[] {
-  const { orders, bindings, payments, refunds, payouts, receipts, webhooks, accounts, mail, requestLog } = services;
+  const { orders, bindings, payments, holds, refunds, payouts, receipts, webhooks, accounts, mail, requestLog } = services;
   return [
     idempotencyCleanup(db),
     expiry(orders, bindings, config.expiryIntervalMs),
-    reconciler(payments, refunds, payouts, config.reconcileIntervalMs),
+    holdExpiry(holds, config.expiryIntervalMs),
+    reconciler(payments, holds, refunds, payouts, config.reconcileIntervalMs),
     payoutSchedule(payouts),
     settlement(payments, config.settlementDelaySeconds),
     fiscalization(receipts),
@@ -241,12 +242,13 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   app.addHook('preClose', () => services.eventStreams.stop());
   const idempotent = new IdempotentReplies(timings, options.hooks);
   await registerApi(app, { services, idempotent, checkoutLimits: config, publicUrl: config.checkoutUrl });
-  const { orders, payments, refunds, receipts, bindings, webhooks, requestLog, payouts, paymentLinks } = services;
+  const { orders, payments, holds, refunds, receipts, bindings, webhooks, requestLog, payouts, paymentLinks } = services;
   return {
     app,
     db,
     orders,
     payments,
+    holds,
     refunds,
     receipts,
     payouts,

@@ -158,6 +158,7 @@ export async function cardsAreCharged(s: Recorder, shop: Shop, cards: { card: st
   ok(await s.call({ method: 'GET', url: '/subscribe/v1/cards?limit=2', key: shop.test }), 200, 'cards');
   ok(await s.call({ method: 'GET', url: '/subscribe/v1/charges?limit=2', key: shop.test }), 200, 'charges');
   await legacyPair(s, shop, cards.card);
+  await holdsAreCaptured(s, shop, cards.card);
 
   const refund = (key: string, body: Record<string, unknown>) => s.call({ method: 'POST', url: '/v1/refunds', key: shop.test, idempotencyKey: key, body });
   const refunded = ok(await refund('refund-sub-4821-2026-12', { paymentIntent: paid.id, reason: 'requested_by_customer' }), 201, 'refund').body;
@@ -168,6 +169,19 @@ export async function cardsAreCharged(s: Recorder, shop: Shop, cards: { card: st
   ok(await s.call({ method: 'GET', url: '/v1/refunds', key: shop.test }), 200, 'refunds');
   ok(await s.call({ method: 'GET', url: '/v1/balance', key: shop.test }), 200, 'balance');
   return paid.id;
+}
+
+/** Two-step payments: a deposit held and captured in part; a hold canceled; captures refused. */
+async function holdsAreCaptured(s: Recorder, shop: Shop, card: string): Promise<void> {
+  const hold = (key: string, amount: number, description: string) =>
+    s.call({ method: 'POST', url: '/subscribe/v1/charges', key: shop.test, idempotencyKey: key, body: { amount, card, capture: 'manual', description } });
+  const capture = (key: string, id: string, body: Record<string, unknown>) => s.call({ method: 'POST', url: `/subscribe/v1/charges/${id}/capture`, key: shop.test, idempotencyKey: key, body });
+  const deposit = ok(await hold('rental-7731-hold', 3_000_000, 'Bicycle rental 7731, deposit'), 201, 'hold').body;
+  await capture('rental-7731-capture-too-much', deposit.id, { amount: 3_500_000 });
+  ok(await capture('rental-7731-capture', deposit.id, { amount: 2_200_000 }), 200, 'capture');
+  const booking = ok(await hold('rental-7790-hold', 500_000, 'Bicycle rental 7790, deposit'), 201, 'hold').body;
+  ok(await s.call({ method: 'POST', url: `/subscribe/v1/charges/${booking.id}/cancel`, key: shop.test, idempotencyKey: 'rental-7790-cancel' }), 200, 'cancel');
+  await capture('rental-7790-capture', booking.id, {});
 }
 
 /** The legacy pair: create, confirm; create, cancel; and a partial refund, refused. */

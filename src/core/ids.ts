@@ -3,7 +3,7 @@ import { ALPHABET, randomBase62 } from '../lib/random.js';
 const TIME_CHARS = 8; // 62^8 ms ≈ 6,900 years
 const RANDOM_CHARS = 16; // ≈ 95 bits
 
-export type IdPrefix = 'prod' | 'key' | 'ord' | 'pi' | 'card' | 'cb' | 're' | 'rcpt' | 'txn' | 'pacct' | 'po' | 'evt' | 'we' | 'wd' | 'req' | 'ltx' | 'acct' | 'usr' | 'inv' | 'mail' | 'plink';
+export type IdPrefix = 'prod' | 'key' | 'ord' | 'pi' | 'card' | 'cb' | 're' | 'rcpt' | 'txn' | 'pacct' | 'po' | 'evt' | 'we' | 'wd' | 'req' | 'ltx' | 'acct' | 'usr' | 'inv' | 'mail' | 'plink' | 'cap' | 'rel';
 
 function encodeTime(ms: number): string {
   let out = '';

@@ -10,6 +10,7 @@ import type { PaymentsService } from '../modules/payments/service.js';
 import type { ProductsService } from '../modules/products/service.js';
 import type { ReconciliationService } from '../modules/reconciliation/service.js';
 import type { RefundsService } from '../modules/refunds/service.js';
+import type { HoldsService } from '../modules/holds/service.js';
 import type { ReceiptsService } from '../modules/receipts/service.js';
 import type { PayoutsService } from '../modules/payouts/service.js';
 import type { PaymentLinksService } from '../modules/payment-links/service.js';
@@ -66,6 +67,8 @@ export interface Services {
   /** Payment links, and the orders buyers open through them. */
   paymentLinks: PaymentLinksService;
   payments: PaymentsService;
+  /** Two-step payments' captures and releases. */
+  holds: HoldsService;
   refunds: RefundsService;
   receipts: ReceiptsService;
   payouts: PayoutsService;
@@ -94,7 +97,7 @@ export async function registerApi(
   app: FastifyInstance,
   { services, idempotent, checkoutLimits, publicUrl }: { services: Services; idempotent: IdempotentReplies; checkoutLimits: CheckoutLimits; publicUrl: string },
 ): Promise<void> {
-  const { accounts, accountLinks, products, orders, paymentLinks, payments, refunds, receipts, payouts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, checks, activations, operators, operatorActions, support, testHelpers, timings } =
+  const { accounts, accountLinks, products, orders, paymentLinks, payments, holds, refunds, receipts, payouts, cards, bindings, checkout, ledger, webhooks, eventStreams, requestLog, activity, reconciliation, checks, activations, operators, operatorActions, support, testHelpers, timings } =
     services;
   recordMerchantCalls(app, requestLog);
   await app.register(productRoutes, { products, actions: operatorActions });
@@ -110,7 +113,7 @@ export async function registerApi(
   await app.register(ledgerRoutes, { ledger, payouts });
   await app.register(cardBindingRoutes, { bindings, idempotent });
   await app.register(cardRoutes, { cards });
-  await app.register(paymentRoutes, { payments, idempotent });
+  await app.register(paymentRoutes, { payments, holds, idempotent });
   await app.register(refundRoutes, { refunds, idempotent });
   await app.register(payoutRoutes, { payouts, idempotent });
   await app.register(receiptRoutes, { receipts });

@@ -136,6 +136,15 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
     errors: ['NOT_FOUND', 'CARD_INACTIVE', 'RAIL_UNAVAILABLE', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'PRODUCT_SUSPENDED'],
   },
   retrieveCharge: { returns: 'The payment intent', errors: ['NOT_FOUND'] },
+  captureCharge: {
+    returns:
+      "The payment intent: `SUCCEEDED` with the amount captured; `REQUIRES_CAPTURE` again when the bank refused the capture but still holds the money; `CANCELED` when the bank no longer held it; or `PROCESSING` when the bank's answer was unclear, until reconciliation settles it",
+    errors: ['NOT_FOUND', 'INVALID_STATE', 'VALIDATION_ERROR', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'RAIL_UNAVAILABLE', 'PRODUCT_SUSPENDED'],
+  },
+  cancelCharge: {
+    returns: "The payment intent: `CANCELED` once the bank released the hold, or `PROCESSING` when its answer was unclear, until reconciliation settles it",
+    errors: ['NOT_FOUND', 'INVALID_STATE', 'RAIL_UNAVAILABLE'],
+  },
   listCharges: { returns: `A page of payment intents, ${PAGE}` },
   createPaymentIntent: { returns: 'The payment intent, `REQUIRES_PAYMENT`: no money moves until it is confirmed', errors: ['NOT_FOUND', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'PRODUCT_SUSPENDED'] },
   confirmPaymentIntent: {

@@ -195,7 +195,7 @@ function describeWebhooks(components: Record<string, unknown>): Json {
   const intent = components.PaymentIntent as { properties: Json } | undefined;
   if (intent) {
     // In an event's snapshot, a payment intent's status is written in lower case.
-    components.PaymentIntentSnapshot = { ...intent, properties: { ...intent.properties, status: { type: 'string', enum: ['succeeded', 'failed'] } } };
+    components.PaymentIntentSnapshot = { ...intent, properties: { ...intent.properties, status: { type: 'string', enum: ['requires_capture', 'succeeded', 'failed', 'canceled'] } } };
   }
   return Object.fromEntries(
     SENT_EVENT_TYPES.map((type) => {

@@ -7,10 +7,10 @@
 import { formatExpiry } from './card-data.js';
 import { GatewayCallError, GatewayClient } from './gateway-client.js';
 import type { GatewayAnswer } from './protocol.js';
-import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, OperationsQuery, Rail, RailOutcome, RecordedOperation, TokenizeResult, TransferOperation } from './rail.js';
+import type { CardDetails, ExecutedOutcome, FenceOutcome, HoldEnd, MoneyOperation, OperationsQuery, Rail, RailOutcome, RecordedOperation, TokenizeResult, TransferOperation } from './rail.js';
 
 /** Refusals passed on as they are; any other refusal of a money call means it did not execute: PROCESSING_ERROR. */
-const FAILURE_CODES = new Set(['INSUFFICIENT_FUNDS', 'CARD_BLOCKED', 'PROCESSING_ERROR', 'ACCOUNT_CLOSED']);
+const FAILURE_CODES = new Set(['INSUFFICIENT_FUNDS', 'CARD_BLOCKED', 'PROCESSING_ERROR', 'ACCOUNT_CLOSED', 'HOLD_NOT_ACTIVE', 'AMOUNT_EXCEEDS_HOLD']);
 
 /** Outcomes the bank reports of an operation it executed: ok, or a refusal naming why. */
 function executed(answer: GatewayAnswer): ExecutedOutcome | null {
@@ -55,6 +55,18 @@ export class HttpRail implements Rail {
     return this.#money('/v1/refunds', operation);
   }
 
+  hold(operation: MoneyOperation): Promise<RailOutcome> {
+    return this.#money('/v1/holds', operation);
+  }
+
+  capture(operation: HoldEnd): Promise<RailOutcome> {
+    return this.#money('/v1/holds/capture', operation);
+  }
+
+  release(operation: HoldEnd): Promise<RailOutcome> {
+    return this.#money('/v1/holds/release', operation);
+  }
+
   transfer(operation: TransferOperation): Promise<RailOutcome> {
     return this.#money('/v1/transfers', operation);
   }
@@ -80,7 +92,7 @@ export class HttpRail implements Rail {
   }
 
   /** A money call, under the deadline its retries share; anything but a definite answer leaves it UNKNOWN. */
-  async #money(path: string, operation: MoneyOperation | TransferOperation): Promise<RailOutcome> {
+  async #money(path: string, operation: MoneyOperation | HoldEnd | TransferOperation): Promise<RailOutcome> {
     const result = await this.#gateway.beforeDeadline(path, { ...operation });
     if ('unclear' in result) return { status: 'UNKNOWN' };
     return executed(result.answer) ?? { status: 'UNKNOWN' };

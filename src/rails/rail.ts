@@ -28,6 +28,17 @@ export interface MoneyOperation {
   amount: number;
 }
 
+/**
+ * The end of a hold: a capture takes `amount` of it (at most what was held; the rest returns to the card), a release
+ * returns all of it. Each has its own operation id; the hold is named by its own.
+ */
+export interface HoldEnd {
+  operationId: string;
+  holdOperationId: string;
+  token: string;
+  amount: number;
+}
+
 /** A credit transfer of a merchant's payout to its bank account (interbank, by MFO and account number). */
 export interface TransferOperation {
   /** The payout's id: the bank executes each id at most once. */
@@ -56,6 +67,12 @@ export interface Rail {
   verifyCode(token: string, code: string): Promise<boolean>;
   debit(operation: MoneyOperation): Promise<RailOutcome>;
   refund(operation: MoneyOperation & { debitOperationId: string }): Promise<RailOutcome>;
+  /** Blocks the amount on the card without taking it (the first step of a two-step payment): refused as a debit is. */
+  hold(operation: MoneyOperation): Promise<RailOutcome>;
+  /** Takes at most the held amount and releases the rest; refused `HOLD_NOT_ACTIVE` when the hold has already ended. */
+  capture(operation: HoldEnd): Promise<RailOutcome>;
+  /** Returns the whole held amount to the card; refused `HOLD_NOT_ACTIVE` when the hold has already ended. */
+  release(operation: HoldEnd): Promise<RailOutcome>;
   /** Pays a merchant out: `ACCOUNT_CLOSED` when the receiving bank refuses the account. */
   transfer(operation: TransferOperation): Promise<RailOutcome>;
   /**
@@ -77,9 +94,12 @@ export interface OperationsQuery {
   limit: number;
 }
 
+export const OPERATION_TYPES = ['debit', 'refund', 'transfer', 'hold', 'capture', 'release'] as const;
+export type OperationType = (typeof OPERATION_TYPES)[number];
+
 export interface RecordedOperation {
   operationId: string;
-  type: 'debit' | 'refund' | 'transfer';
+  type: OperationType;
   amount: number;
   status: 'SUCCEEDED' | 'FAILED';
   executedAt: Date;

@@ -6,7 +6,7 @@ import { setNewest } from '../lib/bounded-map.js';
 import { groupWriter } from '../lib/group-writer.js';
 import { NO_TIMINGS, type Recorder } from '../lib/timings.js';
 import { randomBase62 } from '../lib/random.js';
-import type { CardDetails, ExecutedOutcome, FenceOutcome, MoneyOperation, OperationsQuery, Rail, RailOutcome, RecordedOperation, TokenizeResult, TransferOperation } from './rail.js';
+import type { CardDetails, ExecutedOutcome, FenceOutcome, HoldEnd, MoneyOperation, OperationsQuery, OperationType, Rail, RailOutcome, RecordedOperation, TokenizeResult, TransferOperation } from './rail.js';
 import { TEST_CARDS, type Behaviour } from './test-cards.js';
 
 export const TEST_SMS_CODE = '111111';
@@ -18,11 +18,13 @@ interface Recorded {
 }
 
 interface Operation {
-  type: 'debit' | 'refund' | 'transfer';
+  type: OperationType;
   operationId: string;
   /** The card's; a transfer to a bank account has none. */
   token: string | null;
   amount: number;
+  /** The hold a capture or release ends. */
+  holdOperationId: string | null;
   result: Recorded;
 }
 
@@ -42,8 +44,8 @@ const RECORDING_LIMITS = { batchMax: 128, waitingMax: 10_000 };
  */
 async function recordOperations(db: Db, operations: Operation[]): Promise<Recorded[]> {
   const inserted = await db.query<Recorded & { operation_id: string }>(
-    `INSERT INTO test_rail_operations (operation_id, type, token, amount, status, failure_code)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[])
+    `INSERT INTO test_rail_operations (operation_id, type, token, amount, status, failure_code, hold_operation_id)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[])
      ON CONFLICT (operation_id) DO NOTHING
      RETURNING operation_id, status, failure_code`,
     [
@@ -53,6 +55,7 @@ async function recordOperations(db: Db, operations: Operation[]): Promise<Record
       operations.map((o) => o.amount),
       operations.map((o) => o.result.status),
       operations.map((o) => o.result.failure_code),
+      operations.map((o) => o.holdOperationId),
     ],
   );
   const recorded = new Map(inserted.map((row) => [row.operation_id, row]));
@@ -124,11 +127,21 @@ export class TestRail implements Rail {
     return code === TEST_SMS_CODE;
   }
 
-  async debit(operation: MoneyOperation): Promise<RailOutcome> {
-    const behaviour = await this.#behaviourOf(operation.token);
-    const recorded = await this.#execute('debit', operation, DEBIT_RESULTS[behaviour]);
-    const unclear = behaviour === 'unclear_then_succeeds' || behaviour === 'unclear_then_fails';
-    return unclear ? { status: 'UNKNOWN' } : outcomeOf(recorded);
+  debit(operation: MoneyOperation): Promise<RailOutcome> {
+    return this.#take('debit', operation);
+  }
+
+  /** Every card a debit succeeds on is held; the unclear ones answer UNKNOWN, as their debits do. */
+  hold(operation: MoneyOperation): Promise<RailOutcome> {
+    return this.#take('hold', operation);
+  }
+
+  capture(operation: HoldEnd): Promise<RailOutcome> {
+    return this.#endHold('capture', operation);
+  }
+
+  release(operation: HoldEnd): Promise<RailOutcome> {
+    return this.#endHold('release', operation);
   }
 
   async refund(operation: MoneyOperation & { debitOperationId: string }): Promise<RailOutcome> {
@@ -139,7 +152,7 @@ export class TestRail implements Rail {
 
   async transfer(operation: TransferOperation): Promise<RailOutcome> {
     const { recorded, unclear } = transferResult(operation.accountNumber);
-    const executed = await this.#record({ type: 'transfer', operationId: operation.operationId, token: null, amount: operation.amount, result: recorded });
+    const executed = await this.#record({ type: 'transfer', operationId: operation.operationId, token: null, amount: operation.amount, holdOperationId: null, result: recorded });
     return unclear ? { status: 'UNKNOWN' } : outcomeOf(executed);
   }
 
@@ -177,7 +190,30 @@ export class TestRail implements Rail {
     return card.behaviour;
   }
 
-  #execute(type: 'debit' | 'refund', operation: MoneyOperation, result: Recorded): Promise<Recorded> {
-    return this.#record({ type, operationId: operation.operationId, token: operation.token, amount: operation.amount, result });
+  async #take(type: 'debit' | 'hold', operation: MoneyOperation): Promise<RailOutcome> {
+    const behaviour = await this.#behaviourOf(operation.token);
+    const recorded = await this.#execute(type, operation, DEBIT_RESULTS[behaviour]);
+    const unclear = behaviour === 'unclear_then_succeeds' || behaviour === 'unclear_then_fails';
+    return unclear ? { status: 'UNKNOWN' } : outcomeOf(recorded);
+  }
+
+  /**
+   * A capture or release of a hold this rail made and has not ended. Tolov sends one end per hold at a time, so the
+   * check and the write need no lock between them.
+   */
+  async #endHold(type: 'capture' | 'release', operation: HoldEnd): Promise<RailOutcome> {
+    const [hold] = await this.db.query<{ amount: number; ended: boolean }>(
+      `SELECT h.amount, EXISTS (SELECT 1 FROM test_rail_operations e WHERE e.hold_operation_id = h.operation_id AND e.status = 'SUCCEEDED') AS ended
+         FROM test_rail_operations h WHERE h.operation_id = $1 AND h.type = 'hold' AND h.status = 'SUCCEEDED'`,
+      [operation.holdOperationId],
+    );
+    const failure = !hold || hold.ended ? 'HOLD_NOT_ACTIVE' : operation.amount > hold.amount ? 'AMOUNT_EXCEEDS_HOLD' : null;
+    const result: Recorded = failure === null ? { status: 'SUCCEEDED', failure_code: null } : { status: 'FAILED', failure_code: failure };
+    return outcomeOf(await this.#execute(type, operation, result));
+  }
+
+  #execute(type: OperationType, operation: MoneyOperation | HoldEnd, result: Recorded): Promise<Recorded> {
+    const holdOperationId = 'holdOperationId' in operation ? operation.holdOperationId : null;
+    return this.#record({ type, operationId: operation.operationId, token: operation.token, amount: operation.amount, holdOperationId, result });
   }
 }

@@ -20,7 +20,7 @@ describe('charging a saved card: every test card', () => {
     expect(reply.status).toBe(201);
     const intent = reply.body;
     expect(Object.keys(intent).sort()).toEqual(
-      ['amount', 'amountRefunded', 'card', 'created', 'currency', 'description', 'failureCode', 'fee', 'id', 'livemode', 'maskedPan', 'metadata', 'object', 'order', 'rail', 'receipt', 'status'].sort(),
+      ['amount', 'amountCapturable', 'amountRefunded', 'captureMethod', 'card', 'created', 'currency', 'description', 'failureCode', 'fee', 'id', 'livemode', 'maskedPan', 'metadata', 'object', 'order', 'rail', 'receipt', 'status'].sort(),
     );
     expect(intent).toMatchObject({
       object: 'payment_intent',
@@ -35,6 +35,8 @@ describe('charging a saved card: every test card', () => {
       description: 'Monthly plan',
       metadata: { orderId: 'A-17' },
       amountRefunded: 0,
+      captureMethod: 'automatic',
+      amountCapturable: 0,
       livemode: false,
     });
     expect(intent.id).toMatch(/^pi_/);

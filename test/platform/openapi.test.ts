@@ -158,6 +158,8 @@ describe('the OpenAPI description', () => {
       'order.failed',
       'order.paid',
       'payment_intent.failed',
+      'payment_intent.hold_released',
+      'payment_intent.requires_capture',
       'payment_intent.succeeded',
       'payout.failed',
       'payout.paid',

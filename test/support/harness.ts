@@ -12,6 +12,7 @@ import type { PaymentsService } from '../../src/modules/payments/service.js';
 import type { PayoutsService } from '../../src/modules/payouts/service.js';
 import type { PaymentLinksService } from '../../src/modules/payment-links/service.js';
 import type { RefundsService } from '../../src/modules/refunds/service.js';
+import type { HoldsService } from '../../src/modules/holds/service.js';
 import type { ReceiptsService } from '../../src/modules/receipts/service.js';
 import type { Lookup } from '../../src/modules/webhooks/sender.js';
 import type { WebhooksService } from '../../src/modules/webhooks/service.js';
@@ -120,6 +121,7 @@ export interface TestService {
   orders: OrdersService;
   bindings: CardBindingsService;
   payments: PaymentsService;
+  holds: HoldsService;
   refunds: RefundsService;
   receipts: ReceiptsService;
   payouts: PayoutsService;
@@ -177,6 +179,7 @@ export async function startService(
     orders: service.orders,
     bindings: service.bindings,
     payments: service.payments,
+    holds: service.holds,
     refunds: service.refunds,
     receipts: service.receipts,
     payouts: service.payouts,

@@ -65,10 +65,12 @@ export async function expectChargesSettled(service: TestService, shop: Merchant,
 
 /** Lets the in-flight window of every open operation pass and runs one reconciliation batch of each kind. */
 export async function reconcileNow(service: TestService): Promise<void> {
-  await service.db.query(`UPDATE payment_intents SET reconcile_after = now() - interval '1 second' WHERE status = 'PROCESSING'`);
+  await service.db.query(`UPDATE payment_intents SET reconcile_after = now() - interval '1 second' WHERE status = 'PROCESSING' AND held_at IS NULL`);
   await service.db.query(`UPDATE refunds SET reconcile_after = now() - interval '1 second' WHERE status = 'PENDING'`);
+  await service.db.query(`UPDATE hold_ends SET reconcile_after = now() - interval '1 second' WHERE status = 'PENDING'`);
   await service.db.query(`UPDATE payouts SET next_attempt_at = now() - interval '1 second' WHERE status = 'IN_TRANSIT'`);
   await service.payments.reconcileDebits(100);
+  await service.holds.reconcile(100);
   await service.refunds.reconcile(100);
   await service.payouts.reconcile(100);
 }

@@ -334,7 +334,7 @@ export interface paths {
         put?: never;
         /**
          * Charge a saved card: create and debit in one call
-         * @description Creates the payment intent and debits the card in one call. A refusal by the bank is an answer, not an error: the intent `FAILED` with its `failureCode`. When the bank's answer is unclear the intent stays `PROCESSING` until reconciliation settles it (event `payment_intent.succeeded` or `payment_intent.failed`): do not charge again meanwhile; a retry with the same Idempotency-Key is safe.
+         * @description Creates the payment intent and debits the card in one call. A refusal by the bank is an answer, not an error: the intent `FAILED` with its `failureCode`. When the bank's answer is unclear the intent stays `PROCESSING` until reconciliation settles it (event `payment_intent.succeeded` or `payment_intent.failed`): do not charge again meanwhile; a retry with the same Idempotency-Key is safe. With `capture: "manual"` the bank holds the amount instead: the intent is `REQUIRES_CAPTURE` (event `payment_intent.requires_capture`) until you capture or cancel it, or until the hold is released after `TOLOV_HOLD_DAYS` (event `payment_intent.hold_released`).
          *
          *     Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
          *
@@ -366,6 +366,64 @@ export interface paths {
         get: operations["retrieveCharge"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscribe/v1/charges/{id}/capture": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Capture a hold: take all of it, or less (the rest is released)
+         * @description Only a `REQUIRES_CAPTURE` intent can be captured (409 `INVALID_STATE` otherwise). It is then `SUCCEEDED` with `amount` the amount captured, its fee, ledger entries and sale receipt as for any payment (event `payment_intent.succeeded`). A capture of less than the held amount of a payment with fiscal lines needs `receipt` lines for the amount captured. When the bank refuses the capture but still holds the money the intent is `REQUIRES_CAPTURE` again; when its answer is unclear the intent stays `PROCESSING` until reconciliation settles it.
+         *
+         *     Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Idempotency-Key: required** (400 `IDEMPOTENCY_KEY_REQUIRED` without it). Use a new key for each new request, and the same key for its retries:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
+        post: operations["captureCharge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscribe/v1/charges/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a hold: the bank returns the whole amount to the card
+         * @description Only a `REQUIRES_CAPTURE` intent can be canceled here (409 `INVALID_STATE` otherwise). It is `CANCELED` once the bank released the hold (event `payment_intent.hold_released`). A capture and a cancel racing for one hold: exactly one of them runs; the other answers 409.
+         *
+         *     Needs a secret key with the `subscribe` scope (else 403 `SCOPE_REQUIRED`).
+         *
+         *     **Idempotency-Key: optional.** Without one, a retry does the call again. With one, retries are safe:
+         *     - the same method, path and body answers the first answer again, status and body byte for byte, with the header `Idempotent-Replayed: true`; the work is done once, and a card is never debited twice for one key;
+         *     - a refusal after the request was understood (a 404, a 409, a 400 such as `CARD_INACTIVE`) is stored and replayed too: use a new key for a new attempt; a 400 `VALIDATION_ERROR` and a 5xx are not stored, and the key stays free;
+         *     - the same key with another method, path or body, or from another API key: 422 `IDEMPOTENCY_KEY_REUSED`, nothing done;
+         *     - while the first request still runs: 409 `IDEMPOTENCY_KEY_IN_USE`; retry a moment later;
+         *     - a key belongs to the product and mode, and is kept 24 hours from its first request.
+         */
+        post: operations["cancelCharge"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1103,6 +1161,40 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment_intent.requires_capture": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent when payment_intent.requires_capture happens; signed with Tolov-Signature */
+        post: operations["onPaymentIntentRequiresCaptureEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_intent.hold_released": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent when payment_intent.hold_released happens; signed with Tolov-Signature */
+        post: operations["onPaymentIntentHoldReleasedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "receipt.fiscalized": {
         parameters: {
             query?: never;
@@ -1481,18 +1573,20 @@ export interface components {
             description?: string;
             metadata?: components["schemas"]["Metadata"];
             receipt?: components["schemas"]["ReceiptRequest"];
+            /** @description `manual`: the bank holds the amount (REQUIRES_CAPTURE) until you capture it (or part of it) or cancel; `automatic` (the default): it is taken at once */
+            capture?: "automatic" | "manual";
         };
         PaymentIntent: {
             id: string;
             /** @enum {string} */
             object: "payment_intent";
-            /** @description In tiyin */
+            /** @description In tiyin; once a hold is captured, the amount captured */
             amount: number;
             /** @description Tolov's fee in tiyin, rounded half up from the product's basis points */
             fee: number;
             /** @enum {string} */
             currency: "UZS";
-            status: "REQUIRES_PAYMENT" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "CANCELED";
+            status: "REQUIRES_PAYMENT" | "PROCESSING" | "REQUIRES_CAPTURE" | "SUCCEEDED" | "FAILED" | "CANCELED";
             /** @description Why it FAILED: INSUFFICIENT_FUNDS, CARD_BLOCKED, PROCESSING_ERROR */
             failureCode: string | null;
             /** @description The card's network */
@@ -1508,6 +1602,10 @@ export interface components {
                 [key: string]: string;
             };
             amountRefunded: number;
+            /** @description `manual`: the bank holds the amount (REQUIRES_CAPTURE) until you capture it (or part of it) or cancel; `automatic` (the default): it is taken at once */
+            captureMethod: "automatic" | "manual";
+            /** @description What a capture may take: the held amount while REQUIRES_CAPTURE, 0 otherwise */
+            amountCapturable: number;
             /** @description Its sale receipt (rcpt_…) once SUCCEEDED with fiscal lines; null otherwise */
             receipt: string | null;
             livemode: boolean;
@@ -1522,6 +1620,11 @@ export interface components {
             object: "list";
             data: components["schemas"]["PaymentIntent"][];
             has_more: boolean;
+        };
+        CaptureBody: {
+            /** @description In tiyin: at most the held amount (the default); the rest is released */
+            amount?: number;
+            receipt?: components["schemas"]["ReceiptRequest"];
         };
         CreateIntentBody: {
             /** @description In tiyin (1 UZS = 100 tiyin) */
@@ -1753,7 +1856,7 @@ export interface components {
             /** @description https:// and reachable from the internet */
             url: string;
             /** @description Event types to receive; empty or absent: all of them */
-            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payout.paid" | "payout.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
+            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "payment_intent.requires_capture" | "payment_intent.hold_released" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payout.paid" | "payout.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
             description?: string;
         };
         WebhookEndpoint: {
@@ -1783,7 +1886,7 @@ export interface components {
             /** @description https:// and reachable from the internet */
             url?: string;
             /** @description Event types to receive; empty or absent: all of them */
-            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payout.paid" | "payout.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
+            enabledEvents?: ("order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "payment_intent.requires_capture" | "payment_intent.hold_released" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payout.paid" | "payout.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired")[];
             description?: string;
             status?: "enabled" | "disabled";
         };
@@ -1890,14 +1993,14 @@ export interface components {
             id: string;
             /** @enum {string} */
             object: "payment_intent";
-            /** @description In tiyin */
+            /** @description In tiyin; once a hold is captured, the amount captured */
             amount: number;
             /** @description Tolov's fee in tiyin, rounded half up from the product's basis points */
             fee: number;
             /** @enum {string} */
             currency: "UZS";
             /** @enum {string} */
-            status: "succeeded" | "failed";
+            status: "requires_capture" | "succeeded" | "failed" | "canceled";
             /** @description Why it FAILED: INSUFFICIENT_FUNDS, CARD_BLOCKED, PROCESSING_ERROR */
             failureCode: string | null;
             /** @description The card's network */
@@ -1913,6 +2016,10 @@ export interface components {
                 [key: string]: string;
             };
             amountRefunded: number;
+            /** @description `manual`: the bank holds the amount (REQUIRES_CAPTURE) until you capture it (or part of it) or cancel; `automatic` (the default): it is taken at once */
+            captureMethod: "automatic" | "manual";
+            /** @description What a capture may take: the held amount while REQUIRES_CAPTURE, 0 otherwise */
+            amountCapturable: number;
             /** @description Its sale receipt (rcpt_…) once SUCCEEDED with fiscal lines; null otherwise */
             receipt: string | null;
             livemode: boolean;
@@ -1945,6 +2052,16 @@ export interface components {
         PaymentIntentFailedEvent: components["schemas"]["Event"] & {
             /** @constant */
             type?: "payment_intent.failed";
+            data?: components["schemas"]["PaymentIntentSnapshot"];
+        };
+        PaymentIntentRequiresCaptureEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "payment_intent.requires_capture";
+            data?: components["schemas"]["PaymentIntentSnapshot"];
+        };
+        PaymentIntentHoldReleasedEvent: components["schemas"]["Event"] & {
+            /** @constant */
+            type?: "payment_intent.hold_released";
             data?: components["schemas"]["PaymentIntentSnapshot"];
         };
         ReceiptFiscalizedEvent: components["schemas"]["Event"] & {
@@ -2014,46 +2131,46 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcD1JxXZj7NPV6Q1tjRJzrc",
+                     *           "id": "ord_0VcDY9ZGtVi6lZS7kg9Dn5gZ",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_hQKCJt0xH5URvhf17yGqmHMk18ZMwac7fIYkfEsu",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_Fg6518HEpJHQCtbw0stos9VEGYkuzUnXmxNrW2kh",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcD1Jy6eNChQSKtKT5rfUgY",
+                     *           "paymentIntent": "pi_0VcDY9ZPWsk5tEWWfkyUTkcO",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T21:22:38.143Z",
+                     *           "expiresAt": "2026-11-27T23:33:03.022Z",
                      *           "receipt": null,
                      *           "paymentLink": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.143Z"
+                     *           "created": "2026-11-27T23:03:03.022Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcD1Jx0fLTKiNAUBg2DFL1y",
+                     *           "id": "ord_0VcDY9YyRtPkxMkKMDx3saep",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_PllUlBpoSXGISC7bfEcyOjiIfAFJJHICEEcLgD7R",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_HfoMldvLszkHVWFZJHQ9TybvFEy0A9FAGZaTEndX",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T20:52:38.113Z",
+                     *           "expiresAt": "2026-11-27T23:03:03.006Z",
                      *           "receipt": null,
                      *           "paymentLink": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.110Z"
+                     *           "created": "2026-11-27T23:03:03.004Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2180,25 +2297,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcD1Ju3rlLrMhEP5FItwiGo",
+                     *       "id": "ord_0VcDY9Wu0xPghtSN0I7SVAv1",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_6JVOWSocSF1CLTbkClJ3L2FsXGZLBKpYn5wIoH5K",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SuDxF3n00BCUl9LSOQ6IkpbJEBzPZ1GTCymhfT2e",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T21:22:37.927Z",
+                     *       "expiresAt": "2026-11-27T23:33:02.876Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:37.927Z"
+                     *       "created": "2026-11-27T23:03:02.876Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2316,25 +2433,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcD1Ju3rlLrMhEP5FItwiGo",
+                     *       "id": "ord_0VcDY9Wu0xPghtSN0I7SVAv1",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_6JVOWSocSF1CLTbkClJ3L2FsXGZLBKpYn5wIoH5K",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SuDxF3n00BCUl9LSOQ6IkpbJEBzPZ1GTCymhfT2e",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcD1Jun6gXNFfrxpImrGFjw",
+                     *       "paymentIntent": "pi_0VcDY9XSTwmlSPcj6T31ahIe",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T20:52:37.981Z",
+                     *       "paidAt": "2026-11-27T23:03:02.920Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T21:22:37.927Z",
-                     *       "receipt": "rcpt_0VcD1JuyhSNN3zjSJrL9NJXQ",
+                     *       "expiresAt": "2026-11-27T23:33:02.876Z",
+                     *       "receipt": "rcpt_0VcDY9XdEZs0whPBGWVGGSPZ",
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:37.927Z"
+                     *       "created": "2026-11-27T23:03:02.876Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2438,25 +2555,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcD1JwJVePwVXME8EmqoPI8",
+                     *       "id": "ord_0VcDY9YUFwICoS2GOA0Tn2pY",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_fN3wAmDLopDevGJdMWzq34JdMGJPSEvKhGRq5Nu4",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Mf21PeqaAVN7iSGyspQcmDrDyPe1k3zuIiuzYPJ0",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T21:22:38.067Z",
+                     *       "expiresAt": "2026-11-27T23:33:02.974Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.067Z"
+                     *       "created": "2026-11-27T23:03:02.974Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2591,10 +2708,10 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "plink_0VcD1K2kcJG4INd4vSfsuzia",
+                     *           "id": "plink_0VcDY9d3DuhD4G3irLjGfMbS",
                      *           "object": "payment_link",
-                     *           "url": "https://api.tolov.example/l/ogz2AyBki3",
-                     *           "qrSvgUrl": "https://api.tolov.example/l/ogz2AyBki3/qr.svg",
+                     *           "url": "https://api.tolov.example/l/Xt2MsSD0n2",
+                     *           "qrSvgUrl": "https://api.tolov.example/l/Xt2MsSD0n2/qr.svg",
                      *           "amount": null,
                      *           "amountMin": 500000,
                      *           "amountMax": 50000000,
@@ -2603,13 +2720,13 @@ export interface operations {
                      *           "active": true,
                      *           "quantityMax": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.466Z"
+                     *           "created": "2026-11-27T23:03:03.256Z"
                      *         },
                      *         {
-                     *           "id": "plink_0VcD1K2N0uyfAz6wzerv0133",
+                     *           "id": "plink_0VcDY9cg4ubp5tftFhSBAxCY",
                      *           "object": "payment_link",
-                     *           "url": "https://api.tolov.example/l/K8JXRRlzTr",
-                     *           "qrSvgUrl": "https://api.tolov.example/l/K8JXRRlzTr/qr.svg",
+                     *           "url": "https://api.tolov.example/l/vbVTz56qRu",
+                     *           "qrSvgUrl": "https://api.tolov.example/l/vbVTz56qRu/qr.svg",
                      *           "amount": 1500000,
                      *           "amountMin": null,
                      *           "amountMax": null,
@@ -2637,7 +2754,7 @@ export interface operations {
                      *           "active": true,
                      *           "quantityMax": 50,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.442Z"
+                     *           "created": "2026-11-27T23:03:03.234Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -2763,10 +2880,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcD1K2N0uyfAz6wzerv0133",
+                     *       "id": "plink_0VcDY9cg4ubp5tftFhSBAxCY",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/K8JXRRlzTr",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/K8JXRRlzTr/qr.svg",
+                     *       "url": "https://api.tolov.example/l/vbVTz56qRu",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/vbVTz56qRu/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -2794,7 +2911,7 @@ export interface operations {
                      *       "active": true,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.442Z"
+                     *       "created": "2026-11-27T23:03:03.234Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -2911,10 +3028,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcD1K2N0uyfAz6wzerv0133",
+                     *       "id": "plink_0VcDY9cg4ubp5tftFhSBAxCY",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/K8JXRRlzTr",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/K8JXRRlzTr/qr.svg",
+                     *       "url": "https://api.tolov.example/l/vbVTz56qRu",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/vbVTz56qRu/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -2942,7 +3059,7 @@ export interface operations {
                      *       "active": true,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.442Z"
+                     *       "created": "2026-11-27T23:03:03.234Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -3055,10 +3172,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcD1K2N0uyfAz6wzerv0133",
+                     *       "id": "plink_0VcDY9cg4ubp5tftFhSBAxCY",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/K8JXRRlzTr",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/K8JXRRlzTr/qr.svg",
+                     *       "url": "https://api.tolov.example/l/vbVTz56qRu",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/vbVTz56qRu/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -3086,7 +3203,7 @@ export interface operations {
                      *       "active": false,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.442Z"
+                     *       "created": "2026-11-27T23:03:03.234Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -3205,7 +3322,7 @@ export interface operations {
                      * @example {
                      *       "object": "balance",
                      *       "available": -2500000,
-                     *       "pending": 8108100,
+                     *       "pending": 10286100,
                      *       "currency": "UZS",
                      *       "livemode": false
                      *     }
@@ -3296,69 +3413,69 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "txn_0VcD1KRIQRXOzyKXIg7aMGxj",
+                     *           "id": "txn_0VcDY9vtR2Xd389CzCzHVj3F",
                      *           "object": "balance_transaction",
                      *           "type": "payout_failure",
                      *           "amount": 500000,
                      *           "fee": 0,
                      *           "net": 500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T20:52:39.989Z",
-                     *           "source": "po_0VcD1KR9n67xKHpoT0my9JHk",
-                     *           "payout": "po_0VcD1KRdKy89URXNoBd461rN",
-                     *           "created": "2026-11-27T20:52:39.989Z"
+                     *           "availableOn": "2026-11-27T23:03:04.425Z",
+                     *           "source": "po_0VcDY9vqjaQDszdB1PoUWNr7",
+                     *           "payout": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
+                     *           "created": "2026-11-27T23:03:04.425Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcD1KRAN8DTiGGS0pCZcnYx",
+                     *           "id": "txn_0VcDY9vqWSOzbMZeunVjMB5R",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -500000,
                      *           "fee": 0,
                      *           "net": -500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T20:52:39.981Z",
-                     *           "source": "po_0VcD1KR9n67xKHpoT0my9JHk",
-                     *           "payout": "po_0VcD1KRdKy89URXNoBd461rN",
-                     *           "created": "2026-11-27T20:52:39.981Z"
+                     *           "availableOn": "2026-11-27T23:03:04.423Z",
+                     *           "source": "po_0VcDY9vqjaQDszdB1PoUWNr7",
+                     *           "payout": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
+                     *           "created": "2026-11-27T23:03:04.423Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcD1KQmscLYgZ7h5ph0BPbZ",
+                     *           "id": "txn_0VcDY9vgiM9p2rHQfS5vidYZ",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -1000000,
                      *           "fee": 0,
                      *           "net": -1000000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T20:52:39.956Z",
-                     *           "source": "po_0VcD1KQgvpkZ6yi5FboXrf9O",
-                     *           "payout": "po_0VcD1KRdKy89URXNoBd461rN",
-                     *           "created": "2026-11-27T20:52:39.956Z"
+                     *           "availableOn": "2026-11-27T23:03:04.412Z",
+                     *           "source": "po_0VcDY9vestycxoLaFD7DSqRz",
+                     *           "payout": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
+                     *           "created": "2026-11-27T23:03:04.412Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcD1KQLry2crZBdxUzw5Qa7",
+                     *           "id": "txn_0VcDY9vOlXVZ9v8das9PMVia",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 1800000,
                      *           "fee": 18000,
                      *           "net": 1782000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T20:52:39.934Z",
-                     *           "source": "pi_0VcD1KQC2tke5lf8CXVNa3wG",
-                     *           "payout": "po_0VcD1KRdKy89URXNoBd461rN",
-                     *           "created": "2026-11-27T20:52:39.929Z"
+                     *           "availableOn": "2026-11-27T23:03:04.399Z",
+                     *           "source": "pi_0VcDY9vHhZmlnz6uuN0RpoaF",
+                     *           "payout": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
+                     *           "created": "2026-11-27T23:03:04.395Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcD1KPtxaRtQuBap0DVvEkG",
+                     *           "id": "txn_0VcDY9usJ9MJn3X87DH7X8Di",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 3200000,
                      *           "fee": 32000,
                      *           "net": 3168000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T20:52:39.934Z",
-                     *           "source": "pi_0VcD1KPjDlAMAFiJPN9qLxWv",
-                     *           "payout": "po_0VcD1KRdKy89URXNoBd461rN",
-                     *           "created": "2026-11-27T20:52:39.901Z"
+                     *           "availableOn": "2026-11-27T23:03:04.399Z",
+                     *           "source": "pi_0VcDY9ulTrSSX6mzRs9HXc82",
+                     *           "payout": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
+                     *           "created": "2026-11-27T23:03:04.362Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -3444,17 +3561,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "txn_0VcD1KBHgNDRqqVcofTxKV6C",
+                     *       "id": "txn_0VcDY9kTfVwo3hToePYr8gIu",
                      *       "object": "balance_transaction",
                      *       "type": "charge",
                      *       "amount": 100000,
                      *       "fee": 1000,
                      *       "net": 99000,
                      *       "status": "pending",
-                     *       "availableOn": "2026-11-28T20:52:38.996Z",
-                     *       "source": "pi_0VcD1KB8A3Y2KxyUTBEb0Elp",
+                     *       "availableOn": "2026-11-28T23:03:03.718Z",
+                     *       "source": "pi_0VcDY9kOmYb4Bnp4pEuP4JIp",
                      *       "payout": null,
-                     *       "created": "2026-11-27T20:52:38.996Z"
+                     *       "created": "2026-11-27T23:03:03.718Z"
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransaction"];
@@ -3544,16 +3661,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcD1KOTfc0i8PJ0gIiZ9w39",
+                     *       "id": "pacct_0VcDY9uCI1SpI6KfqQEezo3E",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
                      *       "tin": "301234567",
                      *       "holderName": "\"Chorsu Market\" MChJ",
-                     *       "payoutsHeldUntil": "2026-11-28T20:52:39.838Z",
+                     *       "payoutsHeldUntil": "2026-11-28T23:03:04.335Z",
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T20:52:39.838Z",
-                     *       "created": "2026-11-27T20:52:39.812Z"
+                     *       "updated": "2026-11-27T23:03:04.335Z",
+                     *       "created": "2026-11-27T23:03:04.320Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -3647,18 +3764,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcD1K3svPdVOd2MGXtJ80MR",
+                     *       "id": "cb_0VcDY9e4wFcQgOV0tsT6Vmtz",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
-                     *       "url": "https://api.tolov.example/bind/cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
+                     *       "clientToken": "cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
+                     *       "url": "https://api.tolov.example/bind/cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T21:07:38.536Z",
+                     *       "expiresAt": "2026-11-27T23:18:03.320Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.536Z"
+                     *       "created": "2026-11-27T23:03:03.320Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3782,18 +3899,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcD1K3svPdVOd2MGXtJ80MR",
+                     *       "id": "cb_0VcDY9e4wFcQgOV0tsT6Vmtz",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
-                     *       "url": "https://api.tolov.example/bind/cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
-                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                     *       "clientToken": "cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
+                     *       "url": "https://api.tolov.example/bind/cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
+                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T21:07:38.536Z",
+                     *       "expiresAt": "2026-11-27T23:18:03.320Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.536Z"
+                     *       "created": "2026-11-27T23:03:03.320Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3894,7 +4011,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                     *       "id": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -3902,7 +4019,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.565Z"
+                     *       "created": "2026-11-27T23:03:03.338Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -4003,7 +4120,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcD1K5MKnKQIqpgZhAq0Wat",
+                     *       "id": "card_0VcDY9f0GyLyHp1A3Ae7iyh6",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -4011,7 +4128,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.627Z"
+                     *       "created": "2026-11-27T23:03:03.376Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -4124,7 +4241,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcD1K5i14yHKCzATYmIBhLx",
+                     *           "id": "card_0VcDY9fO6zbvchyjwCHKYueA",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -4132,10 +4249,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.649Z"
+                     *           "created": "2026-11-27T23:03:03.401Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcD1K5MKnKQIqpgZhAq0Wat",
+                     *           "id": "card_0VcDY9f0GyLyHp1A3Ae7iyh6",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -4143,7 +4260,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.627Z"
+                     *           "created": "2026-11-27T23:03:03.376Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -4230,7 +4347,7 @@ export interface operations {
                 "created[gte]"?: string;
                 /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
                 "created[lt]"?: string;
-                status?: "REQUIRES_PAYMENT" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "CANCELED";
+                status?: "REQUIRES_PAYMENT" | "PROCESSING" | "REQUIRES_CAPTURE" | "SUCCEEDED" | "FAILED" | "CANCELED";
                 /** @description Charges to this saved card (card_…) */
                 card?: string;
                 /** @description This order's payment (ord_…) */
@@ -4255,7 +4372,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcD1K786bI5T7z9B1R8DI49",
+                     *           "id": "pi_0VcDY9gcUoKeUkMSIsknmOqK",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -4263,7 +4380,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcD1K5i14yHKCzATYmIBhLx",
+                     *           "card": "card_0VcDY9fO6zbvchyjwCHKYueA",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -4272,12 +4389,14 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
+                     *           "captureMethod": "automatic",
+                     *           "amountCapturable": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.738Z"
+                     *           "created": "2026-11-27T23:03:03.478Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                     *           "id": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -4285,7 +4404,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                     *           "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -4294,9 +4413,11 @@ export interface operations {
                      *             "period": "2026-12"
                      *           },
                      *           "amountRefunded": 0,
-                     *           "receipt": "rcpt_0VcD1K6mwl0XYv7UJwAzta3s",
+                     *           "captureMethod": "automatic",
+                     *           "amountCapturable": 0,
+                     *           "receipt": "rcpt_0VcDY9g7IdjEi4AFlyYOPJZd",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.710Z"
+                     *           "created": "2026-11-27T23:03:03.442Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -4387,7 +4508,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                 *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -4420,7 +4541,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                     *       "id": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -4428,7 +4549,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -4437,9 +4558,11 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcD1K6mwl0XYv7UJwAzta3s",
+                     *       "captureMethod": "automatic",
+                     *       "amountCapturable": 0,
+                     *       "receipt": "rcpt_0VcDY9g7IdjEi4AFlyYOPJZd",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.710Z"
+                     *       "created": "2026-11-27T23:03:03.442Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4578,7 +4701,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                     *       "id": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -4586,7 +4709,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -4595,9 +4718,11 @@ export interface operations {
                      *         "period": "2026-12"
                      *       },
                      *       "amountRefunded": 0,
-                     *       "receipt": "rcpt_0VcD1K6mwl0XYv7UJwAzta3s",
+                     *       "captureMethod": "automatic",
+                     *       "amountCapturable": 0,
+                     *       "receipt": "rcpt_0VcDY9g7IdjEi4AFlyYOPJZd",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.710Z"
+                     *       "created": "2026-11-27T23:03:03.442Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4679,6 +4804,331 @@ export interface operations {
             };
         };
     };
+    captureCharge: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
+                "Idempotency-Key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 2200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["CaptureBody"];
+            };
+        };
+        responses: {
+            /** @description The payment intent: `SUCCEEDED` with the amount captured; `REQUIRES_CAPTURE` again when the bank refused the capture but still holds the money; `CANCELED` when the bank no longer held it; or `PROCESSING` when the bank's answer was unclear, until reconciliation settles it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pi_0VcDY9iJ1cSd7ehsFvZGGPkm",
+                     *       "object": "payment_intent",
+                     *       "amount": 2200000,
+                     *       "fee": 22000,
+                     *       "currency": "UZS",
+                     *       "status": "SUCCEEDED",
+                     *       "failureCode": null,
+                     *       "rail": "uzcard",
+                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "maskedPan": "860000******0007",
+                     *       "order": null,
+                     *       "description": "Bicycle rental 7731, deposit",
+                     *       "metadata": {},
+                     *       "amountRefunded": 0,
+                     *       "captureMethod": "manual",
+                     *       "amountCapturable": 0,
+                     *       "receipt": null,
+                     *       "livemode": false,
+                     *       "created": "2026-11-27T23:03:03.583Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentIntent"];
+                };
+            };
+            /**
+             * @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it
+             *     - `IDEMPOTENCY_KEY_REQUIRED`: This call needs an `Idempotency-Key` header
+             *     - `RECEIPT_MISMATCH`: The `receipt` lines do not add up to `amount` (Σ(price × count − discount) + shipping price), or a discount exceeds its line; `param` names the first field that is off; nothing was created
+             *     - `RECEIPT_REQUIRED`: A live order, charge or payment intent needs `receipt` with its fiscal lines (unless the operator turned that off for the product); nothing was created
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe`
+             *     - `PRODUCT_SUSPENDED`: Tolov has suspended the product: no payments, card bindings, orders or payouts until it is resumed; reads and refunds still work
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly
+             *     - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…)
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, kept 24 hours: a retry with the same key answers the first answer again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment intent: `CANCELED` once the bank released the hold, or `PROCESSING` when its answer was unclear, until reconciliation settles it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pi_0VcDY9izRKRrUWYmCM7ETkOC",
+                     *       "object": "payment_intent",
+                     *       "amount": 500000,
+                     *       "fee": 5000,
+                     *       "currency": "UZS",
+                     *       "status": "CANCELED",
+                     *       "failureCode": null,
+                     *       "rail": "uzcard",
+                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "maskedPan": "860000******0007",
+                     *       "order": null,
+                     *       "description": "Bicycle rental 7790, deposit",
+                     *       "metadata": {},
+                     *       "amountRefunded": 0,
+                     *       "captureMethod": "manual",
+                     *       "amountCapturable": 0,
+                     *       "receipt": null,
+                     *       "livemode": false,
+                     *       "created": "2026-11-27T23:03:03.625Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentIntent"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `SCOPE_REQUIRED`: The key lacks the scope: orders need `sale_of_goods`; card bindings and charges need `subscribe` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `IDEMPOTENCY_KEY_IN_USE`: The first request with this `Idempotency-Key` is still running; retry shortly
+             *     - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…)
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with another method, path or body, or by another API key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createPaymentIntent: {
         parameters: {
             query?: never;
@@ -4694,7 +5144,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                 *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -4710,7 +5160,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcD1K88w01uCc0hKEhlF6cX",
+                     *       "id": "pi_0VcDY9hN15ywgabUCCegYmN4",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4718,15 +5168,17 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
                      *       "metadata": {},
                      *       "amountRefunded": 0,
+                     *       "captureMethod": "automatic",
+                     *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.799Z"
+                     *       "created": "2026-11-27T23:03:03.525Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4855,7 +5307,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcD1K88w01uCc0hKEhlF6cX",
+                     *       "id": "pi_0VcDY9hN15ywgabUCCegYmN4",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -4863,15 +5315,17 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
                      *       "metadata": {},
                      *       "amountRefunded": 0,
+                     *       "captureMethod": "automatic",
+                     *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.799Z"
+                     *       "created": "2026-11-27T23:03:03.525Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5014,7 +5468,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcD1K99xR1icepvSZiJxUED",
+                     *       "id": "pi_0VcDY9hzEMxa0aRtIDueM1WM",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5022,15 +5476,17 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
                      *       "metadata": {},
                      *       "amountRefunded": 0,
+                     *       "captureMethod": "automatic",
+                     *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.862Z"
+                     *       "created": "2026-11-27T23:03:03.563Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5152,7 +5608,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcD1K88w01uCc0hKEhlF6cX",
+                     *       "id": "pi_0VcDY9hN15ywgabUCCegYmN4",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5160,15 +5616,17 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
                      *       "metadata": {},
                      *       "amountRefunded": 0,
+                     *       "captureMethod": "automatic",
+                     *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.799Z"
+                     *       "created": "2026-11-27T23:03:03.525Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5282,17 +5740,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcD1K9fXtTrjsHjqu1tnCld",
+                     *           "id": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                     *           "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
+                     *           "receipt": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.889Z"
+                     *           "created": "2026-11-27T23:03:03.655Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5373,7 +5831,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                 *       "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -5389,17 +5847,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcD1K9fXtTrjsHjqu1tnCld",
+                     *       "id": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                     *       "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
+                     *       "receipt": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.889Z"
+                     *       "created": "2026-11-27T23:03:03.655Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -5528,17 +5986,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcD1K9fXtTrjsHjqu1tnCld",
+                     *       "id": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                     *       "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
+                     *       "receipt": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.889Z"
+                     *       "created": "2026-11-27T23:03:03.655Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -5642,7 +6100,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "po_0VcD1KRdKy89URXNoBd461rN",
+                     *           "id": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
                      *           "object": "payout",
                      *           "amount": 3950000,
                      *           "status": "PAID",
@@ -5654,10 +6112,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:40.006Z"
+                     *           "created": "2026-11-27T23:03:04.433Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcD1KR9n67xKHpoT0my9JHk",
+                     *           "id": "po_0VcDY9vqjaQDszdB1PoUWNr7",
                      *           "object": "payout",
                      *           "amount": 500000,
                      *           "status": "CANCELED",
@@ -5669,10 +6127,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:39.978Z"
+                     *           "created": "2026-11-27T23:03:04.421Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcD1KQgvpkZ6yi5FboXrf9O",
+                     *           "id": "po_0VcDY9vestycxoLaFD7DSqRz",
                      *           "object": "payout",
                      *           "amount": 1000000,
                      *           "status": "PAID",
@@ -5684,7 +6142,7 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:39.948Z"
+                     *           "created": "2026-11-27T23:03:04.408Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5780,7 +6238,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcD1KQgvpkZ6yi5FboXrf9O",
+                     *       "id": "po_0VcDY9vestycxoLaFD7DSqRz",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5792,7 +6250,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:39.948Z"
+                     *       "created": "2026-11-27T23:03:04.408Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -5910,7 +6368,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcD1KQgvpkZ6yi5FboXrf9O",
+                     *       "id": "po_0VcDY9vestycxoLaFD7DSqRz",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -5922,7 +6380,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:39.948Z"
+                     *       "created": "2026-11-27T23:03:04.408Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -6017,7 +6475,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcD1KR9n67xKHpoT0my9JHk",
+                     *       "id": "po_0VcDY9vqjaQDszdB1PoUWNr7",
                      *       "object": "payout",
                      *       "amount": 500000,
                      *       "status": "CANCELED",
@@ -6029,7 +6487,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:39.978Z"
+                     *       "created": "2026-11-27T23:03:04.421Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -6142,11 +6600,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcD1JuyhSNN3zjSJrL9NJXQ",
+                     *       "id": "rcpt_0VcDY9XdEZs0whPBGWVGGSPZ",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcD1Jun6gXNFfrxpImrGFjw",
+                     *       "paymentIntent": "pi_0VcDY9XSTwmlSPcj6T31ahIe",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -6171,13 +6629,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "417166615039",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261128015239&s=417166615039",
-                     *       "fiscalizedAt": "2026-11-27T20:52:39.013Z",
+                     *       "fiscalSign": "033395847787",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261128040303&s=033395847787",
+                     *       "fiscalizedAt": "2026-11-27T23:03:03.725Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_mgamj8Uub13RISffGJBpufQyGe8BMTkooBd4kSR1",
+                     *       "url": "https://api.tolov.example/receipts/rc_yelZPE57fJGLZatQytW4m3B4RfolVwVhBBBZCmc3",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:37.981Z"
+                     *       "created": "2026-11-27T23:03:02.920Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -6283,12 +6741,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
+                     *           "id": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
-                     *           "refund": "re_0VcD1K9fXtTrjsHjqu1tnCld",
+                     *           "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                     *           "refund": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -6306,20 +6764,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "687839993123",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128015239&s=687839993123",
-                     *           "fiscalizedAt": "2026-11-27T20:52:39.025Z",
+                     *           "fiscalSign": "219786158701",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040303&s=219786158701",
+                     *           "fiscalizedAt": "2026-11-27T23:03:03.733Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_hC96rm4ZmKp0MxFFcQkEdnJh8oujmezZoDfTWCil",
+                     *           "url": "https://api.tolov.example/receipts/rc_O6xcibyciqvvEqzTsbDZ2crUcuRMeB3xnkUMBL0Y",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.901Z"
+                     *           "created": "2026-11-27T23:03:03.662Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcD1K6mwl0XYv7UJwAzta3s",
+                     *           "id": "rcpt_0VcDY9g7IdjEi4AFlyYOPJZd",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                     *           "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -6338,13 +6796,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "844681934786",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128015239&s=844681934786",
-                     *           "fiscalizedAt": "2026-11-27T20:52:39.020Z",
+                     *           "fiscalSign": "085326653656",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128040303&s=085326653656",
+                     *           "fiscalizedAt": "2026-11-27T23:03:03.729Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_Yyl5HwvrbJMsB0NTHC4cpcdVSmgVFiOlooVd97ku",
+                     *           "url": "https://api.tolov.example/receipts/rc_RwNrZO1yQj1tkEceupLI9bmhfQqEJrTSDhraXxTd",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.715Z"
+                     *           "created": "2026-11-27T23:03:03.446Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6437,7 +6895,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T21:22:38.218Z",
+                     *       "expiresAt": "2026-11-27T23:33:03.054Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -6563,11 +7021,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T21:22:38.218Z",
+                     *       "expiresAt": "2026-11-27T23:33:03.054Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T20:53:08.278Z",
+                     *       "resendAvailableAt": "2026-11-27T23:03:33.095Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -6722,7 +7180,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T21:22:38.218Z",
+                     *       "expiresAt": "2026-11-27T23:33:03.054Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -6732,8 +7190,8 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T20:52:38.351Z",
-                     *         "payment": "pi_0VcD1K0qqHmiFmZbbynmGnHR"
+                     *         "paidAt": "2026-11-27T23:03:03.161Z",
+                     *         "payment": "pi_0VcDY9bSG58lMed52Ew6JWNg"
                      *       },
                      *       "canSaveCard": true,
                      *       "shopSuspended": false,
@@ -6869,11 +7327,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T21:22:38.218Z",
+                     *       "expiresAt": "2026-11-27T23:33:03.054Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T20:53:08.310Z",
+                     *       "resendAvailableAt": "2026-11-27T23:03:33.115Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -7007,7 +7465,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcD1KDLvn7VItpFWdY5kaJ1",
+                     *           "id": "we_0VcDY9mELDgdDrV6lcvvOaEk",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -7020,7 +7478,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:39.121Z"
+                     *           "created": "2026-11-27T23:03:03.824Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -7123,7 +7581,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcD1KDLvn7VItpFWdY5kaJ1",
+                     *       "id": "we_0VcDY9mELDgdDrV6lcvvOaEk",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7135,8 +7593,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:39.121Z",
-                     *       "secret": "whsec_OQEV6FlTfGeyOyZGzEo5MwSCdH1rUuQmzbcCLB2CgwM="
+                     *       "created": "2026-11-27T23:03:03.824Z",
+                     *       "secret": "whsec_QMZb2yWQfHqE5aEJGQ5VSdavJfqKhZcO8bIsY+t3Pbw="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7240,7 +7698,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcD1KDLvn7VItpFWdY5kaJ1",
+                     *       "id": "we_0VcDY9mELDgdDrV6lcvvOaEk",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7252,7 +7710,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:39.121Z"
+                     *       "created": "2026-11-27T23:03:03.824Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7363,7 +7821,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcD1KDLvn7VItpFWdY5kaJ1",
+                     *       "id": "we_0VcDY9mELDgdDrV6lcvvOaEk",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7376,7 +7834,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:39.121Z"
+                     *       "created": "2026-11-27T23:03:03.824Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7486,7 +7944,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcD1KE8jBXs6yLSwtiIHNNA",
+                     *       "id": "we_0VcDY9mnspsFNOJemBZRjP7o",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -7592,7 +8050,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcD1KDLvn7VItpFWdY5kaJ1",
+                     *       "id": "we_0VcDY9mELDgdDrV6lcvvOaEk",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7605,8 +8063,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:39.121Z",
-                     *       "secret": "whsec_1KuMq5vIGtCDjTAFBeLuOPp9HS+O+tyCmxHLN269tnw="
+                     *       "created": "2026-11-27T23:03:03.824Z",
+                     *       "secret": "whsec_Lo5QgVm96EDyzpRSEjMelbU/JrhCMpVcLMSMU9N9VCI="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7724,24 +8182,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_47ad693cf92f4eafb36d63e247816888",
+                     *           "id": "wd_7f6f4a8dd3f74cd780ccf9c77dfa7e97",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcD1KEEkuTsRNtAqkoHLTpP",
-                     *           "event": "evt_0VcD1K11tfsEUNNsHRRBYMG3",
+                     *           "endpoint": "we_0VcDY9n0YQUsHsGB7uhRtdsl",
+                     *           "event": "evt_0VcDY9bayaMMZKSLCfGSmOHH",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T20:52:39.212Z",
+                     *               "attemptedAt": "2026-11-27T23:03:03.909Z",
                      *               "statusCode": 200,
-                     *               "durationMs": 19,
+                     *               "durationMs": 15,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T20:52:39.190Z"
+                     *           "created": "2026-11-27T23:03:03.884Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -7829,7 +8287,7 @@ export interface operations {
                 /** @description Only objects created before this time: ISO 8601, 2026-11-25T00:00:00+05:00 */
                 "created[lt]"?: string;
                 /** @description Only events of this type */
-                type?: "order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payout.paid" | "payout.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired" | "webhook_endpoint.test";
+                type?: "order.paid" | "order.failed" | "order.expired" | "payment_intent.succeeded" | "payment_intent.failed" | "payment_intent.requires_capture" | "payment_intent.hold_released" | "receipt.fiscalized" | "receipt.failed" | "payout_account.updated" | "payout.paid" | "payout.failed" | "payment_intent.canceled" | "refund.succeeded" | "card.created" | "card.deleted" | "checkout_session.completed" | "checkout_session.expired" | "webhook_endpoint.test";
                 /** @description Only events about this object (ord_…, pi_…) */
                 objectId?: string;
             };
@@ -7850,17 +8308,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcD1KBuRuzPOTbcA5IdUvBK",
+                     *           "id": "evt_0VcDY9ksF9IeKSZOr0m999QG",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:39.031Z",
+                     *           "created": "2026-11-27T23:03:03.736Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcD1KBEhiyZSGsjzmZIWhwt",
+                     *             "id": "rcpt_0VcDY9kRXwtEAKqMwbwWfeN8",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcD1KB8A3Y2KxyUTBEb0Elp",
+                     *             "paymentIntent": "pi_0VcDY9kOmYb4Bnp4pEuP4JIp",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7883,24 +8341,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_E8vnIrWNG1kGAzInF0rxyaMw2GwmPIb5a107bsiD",
+                     *             "url": "https://api.tolov.example/receipts/rc_sia6xEhLoqZFWkgCEF2uaPlmAGwYxdMAUJ3xnKSB",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T20:52:38.991Z"
+                     *             "created": "2026-11-27T23:03:03.715Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcD1KBmsb94hSvdeP5qyC9g",
+                     *           "id": "evt_0VcDY9kkOA1XstT8AL3E1V0Y",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:39.025Z",
+                     *           "created": "2026-11-27T23:03:03.733Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
+                     *             "id": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
-                     *             "refund": "re_0VcD1K9fXtTrjsHjqu1tnCld",
+                     *             "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                     *             "refund": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -7918,27 +8376,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "687839993123",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128015239&s=687839993123",
-                     *             "fiscalizedAt": "2026-11-27T20:52:39.025Z",
+                     *             "fiscalSign": "219786158701",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040303&s=219786158701",
+                     *             "fiscalizedAt": "2026-11-27T23:03:03.733Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_hC96rm4ZmKp0MxFFcQkEdnJh8oujmezZoDfTWCil",
+                     *             "url": "https://api.tolov.example/receipts/rc_O6xcibyciqvvEqzTsbDZ2crUcuRMeB3xnkUMBL0Y",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T20:52:38.901Z"
+                     *             "created": "2026-11-27T23:03:03.662Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcD1KBhxzEcMtF0kyN6hzgJ",
+                     *           "id": "evt_0VcDY9kh98igDEaquYCgYwAK",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:39.020Z",
+                     *           "created": "2026-11-27T23:03:03.730Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcD1K6mwl0XYv7UJwAzta3s",
+                     *             "id": "rcpt_0VcDY9g7IdjEi4AFlyYOPJZd",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
+                     *             "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -7957,13 +8415,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "844681934786",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128015239&s=844681934786",
-                     *             "fiscalizedAt": "2026-11-27T20:52:39.020Z",
+                     *             "fiscalSign": "085326653656",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128040303&s=085326653656",
+                     *             "fiscalizedAt": "2026-11-27T23:03:03.729Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_Yyl5HwvrbJMsB0NTHC4cpcdVSmgVFiOlooVd97ku",
+                     *             "url": "https://api.tolov.example/receipts/rc_RwNrZO1yQj1tkEceupLI9bmhfQqEJrTSDhraXxTd",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T20:52:38.715Z"
+                     *             "created": "2026-11-27T23:03:03.446Z"
                      *           }
                      *         }
                      *       ],
@@ -8050,31 +8508,31 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcD1K11tfsEUNNsHRRBYMG3",
+                     *       "id": "evt_0VcDY9bayaMMZKSLCfGSmOHH",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.351Z",
+                     *       "created": "2026-11-27T23:03:03.161Z",
                      *       "data": {
-                     *         "id": "ord_0VcD1JylPS138w21k7Cvphac",
+                     *         "id": "ord_0VcDY9ZmWBfzP6F4Zg4MeiTk",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_cPgiqDGIWwRmF1688tTPV81l660at7hBCN41hMq4",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_SYa7JZGfYPnMTZXtC5S1y4AlXmH6UQeHTarrKxZD",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcD1K0qqHmiFmZbbynmGnHR",
-                     *         "savedCard": "card_0VcD1K0x7S9WkkFkcF3ZtnZG",
-                     *         "paidAt": "2026-11-27T20:52:38.351Z",
+                     *         "paymentIntent": "pi_0VcDY9bSG58lMed52Ew6JWNg",
+                     *         "savedCard": "card_0VcDY9bW9ysAoeEtCIiOkavP",
+                     *         "paidAt": "2026-11-27T23:03:03.161Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T21:22:38.218Z",
+                     *         "expiresAt": "2026-11-27T23:33:03.054Z",
                      *         "receipt": null,
                      *         "paymentLink": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T20:52:38.218Z"
+                     *         "created": "2026-11-27T23:03:03.054Z"
                      *       }
                      *     }
                      */
@@ -8164,7 +8622,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcD1KEEkuTsRNtAqkoHLTpP"
+                 *       "endpoint": "we_0VcDY9n0YQUsHsGB7uhRtdsl"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -8179,15 +8637,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_47ad693cf92f4eafb36d63e247816888",
+                     *       "id": "wd_7f6f4a8dd3f74cd780ccf9c77dfa7e97",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcD1KEEkuTsRNtAqkoHLTpP",
-                     *       "event": "evt_0VcD1K11tfsEUNNsHRRBYMG3",
+                     *       "endpoint": "we_0VcDY9n0YQUsHsGB7uhRtdsl",
+                     *       "event": "evt_0VcDY9bayaMMZKSLCfGSmOHH",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T20:52:39.190Z",
+                     *       "nextAttemptAt": "2026-11-27T23:03:03.884Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T20:52:39.190Z"
+                     *       "created": "2026-11-27T23:03:03.884Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -8285,7 +8743,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Comma-separated event types to receive (default: all): order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed, receipt.fiscalized, receipt.failed, payout_account.updated, payout.paid, payout.failed */
+                /** @description Comma-separated event types to receive (default: all): order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed, payment_intent.requires_capture, payment_intent.hold_released, receipt.fiscalized, receipt.failed, payout_account.updated, payout.paid, payout.failed */
                 types?: string;
             };
             header?: {
@@ -8391,37 +8849,37 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcD1KAJIf0v230jgQK88Oe6",
+                     *           "id": "req_0VcDY9joEGHIRULaqZeaHgiA",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 4,
+                     *           "durationMs": 2,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.938Z"
+                     *           "created": "2026-11-27T23:03:03.679Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcD1KA9zGu6MwcD5aeOmXhX",
+                     *           "id": "req_0VcDY9jmgnHlYHOGlvS9hzke",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 9,
+                     *           "durationMs": 3,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.934Z"
+                     *           "created": "2026-11-27T23:03:03.676Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcD1K9Y7NcfSjJtwR7MbLOA",
+                     *           "id": "req_0VcDY9jSyX47sunbKOJ2cxcI",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 37,
+                     *           "durationMs": 19,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T20:52:38.925Z"
+                     *           "created": "2026-11-27T23:03:03.673Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -8507,25 +8965,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcD1Jx0fLTKiNAUBg2DFL1y",
+                     *       "id": "ord_0VcDY9YyRtPkxMkKMDx3saep",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_PllUlBpoSXGISC7bfEcyOjiIfAFJJHICEEcLgD7R",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_HfoMldvLszkHVWFZJHQ9TybvFEy0A9FAGZaTEndX",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T20:52:38.113Z",
+                     *       "expiresAt": "2026-11-27T23:03:03.006Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.110Z"
+                     *       "created": "2026-11-27T23:03:03.004Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -8638,25 +9096,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcD1Ju3rlLrMhEP5FItwiGo",
+                     *       "id": "ord_0VcDY9Wu0xPghtSN0I7SVAv1",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_6JVOWSocSF1CLTbkClJ3L2FsXGZLBKpYn5wIoH5K",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SuDxF3n00BCUl9LSOQ6IkpbJEBzPZ1GTCymhfT2e",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcD1Jun6gXNFfrxpImrGFjw",
+                     *       "paymentIntent": "pi_0VcDY9XSTwmlSPcj6T31ahIe",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T20:52:37.981Z",
+                     *       "paidAt": "2026-11-27T23:03:02.920Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T21:22:37.927Z",
-                     *       "receipt": "rcpt_0VcD1JuyhSNN3zjSJrL9NJXQ",
+                     *       "expiresAt": "2026-11-27T23:33:02.876Z",
+                     *       "receipt": "rcpt_0VcDY9XdEZs0whPBGWVGGSPZ",
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:37.927Z"
+                     *       "created": "2026-11-27T23:03:02.876Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -8770,18 +9228,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcD1K3svPdVOd2MGXtJ80MR",
+                     *       "id": "cb_0VcDY9e4wFcQgOV0tsT6Vmtz",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
-                     *       "url": "https://api.tolov.example/bind/cbs_LKfzsbuTRFWS64t47JUZTosxigJZINju5YsSkqfY",
-                     *       "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                     *       "clientToken": "cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
+                     *       "url": "https://api.tolov.example/bind/cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
+                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T21:07:38.536Z",
+                     *       "expiresAt": "2026-11-27T23:18:03.320Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:38.536Z"
+                     *       "created": "2026-11-27T23:03:03.320Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -8884,7 +9342,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcD1KOTfc0i8PJ0gIiZ9w39",
+                     *       "id": "pacct_0VcDY9uCI1SpI6KfqQEezo3E",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
@@ -8892,8 +9350,8 @@ export interface operations {
                      *       "holderName": "\"Chorsu Market\" MChJ",
                      *       "payoutsHeldUntil": null,
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T20:52:39.838Z",
-                     *       "created": "2026-11-27T20:52:39.812Z"
+                     *       "updated": "2026-11-27T23:03:04.335Z",
+                     *       "created": "2026-11-27T23:03:04.320Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -8974,7 +9432,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcD1KRdKy89URXNoBd461rN",
+                     *       "id": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
                      *       "object": "payout",
                      *       "amount": 3950000,
                      *       "status": "PAID",
@@ -8986,7 +9444,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T20:52:40.006Z"
+                     *       "created": "2026-11-27T23:03:04.433Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -9150,31 +9608,31 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcD1K11tfsEUNNsHRRBYMG3",
+                 *       "id": "evt_0VcDY9bayaMMZKSLCfGSmOHH",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T20:52:38.351Z",
+                 *       "created": "2026-11-27T23:03:03.161Z",
                  *       "data": {
-                 *         "id": "ord_0VcD1JylPS138w21k7Cvphac",
+                 *         "id": "ord_0VcDY9ZmWBfzP6F4Zg4MeiTk",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_cPgiqDGIWwRmF1688tTPV81l660at7hBCN41hMq4",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_SYa7JZGfYPnMTZXtC5S1y4AlXmH6UQeHTarrKxZD",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcD1K0qqHmiFmZbbynmGnHR",
-                 *         "savedCard": "card_0VcD1K0x7S9WkkFkcF3ZtnZG",
-                 *         "paidAt": "2026-11-27T20:52:38.351Z",
+                 *         "paymentIntent": "pi_0VcDY9bSG58lMed52Ew6JWNg",
+                 *         "savedCard": "card_0VcDY9bW9ysAoeEtCIiOkavP",
+                 *         "paidAt": "2026-11-27T23:03:03.161Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T21:22:38.218Z",
+                 *         "expiresAt": "2026-11-27T23:33:03.054Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T20:52:38.218Z"
+                 *         "created": "2026-11-27T23:03:03.054Z"
                  *       }
                  *     }
                  */
@@ -9202,31 +9660,31 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcD1K1qZbhOj5KVlbQ69jT9",
+                 *       "id": "evt_0VcDY9cDpQOtgpKoob97MhPi",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T20:52:38.407Z",
+                 *       "created": "2026-11-27T23:03:03.203Z",
                  *       "data": {
-                 *         "id": "ord_0VcD1K1XsYlph8b1cIqWtBhK",
+                 *         "id": "ord_0VcDY9bxRbDanYKhCDlpB4Dg",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_Vme2f77I4jxIqW95SZct4c2vFVsPomQ3EkyG6QAe",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_PKBWGU2u2OzWJHCMJxPTGUduhSxWMcj2HyxNC97b",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcD1K1kJD8sGVw25uNTwYyK",
+                 *         "paymentIntent": "pi_0VcDY9c9NwlozZHDumdyhc7S",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T21:22:38.391Z",
+                 *         "expiresAt": "2026-11-27T23:33:03.189Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T20:52:38.391Z"
+                 *         "created": "2026-11-27T23:03:03.189Z"
                  *       }
                  *     }
                  */
@@ -9254,31 +9712,31 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcD1JxAv4jsMqW8iQOXgzeX",
+                 *       "id": "evt_0VcDY9Z4yliRr3wt3e4wXyyT",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T20:52:38.113Z",
+                 *       "created": "2026-11-27T23:03:03.006Z",
                  *       "data": {
-                 *         "id": "ord_0VcD1Jx0fLTKiNAUBg2DFL1y",
+                 *         "id": "ord_0VcDY9YyRtPkxMkKMDx3saep",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_PllUlBpoSXGISC7bfEcyOjiIfAFJJHICEEcLgD7R",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_HfoMldvLszkHVWFZJHQ9TybvFEy0A9FAGZaTEndX",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T20:52:38.113Z",
+                 *         "expiresAt": "2026-11-27T23:03:03.006Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T20:52:38.110Z"
+                 *         "created": "2026-11-27T23:03:03.004Z"
                  *       }
                  *     }
                  */
@@ -9306,13 +9764,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcD1KBGO9wUscsNtTaj6ksY",
+                 *       "id": "evt_0VcDY9kTXNZ7bkdoi7PF6rtg",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T20:52:38.991Z",
+                 *       "created": "2026-11-27T23:03:03.715Z",
                  *       "data": {
-                 *         "id": "pi_0VcD1KB8A3Y2KxyUTBEb0Elp",
+                 *         "id": "pi_0VcDY9kOmYb4Bnp4pEuP4JIp",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -9320,15 +9778,17 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcD1K4YscaMIB3iMlvSWn5z",
+                 *         "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
                  *         "metadata": {},
                  *         "amountRefunded": 0,
-                 *         "receipt": "rcpt_0VcD1KBEhiyZSGsjzmZIWhwt",
+                 *         "captureMethod": "automatic",
+                 *         "amountCapturable": 0,
+                 *         "receipt": "rcpt_0VcDY9kRXwtEAKqMwbwWfeN8",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T20:52:38.986Z"
+                 *         "created": "2026-11-27T23:03:03.711Z"
                  *       }
                  *     }
                  */
@@ -9356,13 +9816,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcD1K7CfuUqkTXKJWVZu8h2",
+                 *       "id": "evt_0VcDY9gl5PRIcnsRN7XV3CCY",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T20:52:38.741Z",
+                 *       "created": "2026-11-27T23:03:03.484Z",
                  *       "data": {
-                 *         "id": "pi_0VcD1K786bI5T7z9B1R8DI49",
+                 *         "id": "pi_0VcDY9gcUoKeUkMSIsknmOqK",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -9370,7 +9830,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcD1K5i14yHKCzATYmIBhLx",
+                 *         "card": "card_0VcDY9fO6zbvchyjwCHKYueA",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -9379,13 +9839,119 @@ export interface operations {
                  *           "period": "2026-12"
                  *         },
                  *         "amountRefunded": 0,
+                 *         "captureMethod": "automatic",
+                 *         "amountCapturable": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T20:52:38.738Z"
+                 *         "created": "2026-11-27T23:03:03.478Z"
                  *       }
                  *     }
                  */
                 "application/json": components["schemas"]["PaymentIntentFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPaymentIntentRequiresCaptureEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0VcDY9j5mTLriMyX7IhmnWo0",
+                 *       "object": "event",
+                 *       "type": "payment_intent.requires_capture",
+                 *       "livemode": false,
+                 *       "created": "2026-11-27T23:03:03.629Z",
+                 *       "data": {
+                 *         "id": "pi_0VcDY9izRKRrUWYmCM7ETkOC",
+                 *         "object": "payment_intent",
+                 *         "amount": 500000,
+                 *         "fee": 5000,
+                 *         "currency": "UZS",
+                 *         "status": "requires_capture",
+                 *         "failureCode": null,
+                 *         "rail": "uzcard",
+                 *         "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                 *         "maskedPan": "860000******0007",
+                 *         "order": null,
+                 *         "description": "Bicycle rental 7790, deposit",
+                 *         "metadata": {},
+                 *         "amountRefunded": 0,
+                 *         "captureMethod": "manual",
+                 *         "amountCapturable": 500000,
+                 *         "receipt": null,
+                 *         "livemode": false,
+                 *         "created": "2026-11-27T23:03:03.625Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PaymentIntentRequiresCaptureEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPaymentIntentHoldReleasedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0VcDY9jHJuNrLtzMIMqQl6qj",
+                 *       "object": "event",
+                 *       "type": "payment_intent.hold_released",
+                 *       "livemode": false,
+                 *       "created": "2026-11-27T23:03:03.642Z",
+                 *       "data": {
+                 *         "id": "pi_0VcDY9izRKRrUWYmCM7ETkOC",
+                 *         "object": "payment_intent",
+                 *         "amount": 500000,
+                 *         "fee": 5000,
+                 *         "currency": "UZS",
+                 *         "status": "canceled",
+                 *         "failureCode": null,
+                 *         "rail": "uzcard",
+                 *         "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                 *         "maskedPan": "860000******0007",
+                 *         "order": null,
+                 *         "description": "Bicycle rental 7790, deposit",
+                 *         "metadata": {},
+                 *         "amountRefunded": 0,
+                 *         "captureMethod": "manual",
+                 *         "amountCapturable": 0,
+                 *         "receipt": null,
+                 *         "livemode": false,
+                 *         "created": "2026-11-27T23:03:03.625Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PaymentIntentHoldReleasedEvent"];
             };
         };
         responses: {
@@ -9409,18 +9975,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcD1KBmsb94hSvdeP5qyC9g",
+                 *       "id": "evt_0VcDY9kkOA1XstT8AL3E1V0Y",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T20:52:39.025Z",
+                 *       "created": "2026-11-27T23:03:03.733Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcD1K9mgm7rRCnA30Oqrg14",
+                 *         "id": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcD1K6gcOwO595DnR7UsFbJ",
-                 *         "refund": "re_0VcD1K9fXtTrjsHjqu1tnCld",
+                 *         "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                 *         "refund": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -9438,13 +10004,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "687839993123",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128015239&s=687839993123",
-                 *         "fiscalizedAt": "2026-11-27T20:52:39.025Z",
+                 *         "fiscalSign": "219786158701",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040303&s=219786158701",
+                 *         "fiscalizedAt": "2026-11-27T23:03:03.733Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_hC96rm4ZmKp0MxFFcQkEdnJh8oujmezZoDfTWCil",
+                 *         "url": "https://api.tolov.example/receipts/rc_O6xcibyciqvvEqzTsbDZ2crUcuRMeB3xnkUMBL0Y",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T20:52:38.901Z"
+                 *         "created": "2026-11-27T23:03:03.662Z"
                  *       }
                  *     }
                  */
@@ -9472,17 +10038,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcD1KBuRuzPOTbcA5IdUvBK",
+                 *       "id": "evt_0VcDY9ksF9IeKSZOr0m999QG",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T20:52:39.031Z",
+                 *       "created": "2026-11-27T23:03:03.736Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcD1KBEhiyZSGsjzmZIWhwt",
+                 *         "id": "rcpt_0VcDY9kRXwtEAKqMwbwWfeN8",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcD1KB8A3Y2KxyUTBEb0Elp",
+                 *         "paymentIntent": "pi_0VcDY9kOmYb4Bnp4pEuP4JIp",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -9505,9 +10071,9 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_E8vnIrWNG1kGAzInF0rxyaMw2GwmPIb5a107bsiD",
+                 *         "url": "https://api.tolov.example/receipts/rc_sia6xEhLoqZFWkgCEF2uaPlmAGwYxdMAUJ3xnKSB",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T20:52:38.991Z"
+                 *         "created": "2026-11-27T23:03:03.715Z"
                  *       }
                  *     }
                  */
@@ -9535,22 +10101,22 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcD1KOtQ4Y8LOTceTUddJlq",
+                 *       "id": "evt_0VcDY9uRZ37WJdwqYiWPrFE5",
                  *       "object": "event",
                  *       "type": "payout_account.updated",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T20:52:39.838Z",
+                 *       "created": "2026-11-27T23:03:04.335Z",
                  *       "data": {
-                 *         "id": "pacct_0VcD1KOTfc0i8PJ0gIiZ9w39",
+                 *         "id": "pacct_0VcDY9uCI1SpI6KfqQEezo3E",
                  *         "object": "payout_account",
                  *         "bankMfo": "00440",
                  *         "accountLast4": "2002",
                  *         "tin": "301234567",
                  *         "holderName": "\"Chorsu Market\" MChJ",
-                 *         "payoutsHeldUntil": "2026-11-28T20:52:39.838Z",
+                 *         "payoutsHeldUntil": "2026-11-28T23:03:04.335Z",
                  *         "livemode": false,
-                 *         "updated": "2026-11-27T20:52:39.838Z",
-                 *         "created": "2026-11-27T20:52:39.812Z"
+                 *         "updated": "2026-11-27T23:03:04.335Z",
+                 *         "created": "2026-11-27T23:03:04.320Z"
                  *       }
                  *     }
                  */
@@ -9578,13 +10144,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcD1KS8SwIVnk613ShuM99P",
+                 *       "id": "evt_0VcDY9wDtcjrn9hoB1Kk05FL",
                  *       "object": "event",
                  *       "type": "payout.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T20:52:40.034Z",
+                 *       "created": "2026-11-27T23:03:04.444Z",
                  *       "data": {
-                 *         "id": "po_0VcD1KRdKy89URXNoBd461rN",
+                 *         "id": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
                  *         "object": "payout",
                  *         "amount": 3950000,
                  *         "status": "PAID",
@@ -9596,7 +10162,7 @@ export interface operations {
                  *         },
                  *         "failureCode": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T20:52:40.006Z"
+                 *         "created": "2026-11-27T23:03:04.433Z"
                  *       }
                  *     }
                  */
@@ -9624,13 +10190,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcD1KTi4dGcLx8tHV3OvCyS",
+                 *       "id": "evt_0VcDY9x0IRdDdL0Ah8KjuNns",
                  *       "object": "event",
                  *       "type": "payout.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T20:52:40.135Z",
+                 *       "created": "2026-11-27T23:03:04.492Z",
                  *       "data": {
-                 *         "id": "po_0VcD1KTVdqcZ505hwKJl2WaO",
+                 *         "id": "po_0VcDY9wtS6zmdp1vWHGvJReo",
                  *         "object": "payout",
                  *         "amount": 1485000,
                  *         "status": "FAILED",
@@ -9642,7 +10208,7 @@ export interface operations {
                  *         },
                  *         "failureCode": "ACCOUNT_CLOSED",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T20:52:40.123Z"
+                 *         "created": "2026-11-27T23:03:04.487Z"
                  *       }
                  *     }
                  */

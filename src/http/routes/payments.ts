@@ -4,8 +4,9 @@ import { merchantOf } from '../auth.js';
 import type { IdempotentReplies } from '../idempotency.js';
 import { listEnvelope } from '../../core/pagination.js';
 import { Amount, Description, IdParams } from '../../core/schemas.js';
-import { CardId, ChargesQuery, CreateChargeBody, Metadata, PaymentIntent } from '../../modules/payments/schema.js';
+import { CaptureBody, CardId, ChargesQuery, CreateChargeBody, Metadata, PaymentIntent } from '../../modules/payments/schema.js';
 import type { PaymentsService } from '../../modules/payments/service.js';
+import type { HoldsService } from '../../modules/holds/service.js';
 import { ReceiptRequest } from '../../modules/receipts/schema.js';
 
 const CreateIntentBody = Type.Object(
@@ -14,7 +15,7 @@ const CreateIntentBody = Type.Object(
 );
 type CreateIntentBody = Static<typeof CreateIntentBody> & { metadata?: Record<string, string> };
 
-type Deps = { payments: PaymentsService; idempotent: IdempotentReplies };
+type Deps = { payments: PaymentsService; holds: HoldsService; idempotent: IdempotentReplies };
 
 const config = { auth: { kind: 'merchant', scope: 'subscribe' } } as const;
 const legacy = ['payment intents (legacy)'];
@@ -32,7 +33,9 @@ function chargeRoutes(app: FastifyInstance, { payments, idempotent }: Deps): voi
         description:
           'Creates the payment intent and debits the card in one call. A refusal by the bank is an answer, not an error: the intent ' +
           "`FAILED` with its `failureCode`. When the bank's answer is unclear the intent stays `PROCESSING` until reconciliation " +
-          'settles it (event `payment_intent.succeeded` or `payment_intent.failed`): do not charge again meanwhile; a retry with the same Idempotency-Key is safe.',
+          'settles it (event `payment_intent.succeeded` or `payment_intent.failed`): do not charge again meanwhile; a retry with the same Idempotency-Key is safe. ' +
+          'With `capture: "manual"` the bank holds the amount instead: the intent is `REQUIRES_CAPTURE` (event `payment_intent.requires_capture`) until you capture or cancel it, ' +
+          'or until the hold is released after `TOLOV_HOLD_DAYS` (event `payment_intent.hold_released`).',
         body: CreateChargeBody,
         response: { 201: PaymentIntent },
       },
@@ -54,6 +57,48 @@ function chargeRoutes(app: FastifyInstance, { payments, idempotent }: Deps): voi
       schema: { tags: ['charges'], operationId: 'listCharges', summary: 'List payment intents, newest first', querystring: ChargesQuery, response: { 200: listEnvelope(PaymentIntent) } },
     },
     (request) => payments.list(merchantOf(request), request.query),
+  );
+}
+
+/** Two-step payments: a hold captured (all or part of it) or released. */
+function holdRoutes(app: FastifyInstance, { holds, idempotent }: Deps): void {
+  app.post<{ Params: IdParams; Body: CaptureBody }>(
+    '/subscribe/v1/charges/:id/capture',
+    {
+      config: { ...config, idempotencyKey: 'required' },
+      schema: {
+        tags: ['charges'],
+        operationId: 'captureCharge',
+        summary: 'Capture a hold: take all of it, or less (the rest is released)',
+        description:
+          'Only a `REQUIRES_CAPTURE` intent can be captured (409 `INVALID_STATE` otherwise). It is then `SUCCEEDED` with `amount` the amount captured, ' +
+          'its fee, ledger entries and sale receipt as for any payment (event `payment_intent.succeeded`). A capture of less than the held amount of a payment ' +
+          'with fiscal lines needs `receipt` lines for the amount captured. When the bank refuses the capture but still holds the money the intent is ' +
+          '`REQUIRES_CAPTURE` again; when its answer is unclear the intent stays `PROCESSING` until reconciliation settles it.',
+        params: IdParams,
+        body: CaptureBody,
+        response: { 200: PaymentIntent },
+      },
+    },
+    (request, reply) => idempotent.send(request, reply, (invocation) => holds.capture(invocation, request.params.id, request.body ?? {})),
+  );
+
+  app.post<{ Params: IdParams }>(
+    '/subscribe/v1/charges/:id/cancel',
+    {
+      config: { ...config, idempotencyKey: 'optional' },
+      schema: {
+        tags: ['charges'],
+        operationId: 'cancelCharge',
+        summary: 'Cancel a hold: the bank returns the whole amount to the card',
+        description:
+          'Only a `REQUIRES_CAPTURE` intent can be canceled here (409 `INVALID_STATE` otherwise). It is `CANCELED` once the bank released the hold ' +
+          '(event `payment_intent.hold_released`). A capture and a cancel racing for one hold: exactly one of them runs; the other answers 409.',
+        params: IdParams,
+        response: { 200: PaymentIntent },
+      },
+    },
+    (request, reply) => idempotent.send(request, reply, (invocation) => holds.cancel(invocation, request.params.id)),
   );
 }
 
@@ -95,5 +140,6 @@ function legacyIntentRoutes(app: FastifyInstance, { payments, idempotent }: Deps
 
 export const paymentRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   chargeRoutes(app, deps);
+  holdRoutes(app, deps);
   legacyIntentRoutes(app, deps);
 };

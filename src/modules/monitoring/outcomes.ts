@@ -6,7 +6,7 @@ import type { FiscalModules, Rails } from '../../rails/index.js';
 import type { FiscalModule } from '../../rails/fiscal.js';
 import type { Rail, RailOutcome } from '../../rails/rail.js';
 
-export type PaymentKind = 'charge' | 'refund';
+export type PaymentKind = 'charge' | 'capture' | 'refund';
 export type PaymentOutcome = 'succeeded' | 'failed';
 
 /**
@@ -15,7 +15,7 @@ export type PaymentOutcome = 'succeeded' | 'failed';
  * `error` (it threw: the call reports its failures as errors, or never left).
  */
 export type CallOutcome = 'succeeded' | 'failed' | 'unknown' | 'error';
-export type RailOperation = 'tokenize' | 'send_code' | 'verify_code' | 'debit' | 'refund' | 'transfer' | 'fence' | 'list';
+export type RailOperation = 'tokenize' | 'send_code' | 'verify_code' | 'debit' | 'refund' | 'hold' | 'capture' | 'release' | 'transfer' | 'fence' | 'list';
 export type FiscalOperation = 'register' | 'status' | 'fence' | 'list';
 
 /**
@@ -67,6 +67,9 @@ function measuredRail(rail: Rail, livemode: boolean, outcomes: Outcomes): Rail {
     verifyCode: (token, code) => timed(as('verify_code'), () => rail.verifyCode(token, code), (valid) => (valid ? 'succeeded' : 'failed')),
     debit: (operation) => timed(as('debit'), () => rail.debit(operation), moneyOutcome),
     refund: (operation) => timed(as('refund'), () => rail.refund(operation), moneyOutcome),
+    hold: (operation) => timed(as('hold'), () => rail.hold(operation), moneyOutcome),
+    capture: (operation) => timed(as('capture'), () => rail.capture(operation), moneyOutcome),
+    release: (operation) => timed(as('release'), () => rail.release(operation), moneyOutcome),
     transfer: (operation) => timed(as('transfer'), () => rail.transfer(operation), moneyOutcome),
     fence: (operationId) => timed(as('fence'), () => rail.fence(operationId), answered),
     operations: (query) => timed(as('list'), () => rail.operations(query), answered),

@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, Description, Timestamp } from '../../core/schemas.js';
+import { Amount, AMOUNT_MAX, Description, Timestamp } from '../../core/schemas.js';
 import { listQuery, type ListQuery } from '../../core/pagination.js';
 import { ReceiptRequest } from '../receipts/schema.js';
 
-export const INTENT_STATUSES = ['REQUIRES_PAYMENT', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'CANCELED'] as const;
+export const INTENT_STATUSES = ['REQUIRES_PAYMENT', 'PROCESSING', 'REQUIRES_CAPTURE', 'SUCCEEDED', 'FAILED', 'CANCELED'] as const;
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
 export const Metadata = Type.Object(
@@ -19,8 +19,22 @@ export type Metadata = Record<string, string>;
 
 export const CardId = Type.String({ minLength: 1, maxLength: 64, description: 'A saved card id (card_…)' });
 
+export const CAPTURE_METHODS = ['automatic', 'manual'] as const;
+export type CaptureMethod = (typeof CAPTURE_METHODS)[number];
+
+export const CaptureMethod = Type.Union(CAPTURE_METHODS.map((method) => Type.Literal(method)), {
+  description: '`manual`: the bank holds the amount (REQUIRES_CAPTURE) until you capture it (or part of it) or cancel; `automatic` (the default): it is taken at once',
+});
+
 export const CreateChargeBody = Type.Object(
-  { amount: Amount, card: CardId, description: Type.Optional(Description), metadata: Type.Optional(Metadata), receipt: Type.Optional(ReceiptRequest) },
+  {
+    amount: Amount,
+    card: CardId,
+    description: Type.Optional(Description),
+    metadata: Type.Optional(Metadata),
+    receipt: Type.Optional(ReceiptRequest),
+    capture: Type.Optional(CaptureMethod),
+  },
   { title: 'CreateChargeBody', additionalProperties: false },
 );
 export type CreateChargeBody = Static<typeof CreateChargeBody> & { metadata?: Metadata };
@@ -28,7 +42,7 @@ export type CreateChargeBody = Static<typeof CreateChargeBody> & { metadata?: Me
 export const PaymentIntent = Type.Object({
   id: Type.String(),
   object: Type.Literal('payment_intent'),
-  amount: Type.Integer({ description: 'In tiyin' }),
+  amount: Type.Integer({ description: 'In tiyin; once a hold is captured, the amount captured' }),
   fee: Type.Integer({ description: "Tolov's fee in tiyin, rounded half up from the product's basis points" }),
   currency: Type.Literal('UZS'),
   status: Type.Union(INTENT_STATUSES.map((status) => Type.Literal(status))),
@@ -40,6 +54,8 @@ export const PaymentIntent = Type.Object({
   description: Type.Union([Type.String(), Type.Null()]),
   metadata: Type.Record(Type.String(), Type.String()),
   amountRefunded: Type.Integer(),
+  captureMethod: CaptureMethod,
+  amountCapturable: Type.Integer({ description: 'What a capture may take: the held amount while REQUIRES_CAPTURE, 0 otherwise' }),
   receipt: Type.Union([Type.String(), Type.Null()], { description: 'Its sale receipt (rcpt_…) once SUCCEEDED with fiscal lines; null otherwise' }),
   livemode: Type.Boolean(),
   created: Timestamp,
@@ -53,3 +69,13 @@ export const ChargesQuery = listQuery({
   customerRef: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "Charges to the customer's saved cards" })),
 });
 export type ChargesQuery = ListQuery & Static<typeof ChargesQuery>;
+
+export const CaptureBody = Type.Object(
+  {
+    amount: Type.Optional(Type.Integer({ minimum: 1, maximum: AMOUNT_MAX, description: 'In tiyin: at most the held amount (the default); the rest is released' })),
+    // The sale receipt's fiscal lines for the amount captured: needed when it is less than the payment's own lines.
+    receipt: Type.Optional(ReceiptRequest),
+  },
+  { title: 'CaptureBody', additionalProperties: false },
+);
+export type CaptureBody = Static<typeof CaptureBody>;

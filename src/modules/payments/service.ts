@@ -2,7 +2,7 @@
 // phases: record the intent with its operation id → call the rail → record the outcome with its ledger entries and
 // event. An unclear outcome stays PROCESSING until the reconciler learns the truth from the rail by operation id.
 import type { FastifyBaseLogger } from 'fastify';
-import { afterCommit, type Db, type Transaction } from '../../db/types.js';
+import { afterCommit, type Db, type Queryable, type Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { foreignCall, type PhaseResult, type Step, type Steps } from '../../core/idempotency.js';
@@ -15,6 +15,8 @@ import { reconcileBatch } from '../../rails/reconciliation.js';
 import type { CardsService } from '../cards/service.js';
 import type { Entry, LedgerService } from '../ledger/service.js';
 import type { EventRecorder } from '../webhooks/service.js';
+import type { EventType } from '../webhooks/events.js';
+import type { ReceiptLines } from '../receipts/schema.js';
 import type { Outcomes } from '../monitoring/outcomes.js';
 import type { OrdersService } from '../orders/service.js';
 import type { ReceiptsService } from '../receipts/service.js';
@@ -47,6 +49,8 @@ export function presentIntent(row: IntentRow): PaymentIntent {
     description: row.description,
     metadata: row.metadata,
     amountRefunded: row.amount_refunded,
+    captureMethod: row.capture_method,
+    amountCapturable: row.status === 'REQUIRES_CAPTURE' ? row.amount_held! : 0,
     receipt: row.receipt_id,
     livemode: row.livemode,
     created: row.created_at.toISOString(),
@@ -90,8 +94,8 @@ export class PaymentsService {
   }
 
   /**
-   * Applies a rail outcome to a PROCESSING debit. Under the intent's lock, whoever applies it (the request, or the
-   * reconciler) applies it once, with the order's outcome, the ledger entries and the events, in this transaction.
+   * Applies a rail outcome to a PROCESSING debit (or hold). Under the intent's lock, whoever applies it (the request,
+   * or the reconciler) applies it once, with the order's outcome, the ledger entries and the events, in this transaction.
    */
   async applyDebitOutcome(tx: Transaction, id: string, outcome: RailOutcome, retryInMs: number): Promise<IntentRow> {
     if (outcome.status === 'UNKNOWN') {
@@ -101,14 +105,57 @@ export class PaymentsService {
     // The move itself takes the intent's lock: whoever finds it PROCESSING finishes it, the others read it finished.
     const finished = await store.finishDebit(tx, id, outcome);
     if (!finished) return store.intentById(tx, id);
+    if (finished.status === 'REQUIRES_CAPTURE') {
+      await this.#recordEvent(tx, finished, 'payment_intent.requires_capture');
+      return finished;
+    }
     afterCommit(tx, () => this.outcomes.payment('charge', outcome.status === 'SUCCEEDED' ? 'succeeded' : 'failed', finished.livemode));
+    return this.#recordFinished(tx, finished);
+  }
+
+  /** REQUIRES_CAPTURE → PROCESSING, under the intent's lock: a capture or release is under way. */
+  async startHoldEnd(tx: Transaction, id: string): Promise<void> {
+    if (!(await store.startHoldEnd(tx, id))) throw new Error(`payment intent ${id} left REQUIRES_CAPTURE under its lock`);
+  }
+
+  /**
+   * Applies the end of a hold to its intent, once: a capture makes it a payment like any other (its receipt, ledger
+   * entries and event, as a debit's success brings them); a release makes it CANCELED (payment_intent.hold_released);
+   * a refusal that left the hold in place makes it REQUIRES_CAPTURE again.
+   */
+  async applyHoldEnd(tx: Transaction, id: string, end: Parameters<typeof store.endHold>[2]): Promise<IntentRow> {
+    const ended = await store.endHold(tx, id, end);
+    if (!ended) return store.intentById(tx, id);
+    if (end.on === 'hold_released') await this.#recordEvent(tx, ended, 'payment_intent.hold_released');
+    if (end.on !== 'capture_succeeded') return ended;
+    afterCommit(tx, () => this.outcomes.payment('capture', 'succeeded', ended.livemode));
+    return this.#recordFinished(tx, ended);
+  }
+
+  /** The fiscal lines a payment was made with, for a capture that keeps them. */
+  receiptLinesOf(tx: Transaction, id: string): Promise<ReceiptLines | null> {
+    return store.receiptLinesOf(tx, id);
+  }
+
+  /** Holds older than `holdDays`, locked for the transaction that starts their release. */
+  expiredHolds(tx: Transaction, holdDays: number, batchMax: number): Promise<IntentRow[]> {
+    return store.lockExpiredHolds(tx, holdDays, batchMax);
+  }
+
+  /** What a payment's final status brings, in its transaction: its sale receipt, its order's outcome, its consequences. */
+  async #recordFinished(tx: Transaction, finished: IntentRow & { receipt_lines: ReceiptLines | null }): Promise<IntentRow> {
     // The sale receipt first, so that the order's event names it.
     const lines = finished.status === 'SUCCEEDED' ? finished.receipt_lines : null;
-    const receipted = lines === null ? finished : await store.attachReceipt(tx, id, await this.receipts.recordSale(tx, { ...finished, receipt_lines: lines }));
+    const receipted = lines === null ? finished : await store.attachReceipt(tx, finished.id, await this.receipts.recordSale(tx, { ...finished, receipt_lines: lines }));
     const savedCard = await this.orders.applyPayment(tx, receipted);
-    const row = savedCard === null ? receipted : await store.attachSavedCard(tx, id, savedCard);
+    const row = savedCard === null ? receipted : await store.attachSavedCard(tx, finished.id, savedCard);
     await this.recordDebitConsequences(tx, row);
     return row;
+  }
+
+  #recordEvent(tx: Transaction, row: IntentRow, type: EventType): Promise<void> {
+    const data = presentIntent(row);
+    return this.events.record(tx, { productId: row.product_id, livemode: row.livemode, type, data: { ...data, status: data.status.toLowerCase() } });
   }
 
   /**
@@ -117,13 +164,7 @@ export class PaymentsService {
    */
   private async recordDebitConsequences(tx: Transaction, row: IntentRow): Promise<void> {
     if (row.failure_code === 'CARD_BLOCKED' && row.card_id !== null) await this.cards.block(tx, row.card_id);
-    const data = presentIntent(row);
-    await this.events.record(tx, {
-      productId: row.product_id,
-      livemode: row.livemode,
-      type: row.status === 'SUCCEEDED' ? 'payment_intent.succeeded' : 'payment_intent.failed',
-      data: { ...data, status: data.status.toLowerCase() },
-    });
+    await this.#recordEvent(tx, row, row.status === 'SUCCEEDED' ? 'payment_intent.succeeded' : 'payment_intent.failed');
     // Last: the balance rows are the ones concurrent payments of the merchant share, held only until the commit.
     if (row.status === 'SUCCEEDED') {
       await this.ledger.post(tx, {
@@ -142,9 +183,11 @@ export class PaymentsService {
   }
 
   /** The rail call of a debit, outside any transaction. Any failure to get a clear answer is UNKNOWN: the money may have moved. */
-  async callDebit(intent: Pick<IntentRow, 'id' | 'livemode' | 'rail_token' | 'amount'>): Promise<RailOutcome> {
+  async callDebit(intent: Pick<IntentRow, 'id' | 'livemode' | 'rail_token' | 'amount' | 'capture_method'>): Promise<RailOutcome> {
+    const operation = { operationId: intent.id, token: intent.rail_token, amount: intent.amount };
+    const rail = this.rails.forMode(intent.livemode);
     try {
-      return await this.rails.forMode(intent.livemode).debit({ operationId: intent.id, token: intent.rail_token, amount: intent.amount });
+      return await (intent.capture_method === 'manual' ? rail.hold(operation) : rail.debit(operation));
     } catch (error) {
       this.log.warn({ err: error, paymentIntent: intent.id }, 'debit call failed; left PROCESSING for reconciliation');
       return { status: 'UNKNOWN' };
@@ -184,6 +227,7 @@ export class PaymentsService {
           metadata: body.metadata ?? {},
           receiptLines,
           inFlightMs: window,
+          captureMethod: body.capture ?? 'automatic',
         };
         const row = await store.insertIntentOnActiveCard(tx, merchant, body.card, intent);
         // Only a refusal reads the card again, to say why.
@@ -257,6 +301,11 @@ export class PaymentsService {
   /** A new intent, in the transaction of the payment that makes it (an order paid on its page). */
   insertIntent(tx: Transaction, scope: Pick<Merchant, 'productId' | 'livemode'>, intent: store.NewIntent): Promise<IntentRow> {
     return store.insertIntent(tx, scope, intent);
+  }
+
+  /** By id alone, for a phase or worker that holds an id a scoped call made. */
+  intentById(db: Queryable, id: string): Promise<IntentRow> {
+    return store.intentById(db, id);
   }
 
   /** The merchant's intent, locked for a transaction that decides on it (a refund). */

@@ -1,11 +1,12 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
-import type { Metadata, IntentStatus } from './schema.js';
+import type { CaptureMethod, Metadata, IntentStatus } from './schema.js';
 import type { ReceiptLines } from '../receipts/schema.js';
+import type { RecordedOperation } from '../../rails/rail.js';
 import { INTENT_STATES } from './state.js';
 
-const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, masked_pan, description, metadata, amount_refunded, receipt_id, reconcile_count, created_at';
+const INTENT_COLUMNS = 'id, product_id, livemode, amount, fee, currency, status, failure_code, card_id, rail_token, order_id, rail, masked_pan, description, metadata, amount_refunded, receipt_id, capture_method, amount_held, held_at, reconcile_count, created_at';
 /** What a merchant's list of them reads. */
 export const INTENT_LIST: Listed = { table: 'payment_intents', columns: INTENT_COLUMNS };
 
@@ -28,6 +29,11 @@ export interface IntentRow {
   metadata: Metadata;
   amount_refunded: number;
   receipt_id: string | null;
+  capture_method: CaptureMethod;
+  /** A two-step payment's held amount, fixed when it is made; null for one taken at once. */
+  amount_held: number | null;
+  /** When the bank confirmed the hold. */
+  held_at: Date | null;
   reconcile_count: number;
   created_at: Date;
 }
@@ -86,13 +92,14 @@ export async function insertIntentOnActiveCard(
   tx: Transaction,
   merchant: Pick<Merchant, 'productId' | 'livemode'>,
   cardId: string,
-  intent: Pick<NewIntent, 'id' | 'amount' | 'fee' | 'description' | 'metadata' | 'receiptLines'> & { inFlightMs: number },
+  intent: Pick<NewIntent, 'id' | 'amount' | 'fee' | 'description' | 'metadata' | 'receiptLines'> & { inFlightMs: number; captureMethod: CaptureMethod },
 ): Promise<IntentRow | undefined> {
   const [row] = await tx.query<IntentRow>(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
-                                  masked_pan, description, metadata, receipt_lines, reconcile_after, debit_started_at)
+                                  masked_pan, description, metadata, receipt_lines, reconcile_after, debit_started_at,
+                                  capture_method, amount_held)
      SELECT $1, c.product_id, c.livemode, $5, $6, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, c.masked_pan, $7, $8::json,
-            $10::jsonb, now() + $9 * interval '1 millisecond', now()
+            $10::jsonb, now() + $9 * interval '1 millisecond', now(), $11, CASE WHEN $11 = 'manual' THEN $5::bigint END
        FROM cards c WHERE c.id = $4 AND c.product_id = $2 AND c.livemode = $3 AND c.status = 'ACTIVE'
      RETURNING ${INTENT_COLUMNS}`,
     [
@@ -106,6 +113,7 @@ export async function insertIntentOnActiveCard(
       JSON.stringify(intent.metadata),
       intent.inFlightMs,
       intent.receiptLines === null ? null : JSON.stringify(intent.receiptLines),
+      intent.captureMethod,
     ],
   );
   return row;
@@ -139,21 +147,74 @@ export async function startDebit(tx: Transaction, id: string, inFlightMs: number
 
 export type FinalOutcome = { status: 'SUCCEEDED' } | { status: 'FAILED'; failureCode: string };
 
-/** A debit's move PROCESSING → SUCCEEDED or FAILED, once; undefined when the intent was no longer PROCESSING. */
+type WithLines = IntentRow & { receipt_lines: ReceiptLines | null };
+
 /**
- * PROCESSING → SUCCEEDED or FAILED, once: returns the row only to the caller that made the change, with the fiscal
- * lines its sale receipt gets (null when it needs none), which no other read carries.
+ * A debit's (or hold's) move out of PROCESSING, once: SUCCEEDED, or REQUIRES_CAPTURE for a hold, or FAILED. Returns
+ * the row only to the caller that made the change, with the fiscal lines its sale receipt gets (null when it needs
+ * none), which no other read carries; undefined when the debit phase was already over.
  */
-export async function finishDebit(tx: Transaction, id: string, outcome: FinalOutcome): Promise<(IntentRow & { receipt_lines: ReceiptLines | null }) | undefined> {
+export async function finishDebit(tx: Transaction, id: string, outcome: FinalOutcome): Promise<WithLines | undefined> {
   const move = INTENT_STATES.move(outcome.status === 'SUCCEEDED' ? 'debit_succeeded' : 'debit_failed');
-  const [row] = await tx.query<IntentRow & { receipt_lines: ReceiptLines | null }>(
+  const held = INTENT_STATES.move('hold_succeeded');
+  const [row] = await tx.query<WithLines>(
     `UPDATE payment_intents
-        SET status = $2, failure_code = $3, reconcile_after = NULL, succeeded_at = CASE WHEN $2 = 'SUCCEEDED' THEN now() END
-      WHERE id = $1 AND status = ANY($4::text[])
+        SET status = CASE WHEN $5 AND capture_method = 'manual' THEN $6 ELSE $2 END, failure_code = $3, reconcile_after = NULL,
+            succeeded_at = CASE WHEN $5 AND capture_method = 'automatic' THEN now() END,
+            held_at = CASE WHEN $5 AND capture_method = 'manual' THEN now() END
+      WHERE id = $1 AND status = ANY($4::text[]) AND held_at IS NULL
      RETURNING ${INTENT_COLUMNS}, receipt_lines`,
-    [id, move.to, outcome.status === 'FAILED' ? outcome.failureCode : null, move.from],
+    [id, move.to, outcome.status === 'FAILED' ? outcome.failureCode : null, move.from, outcome.status === 'SUCCEEDED', held.to],
   );
   return row;
+}
+
+/** REQUIRES_CAPTURE → PROCESSING: a capture or release of the hold is under way; undefined if it was not held. */
+export async function startHoldEnd(tx: Transaction, id: string): Promise<IntentRow | undefined> {
+  const move = INTENT_STATES.move('hold_ending');
+  const [row] = await tx.query<IntentRow>(
+    `UPDATE payment_intents SET status = $2 WHERE id = $1 AND status = ANY($3::text[]) RETURNING ${INTENT_COLUMNS}`,
+    [id, move.to, move.from],
+  );
+  return row;
+}
+
+/**
+ * A hold's end applied to its intent, once: captured (SUCCEEDED with the amount, fee and lines captured; null lines
+ * keep the payment's own), kept (REQUIRES_CAPTURE again) or released (CANCELED). Undefined when no end was under way.
+ */
+export async function endHold(
+  tx: Transaction,
+  id: string,
+  end: { on: 'capture_succeeded'; amount: number; fee: number; receiptLines: ReceiptLines | null } | { on: 'hold_kept' | 'hold_released' },
+): Promise<WithLines | undefined> {
+  const move = INTENT_STATES.move(end.on);
+  const captured = end.on === 'capture_succeeded' ? end : null;
+  const [row] = await tx.query<WithLines>(
+    `UPDATE payment_intents
+        SET status = $2, amount = coalesce($4, amount), fee = coalesce($5, fee), receipt_lines = coalesce($6::jsonb, receipt_lines),
+            succeeded_at = CASE WHEN $2 = 'SUCCEEDED' THEN now() END
+      WHERE id = $1 AND status = ANY($3::text[]) AND held_at IS NOT NULL
+     RETURNING ${INTENT_COLUMNS}, receipt_lines`,
+    [id, move.to, move.from, captured?.amount ?? null, captured?.fee ?? null, captured?.receiptLines ? JSON.stringify(captured.receiptLines) : null],
+  );
+  return row;
+}
+
+/** The fiscal lines a payment was made with (null: none). */
+export async function receiptLinesOf(db: Queryable, id: string): Promise<ReceiptLines | null> {
+  const [row] = await db.query<{ receipt_lines: ReceiptLines | null }>('SELECT receipt_lines FROM payment_intents WHERE id = $1', [id]);
+  return row?.receipt_lines ?? null;
+}
+
+/** Holds made over `holdDays` ago and still waiting for a capture, oldest first, locked for this transaction. */
+export function lockExpiredHolds(tx: Transaction, holdDays: number, batchMax: number): Promise<IntentRow[]> {
+  return tx.query<IntentRow>(
+    `SELECT ${INTENT_COLUMNS} FROM payment_intents
+      WHERE status = 'REQUIRES_CAPTURE' AND held_at <= now() - $1 * interval '1 day'
+      ORDER BY held_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [holdDays, batchMax],
+  );
 }
 
 /** The card an order's payment saved, on its intent (the payment was made with the card captured by the session). */
@@ -170,7 +231,7 @@ export async function attachReceipt(tx: Transaction, id: string, receiptId: stri
 /** Leaves a debit PROCESSING and tells reconciliation when to ask next. */
 export async function deferDebit(tx: Transaction, id: string, delayMs: number): Promise<void> {
   await tx.query(
-    `UPDATE payment_intents SET reconcile_after = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PROCESSING'`,
+    `UPDATE payment_intents SET reconcile_after = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PROCESSING' AND held_at IS NULL`,
     [id, delayMs],
   );
 }
@@ -235,20 +296,25 @@ export interface OperationsPage {
 /** An operation that asked the bank to move money, as reconciliation compares it with the bank's record. */
 export interface RecordedMoney {
   operation_id: string;
+  type: RecordedOperation['type'];
   amount: number;
   status: string;
   created_at: Date;
 }
 
 /**
- * The debits sent to the bank in [from, to) (dated when sent: a payment intent when confirmed): a page of them by id
- * in byte order, after `after` when given.
+ * The debits and holds sent to the bank in [from, to) (dated when sent: a payment intent when confirmed): a page of
+ * them by id in byte order, after `after` when given. A hold is the amount held, SUCCEEDED once the bank confirmed it,
+ * whatever became of it later (its capture or release is an operation of its own).
  */
 export function debitOperationsBetween(db: Queryable, page: OperationsPage): Promise<RecordedMoney[]> {
   return db.query<RecordedMoney>(
-    `SELECT id AS operation_id, amount, status, coalesce(debit_started_at, created_at) AS created_at FROM payment_intents
+    `SELECT id AS operation_id, CASE WHEN capture_method = 'manual' THEN 'hold' ELSE 'debit' END AS type,
+            coalesce(amount_held, amount) AS amount, CASE WHEN held_at IS NOT NULL THEN 'SUCCEEDED' ELSE status END AS status,
+            coalesce(debit_started_at, created_at) AS created_at
+       FROM payment_intents
       WHERE livemode = $1 AND coalesce(debit_started_at, created_at) >= $2 AND coalesce(debit_started_at, created_at) < $3
-        AND status <> 'REQUIRES_PAYMENT' AND status <> 'CANCELED'
+        AND (status NOT IN ('REQUIRES_PAYMENT', 'CANCELED') OR held_at IS NOT NULL)
         AND ($4::text IS NULL OR id > $4 COLLATE "C")
       ORDER BY id COLLATE "C" LIMIT $5`,
     [page.livemode, page.from, page.to, page.after, page.limit],

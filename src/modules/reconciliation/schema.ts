@@ -1,11 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { OPERATION_TYPES } from '../../rails/rail.js';
 
 const Side = Type.Union([Type.Object({ status: Type.String(), amount: Type.Integer() }), Type.Null()]);
 
 export const Mismatch = Type.Object(
   {
     operationId: Type.String(),
-    type: Type.Union([Type.Literal('debit'), Type.Literal('refund'), Type.Literal('transfer')], { description: "transfer: a payout to a merchant's bank account" }),
+    type: Type.Union(OPERATION_TYPES.map((type) => Type.Literal(type)), {
+      description: "transfer: a payout to a merchant's bank account; hold, capture, release: a two-step payment's hold and its end",
+    }),
     problem: Type.Union([Type.Literal('missing_at_bank'), Type.Literal('missing_at_tolov'), Type.Literal('amount_differs')], {
       description: 'missing_at_bank: Tolov counts money the bank never moved; missing_at_tolov: the bank moved money Tolov does not count as moved',
     }),

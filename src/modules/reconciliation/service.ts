@@ -7,6 +7,7 @@ import type { FiscalModules, Rails } from '../../rails/index.js';
 import type { RecordedOperation } from '../../rails/rail.js';
 import { debitOperationsBetween, type OperationsPage, type RecordedMoney } from '../payments/service.js';
 import { fiscalizedBetween } from '../receipts/service.js';
+import { holdEndOperationsBetween } from '../holds/service.js';
 import { refundOperationsBetween } from '../refunds/service.js';
 import { transfersBetween } from '../payouts/service.js';
 import { joinedById, mergedById, paged } from './streams.js';
@@ -45,9 +46,7 @@ function mismatchOf(ours: TolovOperation | null, theirs: RecordedOperation | nul
   return { operationId: (ours?.operation_id ?? theirs?.operationId)!, type: (ours?.type ?? theirs?.type)!, problem, tolov: view(ours), bank: view(theirs) };
 }
 
-interface TolovOperation extends RecordedMoney {
-  type: RecordedOperation['type'];
-}
+type TolovOperation = RecordedMoney;
 
 export class ReconciliationService {
   constructor(
@@ -93,17 +92,18 @@ export class ReconciliationService {
     return { compared, truncated, mismatches };
   }
 
-  /** Tolov's debits, refunds and transfers of a span, as one stream by operation id. */
+  /** Tolov's debits and holds, holds' captures and releases, refunds and transfers of a span, as one stream by operation id. */
   #tolovOperations(span: Omit<OperationsPage, 'after' | 'limit'>): AsyncGenerator<TolovOperation> {
     const id = (operation: TolovOperation) => operation.operation_id;
-    const debits = paged(async (after, limit) => (await debitOperationsBetween(this.db, { ...span, after, limit })).map((row) => ({ ...row, type: 'debit' as const })), id);
-    const refunds = paged(async (after, limit) => (await refundOperationsBetween(this.db, { ...span, after, limit })).map((row) => ({ ...row, type: 'refund' as const })), id);
+    const debits = paged((after, limit) => debitOperationsBetween(this.db, { ...span, after, limit }), id);
+    const holdEnds = paged((after, limit) => holdEndOperationsBetween(this.db, { ...span, after, limit }), id);
+    const refunds = paged((after, limit) => refundOperationsBetween(this.db, { ...span, after, limit }), id);
     const transfers = paged(
       async (after, limit) =>
         (await transfersBetween(this.db, { ...span, after, limit })).map((row) => ({ ...row, status: row.status === 'PAID' ? 'SUCCEEDED' : row.status, type: 'transfer' as const })),
       id,
     );
-    return mergedById([debits, refunds, transfers], id);
+    return mergedById([debits, holdEnds, refunds, transfers], id);
   }
 
   /**

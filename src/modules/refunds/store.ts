@@ -110,7 +110,7 @@ export async function leaseRefundsToReconcile(db: Queryable, batchMax: number, l
 /** A page of the refunds created in [from, to), by id in byte order, as reconciliation compares them with the bank's record. */
 export function refundOperationsBetween(db: Queryable, page: OperationsPage): Promise<RecordedMoney[]> {
   return db.query<RecordedMoney>(
-    `SELECT id AS operation_id, amount, status, created_at FROM refunds
+    `SELECT id AS operation_id, 'refund' AS type, amount, status, created_at FROM refunds
       WHERE livemode = $1 AND created_at >= $2 AND created_at < $3 AND ($4::text IS NULL OR id > $4 COLLATE "C")
       ORDER BY id COLLATE "C" LIMIT $5`,
     [page.livemode, page.from, page.to, page.after, page.limit],

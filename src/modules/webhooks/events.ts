@@ -33,6 +33,8 @@ export const SENT_EVENT_TYPES = [
   'order.expired',
   'payment_intent.succeeded',
   'payment_intent.failed',
+  'payment_intent.requires_capture',
+  'payment_intent.hold_released',
   'receipt.fiscalized',
   'receipt.failed',
   'payout_account.updated',
