@@ -213,6 +213,13 @@ describe('two-step payments: races and crashes', () => {
     heal();
     expect((await capture(shop, intent.id, {}, key)).body).toMatchObject({ status: 'PROCESSING', amountCapturable: 0 });
     expect((await cancel(shop, intent.id)).status).toBe(409);
+    // Over an hour at the bank, the capture (not the payment held days before it) is what the operator's checks list.
+    const [end] = await service.db.query<{ id: string }>('SELECT id FROM hold_ends WHERE payment_intent_id = $1', [intent.id]);
+    await service.db.query(`UPDATE hold_ends SET created_at = now() - interval '2 hours' WHERE id = $1`, [end!.id]);
+    await service.db.query(`UPDATE payment_intents SET debit_started_at = now() - interval '3 days' WHERE id = $1`, [intent.id]);
+    const checks = await service.admin('GET', '/admin/v1/checks');
+    const open = checks.body.data.find((check: { name: string }) => check.name === 'operations_open');
+    expect(open.problems.map((problem: { objectId: string }) => problem.objectId)).toEqual([end!.id]);
     await reconcileNow(service);
     expect(await read(shop, intent.id)).toMatchObject({ status: 'REQUIRES_CAPTURE', amountCapturable: 9_000 });
     expect((await endsOf(intent.id))[0]).toMatchObject({ kind: 'capture', status: 'FAILED' });

@@ -117,6 +117,7 @@ export class ChecksService {
     const open = { olderThanSeconds: HOUR_SECONDS, withinDays: null, limit };
     const processing = await store.stuck(this.db, 'payment_intents', { status: 'PROCESSING', ...open });
     const refunding = await store.stuck(this.db, 'refunds', { status: 'PENDING', ...open });
+    const holdEnding = await store.stuck(this.db, 'hold_ends', { status: 'PENDING', ...open });
     const inTransit = await store.stuck(this.db, 'payouts', { status: 'IN_TRANSIT', ...open });
     const pendingReceipts = await store.stuck(this.db, 'receipts', { status: 'PENDING', olderThanSeconds: HOUR_SECONDS, withinDays: null, limit });
     const failedReceipts = await store.stuck(this.db, 'receipts', { status: 'FAILED', olderThanSeconds: 0, withinDays: FAILURES_LISTED_DAYS, limit });
@@ -128,8 +129,9 @@ export class ChecksService {
       message: `${row.id} ${what} (since ${since(row)})`,
     });
     return [
-      checked('operations_open', 'No payment stays PROCESSING, no refund PENDING and no payout IN_TRANSIT for over an hour: the bank has not settled them', [
+      checked('operations_open', "No payment stays PROCESSING, no hold's capture or release and no refund PENDING, and no payout IN_TRANSIT for over an hour: the bank has not settled them", [
         ...processing.map(problem('is still PROCESSING')),
+        ...holdEnding.map(problem('is still PENDING')),
         ...refunding.map(problem('is still PENDING')),
         ...inTransit.map(problem('is still IN_TRANSIT')),
       ]),

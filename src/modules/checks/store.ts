@@ -60,9 +60,13 @@ export function productMoney(db: Queryable) {
 const SINCE = {
   payment_intents: 'coalesce(debit_started_at, created_at)',
   refunds: 'created_at',
+  hold_ends: 'created_at',
   receipts: 'created_at',
   payouts: 'coalesce(sent_at, created_at)',
 } as const;
+
+/** A held payment PROCESSING is waiting for its capture or release, which hold_ends dates and lists. */
+const OWN_PHASE: Partial<Record<keyof typeof SINCE, string>> = { payment_intents: 'held_at IS NULL' };
 
 /**
  * Objects of `table` in `status` since over `olderThanSeconds` ago, oldest first; with `withinDays`, only those since
@@ -77,6 +81,7 @@ export function stuck(
   return db.query<{ id: string; product_id: string; livemode: boolean; created_at: Date }>(
     `SELECT id, product_id, livemode, ${since} AS created_at FROM ${table}
       WHERE status = $1 AND ${since} < now() - $2 * interval '1 second' AND ($3::int IS NULL OR ${since} > now() - $3 * interval '1 day')
+        AND ${OWN_PHASE[table] ?? 'true'}
       ORDER BY ${since} LIMIT $4`,
     [query.status, query.olderThanSeconds, query.withinDays, query.limit],
   );
