@@ -16,3 +16,9 @@ export const CustomerRef = Type.String({ minLength: 1, maxLength: 255 });
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 export type IdParams = Static<typeof IdParams>;
+
+export const CAPTURE_METHODS = ['automatic', 'manual'] as const;
+export const CaptureMethod = Type.Union(CAPTURE_METHODS.map((method) => Type.Literal(method)), {
+  description: '`manual`: the bank holds the amount (REQUIRES_CAPTURE) until you capture it (or part of it) or cancel; `automatic` (the default): it is taken at once',
+});
+export type CaptureMethod = (typeof CAPTURE_METHODS)[number];

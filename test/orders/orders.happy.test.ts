@@ -27,7 +27,7 @@ describe('creating an order', () => {
     const order = reply.body;
     expect(Object.keys(order).sort()).toEqual(
       [
-        'amount', 'created', 'currency', 'customerRef', 'description', 'expiresAt', 'failureCode', 'id', 'livemode', 'object', 'paidAt',
+        'amount', 'captureMethod', 'created', 'currency', 'customerRef', 'description', 'expiresAt', 'failureCode', 'id', 'livemode', 'object', 'paidAt',
         'paymentIntent', 'paymentLink', 'paymentUrl', 'receipt', 'returnUrl', 'saveCard', 'savedCard', 'status',
       ].sort(),
     );
@@ -45,6 +45,7 @@ describe('creating an order', () => {
       paidAt: null,
       receipt: null,
       paymentLink: null,
+      captureMethod: 'automatic',
       livemode: false,
     });
     expect(order.id).toMatch(/^ord_[0-9A-Za-z]{24}$/);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PhaseHooks } from '../../src/core/idempotency.js';
-import { bindCard } from '../support/binding.js';
+import { bindCard, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
 import { ADMIN_TOKEN, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { balance, charge, eventsOf, reconcileNow } from '../support/payments.js';
 import { receiptFor } from '../support/receipts.js';
@@ -178,6 +178,38 @@ describe('two-step payments: release', () => {
     expect(await read(old.shop, old.intent.id)).toMatchObject({ status: 'CANCELED' });
     expect(await endsOf(old.intent.id)).toEqual([{ kind: 'release', status: 'SUCCEEDED', reason: 'expired' }]);
     expect(await read(young.shop, young.intent.id)).toMatchObject({ status: 'REQUIRES_CAPTURE' });
+  });
+});
+
+describe('two-step payments: orders paid on the hosted page', () => {
+  async function heldOrder(shop: Merchant, amount: number, extra: Record<string, unknown> = {}) {
+    const created = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: idem(), body: { amount, capture: 'manual', ...extra } });
+    expect(created.body).toMatchObject({ status: 'PENDING', captureMethod: 'manual' });
+    const token = created.body.paymentUrl.split('/pay/')[1] as string;
+    expect((await submitCard(service, token, { pan: '8600000000000007' })).status).toBe(200);
+    expect((await submitCode(service, token, TEST_CODE)).body.status).toBe('COMPLETED');
+    return (await service.call({ method: 'GET', url: `/merchant/v1/orders/${created.body.id}`, key: shop.test })).body;
+  }
+
+  it('is PAID once the bank holds the money; its payment REQUIRES_CAPTURE, captured later with its sale receipt', async () => {
+    const shop = await service.createMerchant({ feeBps: 0 });
+    const order = await heldOrder(shop, 20_000, { receipt: receiptFor(20_000) });
+    expect(order).toMatchObject({ status: 'PAID', receipt: null, paymentIntent: expect.stringMatching(/^pi_/) });
+    expect(await read(shop, order.paymentIntent)).toMatchObject({ status: 'REQUIRES_CAPTURE', order: order.id, amountCapturable: 20_000 });
+    expect((await eventsOf(service, order.id)).map((event) => event.type)).toEqual(['order.paid']);
+    expect(await balance(service, shop.test)).toMatchObject({ pending: 0 });
+    const captured = await capture(shop, order.paymentIntent);
+    expect(captured.body).toMatchObject({ status: 'SUCCEEDED', receipt: expect.stringMatching(/^rcpt_/) });
+    expect((await service.call({ method: 'GET', url: `/merchant/v1/orders/${order.id}`, key: shop.test })).body).toMatchObject({ status: 'PAID', receipt: captured.body.receipt });
+    expect(await balance(service, shop.test)).toMatchObject({ pending: 20_000 });
+  });
+
+  it('a released hold leaves the order as paid by the buyer, its payment CANCELED and nothing in the balance', async () => {
+    const shop = await service.createMerchant();
+    const order = await heldOrder(shop, 15_000);
+    expect((await cancel(shop, order.paymentIntent)).body).toMatchObject({ status: 'CANCELED', order: order.id });
+    expect((await service.call({ method: 'GET', url: `/merchant/v1/orders/${order.id}`, key: shop.test })).body).toMatchObject({ status: 'PAID' });
+    expect(await balance(service, shop.test)).toMatchObject({ pending: 0, available: 0 });
   });
 });
 

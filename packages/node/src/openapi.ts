@@ -1326,6 +1326,8 @@ export interface components {
             description?: string;
             customerRef?: string;
             receipt?: components["schemas"]["ReceiptRequest"];
+            /** @description `manual`: the bank holds the amount (REQUIRES_CAPTURE) until you capture it (or part of it) or cancel; `automatic` (the default): it is taken at once */
+            capture?: "automatic" | "manual";
         };
         Order: {
             id: string;
@@ -1341,7 +1343,10 @@ export interface components {
             paymentUrl: string;
             returnUrl: string | null;
             saveCard: boolean;
+            /** @description Its payment once paid; with captureMethod `manual` it is `REQUIRES_CAPTURE` (the order PAID) until you capture or cancel it */
             paymentIntent: string | null;
+            /** @description `manual`: the bank holds the amount (REQUIRES_CAPTURE) until you capture it (or part of it) or cancel; `automatic` (the default): it is taken at once */
+            captureMethod: "automatic" | "manual";
             savedCard: string | null;
             paidAt: string | null;
             /** @description Why a FAILED order failed: its payment's failureCode, or TOO_MANY_ATTEMPTS when the buyer used up the card or code attempts */
@@ -2131,46 +2136,48 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcDY9ZGtVi6lZS7kg9Dn5gZ",
+                     *           "id": "ord_0VcDZjUkksubpvLz9MKQjlQW",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_Fg6518HEpJHQCtbw0stos9VEGYkuzUnXmxNrW2kh",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_rSruwYQgCGOM1GvYEnIeF5PQCi1QRXXFXADhIpmQ",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcDY9ZPWsk5tEWWfkyUTkcO",
+                     *           "paymentIntent": "pi_0VcDZjVFAfpWubNVIurJedTN",
+                     *           "captureMethod": "automatic",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T23:33:03.022Z",
+                     *           "expiresAt": "2026-11-27T23:39:19.454Z",
                      *           "receipt": null,
                      *           "paymentLink": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.022Z"
+                     *           "created": "2026-11-27T23:09:19.454Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcDY9YyRtPkxMkKMDx3saep",
+                     *           "id": "ord_0VcDZjUJiBCuhly0hZkmjoQo",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_HfoMldvLszkHVWFZJHQ9TybvFEy0A9FAGZaTEndX",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_XqrCdCe6mApe3BQ7EcD4sIaNsGKSvTFehTXnEgIK",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
+                     *           "captureMethod": "automatic",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T23:03:03.006Z",
+                     *           "expiresAt": "2026-11-27T23:09:19.429Z",
                      *           "receipt": null,
                      *           "paymentLink": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.004Z"
+                     *           "created": "2026-11-27T23:09:19.427Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2297,25 +2304,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDY9Wu0xPghtSN0I7SVAv1",
+                     *       "id": "ord_0VcDZjQbSTmvhviIYoJ2JWsn",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SuDxF3n00BCUl9LSOQ6IkpbJEBzPZ1GTCymhfT2e",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SN0NUUacoulFkUQiJtvtQqeBW5owcy8tOxa2bBpB",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
+                     *       "captureMethod": "automatic",
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:33:02.876Z",
+                     *       "expiresAt": "2026-11-27T23:39:19.197Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:02.876Z"
+                     *       "created": "2026-11-27T23:09:19.197Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2433,25 +2441,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDY9Wu0xPghtSN0I7SVAv1",
+                     *       "id": "ord_0VcDZjQbSTmvhviIYoJ2JWsn",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SuDxF3n00BCUl9LSOQ6IkpbJEBzPZ1GTCymhfT2e",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SN0NUUacoulFkUQiJtvtQqeBW5owcy8tOxa2bBpB",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcDY9XSTwmlSPcj6T31ahIe",
+                     *       "paymentIntent": "pi_0VcDZjRonKYSwUN7uh6ufScF",
+                     *       "captureMethod": "automatic",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T23:03:02.920Z",
+                     *       "paidAt": "2026-11-27T23:09:19.293Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:33:02.876Z",
-                     *       "receipt": "rcpt_0VcDY9XdEZs0whPBGWVGGSPZ",
+                     *       "expiresAt": "2026-11-27T23:39:19.197Z",
+                     *       "receipt": "rcpt_0VcDZjSCGFkgitRqASfg9PLm",
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:02.876Z"
+                     *       "created": "2026-11-27T23:09:19.197Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2555,25 +2564,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDY9YUFwICoS2GOA0Tn2pY",
+                     *       "id": "ord_0VcDZjTVOC987t1AInkdsIiO",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_Mf21PeqaAVN7iSGyspQcmDrDyPe1k3zuIiuzYPJ0",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_0JgeOkIrYNNjWk6lnEV9BGzL1mkcMdKBRxe6JHMu",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
+                     *       "captureMethod": "automatic",
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:33:02.974Z",
+                     *       "expiresAt": "2026-11-27T23:39:19.377Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:02.974Z"
+                     *       "created": "2026-11-27T23:09:19.377Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2708,10 +2718,10 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "plink_0VcDY9d3DuhD4G3irLjGfMbS",
+                     *           "id": "plink_0VcDZjZjQpHKtXLTGUyruB16",
                      *           "object": "payment_link",
-                     *           "url": "https://api.tolov.example/l/Xt2MsSD0n2",
-                     *           "qrSvgUrl": "https://api.tolov.example/l/Xt2MsSD0n2/qr.svg",
+                     *           "url": "https://api.tolov.example/l/dK62W7GQ2u",
+                     *           "qrSvgUrl": "https://api.tolov.example/l/dK62W7GQ2u/qr.svg",
                      *           "amount": null,
                      *           "amountMin": 500000,
                      *           "amountMax": 50000000,
@@ -2720,13 +2730,13 @@ export interface operations {
                      *           "active": true,
                      *           "quantityMax": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.256Z"
+                     *           "created": "2026-11-27T23:09:19.763Z"
                      *         },
                      *         {
-                     *           "id": "plink_0VcDY9cg4ubp5tftFhSBAxCY",
+                     *           "id": "plink_0VcDZjZKmbJNzcRkOTbIB4xb",
                      *           "object": "payment_link",
-                     *           "url": "https://api.tolov.example/l/vbVTz56qRu",
-                     *           "qrSvgUrl": "https://api.tolov.example/l/vbVTz56qRu/qr.svg",
+                     *           "url": "https://api.tolov.example/l/Sv41YgLVMU",
+                     *           "qrSvgUrl": "https://api.tolov.example/l/Sv41YgLVMU/qr.svg",
                      *           "amount": 1500000,
                      *           "amountMin": null,
                      *           "amountMax": null,
@@ -2754,7 +2764,7 @@ export interface operations {
                      *           "active": true,
                      *           "quantityMax": 50,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.234Z"
+                     *           "created": "2026-11-27T23:09:19.738Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -2880,10 +2890,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcDY9cg4ubp5tftFhSBAxCY",
+                     *       "id": "plink_0VcDZjZKmbJNzcRkOTbIB4xb",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/vbVTz56qRu",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/vbVTz56qRu/qr.svg",
+                     *       "url": "https://api.tolov.example/l/Sv41YgLVMU",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/Sv41YgLVMU/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -2911,7 +2921,7 @@ export interface operations {
                      *       "active": true,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.234Z"
+                     *       "created": "2026-11-27T23:09:19.738Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -3028,10 +3038,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcDY9cg4ubp5tftFhSBAxCY",
+                     *       "id": "plink_0VcDZjZKmbJNzcRkOTbIB4xb",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/vbVTz56qRu",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/vbVTz56qRu/qr.svg",
+                     *       "url": "https://api.tolov.example/l/Sv41YgLVMU",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/Sv41YgLVMU/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -3059,7 +3069,7 @@ export interface operations {
                      *       "active": true,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.234Z"
+                     *       "created": "2026-11-27T23:09:19.738Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -3172,10 +3182,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcDY9cg4ubp5tftFhSBAxCY",
+                     *       "id": "plink_0VcDZjZKmbJNzcRkOTbIB4xb",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/vbVTz56qRu",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/vbVTz56qRu/qr.svg",
+                     *       "url": "https://api.tolov.example/l/Sv41YgLVMU",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/Sv41YgLVMU/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -3203,7 +3213,7 @@ export interface operations {
                      *       "active": false,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.234Z"
+                     *       "created": "2026-11-27T23:09:19.738Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -3413,69 +3423,69 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "txn_0VcDY9vtR2Xd389CzCzHVj3F",
+                     *           "id": "txn_0VcDZjv9XSrvH2Vi012lZRKW",
                      *           "object": "balance_transaction",
                      *           "type": "payout_failure",
                      *           "amount": 500000,
                      *           "fee": 0,
                      *           "net": 500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:03:04.425Z",
-                     *           "source": "po_0VcDY9vqjaQDszdB1PoUWNr7",
-                     *           "payout": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
-                     *           "created": "2026-11-27T23:03:04.425Z"
+                     *           "availableOn": "2026-11-27T23:09:21.092Z",
+                     *           "source": "po_0VcDZjv5AB6Jt9g4ZDRMRuQD",
+                     *           "payout": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
+                     *           "created": "2026-11-27T23:09:21.092Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDY9vqWSOzbMZeunVjMB5R",
+                     *           "id": "txn_0VcDZjv6Wj9giWjPszHTt5hY",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -500000,
                      *           "fee": 0,
                      *           "net": -500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:03:04.423Z",
-                     *           "source": "po_0VcDY9vqjaQDszdB1PoUWNr7",
-                     *           "payout": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
-                     *           "created": "2026-11-27T23:03:04.423Z"
+                     *           "availableOn": "2026-11-27T23:09:21.088Z",
+                     *           "source": "po_0VcDZjv5AB6Jt9g4ZDRMRuQD",
+                     *           "payout": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
+                     *           "created": "2026-11-27T23:09:21.088Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDY9vgiM9p2rHQfS5vidYZ",
+                     *           "id": "txn_0VcDZjuuNYLEZYIzkDheLgNK",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -1000000,
                      *           "fee": 0,
                      *           "net": -1000000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:03:04.412Z",
-                     *           "source": "po_0VcDY9vestycxoLaFD7DSqRz",
-                     *           "payout": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
-                     *           "created": "2026-11-27T23:03:04.412Z"
+                     *           "availableOn": "2026-11-27T23:09:21.076Z",
+                     *           "source": "po_0VcDZjuroLzKPjWyptPZytoH",
+                     *           "payout": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
+                     *           "created": "2026-11-27T23:09:21.076Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDY9vOlXVZ9v8das9PMVia",
+                     *           "id": "txn_0VcDZjugihDffo9PqaawYVFz",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 1800000,
                      *           "fee": 18000,
                      *           "net": 1782000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:03:04.399Z",
-                     *           "source": "pi_0VcDY9vHhZmlnz6uuN0RpoaF",
-                     *           "payout": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
-                     *           "created": "2026-11-27T23:03:04.395Z"
+                     *           "availableOn": "2026-11-27T23:09:21.065Z",
+                     *           "source": "pi_0VcDZjuXLI8sUy0eKepe1n02",
+                     *           "payout": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
+                     *           "created": "2026-11-27T23:09:21.062Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDY9usJ9MJn3X87DH7X8Di",
+                     *           "id": "txn_0VcDZjuKx3hjB6xZTre5K3OQ",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 3200000,
                      *           "fee": 32000,
                      *           "net": 3168000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:03:04.399Z",
-                     *           "source": "pi_0VcDY9ulTrSSX6mzRs9HXc82",
-                     *           "payout": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
-                     *           "created": "2026-11-27T23:03:04.362Z"
+                     *           "availableOn": "2026-11-27T23:09:21.065Z",
+                     *           "source": "pi_0VcDZjuBkslMgoYbIGFxFDe3",
+                     *           "payout": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
+                     *           "created": "2026-11-27T23:09:21.040Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -3561,17 +3571,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "txn_0VcDY9kTfVwo3hToePYr8gIu",
+                     *       "id": "txn_0VcDZjiFhMHkDdwuMSxr0Bdw",
                      *       "object": "balance_transaction",
                      *       "type": "charge",
                      *       "amount": 100000,
                      *       "fee": 1000,
                      *       "net": 99000,
                      *       "status": "pending",
-                     *       "availableOn": "2026-11-28T23:03:03.718Z",
-                     *       "source": "pi_0VcDY9kOmYb4Bnp4pEuP4JIp",
+                     *       "availableOn": "2026-11-28T23:09:20.291Z",
+                     *       "source": "pi_0VcDZjiAwglF8VBPJ95o2BLW",
                      *       "payout": null,
-                     *       "created": "2026-11-27T23:03:03.718Z"
+                     *       "created": "2026-11-27T23:09:20.291Z"
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransaction"];
@@ -3661,16 +3671,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcDY9uCI1SpI6KfqQEezo3E",
+                     *       "id": "pacct_0VcDZjtHBZk0YXTN1dp5fOHS",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
                      *       "tin": "301234567",
                      *       "holderName": "\"Chorsu Market\" MChJ",
-                     *       "payoutsHeldUntil": "2026-11-28T23:03:04.335Z",
+                     *       "payoutsHeldUntil": "2026-11-28T23:09:20.999Z",
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T23:03:04.335Z",
-                     *       "created": "2026-11-27T23:03:04.320Z"
+                     *       "updated": "2026-11-27T23:09:20.999Z",
+                     *       "created": "2026-11-27T23:09:20.974Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -3764,18 +3774,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcDY9e4wFcQgOV0tsT6Vmtz",
+                     *       "id": "cb_0VcDZjamGCcYwGCbYeWwWwV6",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
-                     *       "url": "https://api.tolov.example/bind/cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
+                     *       "clientToken": "cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
+                     *       "url": "https://api.tolov.example/bind/cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T23:18:03.320Z",
+                     *       "expiresAt": "2026-11-27T23:24:19.828Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.320Z"
+                     *       "created": "2026-11-27T23:09:19.828Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3899,18 +3909,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcDY9e4wFcQgOV0tsT6Vmtz",
+                     *       "id": "cb_0VcDZjamGCcYwGCbYeWwWwV6",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
-                     *       "url": "https://api.tolov.example/bind/cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
-                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "clientToken": "cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
+                     *       "url": "https://api.tolov.example/bind/cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
+                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T23:18:03.320Z",
+                     *       "expiresAt": "2026-11-27T23:24:19.828Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.320Z"
+                     *       "created": "2026-11-27T23:09:19.828Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -4011,7 +4021,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "id": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -4019,7 +4029,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.338Z"
+                     *       "created": "2026-11-27T23:09:19.854Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -4120,7 +4130,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcDY9f0GyLyHp1A3Ae7iyh6",
+                     *       "id": "card_0VcDZjblcGrtxDpQTdEyiuCK",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -4128,7 +4138,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.376Z"
+                     *       "created": "2026-11-27T23:09:19.886Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -4241,7 +4251,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcDY9fO6zbvchyjwCHKYueA",
+                     *           "id": "card_0VcDZjcA5z9GPs3xjoYEHpSp",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -4249,10 +4259,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.401Z"
+                     *           "created": "2026-11-27T23:09:19.913Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcDY9f0GyLyHp1A3Ae7iyh6",
+                     *           "id": "card_0VcDZjblcGrtxDpQTdEyiuCK",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -4260,7 +4270,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.376Z"
+                     *           "created": "2026-11-27T23:09:19.886Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -4372,7 +4382,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcDY9gcUoKeUkMSIsknmOqK",
+                     *           "id": "pi_0VcDZjdf96JyRD96araG81Yd",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -4380,7 +4390,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcDY9fO6zbvchyjwCHKYueA",
+                     *           "card": "card_0VcDZjcA5z9GPs3xjoYEHpSp",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -4393,10 +4403,10 @@ export interface operations {
                      *           "amountCapturable": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.478Z"
+                     *           "created": "2026-11-27T23:09:20.007Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                     *           "id": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -4404,7 +4414,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *           "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -4415,9 +4425,9 @@ export interface operations {
                      *           "amountRefunded": 0,
                      *           "captureMethod": "automatic",
                      *           "amountCapturable": 0,
-                     *           "receipt": "rcpt_0VcDY9g7IdjEi4AFlyYOPJZd",
+                     *           "receipt": "rcpt_0VcDZjcr5RgcibhQAifdG3Mk",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.442Z"
+                     *           "created": "2026-11-27T23:09:19.953Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -4508,7 +4518,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                 *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -4541,7 +4551,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                     *       "id": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -4549,7 +4559,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -4560,9 +4570,9 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "captureMethod": "automatic",
                      *       "amountCapturable": 0,
-                     *       "receipt": "rcpt_0VcDY9g7IdjEi4AFlyYOPJZd",
+                     *       "receipt": "rcpt_0VcDZjcr5RgcibhQAifdG3Mk",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.442Z"
+                     *       "created": "2026-11-27T23:09:19.953Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4701,7 +4711,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                     *       "id": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -4709,7 +4719,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -4720,9 +4730,9 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "captureMethod": "automatic",
                      *       "amountCapturable": 0,
-                     *       "receipt": "rcpt_0VcDY9g7IdjEi4AFlyYOPJZd",
+                     *       "receipt": "rcpt_0VcDZjcr5RgcibhQAifdG3Mk",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.442Z"
+                     *       "created": "2026-11-27T23:09:19.953Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4835,7 +4845,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDY9iJ1cSd7ehsFvZGGPkm",
+                     *       "id": "pi_0VcDZjfmg0YFlmBGpLD93b1f",
                      *       "object": "payment_intent",
                      *       "amount": 2200000,
                      *       "fee": 22000,
@@ -4843,7 +4853,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Bicycle rental 7731, deposit",
@@ -4853,7 +4863,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.583Z"
+                     *       "created": "2026-11-27T23:09:20.138Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4997,7 +5007,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDY9izRKRrUWYmCM7ETkOC",
+                     *       "id": "pi_0VcDZjgcqMXUp0ey9xNyntFp",
                      *       "object": "payment_intent",
                      *       "amount": 500000,
                      *       "fee": 5000,
@@ -5005,7 +5015,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Bicycle rental 7790, deposit",
@@ -5015,7 +5025,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.625Z"
+                     *       "created": "2026-11-27T23:09:20.190Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5144,7 +5154,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                 *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -5160,7 +5170,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDY9hN15ywgabUCCegYmN4",
+                     *       "id": "pi_0VcDZjeZyFcJSRWrYQwg6ifN",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5168,7 +5178,7 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5178,7 +5188,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.525Z"
+                     *       "created": "2026-11-27T23:09:20.062Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5307,7 +5317,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDY9hN15ywgabUCCegYmN4",
+                     *       "id": "pi_0VcDZjeZyFcJSRWrYQwg6ifN",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5315,7 +5325,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5325,7 +5335,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.525Z"
+                     *       "created": "2026-11-27T23:09:20.062Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5468,7 +5478,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDY9hzEMxa0aRtIDueM1WM",
+                     *       "id": "pi_0VcDZjfIkfTYZSVFFfLs8MF2",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5476,7 +5486,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5486,7 +5496,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.563Z"
+                     *       "created": "2026-11-27T23:09:20.108Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5608,7 +5618,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDY9hN15ywgabUCCegYmN4",
+                     *       "id": "pi_0VcDZjeZyFcJSRWrYQwg6ifN",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5616,7 +5626,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5626,7 +5636,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.525Z"
+                     *       "created": "2026-11-27T23:09:20.062Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5740,17 +5750,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
+                     *           "id": "re_0VcDZjh7hgATlsbfJEEW5NFu",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                     *           "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
+                     *           "receipt": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.655Z"
+                     *           "created": "2026-11-27T23:09:20.219Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5831,7 +5841,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                 *       "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -5847,17 +5857,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
+                     *       "id": "re_0VcDZjh7hgATlsbfJEEW5NFu",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                     *       "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
+                     *       "receipt": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.655Z"
+                     *       "created": "2026-11-27T23:09:20.219Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -5986,17 +5996,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
+                     *       "id": "re_0VcDZjh7hgATlsbfJEEW5NFu",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                     *       "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
+                     *       "receipt": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.655Z"
+                     *       "created": "2026-11-27T23:09:20.219Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -6100,7 +6110,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
+                     *           "id": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
                      *           "object": "payout",
                      *           "amount": 3950000,
                      *           "status": "PAID",
@@ -6112,10 +6122,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:04.433Z"
+                     *           "created": "2026-11-27T23:09:21.105Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcDY9vqjaQDszdB1PoUWNr7",
+                     *           "id": "po_0VcDZjv5AB6Jt9g4ZDRMRuQD",
                      *           "object": "payout",
                      *           "amount": 500000,
                      *           "status": "CANCELED",
@@ -6127,10 +6137,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:04.421Z"
+                     *           "created": "2026-11-27T23:09:21.086Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcDY9vestycxoLaFD7DSqRz",
+                     *           "id": "po_0VcDZjuroLzKPjWyptPZytoH",
                      *           "object": "payout",
                      *           "amount": 1000000,
                      *           "status": "PAID",
@@ -6142,7 +6152,7 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:04.408Z"
+                     *           "created": "2026-11-27T23:09:21.072Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6238,7 +6248,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDY9vestycxoLaFD7DSqRz",
+                     *       "id": "po_0VcDZjuroLzKPjWyptPZytoH",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -6250,7 +6260,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:04.408Z"
+                     *       "created": "2026-11-27T23:09:21.072Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -6368,7 +6378,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDY9vestycxoLaFD7DSqRz",
+                     *       "id": "po_0VcDZjuroLzKPjWyptPZytoH",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -6380,7 +6390,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:04.408Z"
+                     *       "created": "2026-11-27T23:09:21.072Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -6475,7 +6485,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDY9vqjaQDszdB1PoUWNr7",
+                     *       "id": "po_0VcDZjv5AB6Jt9g4ZDRMRuQD",
                      *       "object": "payout",
                      *       "amount": 500000,
                      *       "status": "CANCELED",
@@ -6487,7 +6497,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:04.421Z"
+                     *       "created": "2026-11-27T23:09:21.086Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -6600,11 +6610,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcDY9XdEZs0whPBGWVGGSPZ",
+                     *       "id": "rcpt_0VcDZjSCGFkgitRqASfg9PLm",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcDY9XSTwmlSPcj6T31ahIe",
+                     *       "paymentIntent": "pi_0VcDZjRonKYSwUN7uh6ufScF",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -6629,13 +6639,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "033395847787",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261128040303&s=033395847787",
-                     *       "fiscalizedAt": "2026-11-27T23:03:03.725Z",
+                     *       "fiscalSign": "607881788551",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261128040920&s=607881788551",
+                     *       "fiscalizedAt": "2026-11-27T23:09:20.298Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_yelZPE57fJGLZatQytW4m3B4RfolVwVhBBBZCmc3",
+                     *       "url": "https://api.tolov.example/receipts/rc_N1OkbJRev9j0n0lowMWpTeb4ftX1uJUKkQiAEJwC",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:02.920Z"
+                     *       "created": "2026-11-27T23:09:19.293Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -6741,12 +6751,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
+                     *           "id": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
-                     *           "refund": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
+                     *           "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                     *           "refund": "re_0VcDZjh7hgATlsbfJEEW5NFu",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -6764,20 +6774,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "219786158701",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040303&s=219786158701",
-                     *           "fiscalizedAt": "2026-11-27T23:03:03.733Z",
+                     *           "fiscalSign": "745693902614",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040920&s=745693902614",
+                     *           "fiscalizedAt": "2026-11-27T23:09:20.305Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_O6xcibyciqvvEqzTsbDZ2crUcuRMeB3xnkUMBL0Y",
+                     *           "url": "https://api.tolov.example/receipts/rc_QPN4ZTu3Pz985iaSYWCjr98Wwzk9QtKx9Jw2xt3f",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.662Z"
+                     *           "created": "2026-11-27T23:09:20.226Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcDY9g7IdjEi4AFlyYOPJZd",
+                     *           "id": "rcpt_0VcDZjcr5RgcibhQAifdG3Mk",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                     *           "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -6796,13 +6806,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "085326653656",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128040303&s=085326653656",
-                     *           "fiscalizedAt": "2026-11-27T23:03:03.729Z",
+                     *           "fiscalSign": "469895064832",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128040920&s=469895064832",
+                     *           "fiscalizedAt": "2026-11-27T23:09:20.303Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_RwNrZO1yQj1tkEceupLI9bmhfQqEJrTSDhraXxTd",
+                     *           "url": "https://api.tolov.example/receipts/rc_xpwLX2vVgGULeVN3L4unYgkjkiUshx1AJNNq36Cz",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.446Z"
+                     *           "created": "2026-11-27T23:09:19.956Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6895,7 +6905,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T23:33:03.054Z",
+                     *       "expiresAt": "2026-11-27T23:39:19.518Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -7021,11 +7031,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T23:33:03.054Z",
+                     *       "expiresAt": "2026-11-27T23:39:19.518Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T23:03:33.095Z",
+                     *       "resendAvailableAt": "2026-11-27T23:09:49.575Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -7180,7 +7190,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T23:33:03.054Z",
+                     *       "expiresAt": "2026-11-27T23:39:19.518Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -7190,8 +7200,8 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T23:03:03.161Z",
-                     *         "payment": "pi_0VcDY9bSG58lMed52Ew6JWNg"
+                     *         "paidAt": "2026-11-27T23:09:19.658Z",
+                     *         "payment": "pi_0VcDZjXzKvK4dFr0OsKxoOhg"
                      *       },
                      *       "canSaveCard": true,
                      *       "shopSuspended": false,
@@ -7327,11 +7337,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T23:33:03.054Z",
+                     *       "expiresAt": "2026-11-27T23:39:19.518Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T23:03:33.115Z",
+                     *       "resendAvailableAt": "2026-11-27T23:09:49.610Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -7465,7 +7475,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcDY9mELDgdDrV6lcvvOaEk",
+                     *           "id": "we_0VcDZjjp9aPbxegyTv77KVXg",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -7478,7 +7488,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.824Z"
+                     *           "created": "2026-11-27T23:09:20.387Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -7581,7 +7591,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDY9mELDgdDrV6lcvvOaEk",
+                     *       "id": "we_0VcDZjjp9aPbxegyTv77KVXg",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7593,8 +7603,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.824Z",
-                     *       "secret": "whsec_QMZb2yWQfHqE5aEJGQ5VSdavJfqKhZcO8bIsY+t3Pbw="
+                     *       "created": "2026-11-27T23:09:20.387Z",
+                     *       "secret": "whsec_WJOZ0EBsd2w0S5WmClAKx53XeZkgBjLILGXtGd+B7HQ="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7698,7 +7708,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDY9mELDgdDrV6lcvvOaEk",
+                     *       "id": "we_0VcDZjjp9aPbxegyTv77KVXg",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7710,7 +7720,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.824Z"
+                     *       "created": "2026-11-27T23:09:20.387Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7821,7 +7831,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDY9mELDgdDrV6lcvvOaEk",
+                     *       "id": "we_0VcDZjjp9aPbxegyTv77KVXg",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7834,7 +7844,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.824Z"
+                     *       "created": "2026-11-27T23:09:20.387Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7944,7 +7954,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDY9mnspsFNOJemBZRjP7o",
+                     *       "id": "we_0VcDZjkKOKfdBwYV3yzZEAL4",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -8050,7 +8060,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDY9mELDgdDrV6lcvvOaEk",
+                     *       "id": "we_0VcDZjjp9aPbxegyTv77KVXg",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -8063,8 +8073,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.824Z",
-                     *       "secret": "whsec_Lo5QgVm96EDyzpRSEjMelbU/JrhCMpVcLMSMU9N9VCI="
+                     *       "created": "2026-11-27T23:09:20.387Z",
+                     *       "secret": "whsec_H8cvp4sF9PsD7zCjePoeFWP4UJy6sIlBbLRCENQFzK8="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -8182,24 +8192,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_7f6f4a8dd3f74cd780ccf9c77dfa7e97",
+                     *           "id": "wd_dc193412f76f406ab16e7658bc98d0d1",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcDY9n0YQUsHsGB7uhRtdsl",
-                     *           "event": "evt_0VcDY9bayaMMZKSLCfGSmOHH",
+                     *           "endpoint": "we_0VcDZjkTqJhJogXyzrgYeV27",
+                     *           "event": "evt_0VcDZjY8Vu7P0GlHm6oVPYtY",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T23:03:03.909Z",
+                     *               "attemptedAt": "2026-11-27T23:09:20.460Z",
                      *               "statusCode": 200,
-                     *               "durationMs": 15,
+                     *               "durationMs": 14,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T23:03:03.884Z"
+                     *           "created": "2026-11-27T23:09:20.439Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -8308,17 +8318,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcDY9ksF9IeKSZOr0m999QG",
+                     *           "id": "evt_0VcDZjiaORdNLnpUgrUoleu4",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.736Z",
+                     *           "created": "2026-11-27T23:09:20.310Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcDY9kRXwtEAKqMwbwWfeN8",
+                     *             "id": "rcpt_0VcDZjiDqazhmQ8W126KoReR",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcDY9kOmYb4Bnp4pEuP4JIp",
+                     *             "paymentIntent": "pi_0VcDZjiAwglF8VBPJ95o2BLW",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -8341,24 +8351,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_sia6xEhLoqZFWkgCEF2uaPlmAGwYxdMAUJ3xnKSB",
+                     *             "url": "https://api.tolov.example/receipts/rc_130nayeEvSBBbBBCcUgOlZD67ffoEqjzheOMgtIn",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T23:03:03.715Z"
+                     *             "created": "2026-11-27T23:09:20.288Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcDY9kkOA1XstT8AL3E1V0Y",
+                     *           "id": "evt_0VcDZjiUnwbehMaMVrwn5IVT",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.733Z",
+                     *           "created": "2026-11-27T23:09:20.306Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
+                     *             "id": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
-                     *             "refund": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
+                     *             "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                     *             "refund": "re_0VcDZjh7hgATlsbfJEEW5NFu",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -8376,27 +8386,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "219786158701",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040303&s=219786158701",
-                     *             "fiscalizedAt": "2026-11-27T23:03:03.733Z",
+                     *             "fiscalSign": "745693902614",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040920&s=745693902614",
+                     *             "fiscalizedAt": "2026-11-27T23:09:20.305Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_O6xcibyciqvvEqzTsbDZ2crUcuRMeB3xnkUMBL0Y",
+                     *             "url": "https://api.tolov.example/receipts/rc_QPN4ZTu3Pz985iaSYWCjr98Wwzk9QtKx9Jw2xt3f",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T23:03:03.662Z"
+                     *             "created": "2026-11-27T23:09:20.226Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcDY9kh98igDEaquYCgYwAK",
+                     *           "id": "evt_0VcDZjiSmg4NVggQPMcfd1Uj",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.730Z",
+                     *           "created": "2026-11-27T23:09:20.303Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcDY9g7IdjEi4AFlyYOPJZd",
+                     *             "id": "rcpt_0VcDZjcr5RgcibhQAifdG3Mk",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
+                     *             "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -8415,13 +8425,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "085326653656",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128040303&s=085326653656",
-                     *             "fiscalizedAt": "2026-11-27T23:03:03.729Z",
+                     *             "fiscalSign": "469895064832",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128040920&s=469895064832",
+                     *             "fiscalizedAt": "2026-11-27T23:09:20.303Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_RwNrZO1yQj1tkEceupLI9bmhfQqEJrTSDhraXxTd",
+                     *             "url": "https://api.tolov.example/receipts/rc_xpwLX2vVgGULeVN3L4unYgkjkiUshx1AJNNq36Cz",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T23:03:03.446Z"
+                     *             "created": "2026-11-27T23:09:19.956Z"
                      *           }
                      *         }
                      *       ],
@@ -8508,31 +8518,32 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcDY9bayaMMZKSLCfGSmOHH",
+                     *       "id": "evt_0VcDZjY8Vu7P0GlHm6oVPYtY",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.161Z",
+                     *       "created": "2026-11-27T23:09:19.658Z",
                      *       "data": {
-                     *         "id": "ord_0VcDY9ZmWBfzP6F4Zg4MeiTk",
+                     *         "id": "ord_0VcDZjVmmwSIGQh0y6w2uH31",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_SYa7JZGfYPnMTZXtC5S1y4AlXmH6UQeHTarrKxZD",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_4jyleLmNKIpt22HtDDXnub5LSLfzF3K1nCNrXELU",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcDY9bSG58lMed52Ew6JWNg",
-                     *         "savedCard": "card_0VcDY9bW9ysAoeEtCIiOkavP",
-                     *         "paidAt": "2026-11-27T23:03:03.161Z",
+                     *         "paymentIntent": "pi_0VcDZjXzKvK4dFr0OsKxoOhg",
+                     *         "captureMethod": "automatic",
+                     *         "savedCard": "card_0VcDZjY33hyNa1YbmgjYPN9J",
+                     *         "paidAt": "2026-11-27T23:09:19.658Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T23:33:03.054Z",
+                     *         "expiresAt": "2026-11-27T23:39:19.518Z",
                      *         "receipt": null,
                      *         "paymentLink": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T23:03:03.054Z"
+                     *         "created": "2026-11-27T23:09:19.518Z"
                      *       }
                      *     }
                      */
@@ -8622,7 +8633,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcDY9n0YQUsHsGB7uhRtdsl"
+                 *       "endpoint": "we_0VcDZjkTqJhJogXyzrgYeV27"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -8637,15 +8648,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_7f6f4a8dd3f74cd780ccf9c77dfa7e97",
+                     *       "id": "wd_dc193412f76f406ab16e7658bc98d0d1",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcDY9n0YQUsHsGB7uhRtdsl",
-                     *       "event": "evt_0VcDY9bayaMMZKSLCfGSmOHH",
+                     *       "endpoint": "we_0VcDZjkTqJhJogXyzrgYeV27",
+                     *       "event": "evt_0VcDZjY8Vu7P0GlHm6oVPYtY",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T23:03:03.884Z",
+                     *       "nextAttemptAt": "2026-11-27T23:09:20.439Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T23:03:03.884Z"
+                     *       "created": "2026-11-27T23:09:20.439Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -8849,7 +8860,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcDY9joEGHIRULaqZeaHgiA",
+                     *           "id": "req_0VcDZjhUHXSAlshkNBQpiNIj",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
@@ -8857,29 +8868,29 @@ export interface operations {
                      *           "durationMs": 2,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.679Z"
+                     *           "created": "2026-11-27T23:09:20.246Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcDY9jmgnHlYHOGlvS9hzke",
+                     *           "id": "req_0VcDZjhPillLbOBXZdOg3tgd",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 3,
+                     *           "durationMs": 4,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.676Z"
+                     *           "created": "2026-11-27T23:09:20.243Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcDY9jSyX47sunbKOJ2cxcI",
+                     *           "id": "req_0VcDZjh4PkkYRAQtx625U48m",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 19,
+                     *           "durationMs": 21,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:03:03.673Z"
+                     *           "created": "2026-11-27T23:09:20.239Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -8965,25 +8976,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDY9YyRtPkxMkKMDx3saep",
+                     *       "id": "ord_0VcDZjUJiBCuhly0hZkmjoQo",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_HfoMldvLszkHVWFZJHQ9TybvFEy0A9FAGZaTEndX",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_XqrCdCe6mApe3BQ7EcD4sIaNsGKSvTFehTXnEgIK",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
+                     *       "captureMethod": "automatic",
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:03:03.006Z",
+                     *       "expiresAt": "2026-11-27T23:09:19.429Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.004Z"
+                     *       "created": "2026-11-27T23:09:19.427Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -9096,25 +9108,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDY9Wu0xPghtSN0I7SVAv1",
+                     *       "id": "ord_0VcDZjQbSTmvhviIYoJ2JWsn",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SuDxF3n00BCUl9LSOQ6IkpbJEBzPZ1GTCymhfT2e",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SN0NUUacoulFkUQiJtvtQqeBW5owcy8tOxa2bBpB",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcDY9XSTwmlSPcj6T31ahIe",
+                     *       "paymentIntent": "pi_0VcDZjRonKYSwUN7uh6ufScF",
+                     *       "captureMethod": "automatic",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T23:03:02.920Z",
+                     *       "paidAt": "2026-11-27T23:09:19.293Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:33:02.876Z",
-                     *       "receipt": "rcpt_0VcDY9XdEZs0whPBGWVGGSPZ",
+                     *       "expiresAt": "2026-11-27T23:39:19.197Z",
+                     *       "receipt": "rcpt_0VcDZjSCGFkgitRqASfg9PLm",
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:02.876Z"
+                     *       "created": "2026-11-27T23:09:19.197Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -9228,18 +9241,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcDY9e4wFcQgOV0tsT6Vmtz",
+                     *       "id": "cb_0VcDZjamGCcYwGCbYeWwWwV6",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
-                     *       "url": "https://api.tolov.example/bind/cbs_VHoq9aBBK0J7gEwKr8DGQxBBb1TUYuzhkfUYo7zh",
-                     *       "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                     *       "clientToken": "cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
+                     *       "url": "https://api.tolov.example/bind/cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
+                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T23:18:03.320Z",
+                     *       "expiresAt": "2026-11-27T23:24:19.828Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:03.320Z"
+                     *       "created": "2026-11-27T23:09:19.828Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -9342,7 +9355,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcDY9uCI1SpI6KfqQEezo3E",
+                     *       "id": "pacct_0VcDZjtHBZk0YXTN1dp5fOHS",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
@@ -9350,8 +9363,8 @@ export interface operations {
                      *       "holderName": "\"Chorsu Market\" MChJ",
                      *       "payoutsHeldUntil": null,
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T23:03:04.335Z",
-                     *       "created": "2026-11-27T23:03:04.320Z"
+                     *       "updated": "2026-11-27T23:09:20.999Z",
+                     *       "created": "2026-11-27T23:09:20.974Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -9432,7 +9445,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
+                     *       "id": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
                      *       "object": "payout",
                      *       "amount": 3950000,
                      *       "status": "PAID",
@@ -9444,7 +9457,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:03:04.433Z"
+                     *       "created": "2026-11-27T23:09:21.105Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -9608,31 +9621,32 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9bayaMMZKSLCfGSmOHH",
+                 *       "id": "evt_0VcDZjY8Vu7P0GlHm6oVPYtY",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:03.161Z",
+                 *       "created": "2026-11-27T23:09:19.658Z",
                  *       "data": {
-                 *         "id": "ord_0VcDY9ZmWBfzP6F4Zg4MeiTk",
+                 *         "id": "ord_0VcDZjVmmwSIGQh0y6w2uH31",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_SYa7JZGfYPnMTZXtC5S1y4AlXmH6UQeHTarrKxZD",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_4jyleLmNKIpt22HtDDXnub5LSLfzF3K1nCNrXELU",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcDY9bSG58lMed52Ew6JWNg",
-                 *         "savedCard": "card_0VcDY9bW9ysAoeEtCIiOkavP",
-                 *         "paidAt": "2026-11-27T23:03:03.161Z",
+                 *         "paymentIntent": "pi_0VcDZjXzKvK4dFr0OsKxoOhg",
+                 *         "captureMethod": "automatic",
+                 *         "savedCard": "card_0VcDZjY33hyNa1YbmgjYPN9J",
+                 *         "paidAt": "2026-11-27T23:09:19.658Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T23:33:03.054Z",
+                 *         "expiresAt": "2026-11-27T23:39:19.518Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:03:03.054Z"
+                 *         "created": "2026-11-27T23:09:19.518Z"
                  *       }
                  *     }
                  */
@@ -9660,31 +9674,32 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9cDpQOtgpKoob97MhPi",
+                 *       "id": "evt_0VcDZjYpzUOxRmy731AXjwbt",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:03.203Z",
+                 *       "created": "2026-11-27T23:09:19.705Z",
                  *       "data": {
-                 *         "id": "ord_0VcDY9bxRbDanYKhCDlpB4Dg",
+                 *         "id": "ord_0VcDZjYdIiDyxlHqi0AMuNgo",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_PKBWGU2u2OzWJHCMJxPTGUduhSxWMcj2HyxNC97b",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_PhsKmIkqXs7W1AbXgjUS9SmaaXNXgzm9GOsatcSh",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcDY9c9NwlozZHDumdyhc7S",
+                 *         "paymentIntent": "pi_0VcDZjYlQBmrz9glpy1ctMav",
+                 *         "captureMethod": "automatic",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T23:33:03.189Z",
+                 *         "expiresAt": "2026-11-27T23:39:19.695Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:03:03.189Z"
+                 *         "created": "2026-11-27T23:09:19.695Z"
                  *       }
                  *     }
                  */
@@ -9712,31 +9727,32 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9Z4yliRr3wt3e4wXyyT",
+                 *       "id": "evt_0VcDZjUPHoyBMdOSJ3yDuCnv",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:03.006Z",
+                 *       "created": "2026-11-27T23:09:19.429Z",
                  *       "data": {
-                 *         "id": "ord_0VcDY9YyRtPkxMkKMDx3saep",
+                 *         "id": "ord_0VcDZjUJiBCuhly0hZkmjoQo",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_HfoMldvLszkHVWFZJHQ9TybvFEy0A9FAGZaTEndX",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_XqrCdCe6mApe3BQ7EcD4sIaNsGKSvTFehTXnEgIK",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
+                 *         "captureMethod": "automatic",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T23:03:03.006Z",
+                 *         "expiresAt": "2026-11-27T23:09:19.429Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:03:03.004Z"
+                 *         "created": "2026-11-27T23:09:19.427Z"
                  *       }
                  *     }
                  */
@@ -9764,13 +9780,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9kTXNZ7bkdoi7PF6rtg",
+                 *       "id": "evt_0VcDZjiEH78SMcY07y5VtpSW",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:03.715Z",
+                 *       "created": "2026-11-27T23:09:20.288Z",
                  *       "data": {
-                 *         "id": "pi_0VcDY9kOmYb4Bnp4pEuP4JIp",
+                 *         "id": "pi_0VcDZjiAwglF8VBPJ95o2BLW",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -9778,7 +9794,7 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                 *         "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
@@ -9786,9 +9802,9 @@ export interface operations {
                  *         "amountRefunded": 0,
                  *         "captureMethod": "automatic",
                  *         "amountCapturable": 0,
-                 *         "receipt": "rcpt_0VcDY9kRXwtEAKqMwbwWfeN8",
+                 *         "receipt": "rcpt_0VcDZjiDqazhmQ8W126KoReR",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:03:03.711Z"
+                 *         "created": "2026-11-27T23:09:20.286Z"
                  *       }
                  *     }
                  */
@@ -9816,13 +9832,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9gl5PRIcnsRN7XV3CCY",
+                 *       "id": "evt_0VcDZjdj798ajkKb7extgNB6",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:03.484Z",
+                 *       "created": "2026-11-27T23:09:20.010Z",
                  *       "data": {
-                 *         "id": "pi_0VcDY9gcUoKeUkMSIsknmOqK",
+                 *         "id": "pi_0VcDZjdf96JyRD96araG81Yd",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -9830,7 +9846,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDY9fO6zbvchyjwCHKYueA",
+                 *         "card": "card_0VcDZjcA5z9GPs3xjoYEHpSp",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -9843,7 +9859,7 @@ export interface operations {
                  *         "amountCapturable": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:03:03.478Z"
+                 *         "created": "2026-11-27T23:09:20.007Z"
                  *       }
                  *     }
                  */
@@ -9871,13 +9887,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9j5mTLriMyX7IhmnWo0",
+                 *       "id": "evt_0VcDZjgfEUSkCSUaYaLti7ki",
                  *       "object": "event",
                  *       "type": "payment_intent.requires_capture",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:03.629Z",
+                 *       "created": "2026-11-27T23:09:20.193Z",
                  *       "data": {
-                 *         "id": "pi_0VcDY9izRKRrUWYmCM7ETkOC",
+                 *         "id": "pi_0VcDZjgcqMXUp0ey9xNyntFp",
                  *         "object": "payment_intent",
                  *         "amount": 500000,
                  *         "fee": 5000,
@@ -9885,7 +9901,7 @@ export interface operations {
                  *         "status": "requires_capture",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                 *         "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": "Bicycle rental 7790, deposit",
@@ -9895,7 +9911,7 @@ export interface operations {
                  *         "amountCapturable": 500000,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:03:03.625Z"
+                 *         "created": "2026-11-27T23:09:20.190Z"
                  *       }
                  *     }
                  */
@@ -9923,13 +9939,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9jHJuNrLtzMIMqQl6qj",
+                 *       "id": "evt_0VcDZjgtmmfmzejNC8NOEclm",
                  *       "object": "event",
                  *       "type": "payment_intent.hold_released",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:03.642Z",
+                 *       "created": "2026-11-27T23:09:20.206Z",
                  *       "data": {
-                 *         "id": "pi_0VcDY9izRKRrUWYmCM7ETkOC",
+                 *         "id": "pi_0VcDZjgcqMXUp0ey9xNyntFp",
                  *         "object": "payment_intent",
                  *         "amount": 500000,
                  *         "fee": 5000,
@@ -9937,7 +9953,7 @@ export interface operations {
                  *         "status": "canceled",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDY9eNTsmVqQZqsKCuAZd7",
+                 *         "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": "Bicycle rental 7790, deposit",
@@ -9947,7 +9963,7 @@ export interface operations {
                  *         "amountCapturable": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:03:03.625Z"
+                 *         "created": "2026-11-27T23:09:20.190Z"
                  *       }
                  *     }
                  */
@@ -9975,18 +9991,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9kkOA1XstT8AL3E1V0Y",
+                 *       "id": "evt_0VcDZjiUnwbehMaMVrwn5IVT",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:03.733Z",
+                 *       "created": "2026-11-27T23:09:20.306Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcDY9jbFtUfDCXu5YEKJpGK",
+                 *         "id": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcDY9g3BdOqYmzMSxlQhn45",
-                 *         "refund": "re_0VcDY9jUhbL6EMgdHRRvb6pj",
+                 *         "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                 *         "refund": "re_0VcDZjh7hgATlsbfJEEW5NFu",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -10004,13 +10020,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "219786158701",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040303&s=219786158701",
-                 *         "fiscalizedAt": "2026-11-27T23:03:03.733Z",
+                 *         "fiscalSign": "745693902614",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040920&s=745693902614",
+                 *         "fiscalizedAt": "2026-11-27T23:09:20.305Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_O6xcibyciqvvEqzTsbDZ2crUcuRMeB3xnkUMBL0Y",
+                 *         "url": "https://api.tolov.example/receipts/rc_QPN4ZTu3Pz985iaSYWCjr98Wwzk9QtKx9Jw2xt3f",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:03:03.662Z"
+                 *         "created": "2026-11-27T23:09:20.226Z"
                  *       }
                  *     }
                  */
@@ -10038,17 +10054,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9ksF9IeKSZOr0m999QG",
+                 *       "id": "evt_0VcDZjiaORdNLnpUgrUoleu4",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:03.736Z",
+                 *       "created": "2026-11-27T23:09:20.310Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcDY9kRXwtEAKqMwbwWfeN8",
+                 *         "id": "rcpt_0VcDZjiDqazhmQ8W126KoReR",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcDY9kOmYb4Bnp4pEuP4JIp",
+                 *         "paymentIntent": "pi_0VcDZjiAwglF8VBPJ95o2BLW",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -10071,9 +10087,9 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_sia6xEhLoqZFWkgCEF2uaPlmAGwYxdMAUJ3xnKSB",
+                 *         "url": "https://api.tolov.example/receipts/rc_130nayeEvSBBbBBCcUgOlZD67ffoEqjzheOMgtIn",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:03:03.715Z"
+                 *         "created": "2026-11-27T23:09:20.288Z"
                  *       }
                  *     }
                  */
@@ -10101,22 +10117,22 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9uRZ37WJdwqYiWPrFE5",
+                 *       "id": "evt_0VcDZjtgzgrDAtvsJR2ePySl",
                  *       "object": "event",
                  *       "type": "payout_account.updated",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:04.335Z",
+                 *       "created": "2026-11-27T23:09:20.999Z",
                  *       "data": {
-                 *         "id": "pacct_0VcDY9uCI1SpI6KfqQEezo3E",
+                 *         "id": "pacct_0VcDZjtHBZk0YXTN1dp5fOHS",
                  *         "object": "payout_account",
                  *         "bankMfo": "00440",
                  *         "accountLast4": "2002",
                  *         "tin": "301234567",
                  *         "holderName": "\"Chorsu Market\" MChJ",
-                 *         "payoutsHeldUntil": "2026-11-28T23:03:04.335Z",
+                 *         "payoutsHeldUntil": "2026-11-28T23:09:20.999Z",
                  *         "livemode": false,
-                 *         "updated": "2026-11-27T23:03:04.335Z",
-                 *         "created": "2026-11-27T23:03:04.320Z"
+                 *         "updated": "2026-11-27T23:09:20.999Z",
+                 *         "created": "2026-11-27T23:09:20.974Z"
                  *       }
                  *     }
                  */
@@ -10144,13 +10160,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9wDtcjrn9hoB1Kk05FL",
+                 *       "id": "evt_0VcDZjva8P2I3RzQsiOXMiZj",
                  *       "object": "event",
                  *       "type": "payout.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:04.444Z",
+                 *       "created": "2026-11-27T23:09:21.117Z",
                  *       "data": {
-                 *         "id": "po_0VcDY9w29rkZdjRpOtcLm9Vi",
+                 *         "id": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
                  *         "object": "payout",
                  *         "amount": 3950000,
                  *         "status": "PAID",
@@ -10162,7 +10178,7 @@ export interface operations {
                  *         },
                  *         "failureCode": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:03:04.433Z"
+                 *         "created": "2026-11-27T23:09:21.105Z"
                  *       }
                  *     }
                  */
@@ -10190,13 +10206,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDY9x0IRdDdL0Ah8KjuNns",
+                 *       "id": "evt_0VcDZjwR66zZwZBV33sSY59N",
                  *       "object": "event",
                  *       "type": "payout.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:03:04.492Z",
+                 *       "created": "2026-11-27T23:09:21.170Z",
                  *       "data": {
-                 *         "id": "po_0VcDY9wtS6zmdp1vWHGvJReo",
+                 *         "id": "po_0VcDZjwLiiQ6a3oxoMH43DaB",
                  *         "object": "payout",
                  *         "amount": 1485000,
                  *         "status": "FAILED",
@@ -10208,7 +10224,7 @@ export interface operations {
                  *         },
                  *         "failureCode": "ACCOUNT_CLOSED",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:03:04.487Z"
+                 *         "created": "2026-11-27T23:09:21.163Z"
                  *       }
                  *     }
                  */

@@ -47,3 +47,7 @@ ALTER TABLE test_rail_operations DROP CONSTRAINT test_rail_operations_type_check
 ALTER TABLE test_rail_operations ADD CONSTRAINT test_rail_operations_type_check CHECK (type IN ('debit', 'refund', 'transfer', 'hold', 'capture', 'release'));
 ALTER TABLE test_rail_operations ADD COLUMN hold_operation_id text;
 CREATE INDEX test_rail_operations_hold_ends ON test_rail_operations (hold_operation_id) WHERE hold_operation_id IS NOT NULL;
+
+-- An order paid on the hosted page may hold the buyer's money too: PAID once the bank holds it, its payment
+-- REQUIRES_CAPTURE until the merchant captures or cancels it.
+ALTER TABLE orders ADD COLUMN capture_method text NOT NULL DEFAULT 'automatic' CHECK (capture_method IN ('automatic', 'manual'));

@@ -323,6 +323,7 @@ export class CheckoutService {
         metadata: {},
         receiptLines: order.receipt_lines,
         inFlightMs: this.rails.forMode(session.livemode).callWindowMs,
+        captureMethod: order.capture_method,
       },
     );
   }

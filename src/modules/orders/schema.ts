@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, CustomerRef, Description, HttpUrl, Timestamp } from '../../core/schemas.js';
+import { Amount, CaptureMethod, CustomerRef, Description, HttpUrl, Timestamp } from '../../core/schemas.js';
 import { listQuery, type ListQuery } from '../../core/pagination.js';
 import { ReceiptRequest } from '../receipts/schema.js';
 
@@ -12,6 +12,7 @@ export const CreateOrderBody = Type.Object(
     description: Type.Optional(Description),
     customerRef: Type.Optional(CustomerRef),
     receipt: Type.Optional(ReceiptRequest),
+    capture: Type.Optional(CaptureMethod),
   },
   { title: 'CreateOrderBody', additionalProperties: false },
 );
@@ -28,7 +29,10 @@ export const Order = Type.Object({
   paymentUrl: Type.String({ description: 'The hosted page where the buyer pays' }),
   returnUrl: Type.Union([Type.String(), Type.Null()]),
   saveCard: Type.Boolean(),
-  paymentIntent: Type.Union([Type.String(), Type.Null()]),
+  paymentIntent: Type.Union([Type.String(), Type.Null()], {
+    description: 'Its payment once paid; with captureMethod `manual` it is `REQUIRES_CAPTURE` (the order PAID) until you capture or cancel it',
+  }),
+  captureMethod: CaptureMethod,
   savedCard: Type.Union([Type.String(), Type.Null()]),
   paidAt: Type.Union([Timestamp, Type.Null()]),
   failureCode: Type.Union([Type.String(), Type.Null()], {

@@ -7,6 +7,7 @@ import { ApiError, notFound } from '../../core/errors.js';
 import type { Steps } from '../../core/idempotency.js';
 import type { Answer, Commands, Invocation } from '../../core/commands.js';
 import { listPage, type List, type ListFilter } from '../../core/pagination.js';
+import type { CaptureMethod } from '../../core/schemas.js';
 import { newId } from '../../core/ids.js';
 import { randomBase62 } from '../../lib/random.js';
 import type { CardsService } from '../cards/service.js';
@@ -35,6 +36,7 @@ export interface NewOrder {
   /** Its fiscal lines, checked for `amount` (null without). */
   receiptLines: ReceiptLines | null;
   paymentLinkId: string | null;
+  captureMethod: CaptureMethod;
 }
 
 /** What an order needs to know of its payment intent once the debit is final. */
@@ -91,6 +93,7 @@ export class OrdersService {
       returnUrl: row.return_url,
       saveCard: row.save_card,
       paymentIntent: row.payment_intent_id,
+      captureMethod: row.capture_method,
       savedCard: row.saved_card_id,
       paidAt: row.paid_at?.toISOString() ?? null,
       failureCode: row.failure_code,
@@ -117,6 +120,7 @@ export class OrdersService {
           returnUrl: body.returnUrl ?? null,
           receiptLines,
           paymentLinkId: null,
+          captureMethod: body.capture ?? 'automatic',
         });
         return { response: { status: 201, body: order } };
       },
@@ -147,6 +151,7 @@ export class OrdersService {
       failure_code: null,
       receipt_id: null,
       payment_link_id: order.paymentLinkId,
+      capture_method: order.captureMethod,
       expires_at: new Date(created.getTime() + this.settings.orderTtlSeconds * 1000),
       created_at: created,
     };
@@ -270,7 +275,8 @@ export class OrdersService {
   async applyPayment(tx: Transaction, payment: FinishedPayment): Promise<string | null> {
     if (payment.order_id === null) return null;
     const order = await store.orderById(tx, payment.order_id);
-    if (payment.status === 'SUCCEEDED') {
+    // A hold is the buyer's payment done: the order is paid, its payment captured (or released) by the merchant later.
+    if (payment.status === 'SUCCEEDED' || payment.status === 'REQUIRES_CAPTURE') {
       const captured = await this.sessions.capturedCardOfOrder(tx, order.id);
       const card =
         captured.save_card && order.customer_ref !== null
@@ -294,6 +300,11 @@ export class OrdersService {
     // An order no longer PENDING (it expired) keeps its status: a refused debit moved no money.
     await this.fail(tx, order.id, payment.id, payment.failure_code ?? 'PROCESSING_ERROR');
     return null;
+  }
+
+  /** The sale receipt of an order whose held payment was captured. */
+  async attachReceipt(tx: Transaction, id: string, receiptId: string): Promise<void> {
+    await store.attachReceipt(tx, id, receiptId);
   }
 
   /** PENDING → FAILED with why, its session closed, and order.failed; false if it was no longer PENDING. */

@@ -1,11 +1,12 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
+import type { CaptureMethod } from '../../core/schemas.js';
 import type { ORDER_STATUSES } from './schema.js';
 import { ORDER_STATES } from './state.js';
 import type { ReceiptLines } from '../receipts/schema.js';
 
-const ORDER_COLUMNS = 'id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token, save_card, payment_intent_id, saved_card_id, paid_at, failure_code, receipt_id, payment_link_id, expires_at, created_at';
+const ORDER_COLUMNS = 'id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token, save_card, payment_intent_id, saved_card_id, paid_at, failure_code, receipt_id, payment_link_id, capture_method, expires_at, created_at';
 /**
  * An order (`order`: the SQL naming its id) whose debit is still running at the bank: it may yet be paid, so it does
  * not expire, and through a payment link it keeps its place.
@@ -34,6 +35,7 @@ export interface OrderRow {
   receipt_id: string | null;
   /** The payment link a buyer opened it through; null for an order made by the API. */
   payment_link_id: string | null;
+  capture_method: CaptureMethod;
   expires_at: Date;
   created_at: Date;
 }
@@ -45,8 +47,8 @@ export interface OrderRow {
 export async function insertOrder(tx: Transaction, row: OrderRow, receiptLines: ReceiptLines | null): Promise<void> {
   await tx.query(
     `INSERT INTO orders (id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token,
-                         expires_at, created_at, receipt_lines, payment_link_id)
-     VALUES ($1, $2, $3, $4, 'UZS', 'PENDING', $5, $6, $7, $8, $9, $10, $11, $12)`,
+                         expires_at, created_at, receipt_lines, payment_link_id, capture_method)
+     VALUES ($1, $2, $3, $4, 'UZS', 'PENDING', $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
     [
       row.id,
       row.product_id,
@@ -60,6 +62,7 @@ export async function insertOrder(tx: Transaction, row: OrderRow, receiptLines: 
       row.created_at,
       receiptLines === null ? null : JSON.stringify(receiptLines),
       row.payment_link_id,
+      row.capture_method,
     ],
   );
 }
@@ -119,6 +122,10 @@ export async function debitInProgress(tx: Transaction, orderId: string): Promise
 }
 
 /** → PAID once, with its payment, its sale receipt and, when the buyer asked, the card it saved. */
+export async function attachReceipt(tx: Transaction, id: string, receiptId: string): Promise<void> {
+  await tx.query('UPDATE orders SET receipt_id = $2 WHERE id = $1', [id, receiptId]);
+}
+
 export async function markPaid(
   tx: Transaction,
   id: string,

@@ -150,6 +150,7 @@ export class PaymentLinksService {
         returnUrl: null,
         receiptLines: link.receipt_lines,
         paymentLinkId: link.id,
+        captureMethod: 'automatic',
       });
       return { outcome: 'opened', paymentUrl: order.paymentUrl, orderId: order.id };
     });

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, AMOUNT_MAX, Description, Timestamp } from '../../core/schemas.js';
+import { Amount, AMOUNT_MAX, CaptureMethod, Description, Timestamp } from '../../core/schemas.js';
 import { listQuery, type ListQuery } from '../../core/pagination.js';
 import { ReceiptRequest } from '../receipts/schema.js';
 
@@ -18,13 +18,6 @@ export const Metadata = Type.Object(
 export type Metadata = Record<string, string>;
 
 export const CardId = Type.String({ minLength: 1, maxLength: 64, description: 'A saved card id (card_…)' });
-
-export const CAPTURE_METHODS = ['automatic', 'manual'] as const;
-export type CaptureMethod = (typeof CAPTURE_METHODS)[number];
-
-export const CaptureMethod = Type.Union(CAPTURE_METHODS.map((method) => Type.Literal(method)), {
-  description: '`manual`: the bank holds the amount (REQUIRES_CAPTURE) until you capture it (or part of it) or cancel; `automatic` (the default): it is taken at once',
-});
 
 export const CreateChargeBody = Type.Object(
   {

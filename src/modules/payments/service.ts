@@ -106,8 +106,9 @@ export class PaymentsService {
     const finished = await store.finishDebit(tx, id, outcome);
     if (!finished) return store.intentById(tx, id);
     if (finished.status === 'REQUIRES_CAPTURE') {
-      await this.#recordEvent(tx, finished, 'payment_intent.requires_capture');
-      return finished;
+      const row = await this.#applyToOrder(tx, finished);
+      await this.#recordEvent(tx, row, 'payment_intent.requires_capture');
+      return row;
     }
     afterCommit(tx, () => this.outcomes.payment('charge', outcome.status === 'SUCCEEDED' ? 'succeeded' : 'failed', finished.livemode));
     return this.#recordFinished(tx, finished);
@@ -142,15 +143,25 @@ export class PaymentsService {
     return store.lockExpiredHolds(tx, holdDays, batchMax);
   }
 
-  /** What a payment's final status brings, in its transaction: its sale receipt, its order's outcome, its consequences. */
+  /**
+   * What a payment's final status brings, in its transaction: its sale receipt, its order's outcome (an order whose
+   * payment was held was paid by the hold: a capture gives it its receipt), its consequences.
+   */
   async #recordFinished(tx: Transaction, finished: IntentRow & { receipt_lines: ReceiptLines | null }): Promise<IntentRow> {
     // The sale receipt first, so that the order's event names it.
     const lines = finished.status === 'SUCCEEDED' ? finished.receipt_lines : null;
     const receipted = lines === null ? finished : await store.attachReceipt(tx, finished.id, await this.receipts.recordSale(tx, { ...finished, receipt_lines: lines }));
-    const savedCard = await this.orders.applyPayment(tx, receipted);
-    const row = savedCard === null ? receipted : await store.attachSavedCard(tx, finished.id, savedCard);
+    const captured = finished.held_at !== null;
+    if (captured && receipted.receipt_id !== null && receipted.order_id !== null) await this.orders.attachReceipt(tx, receipted.order_id, receipted.receipt_id);
+    const row = captured ? receipted : await this.#applyToOrder(tx, receipted);
     await this.recordDebitConsequences(tx, row);
     return row;
+  }
+
+  /** The payment's outcome on its order, if it has one: paid (the card saved when the buyer asked) or failed. */
+  async #applyToOrder(tx: Transaction, payment: IntentRow): Promise<IntentRow> {
+    const savedCard = await this.orders.applyPayment(tx, payment);
+    return savedCard === null ? payment : store.attachSavedCard(tx, payment.id, savedCard);
   }
 
   #recordEvent(tx: Transaction, row: IntentRow, type: EventType): Promise<void> {
@@ -260,6 +271,7 @@ export class PaymentsService {
           metadata: body.metadata ?? {},
           receiptLines,
           inFlightMs: null,
+          captureMethod: 'automatic',
         });
         return { response: { status: 201, body: presentIntent(intent) } };
       },

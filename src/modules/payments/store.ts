@@ -1,7 +1,8 @@
 import type { Queryable, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import type { Listed } from '../../core/pagination.js';
-import type { CaptureMethod, Metadata, IntentStatus } from './schema.js';
+import type { CaptureMethod } from '../../core/schemas.js';
+import type { Metadata, IntentStatus } from './schema.js';
 import type { ReceiptLines } from '../receipts/schema.js';
 import type { RecordedOperation } from '../../rails/rail.js';
 import { INTENT_STATES } from './state.js';
@@ -54,14 +55,16 @@ export interface NewIntent {
   receiptLines: ReceiptLines | null;
   /** For PROCESSING: how long the debit may be in flight before reconciliation may look. */
   inFlightMs: number | null;
+  /** `manual`: the rail holds the amount instead of taking it. */
+  captureMethod: CaptureMethod;
 }
 
 export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, intent: NewIntent): Promise<IntentRow> {
   const [row] = await tx.query<IntentRow>(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, order_id, rail_token, rail,
-                                  masked_pan, description, metadata, receipt_lines, reconcile_after, debit_started_at)
+                                  masked_pan, description, metadata, receipt_lines, reconcile_after, debit_started_at, capture_method, amount_held)
      VALUES ($1, $2, $3, $4, $5, 'UZS', $6, $7, $12, $13, $8, $14, $9, $10, $15, now() + $11 * interval '1 millisecond',
-             CASE WHEN $6 = 'PROCESSING' THEN now() END)
+             CASE WHEN $6 = 'PROCESSING' THEN now() END, $16, CASE WHEN $16 = 'manual' THEN $4::bigint END)
      RETURNING ${INTENT_COLUMNS}`,
     [
       intent.id,
@@ -79,6 +82,7 @@ export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'pr
       intent.railToken,
       intent.maskedPan,
       intent.receiptLines === null ? null : JSON.stringify(intent.receiptLines),
+      intent.captureMethod,
     ],
   );
   return row!;
@@ -92,7 +96,7 @@ export async function insertIntentOnActiveCard(
   tx: Transaction,
   merchant: Pick<Merchant, 'productId' | 'livemode'>,
   cardId: string,
-  intent: Pick<NewIntent, 'id' | 'amount' | 'fee' | 'description' | 'metadata' | 'receiptLines'> & { inFlightMs: number; captureMethod: CaptureMethod },
+  intent: Pick<NewIntent, 'id' | 'amount' | 'fee' | 'description' | 'metadata' | 'receiptLines' | 'captureMethod'> & { inFlightMs: number },
 ): Promise<IntentRow | undefined> {
   const [row] = await tx.query<IntentRow>(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
