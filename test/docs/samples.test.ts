@@ -29,6 +29,7 @@ const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => n
 const EXPECTED_OUTPUT: Record<string, RegExp> = { 'docs/quickstart.md': /paid: ord_\w+, ship it/ };
 const SCHEMA_OF_OBJECT: Record<string, string> = {
   order: 'Order',
+  payment_link: 'PaymentLink',
   payment_intent: 'PaymentIntent',
   refund: 'Refund',
   card: 'Card',

@@ -57,6 +57,7 @@ export { TolovConnectionError, TolovError, type ErrorCode } from './errors.js';
 export type {
   Balance,
   BalanceTransaction,
+  CaptureParams,
   Card,
   CardBinding,
   Event,

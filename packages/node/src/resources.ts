@@ -8,6 +8,8 @@ export type Order = Schemas['Order'];
 /** An address to share, where each buyer who presses Pay gets an order of their own. */
 export type PaymentLink = Schemas['PaymentLink'];
 export type PaymentIntent = Schemas['PaymentIntent'];
+/** What a capture of a hold takes: `amount` (at most the held amount; all of it when absent) and its fiscal lines. */
+export type CaptureParams = Schemas['CaptureBody'];
 export type Refund = Schemas['Refund'];
 export type Receipt = Schemas['Receipt'];
 /** The fiscal lines sent as `receipt` with an order, a charge or a payment intent. */
@@ -97,6 +99,14 @@ export function charges(transport: Transport) {
     create: (body: Schemas['CreateChargeBody'], options?: CallOptions) => transport.request<PaymentIntent>('POST', '/subscribe/v1/charges', body, options),
     retrieve: (intentId: string, options?: CallOptions) => transport.request<PaymentIntent>('GET', `/subscribe/v1/charges/${id(intentId)}`, undefined, options),
     list: lister<PaymentIntent, QueryOf<'listCharges'>>(transport, '/subscribe/v1/charges'),
+    /**
+     * Takes a hold (`REQUIRES_CAPTURE`, made with `capture: 'manual'`): all of it, or `amount` of it (the rest goes back
+     * to the card; with fiscal lines, `receipt` lines for that amount). `SUCCEEDED` with the amount captured.
+     */
+    capture: (intentId: string, body: CaptureParams = {}, options?: CallOptions) =>
+      transport.request<PaymentIntent>('POST', `/subscribe/v1/charges/${id(intentId)}/capture`, body, options),
+    /** Releases a hold: the whole amount goes back to the card, and the payment is `CANCELED`. */
+    cancel: (intentId: string, options?: CallOptions) => transport.request<PaymentIntent>('POST', `/subscribe/v1/charges/${id(intentId)}/cancel`, undefined, options),
   };
 }
 

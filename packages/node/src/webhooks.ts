@@ -19,6 +19,8 @@ export type TolovEvent =
   | Schemas['OrderExpiredEvent']
   | Schemas['PaymentIntentSucceededEvent']
   | Schemas['PaymentIntentFailedEvent']
+  | Schemas['PaymentIntentRequiresCaptureEvent']
+  | Schemas['PaymentIntentHoldReleasedEvent']
   | Schemas['ReceiptFiscalizedEvent']
   | Schemas['ReceiptFailedEvent']
   | Schemas['PayoutAccountUpdatedEvent']
