@@ -133,7 +133,7 @@ function buildServices(parts: {
     cards,
     bindings,
     checkout,
-    testHelpers: new TestHelpersService(orders, bindings, checkout, payouts, payments, ledger),
+    testHelpers: new TestHelpersService(orders, bindings, checkout, payouts, payments, ledger, holds),
     ledger,
     webhooks,
     eventStreams: new EventStreams(db, ledger),

@@ -182,6 +182,8 @@ async function holdsAreCaptured(s: Recorder, shop: Shop, card: string): Promise<
   const booking = ok(await hold('rental-7790-hold', 500_000, 'Bicycle rental 7790, deposit'), 201, 'hold').body;
   ok(await s.call({ method: 'POST', url: `/subscribe/v1/charges/${booking.id}/cancel`, key: shop.test, idempotencyKey: 'rental-7790-cancel' }), 200, 'cancel');
   await capture('rental-7790-capture', booking.id, {});
+  const forgotten = ok(await hold('rental-7802-hold', 400_000, 'Bicycle rental 7802, deposit'), 201, 'hold').body;
+  ok(await s.call({ method: 'POST', url: `/v1/test_helpers/charges/${forgotten.id}/expire_hold`, key: shop.test }), 200, 'expire hold');
 }
 
 /** The legacy pair: create, confirm; create, cancel; and a partial refund, refused. */

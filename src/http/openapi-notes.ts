@@ -189,6 +189,7 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   resendEvent: { returns: 'The new delivery, due now', errors: ['NOT_FOUND', 'INVALID_STATE', 'LIMIT_REACHED', 'RATE_LIMITED'] },
   streamEvents: { returns: 'A `text/event-stream`: per event, `id` (the event id), `event` (its type) and `data` (the Event as JSON)', errors: ['RATE_LIMITED'] },
   listRequestLogs: { returns: "A page of the product's latest API calls in the key's mode, newest first" },
+  expireTestHold: { returns: 'The payment intent, `CANCELED` once the test bank released the hold', errors: ['NOT_FOUND', 'INVALID_STATE'], repeat: 'Takes no Idempotency-Key: a repeat answers 409 `INVALID_STATE` once the payment is no longer `REQUIRES_CAPTURE`' },
   expireTestOrder: { returns: 'The order, now `EXPIRED`', errors: ['NOT_FOUND', 'INVALID_STATE', 'ORDER_DEBIT_IN_PROGRESS'], repeat: HELPER_REPEAT },
   payTestOrder: {
     returns: "The order after the buyer's attempt: `PAID`, `FAILED` with `failureCode`, or still `PENDING` while its payment is `PROCESSING`",

@@ -169,6 +169,16 @@ describe('two-step payments: release', () => {
     expect(legacy.status).toBe(409);
   });
 
+  it("test mode's helper releases a hold now, as its time passing would; a live key finds no such helper", async () => {
+    const { shop, intent } = await holding(6_000);
+    const helper = (key: string) => service.call({ method: 'POST', url: `/v1/test_helpers/charges/${intent.id}/expire_hold`, key });
+    expect((await helper(shop.live)).status).toBe(404);
+    const released = await helper(shop.test);
+    expect(released.body).toMatchObject({ id: intent.id, status: 'CANCELED' });
+    expect(await endsOf(intent.id)).toEqual([{ kind: 'release', status: 'SUCCEEDED', reason: 'expired' }]);
+    expect((await helper(shop.test)).body).toMatchObject({ code: 'INVALID_STATE' });
+  });
+
   it('the worker releases holds older than TOLOV_HOLD_DAYS (7), and only those', async () => {
     const old = await holding(20_000);
     const young = await holding(20_000);

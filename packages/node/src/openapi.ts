@@ -970,6 +970,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/charges/{id}/expire_hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test mode: release a REQUIRES_CAPTURE hold now, as TOLOV_HOLD_DAYS passing would (payment_intent.hold_released)
+         * @description **Repeating it:** Takes no Idempotency-Key: a repeat answers 409 `INVALID_STATE` once the payment is no longer `REQUIRES_CAPTURE`.
+         */
+        post: operations["expireTestHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test_helpers/orders/{id}/pay": {
         parameters: {
             query?: never;
@@ -2136,36 +2156,36 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcDZjUkksubpvLz9MKQjlQW",
+                     *           "id": "ord_0VcDbR1HMAYC4Zl0ClJdwfbh",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_rSruwYQgCGOM1GvYEnIeF5PQCi1QRXXFXADhIpmQ",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_gIFhe3R6V6nxgYvG1Gooptu5nW7lq4o2GtQct9OO",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcDZjVFAfpWubNVIurJedTN",
+                     *           "paymentIntent": "pi_0VcDbR1YhPIOHNkvelylegeU",
                      *           "captureMethod": "automatic",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T23:39:19.454Z",
+                     *           "expiresAt": "2026-11-27T23:46:05.091Z",
                      *           "receipt": null,
                      *           "paymentLink": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:19.454Z"
+                     *           "created": "2026-11-27T23:16:05.091Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcDZjUJiBCuhly0hZkmjoQo",
+                     *           "id": "ord_0VcDbR0tmEeoCy6yG6hiz3Ov",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_XqrCdCe6mApe3BQ7EcD4sIaNsGKSvTFehTXnEgIK",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_nQKiXfdfMNBQLi9G3kevbKrFgbsRTsRCfQ9jhw0C",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
@@ -2173,11 +2193,11 @@ export interface operations {
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T23:09:19.429Z",
+                     *           "expiresAt": "2026-11-27T23:16:05.069Z",
                      *           "receipt": null,
                      *           "paymentLink": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:19.427Z"
+                     *           "created": "2026-11-27T23:16:05.067Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2304,14 +2324,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDZjQbSTmvhviIYoJ2JWsn",
+                     *       "id": "ord_0VcDbQyMrbDSNz4MLU5zsjRO",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SN0NUUacoulFkUQiJtvtQqeBW5owcy8tOxa2bBpB",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3Qlb8oC6qGyhWe0jvUUmOagVWbcuEmjJBWC1F6pG",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
@@ -2319,11 +2339,11 @@ export interface operations {
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:39:19.197Z",
+                     *       "expiresAt": "2026-11-27T23:46:04.910Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.197Z"
+                     *       "created": "2026-11-27T23:16:04.910Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2441,26 +2461,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDZjQbSTmvhviIYoJ2JWsn",
+                     *       "id": "ord_0VcDbQyMrbDSNz4MLU5zsjRO",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SN0NUUacoulFkUQiJtvtQqeBW5owcy8tOxa2bBpB",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3Qlb8oC6qGyhWe0jvUUmOagVWbcuEmjJBWC1F6pG",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcDZjRonKYSwUN7uh6ufScF",
+                     *       "paymentIntent": "pi_0VcDbQz2capgGrN4aq9RNHkY",
                      *       "captureMethod": "automatic",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T23:09:19.293Z",
+                     *       "paidAt": "2026-11-27T23:16:04.963Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:39:19.197Z",
-                     *       "receipt": "rcpt_0VcDZjSCGFkgitRqASfg9PLm",
+                     *       "expiresAt": "2026-11-27T23:46:04.910Z",
+                     *       "receipt": "rcpt_0VcDbQzFZOdrnM3yLWnv5ubZ",
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.197Z"
+                     *       "created": "2026-11-27T23:16:04.910Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2564,14 +2584,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDZjTVOC987t1AInkdsIiO",
+                     *       "id": "ord_0VcDbR01vNvVl6do1G3VvJf7",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_0JgeOkIrYNNjWk6lnEV9BGzL1mkcMdKBRxe6JHMu",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_PyDVJo1rosOtN4YQxOXeCr3tgqE4DO6qZIk2pToV",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
@@ -2579,11 +2599,11 @@ export interface operations {
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:39:19.377Z",
+                     *       "expiresAt": "2026-11-27T23:46:05.013Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.377Z"
+                     *       "created": "2026-11-27T23:16:05.013Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2718,10 +2738,10 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "plink_0VcDZjZjQpHKtXLTGUyruB16",
+                     *           "id": "plink_0VcDbR4N8srXHl96xRLO1WT9",
                      *           "object": "payment_link",
-                     *           "url": "https://api.tolov.example/l/dK62W7GQ2u",
-                     *           "qrSvgUrl": "https://api.tolov.example/l/dK62W7GQ2u/qr.svg",
+                     *           "url": "https://api.tolov.example/l/0SWz3iY8zm",
+                     *           "qrSvgUrl": "https://api.tolov.example/l/0SWz3iY8zm/qr.svg",
                      *           "amount": null,
                      *           "amountMin": 500000,
                      *           "amountMax": 50000000,
@@ -2730,13 +2750,13 @@ export interface operations {
                      *           "active": true,
                      *           "quantityMax": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:19.763Z"
+                     *           "created": "2026-11-27T23:16:05.283Z"
                      *         },
                      *         {
-                     *           "id": "plink_0VcDZjZKmbJNzcRkOTbIB4xb",
+                     *           "id": "plink_0VcDbR4AStZUV2qCiQZ4nzP3",
                      *           "object": "payment_link",
-                     *           "url": "https://api.tolov.example/l/Sv41YgLVMU",
-                     *           "qrSvgUrl": "https://api.tolov.example/l/Sv41YgLVMU/qr.svg",
+                     *           "url": "https://api.tolov.example/l/QkrlELC279",
+                     *           "qrSvgUrl": "https://api.tolov.example/l/QkrlELC279/qr.svg",
                      *           "amount": 1500000,
                      *           "amountMin": null,
                      *           "amountMax": null,
@@ -2764,7 +2784,7 @@ export interface operations {
                      *           "active": true,
                      *           "quantityMax": 50,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:19.738Z"
+                     *           "created": "2026-11-27T23:16:05.269Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -2890,10 +2910,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcDZjZKmbJNzcRkOTbIB4xb",
+                     *       "id": "plink_0VcDbR4AStZUV2qCiQZ4nzP3",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/Sv41YgLVMU",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/Sv41YgLVMU/qr.svg",
+                     *       "url": "https://api.tolov.example/l/QkrlELC279",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/QkrlELC279/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -2921,7 +2941,7 @@ export interface operations {
                      *       "active": true,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.738Z"
+                     *       "created": "2026-11-27T23:16:05.269Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -3038,10 +3058,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcDZjZKmbJNzcRkOTbIB4xb",
+                     *       "id": "plink_0VcDbR4AStZUV2qCiQZ4nzP3",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/Sv41YgLVMU",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/Sv41YgLVMU/qr.svg",
+                     *       "url": "https://api.tolov.example/l/QkrlELC279",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/QkrlELC279/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -3069,7 +3089,7 @@ export interface operations {
                      *       "active": true,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.738Z"
+                     *       "created": "2026-11-27T23:16:05.269Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -3182,10 +3202,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcDZjZKmbJNzcRkOTbIB4xb",
+                     *       "id": "plink_0VcDbR4AStZUV2qCiQZ4nzP3",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/Sv41YgLVMU",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/Sv41YgLVMU/qr.svg",
+                     *       "url": "https://api.tolov.example/l/QkrlELC279",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/QkrlELC279/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -3213,7 +3233,7 @@ export interface operations {
                      *       "active": false,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.738Z"
+                     *       "created": "2026-11-27T23:16:05.269Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -3423,69 +3443,69 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "txn_0VcDZjv9XSrvH2Vi012lZRKW",
+                     *           "id": "txn_0VcDbRJAB1kRnoNZYoGsAbTW",
                      *           "object": "balance_transaction",
                      *           "type": "payout_failure",
                      *           "amount": 500000,
                      *           "fee": 0,
                      *           "net": 500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:09:21.092Z",
-                     *           "source": "po_0VcDZjv5AB6Jt9g4ZDRMRuQD",
-                     *           "payout": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
-                     *           "created": "2026-11-27T23:09:21.092Z"
+                     *           "availableOn": "2026-11-27T23:16:06.200Z",
+                     *           "source": "po_0VcDbRJ7uTePN9v1LEGHEGUm",
+                     *           "payout": "po_0VcDbRJGlBoauW6SbFEKOpVv",
+                     *           "created": "2026-11-27T23:16:06.200Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDZjv6Wj9giWjPszHTt5hY",
+                     *           "id": "txn_0VcDbRJ8P7tDxC4wrPwvGUJ2",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -500000,
                      *           "fee": 0,
                      *           "net": -500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:09:21.088Z",
-                     *           "source": "po_0VcDZjv5AB6Jt9g4ZDRMRuQD",
-                     *           "payout": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
-                     *           "created": "2026-11-27T23:09:21.088Z"
+                     *           "availableOn": "2026-11-27T23:16:06.198Z",
+                     *           "source": "po_0VcDbRJ7uTePN9v1LEGHEGUm",
+                     *           "payout": "po_0VcDbRJGlBoauW6SbFEKOpVv",
+                     *           "created": "2026-11-27T23:16:06.198Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDZjuuNYLEZYIzkDheLgNK",
+                     *           "id": "txn_0VcDbRIymAFHoVJJ0bSCOIih",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -1000000,
                      *           "fee": 0,
                      *           "net": -1000000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:09:21.076Z",
-                     *           "source": "po_0VcDZjuroLzKPjWyptPZytoH",
-                     *           "payout": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
-                     *           "created": "2026-11-27T23:09:21.076Z"
+                     *           "availableOn": "2026-11-27T23:16:06.188Z",
+                     *           "source": "po_0VcDbRIwfd6sVE078IenVLon",
+                     *           "payout": "po_0VcDbRJGlBoauW6SbFEKOpVv",
+                     *           "created": "2026-11-27T23:16:06.188Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDZjugihDffo9PqaawYVFz",
+                     *           "id": "txn_0VcDbRIo15fxcwvYPWirJMJK",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 1800000,
                      *           "fee": 18000,
                      *           "net": 1782000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:09:21.065Z",
-                     *           "source": "pi_0VcDZjuXLI8sUy0eKepe1n02",
-                     *           "payout": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
-                     *           "created": "2026-11-27T23:09:21.062Z"
+                     *           "availableOn": "2026-11-27T23:16:06.180Z",
+                     *           "source": "pi_0VcDbRIjzrS5lo7uCXhizqWt",
+                     *           "payout": "po_0VcDbRJGlBoauW6SbFEKOpVv",
+                     *           "created": "2026-11-27T23:16:06.178Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDZjuKx3hjB6xZTre5K3OQ",
+                     *           "id": "txn_0VcDbRIRZWjLIjU5411xNiy8",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 3200000,
                      *           "fee": 32000,
                      *           "net": 3168000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:09:21.065Z",
-                     *           "source": "pi_0VcDZjuBkslMgoYbIGFxFDe3",
-                     *           "payout": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
-                     *           "created": "2026-11-27T23:09:21.040Z"
+                     *           "availableOn": "2026-11-27T23:16:06.180Z",
+                     *           "source": "pi_0VcDbRINaplJcSqtqWMhp1HY",
+                     *           "payout": "po_0VcDbRJGlBoauW6SbFEKOpVv",
+                     *           "created": "2026-11-27T23:16:06.155Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -3571,17 +3591,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "txn_0VcDZjiFhMHkDdwuMSxr0Bdw",
+                     *       "id": "txn_0VcDbR9tNTUGizFqS7CjTfDu",
                      *       "object": "balance_transaction",
                      *       "type": "charge",
                      *       "amount": 100000,
                      *       "fee": 1000,
                      *       "net": 99000,
                      *       "status": "pending",
-                     *       "availableOn": "2026-11-28T23:09:20.291Z",
-                     *       "source": "pi_0VcDZjiAwglF8VBPJ95o2BLW",
+                     *       "availableOn": "2026-11-28T23:16:05.625Z",
+                     *       "source": "pi_0VcDbR9oS4RIFNav5qvqOx1H",
                      *       "payout": null,
-                     *       "created": "2026-11-27T23:09:20.291Z"
+                     *       "created": "2026-11-27T23:16:05.625Z"
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransaction"];
@@ -3671,16 +3691,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcDZjtHBZk0YXTN1dp5fOHS",
+                     *       "id": "pacct_0VcDbRHuaGiTgJKg0pvphMCZ",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
                      *       "tin": "301234567",
                      *       "holderName": "\"Chorsu Market\" MChJ",
-                     *       "payoutsHeldUntil": "2026-11-28T23:09:20.999Z",
+                     *       "payoutsHeldUntil": "2026-11-28T23:16:06.134Z",
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T23:09:20.999Z",
-                     *       "created": "2026-11-27T23:09:20.974Z"
+                     *       "updated": "2026-11-27T23:16:06.134Z",
+                     *       "created": "2026-11-27T23:16:06.122Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -3774,18 +3794,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcDZjamGCcYwGCbYeWwWwV6",
+                     *       "id": "cb_0VcDbR4vDGSKtAUTTQSAjR1f",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
-                     *       "url": "https://api.tolov.example/bind/cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
+                     *       "clientToken": "cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
+                     *       "url": "https://api.tolov.example/bind/cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T23:24:19.828Z",
+                     *       "expiresAt": "2026-11-27T23:31:05.317Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.828Z"
+                     *       "created": "2026-11-27T23:16:05.317Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3909,18 +3929,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcDZjamGCcYwGCbYeWwWwV6",
+                     *       "id": "cb_0VcDbR4vDGSKtAUTTQSAjR1f",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
-                     *       "url": "https://api.tolov.example/bind/cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
-                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *       "clientToken": "cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
+                     *       "url": "https://api.tolov.example/bind/cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
+                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T23:24:19.828Z",
+                     *       "expiresAt": "2026-11-27T23:31:05.317Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.828Z"
+                     *       "created": "2026-11-27T23:16:05.317Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -4021,7 +4041,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *       "id": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -4029,7 +4049,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.854Z"
+                     *       "created": "2026-11-27T23:16:05.335Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -4130,7 +4150,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcDZjblcGrtxDpQTdEyiuCK",
+                     *       "id": "card_0VcDbR5YP38hzJtfiUW1guYl",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -4138,7 +4158,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.886Z"
+                     *       "created": "2026-11-27T23:16:05.355Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -4251,7 +4271,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcDZjcA5z9GPs3xjoYEHpSp",
+                     *           "id": "card_0VcDbR5iWjpVDrwDtzvi9Yrm",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -4259,10 +4279,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:19.913Z"
+                     *           "created": "2026-11-27T23:16:05.366Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcDZjblcGrtxDpQTdEyiuCK",
+                     *           "id": "card_0VcDbR5YP38hzJtfiUW1guYl",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -4270,7 +4290,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:19.886Z"
+                     *           "created": "2026-11-27T23:16:05.355Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -4382,7 +4402,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcDZjdf96JyRD96araG81Yd",
+                     *           "id": "pi_0VcDbR6elLa8sQ5M3MNB4GPh",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -4390,7 +4410,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcDZjcA5z9GPs3xjoYEHpSp",
+                     *           "card": "card_0VcDbR5iWjpVDrwDtzvi9Yrm",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -4403,10 +4423,10 @@ export interface operations {
                      *           "amountCapturable": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:20.007Z"
+                     *           "created": "2026-11-27T23:16:05.424Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                     *           "id": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -4414,7 +4434,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *           "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -4425,9 +4445,9 @@ export interface operations {
                      *           "amountRefunded": 0,
                      *           "captureMethod": "automatic",
                      *           "amountCapturable": 0,
-                     *           "receipt": "rcpt_0VcDZjcr5RgcibhQAifdG3Mk",
+                     *           "receipt": "rcpt_0VcDbR6GKF7Up1YHlwNBqvsP",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:19.953Z"
+                     *           "created": "2026-11-27T23:16:05.396Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -4518,7 +4538,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                 *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -4551,7 +4571,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                     *       "id": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -4559,7 +4579,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -4570,9 +4590,9 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "captureMethod": "automatic",
                      *       "amountCapturable": 0,
-                     *       "receipt": "rcpt_0VcDZjcr5RgcibhQAifdG3Mk",
+                     *       "receipt": "rcpt_0VcDbR6GKF7Up1YHlwNBqvsP",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.953Z"
+                     *       "created": "2026-11-27T23:16:05.396Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4711,7 +4731,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                     *       "id": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -4719,7 +4739,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -4730,9 +4750,9 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "captureMethod": "automatic",
                      *       "amountCapturable": 0,
-                     *       "receipt": "rcpt_0VcDZjcr5RgcibhQAifdG3Mk",
+                     *       "receipt": "rcpt_0VcDbR6GKF7Up1YHlwNBqvsP",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.953Z"
+                     *       "created": "2026-11-27T23:16:05.396Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4845,7 +4865,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDZjfmg0YFlmBGpLD93b1f",
+                     *       "id": "pi_0VcDbR7xtXOdyPIXfzbT0DJM",
                      *       "object": "payment_intent",
                      *       "amount": 2200000,
                      *       "fee": 22000,
@@ -4853,7 +4873,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Bicycle rental 7731, deposit",
@@ -4863,7 +4883,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.138Z"
+                     *       "created": "2026-11-27T23:16:05.505Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5007,7 +5027,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDZjgcqMXUp0ey9xNyntFp",
+                     *       "id": "pi_0VcDbR8Q4YD30o9qFOv48ZOw",
                      *       "object": "payment_intent",
                      *       "amount": 500000,
                      *       "fee": 5000,
@@ -5015,7 +5035,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Bicycle rental 7790, deposit",
@@ -5025,7 +5045,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.190Z"
+                     *       "created": "2026-11-27T23:16:05.534Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5154,7 +5174,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                 *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -5170,7 +5190,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDZjeZyFcJSRWrYQwg6ifN",
+                     *       "id": "pi_0VcDbR7Ad1AUax7YXphptqsw",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5178,7 +5198,7 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5188,7 +5208,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.062Z"
+                     *       "created": "2026-11-27T23:16:05.455Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5317,7 +5337,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDZjeZyFcJSRWrYQwg6ifN",
+                     *       "id": "pi_0VcDbR7Ad1AUax7YXphptqsw",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5325,7 +5345,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5335,7 +5355,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.062Z"
+                     *       "created": "2026-11-27T23:16:05.455Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5478,7 +5498,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDZjfIkfTYZSVFFfLs8MF2",
+                     *       "id": "pi_0VcDbR7gb3oEfaDXKWCzObOR",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5486,7 +5506,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5496,7 +5516,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.108Z"
+                     *       "created": "2026-11-27T23:16:05.488Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5618,7 +5638,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDZjeZyFcJSRWrYQwg6ifN",
+                     *       "id": "pi_0VcDbR7Ad1AUax7YXphptqsw",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5626,7 +5646,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5636,7 +5656,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.062Z"
+                     *       "created": "2026-11-27T23:16:05.455Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5750,17 +5770,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcDZjh7hgATlsbfJEEW5NFu",
+                     *           "id": "re_0VcDbR8zjwXs647MQMjin0br",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                     *           "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
+                     *           "receipt": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:20.219Z"
+                     *           "created": "2026-11-27T23:16:05.567Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5841,7 +5861,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                 *       "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -5857,17 +5877,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcDZjh7hgATlsbfJEEW5NFu",
+                     *       "id": "re_0VcDbR8zjwXs647MQMjin0br",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                     *       "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
+                     *       "receipt": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.219Z"
+                     *       "created": "2026-11-27T23:16:05.567Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -5996,17 +6016,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcDZjh7hgATlsbfJEEW5NFu",
+                     *       "id": "re_0VcDbR8zjwXs647MQMjin0br",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                     *       "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
+                     *       "receipt": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.219Z"
+                     *       "created": "2026-11-27T23:16:05.567Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -6110,7 +6130,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
+                     *           "id": "po_0VcDbRJGlBoauW6SbFEKOpVv",
                      *           "object": "payout",
                      *           "amount": 3950000,
                      *           "status": "PAID",
@@ -6122,10 +6142,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:21.105Z"
+                     *           "created": "2026-11-27T23:16:06.206Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcDZjv5AB6Jt9g4ZDRMRuQD",
+                     *           "id": "po_0VcDbRJ7uTePN9v1LEGHEGUm",
                      *           "object": "payout",
                      *           "amount": 500000,
                      *           "status": "CANCELED",
@@ -6137,10 +6157,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:21.086Z"
+                     *           "created": "2026-11-27T23:16:06.197Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcDZjuroLzKPjWyptPZytoH",
+                     *           "id": "po_0VcDbRIwfd6sVE078IenVLon",
                      *           "object": "payout",
                      *           "amount": 1000000,
                      *           "status": "PAID",
@@ -6152,7 +6172,7 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:21.072Z"
+                     *           "created": "2026-11-27T23:16:06.186Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6248,7 +6268,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDZjuroLzKPjWyptPZytoH",
+                     *       "id": "po_0VcDbRIwfd6sVE078IenVLon",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -6260,7 +6280,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:21.072Z"
+                     *       "created": "2026-11-27T23:16:06.186Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -6378,7 +6398,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDZjuroLzKPjWyptPZytoH",
+                     *       "id": "po_0VcDbRIwfd6sVE078IenVLon",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -6390,7 +6410,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:21.072Z"
+                     *       "created": "2026-11-27T23:16:06.186Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -6485,7 +6505,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDZjv5AB6Jt9g4ZDRMRuQD",
+                     *       "id": "po_0VcDbRJ7uTePN9v1LEGHEGUm",
                      *       "object": "payout",
                      *       "amount": 500000,
                      *       "status": "CANCELED",
@@ -6497,7 +6517,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:21.086Z"
+                     *       "created": "2026-11-27T23:16:06.197Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -6610,11 +6630,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcDZjSCGFkgitRqASfg9PLm",
+                     *       "id": "rcpt_0VcDbQzFZOdrnM3yLWnv5ubZ",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcDZjRonKYSwUN7uh6ufScF",
+                     *       "paymentIntent": "pi_0VcDbQz2capgGrN4aq9RNHkY",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -6639,13 +6659,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "607881788551",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261128040920&s=607881788551",
-                     *       "fiscalizedAt": "2026-11-27T23:09:20.298Z",
+                     *       "fiscalSign": "412381697045",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261128041605&s=412381697045",
+                     *       "fiscalizedAt": "2026-11-27T23:16:05.629Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_N1OkbJRev9j0n0lowMWpTeb4ftX1uJUKkQiAEJwC",
+                     *       "url": "https://api.tolov.example/receipts/rc_Ve4KMW4KIKr0O0UrTg45ggVXAITYaVjbiTx9mzsZ",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.293Z"
+                     *       "created": "2026-11-27T23:16:04.963Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -6751,12 +6771,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
+                     *           "id": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
-                     *           "refund": "re_0VcDZjh7hgATlsbfJEEW5NFu",
+                     *           "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                     *           "refund": "re_0VcDbR8zjwXs647MQMjin0br",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -6774,20 +6794,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "745693902614",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040920&s=745693902614",
-                     *           "fiscalizedAt": "2026-11-27T23:09:20.305Z",
+                     *           "fiscalSign": "238854317172",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128041605&s=238854317172",
+                     *           "fiscalizedAt": "2026-11-27T23:16:05.636Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_QPN4ZTu3Pz985iaSYWCjr98Wwzk9QtKx9Jw2xt3f",
+                     *           "url": "https://api.tolov.example/receipts/rc_cniVWGPHVLzh4334yuP9ob1pROpkDKmJmfGCbkkv",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:20.226Z"
+                     *           "created": "2026-11-27T23:16:05.574Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcDZjcr5RgcibhQAifdG3Mk",
+                     *           "id": "rcpt_0VcDbR6GKF7Up1YHlwNBqvsP",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                     *           "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -6806,13 +6826,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "469895064832",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128040920&s=469895064832",
-                     *           "fiscalizedAt": "2026-11-27T23:09:20.303Z",
+                     *           "fiscalSign": "970584971508",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128041605&s=970584971508",
+                     *           "fiscalizedAt": "2026-11-27T23:16:05.634Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_xpwLX2vVgGULeVN3L4unYgkjkiUshx1AJNNq36Cz",
+                     *           "url": "https://api.tolov.example/receipts/rc_jXb3G797EdCft3G0oxHKvRFgNdL4ism7fSt5KS7M",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:19.956Z"
+                     *           "created": "2026-11-27T23:16:05.400Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6905,7 +6925,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T23:39:19.518Z",
+                     *       "expiresAt": "2026-11-27T23:46:05.133Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -7031,11 +7051,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T23:39:19.518Z",
+                     *       "expiresAt": "2026-11-27T23:46:05.133Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T23:09:49.575Z",
+                     *       "resendAvailableAt": "2026-11-27T23:16:35.173Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -7190,7 +7210,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T23:39:19.518Z",
+                     *       "expiresAt": "2026-11-27T23:46:05.133Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -7200,8 +7220,8 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T23:09:19.658Z",
-                     *         "payment": "pi_0VcDZjXzKvK4dFr0OsKxoOhg"
+                     *         "paidAt": "2026-11-27T23:16:05.219Z",
+                     *         "payment": "pi_0VcDbR3IomtntDHMHV9xfD88"
                      *       },
                      *       "canSaveCard": true,
                      *       "shopSuspended": false,
@@ -7337,11 +7357,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T23:39:19.518Z",
+                     *       "expiresAt": "2026-11-27T23:46:05.133Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T23:09:49.610Z",
+                     *       "resendAvailableAt": "2026-11-27T23:16:35.194Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -7475,7 +7495,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcDZjjp9aPbxegyTv77KVXg",
+                     *           "id": "we_0VcDbRAuVMs5H6OQgFBegb4K",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -7488,7 +7508,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:20.387Z"
+                     *           "created": "2026-11-27T23:16:05.685Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -7591,7 +7611,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDZjjp9aPbxegyTv77KVXg",
+                     *       "id": "we_0VcDbRAuVMs5H6OQgFBegb4K",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7603,8 +7623,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.387Z",
-                     *       "secret": "whsec_WJOZ0EBsd2w0S5WmClAKx53XeZkgBjLILGXtGd+B7HQ="
+                     *       "created": "2026-11-27T23:16:05.685Z",
+                     *       "secret": "whsec_JE2G/Q8J0JSb4FCxQnYiINABVVWrBGS8XYUBJD6NtSU="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7708,7 +7728,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDZjjp9aPbxegyTv77KVXg",
+                     *       "id": "we_0VcDbRAuVMs5H6OQgFBegb4K",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7720,7 +7740,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.387Z"
+                     *       "created": "2026-11-27T23:16:05.685Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7831,7 +7851,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDZjjp9aPbxegyTv77KVXg",
+                     *       "id": "we_0VcDbRAuVMs5H6OQgFBegb4K",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7844,7 +7864,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.387Z"
+                     *       "created": "2026-11-27T23:16:05.685Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7954,7 +7974,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDZjkKOKfdBwYV3yzZEAL4",
+                     *       "id": "we_0VcDbRBIKxOWWcBYVPDODEnP",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -8060,7 +8080,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDZjjp9aPbxegyTv77KVXg",
+                     *       "id": "we_0VcDbRAuVMs5H6OQgFBegb4K",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -8073,8 +8093,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:20.387Z",
-                     *       "secret": "whsec_H8cvp4sF9PsD7zCjePoeFWP4UJy6sIlBbLRCENQFzK8="
+                     *       "created": "2026-11-27T23:16:05.685Z",
+                     *       "secret": "whsec_3ffgQ801I7eRuRgkOmjcuzklZIeP3hG2CkRXyknwjlk="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -8192,24 +8212,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_dc193412f76f406ab16e7658bc98d0d1",
+                     *           "id": "wd_df0cf74897cc4ad981a5214589a1458a",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcDZjkTqJhJogXyzrgYeV27",
-                     *           "event": "evt_0VcDZjY8Vu7P0GlHm6oVPYtY",
+                     *           "endpoint": "we_0VcDbRBL8GbCplOEduKQa06h",
+                     *           "event": "evt_0VcDbR3OOn2KYWKSj8dwfHOQ",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T23:09:20.460Z",
+                     *               "attemptedAt": "2026-11-27T23:16:05.736Z",
                      *               "statusCode": 200,
-                     *               "durationMs": 14,
+                     *               "durationMs": 9,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T23:09:20.439Z"
+                     *           "created": "2026-11-27T23:16:05.721Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -8318,17 +8338,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcDZjiaORdNLnpUgrUoleu4",
+                     *           "id": "evt_0VcDbRA8DddYJL3Ro67Yo6lp",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:20.310Z",
+                     *           "created": "2026-11-27T23:16:05.639Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcDZjiDqazhmQ8W126KoReR",
+                     *             "id": "rcpt_0VcDbR9saRqdjiOyT6cQktou",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcDZjiAwglF8VBPJ95o2BLW",
+                     *             "paymentIntent": "pi_0VcDbR9oS4RIFNav5qvqOx1H",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -8351,24 +8371,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_130nayeEvSBBbBBCcUgOlZD67ffoEqjzheOMgtIn",
+                     *             "url": "https://api.tolov.example/receipts/rc_CQdiHjaUT54LjeL2SORUzSMgUnw3hqYG70QiBdu1",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T23:09:20.288Z"
+                     *             "created": "2026-11-27T23:16:05.623Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcDZjiUnwbehMaMVrwn5IVT",
+                     *           "id": "evt_0VcDbRA5cWgJfWmTiVJxs0Zh",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:20.306Z",
+                     *           "created": "2026-11-27T23:16:05.636Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
+                     *             "id": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
-                     *             "refund": "re_0VcDZjh7hgATlsbfJEEW5NFu",
+                     *             "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                     *             "refund": "re_0VcDbR8zjwXs647MQMjin0br",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -8386,27 +8406,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "745693902614",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040920&s=745693902614",
-                     *             "fiscalizedAt": "2026-11-27T23:09:20.305Z",
+                     *             "fiscalSign": "238854317172",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128041605&s=238854317172",
+                     *             "fiscalizedAt": "2026-11-27T23:16:05.636Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_QPN4ZTu3Pz985iaSYWCjr98Wwzk9QtKx9Jw2xt3f",
+                     *             "url": "https://api.tolov.example/receipts/rc_cniVWGPHVLzh4334yuP9ob1pROpkDKmJmfGCbkkv",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T23:09:20.226Z"
+                     *             "created": "2026-11-27T23:16:05.574Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcDZjiSmg4NVggQPMcfd1Uj",
+                     *           "id": "evt_0VcDbRA3wnbPKxcidVzgpIc2",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:20.303Z",
+                     *           "created": "2026-11-27T23:16:05.634Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcDZjcr5RgcibhQAifdG3Mk",
+                     *             "id": "rcpt_0VcDbR6GKF7Up1YHlwNBqvsP",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
+                     *             "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -8425,13 +8445,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "469895064832",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128040920&s=469895064832",
-                     *             "fiscalizedAt": "2026-11-27T23:09:20.303Z",
+                     *             "fiscalSign": "970584971508",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128041605&s=970584971508",
+                     *             "fiscalizedAt": "2026-11-27T23:16:05.634Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_xpwLX2vVgGULeVN3L4unYgkjkiUshx1AJNNq36Cz",
+                     *             "url": "https://api.tolov.example/receipts/rc_jXb3G797EdCft3G0oxHKvRFgNdL4ism7fSt5KS7M",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T23:09:19.956Z"
+                     *             "created": "2026-11-27T23:16:05.400Z"
                      *           }
                      *         }
                      *       ],
@@ -8518,32 +8538,32 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcDZjY8Vu7P0GlHm6oVPYtY",
+                     *       "id": "evt_0VcDbR3OOn2KYWKSj8dwfHOQ",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.658Z",
+                     *       "created": "2026-11-27T23:16:05.219Z",
                      *       "data": {
-                     *         "id": "ord_0VcDZjVmmwSIGQh0y6w2uH31",
+                     *         "id": "ord_0VcDbR1xdNRHOgSMAOJa1vkH",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_4jyleLmNKIpt22HtDDXnub5LSLfzF3K1nCNrXELU",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_oBET5VFZtW6zDlmNo6JHFfSw0rSHK8NUI8NEePsP",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcDZjXzKvK4dFr0OsKxoOhg",
+                     *         "paymentIntent": "pi_0VcDbR3IomtntDHMHV9xfD88",
                      *         "captureMethod": "automatic",
-                     *         "savedCard": "card_0VcDZjY33hyNa1YbmgjYPN9J",
-                     *         "paidAt": "2026-11-27T23:09:19.658Z",
+                     *         "savedCard": "card_0VcDbR3MFPyJrHe1eYuejB8e",
+                     *         "paidAt": "2026-11-27T23:16:05.219Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T23:39:19.518Z",
+                     *         "expiresAt": "2026-11-27T23:46:05.133Z",
                      *         "receipt": null,
                      *         "paymentLink": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T23:09:19.518Z"
+                     *         "created": "2026-11-27T23:16:05.133Z"
                      *       }
                      *     }
                      */
@@ -8633,7 +8653,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcDZjkTqJhJogXyzrgYeV27"
+                 *       "endpoint": "we_0VcDbRBL8GbCplOEduKQa06h"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -8648,15 +8668,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_dc193412f76f406ab16e7658bc98d0d1",
+                     *       "id": "wd_df0cf74897cc4ad981a5214589a1458a",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcDZjkTqJhJogXyzrgYeV27",
-                     *       "event": "evt_0VcDZjY8Vu7P0GlHm6oVPYtY",
+                     *       "endpoint": "we_0VcDbRBL8GbCplOEduKQa06h",
+                     *       "event": "evt_0VcDbR3OOn2KYWKSj8dwfHOQ",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T23:09:20.439Z",
+                     *       "nextAttemptAt": "2026-11-27T23:16:05.721Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T23:09:20.439Z"
+                     *       "created": "2026-11-27T23:16:05.721Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -8860,37 +8880,37 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcDZjhUHXSAlshkNBQpiNIj",
+                     *           "id": "req_0VcDbR9FlGFhIEqoA1J3Fvg8",
+                     *           "object": "request_log",
+                     *           "method": "POST",
+                     *           "path": "/v1/refunds",
+                     *           "status": 409,
+                     *           "durationMs": 1,
+                     *           "idempotencyKey": "refund-sub-6172-2026-12",
+                     *           "livemode": false,
+                     *           "created": "2026-11-27T23:16:05.586Z"
+                     *         },
+                     *         {
+                     *           "id": "req_0VcDbR9DM5W7J3rP6LkJyxyM",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
                      *           "durationMs": 2,
-                     *           "idempotencyKey": "refund-sub-6172-2026-12",
-                     *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:20.246Z"
-                     *         },
-                     *         {
-                     *           "id": "req_0VcDZjhPillLbOBXZdOg3tgd",
-                     *           "object": "request_log",
-                     *           "method": "POST",
-                     *           "path": "/v1/refunds",
-                     *           "status": 409,
-                     *           "durationMs": 4,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:20.243Z"
+                     *           "created": "2026-11-27T23:16:05.585Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcDZjh4PkkYRAQtx625U48m",
+                     *           "id": "req_0VcDbR8wnaQ6lqI659TbcT7I",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 21,
+                     *           "durationMs": 17,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:09:20.239Z"
+                     *           "created": "2026-11-27T23:16:05.583Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -8976,14 +8996,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDZjUJiBCuhly0hZkmjoQo",
+                     *       "id": "ord_0VcDbR0tmEeoCy6yG6hiz3Ov",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_XqrCdCe6mApe3BQ7EcD4sIaNsGKSvTFehTXnEgIK",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_nQKiXfdfMNBQLi9G3kevbKrFgbsRTsRCfQ9jhw0C",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
@@ -8991,11 +9011,11 @@ export interface operations {
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:09:19.429Z",
+                     *       "expiresAt": "2026-11-27T23:16:05.069Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.427Z"
+                     *       "created": "2026-11-27T23:16:05.067Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -9080,6 +9100,125 @@ export interface operations {
             };
         };
     };
+    expireTestHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment intent, `CANCELED` once the test bank released the hold */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pi_0VcDbR8iWPodBe3ay3GIgk6T",
+                     *       "object": "payment_intent",
+                     *       "amount": 400000,
+                     *       "fee": 4000,
+                     *       "currency": "UZS",
+                     *       "status": "CANCELED",
+                     *       "failureCode": null,
+                     *       "rail": "uzcard",
+                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "maskedPan": "860000******0007",
+                     *       "order": null,
+                     *       "description": "Bicycle rental 7802, deposit",
+                     *       "metadata": {},
+                     *       "amountRefunded": 0,
+                     *       "captureMethod": "manual",
+                     *       "amountCapturable": 0,
+                     *       "receipt": null,
+                     *       "livemode": false,
+                     *       "created": "2026-11-27T23:16:05.552Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentIntent"];
+                };
+            };
+            /** @description - `VALIDATION_ERROR`: A field, parameter or header is missing, of the wrong type, out of bounds or unknown, or the body is not JSON; `param` names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `NOT_FOUND`: No such object for this key's product and mode (another product's object answers exactly like a missing one), or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `INVALID_STATE`: The object's state does not allow the call (a card-capture step out of order, a confirm of an intent that is not `REQUIRES_PAYMENT`…) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Any other refusal, before the route runs, in the same shape:
+             *     - `REQUEST_TIMEOUT`: The request did not arrive whole in time
+             *     - `BODY_TOO_LARGE`: The body is over 128 KiB
+             *     - `URI_TOO_LONG`: A path parameter is longer than any id Tolov issues
+             *     - `UNSUPPORTED_MEDIA_TYPE`: The body is not `Content-Type: application/json` in UTF-8
+             *     - `HEADERS_TOO_LARGE`: The request headers are larger than the server accepts
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
+             *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     payTestOrder: {
         parameters: {
             query?: never;
@@ -9108,26 +9247,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDZjQbSTmvhviIYoJ2JWsn",
+                     *       "id": "ord_0VcDbQyMrbDSNz4MLU5zsjRO",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_SN0NUUacoulFkUQiJtvtQqeBW5owcy8tOxa2bBpB",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3Qlb8oC6qGyhWe0jvUUmOagVWbcuEmjJBWC1F6pG",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcDZjRonKYSwUN7uh6ufScF",
+                     *       "paymentIntent": "pi_0VcDbQz2capgGrN4aq9RNHkY",
                      *       "captureMethod": "automatic",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T23:09:19.293Z",
+                     *       "paidAt": "2026-11-27T23:16:04.963Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:39:19.197Z",
-                     *       "receipt": "rcpt_0VcDZjSCGFkgitRqASfg9PLm",
+                     *       "expiresAt": "2026-11-27T23:46:04.910Z",
+                     *       "receipt": "rcpt_0VcDbQzFZOdrnM3yLWnv5ubZ",
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.197Z"
+                     *       "created": "2026-11-27T23:16:04.910Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -9241,18 +9380,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcDZjamGCcYwGCbYeWwWwV6",
+                     *       "id": "cb_0VcDbR4vDGSKtAUTTQSAjR1f",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
-                     *       "url": "https://api.tolov.example/bind/cbs_BNbj9fm71ECdhtV391NbddA4Rk8H8CPmf5d89O76",
-                     *       "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                     *       "clientToken": "cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
+                     *       "url": "https://api.tolov.example/bind/cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
+                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T23:24:19.828Z",
+                     *       "expiresAt": "2026-11-27T23:31:05.317Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:19.828Z"
+                     *       "created": "2026-11-27T23:16:05.317Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -9355,7 +9494,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcDZjtHBZk0YXTN1dp5fOHS",
+                     *       "id": "pacct_0VcDbRHuaGiTgJKg0pvphMCZ",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
@@ -9363,8 +9502,8 @@ export interface operations {
                      *       "holderName": "\"Chorsu Market\" MChJ",
                      *       "payoutsHeldUntil": null,
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T23:09:20.999Z",
-                     *       "created": "2026-11-27T23:09:20.974Z"
+                     *       "updated": "2026-11-27T23:16:06.134Z",
+                     *       "created": "2026-11-27T23:16:06.122Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -9445,7 +9584,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
+                     *       "id": "po_0VcDbRJGlBoauW6SbFEKOpVv",
                      *       "object": "payout",
                      *       "amount": 3950000,
                      *       "status": "PAID",
@@ -9457,7 +9596,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:09:21.105Z"
+                     *       "created": "2026-11-27T23:16:06.206Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -9621,32 +9760,32 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjY8Vu7P0GlHm6oVPYtY",
+                 *       "id": "evt_0VcDbR3OOn2KYWKSj8dwfHOQ",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:19.658Z",
+                 *       "created": "2026-11-27T23:16:05.219Z",
                  *       "data": {
-                 *         "id": "ord_0VcDZjVmmwSIGQh0y6w2uH31",
+                 *         "id": "ord_0VcDbR1xdNRHOgSMAOJa1vkH",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_4jyleLmNKIpt22HtDDXnub5LSLfzF3K1nCNrXELU",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_oBET5VFZtW6zDlmNo6JHFfSw0rSHK8NUI8NEePsP",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcDZjXzKvK4dFr0OsKxoOhg",
+                 *         "paymentIntent": "pi_0VcDbR3IomtntDHMHV9xfD88",
                  *         "captureMethod": "automatic",
-                 *         "savedCard": "card_0VcDZjY33hyNa1YbmgjYPN9J",
-                 *         "paidAt": "2026-11-27T23:09:19.658Z",
+                 *         "savedCard": "card_0VcDbR3MFPyJrHe1eYuejB8e",
+                 *         "paidAt": "2026-11-27T23:16:05.219Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T23:39:19.518Z",
+                 *         "expiresAt": "2026-11-27T23:46:05.133Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:09:19.518Z"
+                 *         "created": "2026-11-27T23:16:05.133Z"
                  *       }
                  *     }
                  */
@@ -9674,32 +9813,32 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjYpzUOxRmy731AXjwbt",
+                 *       "id": "evt_0VcDbR3skRkH7BvGiI0p5l4t",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:19.705Z",
+                 *       "created": "2026-11-27T23:16:05.251Z",
                  *       "data": {
-                 *         "id": "ord_0VcDZjYdIiDyxlHqi0AMuNgo",
+                 *         "id": "ord_0VcDbR3kWMQ9WK7Qj9AGFNBl",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_PhsKmIkqXs7W1AbXgjUS9SmaaXNXgzm9GOsatcSh",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_0ww62SGYIosPrmS0bT3jPQmO5PcCtZi4TyKujCDq",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcDZjYlQBmrz9glpy1ctMav",
+                 *         "paymentIntent": "pi_0VcDbR3p9X5Fv7hq9slKz1Rg",
                  *         "captureMethod": "automatic",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T23:39:19.695Z",
+                 *         "expiresAt": "2026-11-27T23:46:05.244Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:09:19.695Z"
+                 *         "created": "2026-11-27T23:16:05.244Z"
                  *       }
                  *     }
                  */
@@ -9727,20 +9866,20 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjUPHoyBMdOSJ3yDuCnv",
+                 *       "id": "evt_0VcDbR0zhcvtuQE45j9qdd4f",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:19.429Z",
+                 *       "created": "2026-11-27T23:16:05.069Z",
                  *       "data": {
-                 *         "id": "ord_0VcDZjUJiBCuhly0hZkmjoQo",
+                 *         "id": "ord_0VcDbR0tmEeoCy6yG6hiz3Ov",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_XqrCdCe6mApe3BQ7EcD4sIaNsGKSvTFehTXnEgIK",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_nQKiXfdfMNBQLi9G3kevbKrFgbsRTsRCfQ9jhw0C",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
@@ -9748,11 +9887,11 @@ export interface operations {
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T23:09:19.429Z",
+                 *         "expiresAt": "2026-11-27T23:16:05.069Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:09:19.427Z"
+                 *         "created": "2026-11-27T23:16:05.067Z"
                  *       }
                  *     }
                  */
@@ -9780,13 +9919,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjiEH78SMcY07y5VtpSW",
+                 *       "id": "evt_0VcDbR9ssI2Nkb5blYkaHbUm",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:20.288Z",
+                 *       "created": "2026-11-27T23:16:05.623Z",
                  *       "data": {
-                 *         "id": "pi_0VcDZjiAwglF8VBPJ95o2BLW",
+                 *         "id": "pi_0VcDbR9oS4RIFNav5qvqOx1H",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -9794,7 +9933,7 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                 *         "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
@@ -9802,9 +9941,9 @@ export interface operations {
                  *         "amountRefunded": 0,
                  *         "captureMethod": "automatic",
                  *         "amountCapturable": 0,
-                 *         "receipt": "rcpt_0VcDZjiDqazhmQ8W126KoReR",
+                 *         "receipt": "rcpt_0VcDbR9saRqdjiOyT6cQktou",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:09:20.286Z"
+                 *         "created": "2026-11-27T23:16:05.620Z"
                  *       }
                  *     }
                  */
@@ -9832,13 +9971,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjdj798ajkKb7extgNB6",
+                 *       "id": "evt_0VcDbR6g1NXynIGXnP75Lhae",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:20.010Z",
+                 *       "created": "2026-11-27T23:16:05.426Z",
                  *       "data": {
-                 *         "id": "pi_0VcDZjdf96JyRD96araG81Yd",
+                 *         "id": "pi_0VcDbR6elLa8sQ5M3MNB4GPh",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -9846,7 +9985,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDZjcA5z9GPs3xjoYEHpSp",
+                 *         "card": "card_0VcDbR5iWjpVDrwDtzvi9Yrm",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -9859,7 +9998,7 @@ export interface operations {
                  *         "amountCapturable": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:09:20.007Z"
+                 *         "created": "2026-11-27T23:16:05.424Z"
                  *       }
                  *     }
                  */
@@ -9887,31 +10026,31 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjgfEUSkCSUaYaLti7ki",
+                 *       "id": "evt_0VcDbR8lXHOmEnhUbrTq3gqb",
                  *       "object": "event",
                  *       "type": "payment_intent.requires_capture",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:20.193Z",
+                 *       "created": "2026-11-27T23:16:05.554Z",
                  *       "data": {
-                 *         "id": "pi_0VcDZjgcqMXUp0ey9xNyntFp",
+                 *         "id": "pi_0VcDbR8iWPodBe3ay3GIgk6T",
                  *         "object": "payment_intent",
-                 *         "amount": 500000,
-                 *         "fee": 5000,
+                 *         "amount": 400000,
+                 *         "fee": 4000,
                  *         "currency": "UZS",
                  *         "status": "requires_capture",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                 *         "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
-                 *         "description": "Bicycle rental 7790, deposit",
+                 *         "description": "Bicycle rental 7802, deposit",
                  *         "metadata": {},
                  *         "amountRefunded": 0,
                  *         "captureMethod": "manual",
-                 *         "amountCapturable": 500000,
+                 *         "amountCapturable": 400000,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:09:20.190Z"
+                 *         "created": "2026-11-27T23:16:05.552Z"
                  *       }
                  *     }
                  */
@@ -9939,31 +10078,31 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjgtmmfmzejNC8NOEclm",
+                 *       "id": "evt_0VcDbR8r2X5736aeHMpl1oV2",
                  *       "object": "event",
                  *       "type": "payment_intent.hold_released",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:20.206Z",
+                 *       "created": "2026-11-27T23:16:05.560Z",
                  *       "data": {
-                 *         "id": "pi_0VcDZjgcqMXUp0ey9xNyntFp",
+                 *         "id": "pi_0VcDbR8iWPodBe3ay3GIgk6T",
                  *         "object": "payment_intent",
-                 *         "amount": 500000,
-                 *         "fee": 5000,
+                 *         "amount": 400000,
+                 *         "fee": 4000,
                  *         "currency": "UZS",
                  *         "status": "canceled",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDZjbFIwZC9GdQxQCIryn4",
+                 *         "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
-                 *         "description": "Bicycle rental 7790, deposit",
+                 *         "description": "Bicycle rental 7802, deposit",
                  *         "metadata": {},
                  *         "amountRefunded": 0,
                  *         "captureMethod": "manual",
                  *         "amountCapturable": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:09:20.190Z"
+                 *         "created": "2026-11-27T23:16:05.552Z"
                  *       }
                  *     }
                  */
@@ -9991,18 +10130,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjiUnwbehMaMVrwn5IVT",
+                 *       "id": "evt_0VcDbRA5cWgJfWmTiVJxs0Zh",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:20.306Z",
+                 *       "created": "2026-11-27T23:16:05.636Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcDZjhDe3ZccjyoYCADw8LX",
+                 *         "id": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcDZjcn3LZgyGn37J7oLVIC",
-                 *         "refund": "re_0VcDZjh7hgATlsbfJEEW5NFu",
+                 *         "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                 *         "refund": "re_0VcDbR8zjwXs647MQMjin0br",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -10020,13 +10159,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "745693902614",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128040920&s=745693902614",
-                 *         "fiscalizedAt": "2026-11-27T23:09:20.305Z",
+                 *         "fiscalSign": "238854317172",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128041605&s=238854317172",
+                 *         "fiscalizedAt": "2026-11-27T23:16:05.636Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_QPN4ZTu3Pz985iaSYWCjr98Wwzk9QtKx9Jw2xt3f",
+                 *         "url": "https://api.tolov.example/receipts/rc_cniVWGPHVLzh4334yuP9ob1pROpkDKmJmfGCbkkv",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:09:20.226Z"
+                 *         "created": "2026-11-27T23:16:05.574Z"
                  *       }
                  *     }
                  */
@@ -10054,17 +10193,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjiaORdNLnpUgrUoleu4",
+                 *       "id": "evt_0VcDbRA8DddYJL3Ro67Yo6lp",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:20.310Z",
+                 *       "created": "2026-11-27T23:16:05.639Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcDZjiDqazhmQ8W126KoReR",
+                 *         "id": "rcpt_0VcDbR9saRqdjiOyT6cQktou",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcDZjiAwglF8VBPJ95o2BLW",
+                 *         "paymentIntent": "pi_0VcDbR9oS4RIFNav5qvqOx1H",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -10087,9 +10226,9 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_130nayeEvSBBbBBCcUgOlZD67ffoEqjzheOMgtIn",
+                 *         "url": "https://api.tolov.example/receipts/rc_CQdiHjaUT54LjeL2SORUzSMgUnw3hqYG70QiBdu1",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:09:20.288Z"
+                 *         "created": "2026-11-27T23:16:05.623Z"
                  *       }
                  *     }
                  */
@@ -10117,22 +10256,22 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjtgzgrDAtvsJR2ePySl",
+                 *       "id": "evt_0VcDbRI6CwxH8XyLtTIlQ5Y0",
                  *       "object": "event",
                  *       "type": "payout_account.updated",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:20.999Z",
+                 *       "created": "2026-11-27T23:16:06.134Z",
                  *       "data": {
-                 *         "id": "pacct_0VcDZjtHBZk0YXTN1dp5fOHS",
+                 *         "id": "pacct_0VcDbRHuaGiTgJKg0pvphMCZ",
                  *         "object": "payout_account",
                  *         "bankMfo": "00440",
                  *         "accountLast4": "2002",
                  *         "tin": "301234567",
                  *         "holderName": "\"Chorsu Market\" MChJ",
-                 *         "payoutsHeldUntil": "2026-11-28T23:09:20.999Z",
+                 *         "payoutsHeldUntil": "2026-11-28T23:16:06.134Z",
                  *         "livemode": false,
-                 *         "updated": "2026-11-27T23:09:20.999Z",
-                 *         "created": "2026-11-27T23:09:20.974Z"
+                 *         "updated": "2026-11-27T23:16:06.134Z",
+                 *         "created": "2026-11-27T23:16:06.122Z"
                  *       }
                  *     }
                  */
@@ -10160,13 +10299,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjva8P2I3RzQsiOXMiZj",
+                 *       "id": "evt_0VcDbRJQgPhdq8Vna9jwJrtY",
                  *       "object": "event",
                  *       "type": "payout.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:21.117Z",
+                 *       "created": "2026-11-27T23:16:06.215Z",
                  *       "data": {
-                 *         "id": "po_0VcDZjvOy9WcV6FdlS1oCiuU",
+                 *         "id": "po_0VcDbRJGlBoauW6SbFEKOpVv",
                  *         "object": "payout",
                  *         "amount": 3950000,
                  *         "status": "PAID",
@@ -10178,7 +10317,7 @@ export interface operations {
                  *         },
                  *         "failureCode": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:09:21.105Z"
+                 *         "created": "2026-11-27T23:16:06.206Z"
                  *       }
                  *     }
                  */
@@ -10206,13 +10345,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDZjwR66zZwZBV33sSY59N",
+                 *       "id": "evt_0VcDbRK41H2sD87t3HIxVZW4",
                  *       "object": "event",
                  *       "type": "payout.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:09:21.170Z",
+                 *       "created": "2026-11-27T23:16:06.255Z",
                  *       "data": {
-                 *         "id": "po_0VcDZjwLiiQ6a3oxoMH43DaB",
+                 *         "id": "po_0VcDbRJzkSs8x8SI8lUUim1S",
                  *         "object": "payout",
                  *         "amount": 1485000,
                  *         "status": "FAILED",
@@ -10224,7 +10363,7 @@ export interface operations {
                  *         },
                  *         "failureCode": "ACCOUNT_CLOSED",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:09:21.163Z"
+                 *         "created": "2026-11-27T23:16:06.251Z"
                  *       }
                  *     }
                  */

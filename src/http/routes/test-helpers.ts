@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastif
 import { IdParams } from '../../core/schemas.js';
 import { CardBinding } from '../../modules/card-bindings/schema.js';
 import { Order } from '../../modules/orders/schema.js';
+import { PaymentIntent } from '../../modules/payments/schema.js';
 import { Payout, PayoutAccount } from '../../modules/payouts/schema.js';
 import { Balance } from '../../modules/ledger/schema.js';
 import type { TestHelpersService } from '../../modules/test-helpers/service.js';
@@ -46,6 +47,21 @@ function buyerHelpers(app: FastifyInstance, helpers: TestHelpersService): void {
       },
     },
     (request) => helpers.expireOrder(testMerchant(request), request.params.id),
+  );
+
+  app.post<{ Params: IdParams }>(
+    '/v1/test_helpers/charges/:id/expire_hold',
+    {
+      config,
+      schema: {
+        tags,
+        operationId: 'expireTestHold',
+        summary: 'Test mode: release a REQUIRES_CAPTURE hold now, as TOLOV_HOLD_DAYS passing would (payment_intent.hold_released)',
+        params: IdParams,
+        response: { 200: PaymentIntent },
+      },
+    },
+    (request) => helpers.expireHold(testMerchant(request), request.params.id),
   );
 
   app.post<{ Params: IdParams; Body: TestCardBody }>(

@@ -79,16 +79,22 @@ export class HoldsService {
   async releaseExpired(batchMax: number): Promise<number> {
     const ends = await this.db.transaction(async (tx) => {
       const started: HoldEndRow[] = [];
-      for (const intent of await this.payments.expiredHolds(tx, this.holdDays, batchMax)) {
-        started.push(await this.#start(tx, intent, { kind: 'release', reason: 'expired', amount: intent.amount_held!, fee: null, receipt_lines: null }));
-      }
+      for (const intent of await this.payments.expiredHolds(tx, this.holdDays, batchMax)) started.push(await this.#startRelease(tx, intent, 'expired'));
       return started;
     });
-    for (const end of ends) {
-      const outcome = await this.#call(end.id);
-      await this.db.transaction((tx) => this.applyEndOutcome(tx, end.id, outcome, this.#window(end.livemode)));
-    }
+    for (const end of ends) await this.#settle(end);
     return ends.length;
+  }
+
+  /** Test mode's helper: releases a hold now, as TOLOV_HOLD_DAYS passing would (payment_intent.hold_released). */
+  async expireNow(merchant: Merchant, id: string): Promise<PaymentIntent> {
+    const end = await this.db.transaction(async (tx) => {
+      const intent = await this.payments.lockIntent(tx, merchant, id);
+      if (!intent) throw notFound('payment intent');
+      if (intent.status !== 'REQUIRES_CAPTURE') throw notHeld(intent, 'released');
+      return this.#startRelease(tx, intent, 'expired');
+    });
+    return presentIntent(await this.#settle(end));
   }
 
   /** One reconciliation batch for PENDING captures and releases. */
@@ -126,8 +132,7 @@ export class HoldsService {
         const intent = await this.payments.lockIntent(tx, merchant, id);
         if (!intent) throw notFound('payment intent');
         if (intent.status !== 'REQUIRES_CAPTURE') throw notHeld(intent, 'canceled here (an intent awaiting confirmation is canceled at /v1/payment_intents/{id}/cancel)');
-        const end = await this.#start(tx, intent, { kind: 'release', reason: 'requested', amount: intent.amount_held!, fee: null, receipt_lines: null });
-        return { next: 'end', resourceId: end.id };
+        return { next: 'end', resourceId: (await this.#startRelease(tx, intent, 'requested')).id };
       },
       end: this.#endStep(merchant.livemode),
     };
@@ -150,6 +155,16 @@ export class HoldsService {
     await this.payments.startHoldEnd(tx, intent.id);
     const id = newId(end.kind === 'capture' ? 'cap' : 'rel');
     return store.insertHoldEnd(tx, { ...end, id, product_id: intent.product_id, livemode: intent.livemode, payment_intent_id: intent.id }, this.#window(intent.livemode));
+  }
+
+  #startRelease(tx: Transaction, intent: IntentRow, reason: HoldEndRow['reason']): Promise<HoldEndRow> {
+    return this.#start(tx, intent, { kind: 'release', reason, amount: intent.amount_held!, fee: null, receipt_lines: null });
+  }
+
+  /** Calls the rail for an end just started, and applies its answer in a transaction of its own. */
+  async #settle(end: HoldEndRow): Promise<IntentRow> {
+    const outcome = await this.#call(end.id);
+    return this.db.transaction((tx) => this.applyEndOutcome(tx, end.id, outcome, this.#window(end.livemode)));
   }
 
   /** The end's rail call and its record; a request resumed after a crash answers from what is recorded. */

@@ -11,6 +11,8 @@ import type { OrdersService } from '../orders/service.js';
 import type { Payout, PayoutAccount } from '../payouts/schema.js';
 import type { PayoutsService } from '../payouts/service.js';
 import type { PaymentsService } from '../payments/service.js';
+import type { PaymentIntent } from '../payments/schema.js';
+import type { HoldsService } from '../holds/service.js';
 import type { Balance, LedgerService } from '../ledger/service.js';
 
 /** What the buyer types on the hosted page besides the card number. */
@@ -28,6 +30,7 @@ export class TestHelpersService {
     private readonly payouts: PayoutsService,
     private readonly payments: Pick<PaymentsService, 'settle'>,
     private readonly ledger: Pick<LedgerService, 'balance'>,
+    private readonly holds: Pick<HoldsService, 'expireNow'>,
   ) {}
 
   private static testOnly(merchant: Merchant): void {
@@ -57,6 +60,12 @@ export class TestHelpersService {
       if ((await this.payments.settle(0, SETTLE_BATCH, merchant)) < SETTLE_BATCH) break;
     }
     return this.ledger.balance(merchant);
+  }
+
+  /** Releases a hold now, as its TOLOV_HOLD_DAYS passing would. */
+  expireHold(merchant: Merchant, id: string): Promise<PaymentIntent> {
+    TestHelpersService.testOnly(merchant);
+    return this.holds.expireNow(merchant, id);
   }
 
   expireOrder(merchant: Merchant, id: string): Promise<Order> {
