@@ -25,9 +25,11 @@ const ENGINE_INDEPENDENT = [
   'test/sdk/package.test.ts',
   'test/cli/cli.test.ts',
   'test/cli/follow.test.ts',
+  'test/cli/payment-links.test.ts',
   'test/docs/samples.test.ts',
   'test/platform/deployment.test.ts',
   'test/payment-links/page-browser.test.ts',
+  'test/dashboard/payment-links-browser.test.ts',
 ];
 
 const engine = (name: 'pglite' | 'postgres') => ({

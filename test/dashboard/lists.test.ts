@@ -179,11 +179,11 @@ describe('dashboard lists', () => {
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(csv.headers['content-disposition']).toBe('attachment; filename="tolov-orders-test.csv"');
     const lines = csv.html.trimEnd().split('\r\n');
-    expect(lines[0]).toBe('id,created,amount_uzs,status,customer_ref,payment_intent,paid_at,description');
+    expect(lines[0]).toBe('id,created,amount_uzs,status,customer_ref,payment_intent,paid_at,payment_link,description');
     expect(lines).toHaveLength(231);
     expect(lines.slice(1).map((line) => line.split(',')[0])).toEqual([...made].reverse());
     expect(lines.at(-1)).toContain(`'=HYPERLINK(""http://evil.example"",""x"")"`);
-    expect(lines[1]).toMatch(/,3\.29,PENDING,export-me,,,"Order, number 229"$/);
+    expect(lines[1]).toMatch(/,3\.29,PENDING,export-me,,,,"Order, number 229"$/);
     expect((await client.get('/dashboard/orders.csv?from=someday')).status).toBe(400);
   });
 

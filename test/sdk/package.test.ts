@@ -143,7 +143,16 @@ describe('the SDK and the CLI served by Tolov', () => {
     const sdk = await packed('tolov-node.tgz');
     expect(sdk).toEqual(expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/webhooks.js', 'package/dist/webhooks.d.ts']));
     expect(sdk.every((file) => ['package/package.json', 'package/README.md'].includes(file) || file.startsWith('package/dist/'))).toBe(true);
-    expect(await packed('tolov-cli.tgz')).toEqual(['package/README.md', 'package/dist/cli.js', 'package/dist/listen.js', 'package/dist/logs.js', 'package/dist/payouts.js', 'package/package.json']);
+    expect(await packed('tolov-cli.tgz')).toEqual([
+      'package/README.md',
+      'package/dist/cli.js',
+      'package/dist/listen.js',
+      'package/dist/logs.js',
+      'package/dist/payment-links.js',
+      'package/dist/payouts.js',
+      'package/dist/usage.js',
+      'package/package.json',
+    ]);
     // A tarball has no sources to build: a prepare script would only be listed to the merchant as one to review.
     const manifest = JSON.parse(await readFile(join(project, 'node_modules/@tolov/cli/package.json'), 'utf8'));
     expect(manifest).toMatchObject({ name: '@tolov/cli', dependencies: { '@tolov/node': '0.1.0' } });

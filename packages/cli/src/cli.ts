@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // The `tolov` command: forwards the key's events live to a local URL, causes any event Tolov sends in test mode,
-// lists and resends events, and follows the request log. Configured by
+// lists and resends events, follows the request log, and makes and manages payment links. Configured by
 // TOLOV_API_KEY and TOLOV_API_BASE, or --api-key and --api-base; no browser log-in.
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Tolov, { TolovConnectionError, TolovError, type Event } from '@tolov/node';
 import { listen, listenSecret } from './listen.js';
 import { tailLogs } from './logs.js';
+import { paymentLinks } from './payment-links.js';
 import { SetupNeeded, triggerPayout } from './payouts.js';
+import { UsageError } from './usage.js';
 
 const USAGE = `Usage: tolov <command> [options]
 
@@ -26,6 +28,15 @@ Commands:
   events resend <evt_…> --endpoint <we_…>
                                     deliver an event again to an endpoint
   logs tail                         the product's API calls in the key's mode, as they are made
+  payment_links create --description TEXT (--amount TIYIN | [--amount-min TIYIN] [--amount-max TIYIN])
+                [--quantity-max N] [--receipt JSON] [--active false]
+                                    make a payment link: a fixed amount (with each order's fiscal lines,
+                                    as JSON), or one the buyer enters within the bounds; prints its address
+  payment_links list [--active true|false] [--limit N]
+                                    the latest payment links, newest first
+  payment_links get <plink_…>       one payment link
+  payment_links update <plink_…> [--active true|false] [--description TEXT]
+                                    turn a link off (it opens no more orders) or on again, or describe it
 
 Options:
   --api-key KEY     a secret key (default: TOLOV_API_KEY)
@@ -161,8 +172,6 @@ function print(options: Options, value: unknown, text: string): void {
   process.stdout.write(`${options.json ? JSON.stringify(value) : text}\n`);
 }
 
-class UsageError extends Error {}
-
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -177,6 +186,13 @@ async function main(argv: string[]): Promise<number> {
       'forward-to': { type: 'string' },
       events: { type: 'string' },
       'print-secret': { type: 'boolean', default: false },
+      description: { type: 'string' },
+      amount: { type: 'string' },
+      'amount-min': { type: 'string' },
+      'amount-max': { type: 'string' },
+      'quantity-max': { type: 'string' },
+      receipt: { type: 'string' },
+      active: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -200,6 +216,7 @@ async function main(argv: string[]): Promise<number> {
   else if (command === 'trigger') await trigger(tolov, rest[0], options, key);
   else if (command === 'events') await events(tolov, rest, options);
   else if (command === 'logs') await logs(tolov, rest, options);
+  else if (command === 'payment_links') await paymentLinks(tolov, rest, values);
   else throw new UsageError(`unknown command ${command}\n\n${USAGE}`);
   return 0;
 }

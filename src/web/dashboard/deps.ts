@@ -3,6 +3,7 @@ import type { AccountLinks } from '../../modules/accounts/links.js';
 import type { ActivationsService } from '../../modules/activations/service.js';
 import type { AccountsService } from '../../modules/accounts/service.js';
 import type { OrdersService } from '../../modules/orders/service.js';
+import type { PaymentLinksService } from '../../modules/payment-links/service.js';
 import type { PaymentsService } from '../../modules/payments/service.js';
 import type { PayoutsService } from '../../modules/payouts/service.js';
 import type { RefundsService } from '../../modules/refunds/service.js';
@@ -22,6 +23,8 @@ export interface DashboardDeps {
   webhooks: WebhooksService;
   payments: PaymentsService;
   orders: OrdersService;
+  /** Payment links: listed, made, shared and turned off or on again; their orders are the orders service's. */
+  paymentLinks: PaymentLinksService;
   refunds: RefundsService;
   /** Fiscal receipts: their list, a payment's, and the failed ones the overview flags. */
   receipts: ReceiptsService;

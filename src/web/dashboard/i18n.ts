@@ -82,7 +82,7 @@ export const NUMBER_WRITING: Record<Lang, NumberWriting> = { uz: writingOf(LOCAL
  * A receipt's type (sale, return) and a balance transaction's (charge, refund…) are API values said in the page's words
  * the same way.
  */
-export type StatusOf = 'payment' | 'order' | 'refund' | 'card' | 'delivery' | 'receipt' | 'receiptType' | 'balance' | 'balanceType' | 'payout';
+export type StatusOf = 'payment' | 'order' | 'refund' | 'card' | 'delivery' | 'receipt' | 'receiptType' | 'balance' | 'balanceType' | 'payout' | 'paymentLink';
 type StatusKey = Extract<MessageKey, `${StatusOf}_${string}`>;
 /** Whose failure codes a message says: a payment's bank, the fiscal module, a payout's bank (and what to do about it). */
 export type FailureOf = 'failure' | 'receiptFailure' | 'payoutFailure' | 'payoutFailureHelp';

@@ -6,7 +6,7 @@ import type { Dash, Signed } from './context.js';
 import { html, pageStart, type Html, type Value } from '../html.js';
 import { LANGS, LANGUAGE_NAMES, type MessageKey } from './i18n.js';
 
-export type Section = 'start' | 'activation' | 'overview' | 'payments' | 'orders' | 'refunds' | 'statement' | 'payouts' | 'receipts' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'payoutAccount' | 'branding' | 'team' | 'account';
+export type Section = 'start' | 'activation' | 'overview' | 'payments' | 'orders' | 'paymentLinks' | 'refunds' | 'statement' | 'payouts' | 'receipts' | 'cards' | 'events' | 'logs' | 'webhooks' | 'keys' | 'payoutAccount' | 'branding' | 'team' | 'account';
 
 const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'start', href: '/dashboard/start', label: 'navStart' },
@@ -14,6 +14,7 @@ const NAV: Array<{ section: Section; href: string; label: MessageKey }> = [
   { section: 'overview', href: '/dashboard/overview', label: 'navOverview' },
   { section: 'payments', href: '/dashboard/payments', label: 'navPayments' },
   { section: 'orders', href: '/dashboard/orders', label: 'navOrders' },
+  { section: 'paymentLinks', href: '/dashboard/payment-links', label: 'navPaymentLinks' },
   { section: 'refunds', href: '/dashboard/refunds', label: 'navRefunds' },
   { section: 'statement', href: '/dashboard/statement', label: 'navStatement' },
   { section: 'payouts', href: '/dashboard/payouts', label: 'navPayouts' },

@@ -11,6 +11,8 @@ import { keyPages } from './pages/keys.js';
 import { listPages } from './pages/lists.js';
 import { detailPages } from './pages/details.js';
 import { overviewPages } from './pages/overview.js';
+import { paymentLinkDetailPages } from './pages/payment-link-detail.js';
+import { paymentLinkPages } from './pages/payment-links.js';
 import { payoutAccountPages, payoutHoldOf } from './pages/payout-account.js';
 import { payoutDetailPages } from './pages/payout-detail.js';
 import { payoutPages } from './pages/payouts.js';
@@ -50,6 +52,8 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardDeps> = async (app, de
   startPages(app, deps);
   overviewPages(app, deps);
   listPages(app, deps);
+  paymentLinkPages(app, deps);
+  paymentLinkDetailPages(app, deps);
   statementPages(app, deps);
   payoutPages(app, deps);
   detailPages(app, deps);

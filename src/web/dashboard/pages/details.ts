@@ -58,11 +58,14 @@ function timeline(dash: Dash, entries: Entry[], refunds: Refund[] = []): Html {
   return html`<h2>${t('timeline')}</h2><ol class="timeline">${items.map(({ item }) => item)}</ol>`;
 }
 
-/** A confirmed action button: its form carries the form token and a fresh idempotency key. */
-export function actionForm(dash: Dash, action: string, label: MessageKey, confirm: MessageKey): Html {
+/**
+ * A confirmed action button: its form carries the form token and a fresh idempotency key. `danger` false for an action
+ * that takes nothing away (turning a payment link on again): its button is drawn as any other.
+ */
+export function actionForm(dash: Dash, action: string, label: MessageKey, confirm: MessageKey, danger = true): Html {
   return html`<form method="post" action="${action}" data-confirm="${dash.t(confirm)}">${csrfField(dash)}
     ${formKeyField()}
-    <button type="submit" class="danger">${dash.t(label)}</button></form>`;
+    <button type="submit"${danger ? html` class="danger"` : ''}>${dash.t(label)}</button></form>`;
 }
 
 /** Why the API refused a refund or a cancel, by its error code, in the page's words. */
@@ -126,6 +129,7 @@ async function orderPage(deps: DashboardDeps, request: DetailRequest, signed: Si
     ['payment', order.paymentIntent ? link(`/dashboard/payments/${order.paymentIntent}`, order.paymentIntent) : '—'],
     ['customer', order.customerRef ?? '—'],
     ['description', order.description ?? '—'],
+    ['paymentLink', order.paymentLink ? link(`/dashboard/payment-links/${order.paymentLink}`, order.paymentLink) : '—'],
     ['expires', when(order.expiresAt)],
     ['created', when(order.created)],
   ];

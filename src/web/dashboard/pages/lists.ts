@@ -124,13 +124,19 @@ interface Params {
   card?: string;
   /** The statement: the transactions one payout paid out (a payout's link). */
   payout?: string;
+  /** Orders: those opened through one payment link (the link's page). */
+  paymentLink?: string;
   starting_after?: string;
 }
 
-const PARAMS = ['q', 'status', 'type', 'card', 'payout', 'from', 'to', 'starting_after'] as const;
+const PARAMS = ['q', 'status', 'type', 'card', 'payout', 'paymentLink', 'from', 'to', 'starting_after'] as const;
 
-/** What narrows a list to one object's items, from that object's link: a saved card's payments, a payout's transactions. */
-type Scope = 'card' | 'payout';
+/**
+ * What narrows a list to one object's items, from that object's link: a saved card's payments, a payout's transactions,
+ * a payment link's orders.
+ */
+type Scope = 'card' | 'payout' | 'paymentLink';
+const SCOPE_LINES: Record<Scope, MessageKey> = { card: 'scopedToCard', payout: 'scopedToPayout', paymentLink: 'scopedToPaymentLink' };
 
 export interface Column<Item> {
   label: MessageKey;
@@ -257,7 +263,7 @@ function filterForm(dash: Dash, spec: Filtering, path: string, params: Params): 
 function scopeLine(dash: Dash, spec: Filtering, path: string, params: Params): Value {
   const scope = scopeOf(spec, params);
   if (!scope) return '';
-  return html`<p class="scope">${dash.t(scope.param === 'card' ? 'scopedToCard' : 'scopedToPayout')} ${objectLink(scope.id)} · <a href="${path}">${dash.t('showAll')}</a></p>`;
+  return html`<p class="scope">${dash.t(SCOPE_LINES[scope.param])} ${objectLink(scope.id)} · <a href="${path}">${dash.t('showAll')}</a></p>`;
 }
 
 /** A table of items, one column each as `columns` declares, or a line saying there are none; `older` pages on. */
@@ -357,12 +363,13 @@ export function listRoute<Item extends { id: string }>(app: FastifyInstance, spe
 
 const id = (item: { id: string }) => html`<code>${item.id}</code>`;
 /** The id, linking to the object's page. */
-export const linked = (section: 'payments' | 'orders' | 'payouts') => (item: { id: string }) => html`<a href="/dashboard/${section}/${item.id}"><code>${item.id}</code></a>`;
+export const linked = (section: 'payments' | 'orders' | 'payouts' | 'payment-links') => (item: { id: string }) => html`<a href="/dashboard/${section}/${item.id}"><code>${item.id}</code></a>`;
 /** An object's id, linking to its page when it has one (a receipt's is its row in the receipts list). */
 function objectLink(objectId: string): Html {
   if (objectId.startsWith('pi_')) return linked('payments')({ id: objectId });
   if (objectId.startsWith('ord_')) return linked('orders')({ id: objectId });
   if (objectId.startsWith('po_')) return linked('payouts')({ id: objectId });
+  if (objectId.startsWith('plink_')) return linked('payment-links')({ id: objectId });
   if (objectId.startsWith('rcpt_')) return html`<a href="/dashboard/receipts?q=${objectId}"><code>${objectId}</code></a>`;
   return html`<code>${objectId}</code>`;
 }
@@ -392,14 +399,15 @@ function moneyLists(app: FastifyInstance, { payments, orders, refunds }: Dashboa
     ],
   }, 'payments');
   listRoute<Order>(app, {
-    section: 'orders', title: 'navOrders', caption: 'ordersCaption', dates: true,
+    section: 'orders', title: 'navOrders', caption: 'ordersCaption', dates: true, scopedBy: 'paymentLink',
     choices: [{ param: 'status', label: 'status', values: ORDER_STATUSES, of: 'order' }],
     search: { idPrefix: 'ord_', other: 'customerRef' },
     list: (merchant, query) => orders.list(merchant, query as OrdersQuery),
     find: (merchant, found) => orders.get(merchant, found),
     csv: [
       ['id', (item) => item.id], ['created', (item) => item.created], ['amount_uzs', (item) => uzs(item.amount)], ['status', (item) => item.status],
-      ['customer_ref', (item) => item.customerRef], ['payment_intent', (item) => item.paymentIntent], ['paid_at', (item) => item.paidAt], ['description', (item) => item.description],
+      ['customer_ref', (item) => item.customerRef], ['payment_intent', (item) => item.paymentIntent], ['paid_at', (item) => item.paidAt],
+      ['payment_link', (item) => item.paymentLink], ['description', (item) => item.description],
     ],
     columns: [
       { label: 'id', cell: linked('orders') },

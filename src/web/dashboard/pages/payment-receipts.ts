@@ -66,14 +66,13 @@ function lineRow(dash: Dash, line: Line): Html {
     ${cell('lineTotal', money(dash, total), true)}</tr>`;
 }
 
-/** The lines a receipt lists, its shipping last. */
-function linesTable(dash: Dash, receipt: Receipt): Html {
+/** The lines a receipt lists (or a payment link gives each order), its shipping last; `caption` says whose. */
+export function linesTable(dash: Dash, receipt: Pick<Receipt, 'items' | 'shipping'>, caption: MessageKey): Html {
   const { t } = dash;
   const lines: Line[] = receipt.items.map((item) => ({ ...item, shipping: false }));
   if (receipt.shipping !== null) lines.push({ ...shippingLine(receipt.shipping), shipping: true });
   const heads: Array<[MessageKey, boolean]> = [['item', false], ['ikpuCode', false], ['packageCode', false], ['quantity', true], ['price', true], ['discount', true], ['vatRate', true], ['lineTotal', true]];
-  return html`<h3>${t('receiptLines')}</h3>
-<div class="table-wrap"><table class="receipt-lines"><caption>${t('receiptLinesCaption')}</caption>
+  return html`<div class="table-wrap"><table class="receipt-lines"><caption>${t(caption)}</caption>
 <thead><tr>${heads.map(([label, num]) => html`<th scope="col"${num ? html` class="num"` : ''}>${t(label)}</th>`)}</tr></thead>
 <tbody>${lines.map((line) => lineRow(dash, line))}</tbody></table></div>`;
 }
@@ -88,5 +87,5 @@ export function paymentReceipts(dash: Dash, intent: Pick<PaymentIntent, 'status'
   const sale = receipts.find((receipt) => receipt.type === 'sale') ?? receipts[0]!;
   return html`<h2>${t('fiscalReceipts')}</h2>
 <div class="receipts">${receipts.map((receipt) => receiptCard(dash, receipt))}</div>
-${linesTable(dash, sale)}`;
+<h3>${t('receiptLines')}</h3>${linesTable(dash, sale, 'receiptLinesCaption')}`;
 }

@@ -12,6 +12,7 @@ import type { DashboardDeps, Form } from '../deps.js';
 import { html, type Html } from '../../html.js';
 import { csrfField, formKeyField, notice, sendPage, timeElement, when } from '../layout.js';
 import { badge, failureReason, linked, listRoute, money, uzs, type ListPage, type Tiyin } from './lists.js';
+import { tiyinOfTyped } from './form-fields.js';
 import { availableTile, nextPayoutTile } from './overview.js';
 import { accountShown, payoutAccountOf } from './payout-account.js';
 
@@ -33,18 +34,6 @@ interface Standing {
   available: Tiyin;
   next: NextPayout;
   account: PayoutAccount | null;
-}
-
-/**
- * So'm as a person types them, in tiyin: digits, grouped by spaces (or by commas in threes, as English writes them),
- * with at most two decimals after a point or a comma. A comma before exactly three digits groups them: "1,500" is
- * 1,500 so'm, never 1.5. Null when the text is no such amount.
- */
-function tiyinOfTyped(typed: string): bigint | null {
-  const text = typed.replace(/\s/g, '');
-  const match = /^(\d+)(?:[.,](\d{1,2}))?$/.exec(text) ?? /^(\d{1,3}(?:,\d{3})+)(?:\.(\d{1,2}))?$/.exec(text);
-  if (!match) return null;
-  return BigInt(match[1]!.replaceAll(',', '')) * 100n + BigInt((match[2] ?? '').padEnd(2, '0'));
 }
 
 /** The form's amount in tiyin (none: the whole available balance), or what is wrong with it. */
