@@ -1,9 +1,11 @@
 // Two-step payments with the Node SDK against a running service: a hold made, part of it captured and another hold
 // canceled, typed as the API describes them; a capture's Idempotency-Key made by the SDK and kept on its own retries;
-// the loser of a capture and a cancel as a typed error; the hold's events narrowed by their type.
+// the loser of a capture and a cancel as a typed error; the hold's events narrowed by their type; an order whose buyer's
+// money is held, captured with its sale receipt; a hold released at once by the test helper, as its expiry would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import Tolov, { constructEvent, signedHeaders, TolovError, type PaymentIntent } from '../../packages/node/src/index.js';
+import Tolov, { constructEvent, signedHeaders, TolovError, type Order, type PaymentIntent } from '../../packages/node/src/index.js';
 import { startService, type TestService } from '../support/harness.js';
+import { receiptFor } from '../support/receipts.js';
 
 let service: TestService;
 let base: string;
@@ -97,5 +99,57 @@ describe('two-step payments with the Node SDK', () => {
     if (event.type !== 'payment_intent.hold_released') throw new Error(`not narrowed: ${event.type}`);
     // Narrowed: `data` is the payment intent as it was, its status in lower case.
     expect(event.data).toMatchObject({ id: held.id, status: 'canceled', captureMethod: 'manual', amountCapturable: 0 });
+  });
+});
+
+describe('orders that hold the buyer’s money, and the expiry helper, with the Node SDK', () => {
+  it('holds an order’s payment once the buyer paid, then captures part of it with the order’s sale receipt', async () => {
+    const { tolov } = await shop();
+    const order = await tolov.orders.create({ amount: 2_400_000, description: 'Order #1002', capture: 'manual', receipt: receiptFor(2_400_000) });
+    // Typed as the API describes it: `captureMethod` is on the order.
+    const shown: Pick<Order, 'status' | 'captureMethod' | 'paymentIntent'> = order;
+    expect(shown).toMatchObject({ status: 'PENDING', captureMethod: 'manual', paymentIntent: null });
+
+    const paid = await tolov.testHelpers.orders.pay(order.id);
+    expect(paid).toMatchObject({ id: order.id, status: 'PAID', captureMethod: 'manual', paymentIntent: expect.stringMatching(/^pi_/), receipt: null });
+    const held = await tolov.charges.retrieve(paid.paymentIntent!);
+    expect(held).toMatchObject({ status: 'REQUIRES_CAPTURE', order: order.id, captureMethod: 'manual', amountCapturable: 2_400_000, receipt: null });
+    expect((await tolov.charges.list({ status: 'REQUIRES_CAPTURE' })).data.map((intent) => intent.id)).toEqual([held.id]);
+    expect((await tolov.balance.retrieve()).pending).toBe(0);
+
+    // Less than was held: the lines for the amount captured.
+    const captured = await tolov.charges.capture(held.id, { amount: 2_100_000, receipt: receiptFor(2_100_000) });
+    expect(captured).toMatchObject({ id: held.id, status: 'SUCCEEDED', amount: 2_100_000, fee: 21_000, amountCapturable: 0, order: order.id, receipt: expect.stringMatching(/^rcpt_/) });
+    expect(await tolov.orders.retrieve(order.id)).toMatchObject({ status: 'PAID', amount: 2_400_000, paymentIntent: held.id, receipt: captured.receipt });
+    expect(await tolov.receipts.retrieve(captured.receipt!)).toMatchObject({ type: 'sale', paymentIntent: held.id, amount: 2_100_000 });
+    expect((await tolov.balance.retrieve()).pending).toBe(2_100_000 - 21_000);
+
+    const types = (await tolov.events.list({ limit: 10 })).data.filter((event) => event.data.id === order.id || event.data.id === held.id).map((event) => event.type);
+    expect(types.sort()).toEqual(['order.paid', 'payment_intent.requires_capture', 'payment_intent.succeeded']);
+  });
+
+  it('releases a hold at once through the test helper, a charge’s or an order’s; a repeat is a typed INVALID_STATE', async () => {
+    const { tolov, card } = await shop();
+    const hold = await tolov.charges.create({ amount: 400_000, card, capture: 'manual', description: 'Bicycle rental 7802, deposit' });
+    const released: PaymentIntent = await tolov.testHelpers.charges.expireHold(hold.id);
+    expect(released).toMatchObject({ id: hold.id, status: 'CANCELED', amountCapturable: 0 });
+    expect(await tolov.charges.retrieve(hold.id)).toEqual(released);
+    const again = await tolov.testHelpers.charges.expireHold(hold.id).catch((error: unknown) => error);
+    expect(again).toBeInstanceOf(TolovError);
+    expect(again).toMatchObject({ statusCode: 409, code: 'INVALID_STATE' });
+    const [event] = (await tolov.events.list({ type: 'payment_intent.hold_released' })).data;
+    expect(event).toMatchObject({ data: { id: hold.id, status: 'canceled' } });
+
+    // An order's hold: its payment CANCELED, the order still PAID, nothing in the balance.
+    const order = await tolov.testHelpers.orders.pay((await tolov.orders.create({ amount: 700_000, capture: 'manual' })).id);
+    expect(await tolov.testHelpers.charges.expireHold(order.paymentIntent!)).toMatchObject({ status: 'CANCELED', order: order.id });
+    expect(await tolov.orders.retrieve(order.id)).toMatchObject({ status: 'PAID', receipt: null });
+    expect(await tolov.balance.retrieve()).toMatchObject({ pending: 0, available: 0 });
+
+    // Only a hold: a charge taken at once is refused, and so is another product's payment.
+    const taken = await tolov.charges.create({ amount: 100_000, card });
+    expect(await tolov.testHelpers.charges.expireHold(taken.id).catch((error: unknown) => error)).toMatchObject({ statusCode: 409, code: 'INVALID_STATE' });
+    const other = await shop();
+    expect(await other.tolov.testHelpers.charges.expireHold(hold.id).catch((error: unknown) => error)).toMatchObject({ statusCode: 404 });
   });
 });

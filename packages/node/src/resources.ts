@@ -232,6 +232,14 @@ export function testHelpers(transport: Transport) {
       pay: (orderId: string, body: Schemas['TestCardBody'] = {}, options?: CallOptions) =>
         transport.request<Order>('POST', `/v1/test_helpers/orders/${id(orderId)}/pay`, body, options),
     },
+    charges: {
+      /**
+       * Test mode: release a `REQUIRES_CAPTURE` hold now, as `TOLOV_HOLD_DAYS` passing would: the payment `CANCELED`
+       * (payment_intent.hold_released). A payment not `REQUIRES_CAPTURE` (a repeat included) throws `INVALID_STATE`.
+       */
+      expireHold: (intentId: string, options?: CallOptions) =>
+        transport.request<PaymentIntent>('POST', `/v1/test_helpers/charges/${id(intentId)}/expire_hold`, undefined, options),
+    },
     cardBindings: {
       /** Test mode: complete a PENDING card binding as a buyer would, saving a test card (default 8600000000000007). */
       complete: (bindingId: string, body: Schemas['TestCardBody'] = {}, options?: CallOptions) =>
