@@ -100,7 +100,7 @@ const PAGE = 'newest first; `has_more` says whether another page follows (pass t
 
 /** The merchant's operations, in the order the reference shows them. */
 export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
-  createOrder: { returns: 'The new order: `PENDING`, with the `paymentUrl` to send the buyer to and its `expiresAt`', errors: ['RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'PRODUCT_SUSPENDED'] },
+  createOrder: { returns: 'The new order: `PENDING`, with the `paymentUrl` to send the buyer to and its `expiresAt`', errors: ['RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'SCOPE_REQUIRED', 'PRODUCT_SUSPENDED'] },
   retrieveOrder: { returns: 'The order; `paidAt` and `paymentIntent` once `PAID`, `failureCode` once `FAILED`', errors: ['NOT_FOUND'] },
   cancelOrder: { returns: 'The order, now `CANCELED`', errors: ['NOT_FOUND', 'ORDER_DEBIT_IN_PROGRESS', 'ORDER_NOT_CANCELABLE'] },
   listOrders: { returns: `A page of orders, ${PAGE}` },
@@ -138,12 +138,13 @@ export const MERCHANT_OPERATIONS: Readonly<Record<string, OperationNotes>> = {
   retrieveCharge: { returns: 'The payment intent', errors: ['NOT_FOUND'] },
   captureCharge: {
     returns:
-      "The payment intent: `SUCCEEDED` with the amount captured; `REQUIRES_CAPTURE` again when the bank refused the capture but still holds the money; `CANCELED` when the bank no longer held it; or `PROCESSING` when the bank's answer was unclear, until reconciliation settles it",
-    errors: ['NOT_FOUND', 'INVALID_STATE', 'VALIDATION_ERROR', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'RAIL_UNAVAILABLE', 'PRODUCT_SUSPENDED'],
+      "The payment intent: `SUCCEEDED` with the amount captured, or `PROCESSING` when the bank's answer was unclear, until reconciliation settles it. A capture the bank refused answers 402 `PAYMENT_FAILED` with its `failureCode`: the payment is `REQUIRES_CAPTURE` again when the bank still holds the money, `CANCELED` (`HOLD_NOT_ACTIVE`) when it no longer does",
+    errors: ['NOT_FOUND', 'INVALID_STATE', 'VALIDATION_ERROR', 'PAYMENT_FAILED', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'RAIL_UNAVAILABLE', 'PRODUCT_SUSPENDED'],
   },
   cancelCharge: {
-    returns: "The payment intent: `CANCELED` once the bank released the hold, or `PROCESSING` when its answer was unclear, until reconciliation settles it",
-    errors: ['NOT_FOUND', 'INVALID_STATE', 'RAIL_UNAVAILABLE'],
+    returns:
+      "The payment intent: `CANCELED` once the bank released the hold (or no longer held it), or `PROCESSING` when its answer was unclear, until reconciliation settles it. A release the bank refused answers 402 `PAYMENT_FAILED` with its `failureCode`; the payment is `REQUIRES_CAPTURE` again",
+    errors: ['NOT_FOUND', 'INVALID_STATE', 'PAYMENT_FAILED', 'RAIL_UNAVAILABLE'],
   },
   listCharges: { returns: `A page of payment intents, ${PAGE}` },
   createPaymentIntent: { returns: 'The payment intent, `REQUIRES_PAYMENT`: no money moves until it is confirmed', errors: ['NOT_FOUND', 'RECEIPT_MISMATCH', 'RECEIPT_REQUIRED', 'PRODUCT_SUSPENDED'] },

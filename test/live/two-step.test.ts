@@ -83,8 +83,11 @@ describe('two-step payments at the bank simulator', () => {
       await setFaults(sim, { moneyLatencyMs: 0 });
 
       server = await startMain(env);
+      // Each client retries its key until it is answered: with the end's state, or, once reconciliation has fenced an
+      // end the bank never executed, with its refusal (402): the bank is not called again under that key.
       for (const request of requests) {
-        await waitFor(async () => ((await call('POST', request.path, key, request.body, request.idempotencyKey)).status === 200 ? true : null), 30_000, `${request.idempotencyKey} answered`);
+        const answered = async () => [200, 402].includes((await call('POST', request.path, key, request.body, request.idempotencyKey)).status) || null;
+        await waitFor(answered, 30_000, `${request.idempotencyKey} answered`);
       }
       const finals = await waitFor(async () => {
         const statuses = await Promise.all(requests.map(async (request) => (await call('GET', `/subscribe/v1/charges/${request.hold}`, key)).body.status as string));

@@ -137,6 +137,31 @@ describe('two-step payments: capture', () => {
     expect(sale.body).toMatchObject({ type: 'sale', amount: 12_000 });
   });
 
+  it('answers 402 PAYMENT_FAILED when the bank refuses the capture: the hold kept stays capturable, one it let lapse is CANCELED', async () => {
+    const kept = await holding(16_000);
+    // The bank's own record says less was held than Tolov asked for: it refuses to capture more.
+    await service.db.query(`UPDATE test_rail_operations SET amount = 10000 WHERE operation_id = $1`, [kept.intent.id]);
+    const refused = await capture(kept.shop, kept.intent.id);
+    expect(refused.status).toBe(402);
+    expect(refused.body).toMatchObject({ code: 'PAYMENT_FAILED', failureCode: 'AMOUNT_EXCEEDS_HOLD' });
+    expect(await read(kept.shop, kept.intent.id)).toMatchObject({ status: 'REQUIRES_CAPTURE', amountCapturable: 16_000 });
+    expect((await capture(kept.shop, kept.intent.id, { amount: 10_000 })).body).toMatchObject({ status: 'SUCCEEDED', amount: 10_000 });
+
+    const lapsed = await holding(17_000);
+    // The bank released the hold on its own (its own expiry).
+    await service.db.query(
+      `INSERT INTO test_rail_operations (operation_id, type, token, amount, status, hold_operation_id)
+       SELECT 'bank-expiry-' || operation_id, 'release', token, amount, 'SUCCEEDED', operation_id FROM test_rail_operations WHERE operation_id = $1`,
+      [lapsed.intent.id],
+    );
+    const gone = await capture(lapsed.shop, lapsed.intent.id);
+    expect(gone.status).toBe(402);
+    expect(gone.body).toMatchObject({ code: 'PAYMENT_FAILED', failureCode: 'HOLD_NOT_ACTIVE' });
+    expect(await read(lapsed.shop, lapsed.intent.id)).toMatchObject({ status: 'CANCELED' });
+    expect((await eventsOf(service, lapsed.intent.id)).map((event) => event.type)).toEqual(['payment_intent.requires_capture', 'payment_intent.hold_released']);
+    expect(await balance(service, lapsed.shop.test)).toMatchObject({ pending: 0 });
+  });
+
   it('refuses to capture what is not a hold: 404 for another product, 409 for a payment taken at once', async () => {
     const { intent } = await holding(5_000);
     const stranger = await service.createMerchant();
@@ -177,6 +202,33 @@ describe('two-step payments: release', () => {
     expect(released.body).toMatchObject({ id: intent.id, status: 'CANCELED' });
     expect(await endsOf(intent.id)).toEqual([{ kind: 'release', status: 'SUCCEEDED', reason: 'expired' }]);
     expect((await helper(shop.test)).body).toMatchObject({ code: 'INVALID_STATE' });
+  });
+
+  it('the worker asks again an hour after the bank refused a release, without holding up the other holds', async () => {
+    const refused = await holding(21_000);
+    const next = await holding(22_000);
+    await ageHold(refused.intent.id, 9);
+    await ageHold(next.intent.id, 8);
+    // The bank's record holds less than Tolov asks it to release: it refuses, and keeps the hold.
+    await service.db.query(`UPDATE test_rail_operations SET amount = 1000 WHERE operation_id = $1`, [refused.intent.id]);
+    await service.holds.releaseExpired(50);
+    expect(await read(refused.shop, refused.intent.id)).toMatchObject({ status: 'REQUIRES_CAPTURE' });
+    expect(await read(next.shop, next.intent.id)).toMatchObject({ status: 'CANCELED' });
+    expect(await endsOf(refused.intent.id)).toEqual([{ kind: 'release', status: 'FAILED', reason: 'expired' }]);
+    await service.holds.releaseExpired(50);
+    expect(await endsOf(refused.intent.id)).toHaveLength(1);
+    await service.db.query(`UPDATE hold_ends SET created_at = now() - interval '61 minutes' WHERE payment_intent_id = $1`, [refused.intent.id]);
+    await service.db.query(`UPDATE test_rail_operations SET amount = 21000 WHERE operation_id = $1`, [refused.intent.id]);
+    await service.holds.releaseExpired(50);
+    expect(await read(refused.shop, refused.intent.id)).toMatchObject({ status: 'CANCELED' });
+    expect((await endsOf(refused.intent.id)).map((end) => end.status)).toEqual(['FAILED', 'SUCCEEDED']);
+  });
+
+  it('a hold on an order made with a key that cannot capture is refused: capture "manual" needs the subscribe scope', async () => {
+    const shop = await service.createMerchant({ scopes: ['sale_of_goods'] });
+    const reply = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: idem(), body: { amount: 5_000, capture: 'manual' } });
+    expect(reply.status).toBe(403);
+    expect(reply.body).toMatchObject({ code: 'SCOPE_REQUIRED', param: 'capture' });
   });
 
   it('the worker releases holds older than TOLOV_HOLD_DAYS (7), and only those', async () => {

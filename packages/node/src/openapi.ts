@@ -2156,36 +2156,36 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "ord_0VcDbR1HMAYC4Zl0ClJdwfbh",
+                     *           "id": "ord_0VcDes7Z9V92dh5ogUa425gs",
                      *           "object": "order",
                      *           "amount": 640000,
                      *           "currency": "UZS",
                      *           "status": "FAILED",
                      *           "description": "Dried figs, 1 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_gIFhe3R6V6nxgYvG1Gooptu5nW7lq4o2GtQct9OO",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_UL3BuCACtTROBCypNjt9eQy7BwUCCcuSgzgUbEtL",
                      *           "returnUrl": "https://shop.example.uz/orders/1004/done",
                      *           "saveCard": false,
-                     *           "paymentIntent": "pi_0VcDbR1YhPIOHNkvelylegeU",
+                     *           "paymentIntent": "pi_0VcDes7uvvlwquN9J1Dd3guX",
                      *           "captureMethod": "automatic",
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": "INSUFFICIENT_FUNDS",
-                     *           "expiresAt": "2026-11-27T23:46:05.091Z",
+                     *           "expiresAt": "2026-11-27T23:59:44.253Z",
                      *           "receipt": null,
                      *           "paymentLink": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.091Z"
+                     *           "created": "2026-11-27T23:29:44.253Z"
                      *         },
                      *         {
-                     *           "id": "ord_0VcDbR0tmEeoCy6yG6hiz3Ov",
+                     *           "id": "ord_0VcDes7GEWyfbpMUZFPoVQ7t",
                      *           "object": "order",
                      *           "amount": 2400000,
                      *           "currency": "UZS",
                      *           "status": "EXPIRED",
                      *           "description": "Walnuts, 3 kg",
                      *           "customerRef": "customer-4821",
-                     *           "paymentUrl": "https://api.tolov.example/pay/cs_nQKiXfdfMNBQLi9G3kevbKrFgbsRTsRCfQ9jhw0C",
+                     *           "paymentUrl": "https://api.tolov.example/pay/cs_prNdo43zDJbLsJlnGFZ8DAjr9SUAqNwDQS6xL1CB",
                      *           "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *           "saveCard": false,
                      *           "paymentIntent": null,
@@ -2193,11 +2193,11 @@ export interface operations {
                      *           "savedCard": null,
                      *           "paidAt": null,
                      *           "failureCode": null,
-                     *           "expiresAt": "2026-11-27T23:16:05.069Z",
+                     *           "expiresAt": "2026-11-27T23:29:44.235Z",
                      *           "receipt": null,
                      *           "paymentLink": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.067Z"
+                     *           "created": "2026-11-27T23:29:44.234Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -2324,14 +2324,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDbQyMrbDSNz4MLU5zsjRO",
+                     *       "id": "ord_0VcDes53rwFwHL60M6YIonqn",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PENDING",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3Qlb8oC6qGyhWe0jvUUmOagVWbcuEmjJBWC1F6pG",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_18fBJ4TAkPNx7H7JpQPb7Wg84msBRBs1X6jTBvTh",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
@@ -2339,11 +2339,11 @@ export interface operations {
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:46:04.910Z",
+                     *       "expiresAt": "2026-11-27T23:59:44.097Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:04.910Z"
+                     *       "created": "2026-11-27T23:29:44.097Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2461,26 +2461,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDbQyMrbDSNz4MLU5zsjRO",
+                     *       "id": "ord_0VcDes53rwFwHL60M6YIonqn",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3Qlb8oC6qGyhWe0jvUUmOagVWbcuEmjJBWC1F6pG",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_18fBJ4TAkPNx7H7JpQPb7Wg84msBRBs1X6jTBvTh",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcDbQz2capgGrN4aq9RNHkY",
+                     *       "paymentIntent": "pi_0VcDes5jqRaBfUtpbqRJgtCq",
                      *       "captureMethod": "automatic",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T23:16:04.963Z",
+                     *       "paidAt": "2026-11-27T23:29:44.149Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:46:04.910Z",
-                     *       "receipt": "rcpt_0VcDbQzFZOdrnM3yLWnv5ubZ",
+                     *       "expiresAt": "2026-11-27T23:59:44.097Z",
+                     *       "receipt": "rcpt_0VcDes5vZO4MtjR9QAm6hVa3",
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:04.910Z"
+                     *       "created": "2026-11-27T23:29:44.097Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2584,14 +2584,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDbR01vNvVl6do1G3VvJf7",
+                     *       "id": "ord_0VcDes6i2ghV0Ynl5GfD4TEH",
                      *       "object": "order",
                      *       "amount": 890000,
                      *       "currency": "UZS",
                      *       "status": "CANCELED",
                      *       "description": "Raisins, 1 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_PyDVJo1rosOtN4YQxOXeCr3tgqE4DO6qZIk2pToV",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_7U4omZayx9ZpONTjh0MGiTWxQMeOXJaR6gBMy0wc",
                      *       "returnUrl": "https://shop.example.uz/orders/1002/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
@@ -2599,11 +2599,11 @@ export interface operations {
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:46:05.013Z",
+                     *       "expiresAt": "2026-11-27T23:59:44.200Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.013Z"
+                     *       "created": "2026-11-27T23:29:44.200Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2738,10 +2738,10 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "plink_0VcDbR4N8srXHl96xRLO1WT9",
+                     *           "id": "plink_0VcDesAppAxIXFBaj5MvPvku",
                      *           "object": "payment_link",
-                     *           "url": "https://api.tolov.example/l/0SWz3iY8zm",
-                     *           "qrSvgUrl": "https://api.tolov.example/l/0SWz3iY8zm/qr.svg",
+                     *           "url": "https://api.tolov.example/l/5iOoSPMFdF",
+                     *           "qrSvgUrl": "https://api.tolov.example/l/5iOoSPMFdF/qr.svg",
                      *           "amount": null,
                      *           "amountMin": 500000,
                      *           "amountMax": 50000000,
@@ -2750,13 +2750,13 @@ export interface operations {
                      *           "active": true,
                      *           "quantityMax": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.283Z"
+                     *           "created": "2026-11-27T23:29:44.455Z"
                      *         },
                      *         {
-                     *           "id": "plink_0VcDbR4AStZUV2qCiQZ4nzP3",
+                     *           "id": "plink_0VcDesAdAcR5Ow9fqD5Ylcha",
                      *           "object": "payment_link",
-                     *           "url": "https://api.tolov.example/l/QkrlELC279",
-                     *           "qrSvgUrl": "https://api.tolov.example/l/QkrlELC279/qr.svg",
+                     *           "url": "https://api.tolov.example/l/tCF7CJvHTI",
+                     *           "qrSvgUrl": "https://api.tolov.example/l/tCF7CJvHTI/qr.svg",
                      *           "amount": 1500000,
                      *           "amountMin": null,
                      *           "amountMax": null,
@@ -2784,7 +2784,7 @@ export interface operations {
                      *           "active": true,
                      *           "quantityMax": 50,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.269Z"
+                     *           "created": "2026-11-27T23:29:44.443Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -2910,10 +2910,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcDbR4AStZUV2qCiQZ4nzP3",
+                     *       "id": "plink_0VcDesAdAcR5Ow9fqD5Ylcha",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/QkrlELC279",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/QkrlELC279/qr.svg",
+                     *       "url": "https://api.tolov.example/l/tCF7CJvHTI",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/tCF7CJvHTI/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -2941,7 +2941,7 @@ export interface operations {
                      *       "active": true,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.269Z"
+                     *       "created": "2026-11-27T23:29:44.443Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -3058,10 +3058,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcDbR4AStZUV2qCiQZ4nzP3",
+                     *       "id": "plink_0VcDesAdAcR5Ow9fqD5Ylcha",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/QkrlELC279",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/QkrlELC279/qr.svg",
+                     *       "url": "https://api.tolov.example/l/tCF7CJvHTI",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/tCF7CJvHTI/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -3089,7 +3089,7 @@ export interface operations {
                      *       "active": true,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.269Z"
+                     *       "created": "2026-11-27T23:29:44.443Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -3202,10 +3202,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "plink_0VcDbR4AStZUV2qCiQZ4nzP3",
+                     *       "id": "plink_0VcDesAdAcR5Ow9fqD5Ylcha",
                      *       "object": "payment_link",
-                     *       "url": "https://api.tolov.example/l/QkrlELC279",
-                     *       "qrSvgUrl": "https://api.tolov.example/l/QkrlELC279/qr.svg",
+                     *       "url": "https://api.tolov.example/l/tCF7CJvHTI",
+                     *       "qrSvgUrl": "https://api.tolov.example/l/tCF7CJvHTI/qr.svg",
                      *       "amount": 1500000,
                      *       "amountMin": null,
                      *       "amountMax": null,
@@ -3233,7 +3233,7 @@ export interface operations {
                      *       "active": false,
                      *       "quantityMax": 50,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.269Z"
+                     *       "created": "2026-11-27T23:29:44.443Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentLink"];
@@ -3443,69 +3443,69 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "txn_0VcDbRJAB1kRnoNZYoGsAbTW",
+                     *           "id": "txn_0VcDesPsiWg9j605IqJD1axA",
                      *           "object": "balance_transaction",
                      *           "type": "payout_failure",
                      *           "amount": 500000,
                      *           "fee": 0,
                      *           "net": 500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:16:06.200Z",
-                     *           "source": "po_0VcDbRJ7uTePN9v1LEGHEGUm",
-                     *           "payout": "po_0VcDbRJGlBoauW6SbFEKOpVv",
-                     *           "created": "2026-11-27T23:16:06.200Z"
+                     *           "availableOn": "2026-11-27T23:29:45.389Z",
+                     *           "source": "po_0VcDesPqB4CFDurEgwqpSM9W",
+                     *           "payout": "po_0VcDesQ2OZ0BEpB2PLFrL7Wp",
+                     *           "created": "2026-11-27T23:29:45.389Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDbRJ8P7tDxC4wrPwvGUJ2",
+                     *           "id": "txn_0VcDesPqdxHDGdh8h2rdrRAH",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -500000,
                      *           "fee": 0,
                      *           "net": -500000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:16:06.198Z",
-                     *           "source": "po_0VcDbRJ7uTePN9v1LEGHEGUm",
-                     *           "payout": "po_0VcDbRJGlBoauW6SbFEKOpVv",
-                     *           "created": "2026-11-27T23:16:06.198Z"
+                     *           "availableOn": "2026-11-27T23:29:45.386Z",
+                     *           "source": "po_0VcDesPqB4CFDurEgwqpSM9W",
+                     *           "payout": "po_0VcDesQ2OZ0BEpB2PLFrL7Wp",
+                     *           "created": "2026-11-27T23:29:45.386Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDbRIymAFHoVJJ0bSCOIih",
+                     *           "id": "txn_0VcDesPhZCpInDD9DTHG8JDS",
                      *           "object": "balance_transaction",
                      *           "type": "payout",
                      *           "amount": -1000000,
                      *           "fee": 0,
                      *           "net": -1000000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:16:06.188Z",
-                     *           "source": "po_0VcDbRIwfd6sVE078IenVLon",
-                     *           "payout": "po_0VcDbRJGlBoauW6SbFEKOpVv",
-                     *           "created": "2026-11-27T23:16:06.188Z"
+                     *           "availableOn": "2026-11-27T23:29:45.378Z",
+                     *           "source": "po_0VcDesPgcBtcyeRFM874wvgJ",
+                     *           "payout": "po_0VcDesQ2OZ0BEpB2PLFrL7Wp",
+                     *           "created": "2026-11-27T23:29:45.378Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDbRIo15fxcwvYPWirJMJK",
+                     *           "id": "txn_0VcDesPX0ZijWDiFA9nc072P",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 1800000,
                      *           "fee": 18000,
                      *           "net": 1782000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:16:06.180Z",
-                     *           "source": "pi_0VcDbRIjzrS5lo7uCXhizqWt",
-                     *           "payout": "po_0VcDbRJGlBoauW6SbFEKOpVv",
-                     *           "created": "2026-11-27T23:16:06.178Z"
+                     *           "availableOn": "2026-11-27T23:29:45.370Z",
+                     *           "source": "pi_0VcDesPTIYlZ2HXYHB5sNrzQ",
+                     *           "payout": "po_0VcDesQ2OZ0BEpB2PLFrL7Wp",
+                     *           "created": "2026-11-27T23:29:45.367Z"
                      *         },
                      *         {
-                     *           "id": "txn_0VcDbRIRZWjLIjU5411xNiy8",
+                     *           "id": "txn_0VcDesPFfntu3NuoSLK4hNeC",
                      *           "object": "balance_transaction",
                      *           "type": "charge",
                      *           "amount": 3200000,
                      *           "fee": 32000,
                      *           "net": 3168000,
                      *           "status": "available",
-                     *           "availableOn": "2026-11-27T23:16:06.180Z",
-                     *           "source": "pi_0VcDbRINaplJcSqtqWMhp1HY",
-                     *           "payout": "po_0VcDbRJGlBoauW6SbFEKOpVv",
-                     *           "created": "2026-11-27T23:16:06.155Z"
+                     *           "availableOn": "2026-11-27T23:29:45.370Z",
+                     *           "source": "pi_0VcDesPBLg8ntQ0H3HOrfGkF",
+                     *           "payout": "po_0VcDesQ2OZ0BEpB2PLFrL7Wp",
+                     *           "created": "2026-11-27T23:29:45.349Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -3591,17 +3591,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "txn_0VcDbR9tNTUGizFqS7CjTfDu",
+                     *       "id": "txn_0VcDesGT07aRO9BQDnnxNcAL",
                      *       "object": "balance_transaction",
                      *       "type": "charge",
                      *       "amount": 100000,
                      *       "fee": 1000,
                      *       "net": 99000,
                      *       "status": "pending",
-                     *       "availableOn": "2026-11-28T23:16:05.625Z",
-                     *       "source": "pi_0VcDbR9oS4RIFNav5qvqOx1H",
+                     *       "availableOn": "2026-11-28T23:29:44.806Z",
+                     *       "source": "pi_0VcDesGQiH05382wrSZLtWDa",
                      *       "payout": null,
-                     *       "created": "2026-11-27T23:16:05.625Z"
+                     *       "created": "2026-11-27T23:29:44.806Z"
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceTransaction"];
@@ -3691,16 +3691,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcDbRHuaGiTgJKg0pvphMCZ",
+                     *       "id": "pacct_0VcDesObFlJOhinSTlNc9gVt",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
                      *       "tin": "301234567",
                      *       "holderName": "\"Chorsu Market\" MChJ",
-                     *       "payoutsHeldUntil": "2026-11-28T23:16:06.134Z",
+                     *       "payoutsHeldUntil": "2026-11-28T23:29:45.325Z",
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T23:16:06.134Z",
-                     *       "created": "2026-11-27T23:16:06.122Z"
+                     *       "updated": "2026-11-27T23:29:45.325Z",
+                     *       "created": "2026-11-27T23:29:45.309Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -3794,18 +3794,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcDbR4vDGSKtAUTTQSAjR1f",
+                     *       "id": "cb_0VcDesBTH4qJSByuB45CVrcd",
                      *       "object": "card_binding",
                      *       "status": "PENDING",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
-                     *       "url": "https://api.tolov.example/bind/cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
+                     *       "clientToken": "cbs_hxGg71hqS2Q9BDYUt9aC7JLfAaWVPxdG2DxcPvGf",
+                     *       "url": "https://api.tolov.example/bind/cbs_hxGg71hqS2Q9BDYUt9aC7JLfAaWVPxdG2DxcPvGf",
                      *       "card": null,
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T23:31:05.317Z",
+                     *       "expiresAt": "2026-11-27T23:44:44.495Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.317Z"
+                     *       "created": "2026-11-27T23:29:44.495Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -3929,18 +3929,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcDbR4vDGSKtAUTTQSAjR1f",
+                     *       "id": "cb_0VcDesBTH4qJSByuB45CVrcd",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
-                     *       "url": "https://api.tolov.example/bind/cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
-                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "clientToken": "cbs_hxGg71hqS2Q9BDYUt9aC7JLfAaWVPxdG2DxcPvGf",
+                     *       "url": "https://api.tolov.example/bind/cbs_hxGg71hqS2Q9BDYUt9aC7JLfAaWVPxdG2DxcPvGf",
+                     *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T23:31:05.317Z",
+                     *       "expiresAt": "2026-11-27T23:44:44.495Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.317Z"
+                     *       "created": "2026-11-27T23:29:44.495Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -4041,7 +4041,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "id": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "object": "card",
                      *       "status": "ACTIVE",
                      *       "maskedPan": "860000******0007",
@@ -4049,7 +4049,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-4821",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.335Z"
+                     *       "created": "2026-11-27T23:29:44.512Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -4150,7 +4150,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "card_0VcDbR5YP38hzJtfiUW1guYl",
+                     *       "id": "card_0VcDesCBk4256Aps4nQ1aIbW",
                      *       "object": "card",
                      *       "status": "DELETED",
                      *       "maskedPan": "986000******0000",
@@ -4158,7 +4158,7 @@ export interface operations {
                      *       "expiry": "12/27",
                      *       "customerRef": "customer-5310",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.355Z"
+                     *       "created": "2026-11-27T23:29:44.538Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Card"];
@@ -4271,7 +4271,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "card_0VcDbR5iWjpVDrwDtzvi9Yrm",
+                     *           "id": "card_0VcDesCOQWmUdN6urPhgqq8N",
                      *           "object": "card",
                      *           "status": "ACTIVE",
                      *           "maskedPan": "860000******0015",
@@ -4279,10 +4279,10 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-6172",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.366Z"
+                     *           "created": "2026-11-27T23:29:44.552Z"
                      *         },
                      *         {
-                     *           "id": "card_0VcDbR5YP38hzJtfiUW1guYl",
+                     *           "id": "card_0VcDesCBk4256Aps4nQ1aIbW",
                      *           "object": "card",
                      *           "status": "DELETED",
                      *           "maskedPan": "986000******0000",
@@ -4290,7 +4290,7 @@ export interface operations {
                      *           "expiry": "12/27",
                      *           "customerRef": "customer-5310",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.355Z"
+                     *           "created": "2026-11-27T23:29:44.538Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -4402,7 +4402,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "pi_0VcDbR6elLa8sQ5M3MNB4GPh",
+                     *           "id": "pi_0VcDesDEAe0tYhagdx9io6Aq",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -4410,7 +4410,7 @@ export interface operations {
                      *           "status": "FAILED",
                      *           "failureCode": "INSUFFICIENT_FUNDS",
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcDbR5iWjpVDrwDtzvi9Yrm",
+                     *           "card": "card_0VcDesCOQWmUdN6urPhgqq8N",
                      *           "maskedPan": "860000******0015",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -4423,10 +4423,10 @@ export interface operations {
                      *           "amountCapturable": 0,
                      *           "receipt": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.424Z"
+                     *           "created": "2026-11-27T23:29:44.604Z"
                      *         },
                      *         {
-                     *           "id": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                     *           "id": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
                      *           "object": "payment_intent",
                      *           "amount": 2500000,
                      *           "fee": 25000,
@@ -4434,7 +4434,7 @@ export interface operations {
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "rail": "uzcard",
-                     *           "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *           "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *           "maskedPan": "860000******0007",
                      *           "order": null,
                      *           "description": "Dried fruit box, monthly subscription",
@@ -4445,9 +4445,9 @@ export interface operations {
                      *           "amountRefunded": 0,
                      *           "captureMethod": "automatic",
                      *           "amountCapturable": 0,
-                     *           "receipt": "rcpt_0VcDbR6GKF7Up1YHlwNBqvsP",
+                     *           "receipt": "rcpt_0VcDesCrWEsRRQ1wKGfiSbxn",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.396Z"
+                     *           "created": "2026-11-27T23:29:44.578Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -4538,7 +4538,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 2500000,
-                 *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                 *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                  *       "description": "Dried fruit box, monthly subscription",
                  *       "metadata": {
                  *         "subscription": "sub-4821",
@@ -4571,7 +4571,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                     *       "id": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -4579,7 +4579,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -4590,9 +4590,9 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "captureMethod": "automatic",
                      *       "amountCapturable": 0,
-                     *       "receipt": "rcpt_0VcDbR6GKF7Up1YHlwNBqvsP",
+                     *       "receipt": "rcpt_0VcDesCrWEsRRQ1wKGfiSbxn",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.396Z"
+                     *       "created": "2026-11-27T23:29:44.578Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4731,7 +4731,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                     *       "id": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
                      *       "object": "payment_intent",
                      *       "amount": 2500000,
                      *       "fee": 25000,
@@ -4739,7 +4739,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Dried fruit box, monthly subscription",
@@ -4750,9 +4750,9 @@ export interface operations {
                      *       "amountRefunded": 0,
                      *       "captureMethod": "automatic",
                      *       "amountCapturable": 0,
-                     *       "receipt": "rcpt_0VcDbR6GKF7Up1YHlwNBqvsP",
+                     *       "receipt": "rcpt_0VcDesCrWEsRRQ1wKGfiSbxn",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.396Z"
+                     *       "created": "2026-11-27T23:29:44.578Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4857,7 +4857,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The payment intent: `SUCCEEDED` with the amount captured; `REQUIRES_CAPTURE` again when the bank refused the capture but still holds the money; `CANCELED` when the bank no longer held it; or `PROCESSING` when the bank's answer was unclear, until reconciliation settles it */
+            /** @description The payment intent: `SUCCEEDED` with the amount captured, or `PROCESSING` when the bank's answer was unclear, until reconciliation settles it. A capture the bank refused answers 402 `PAYMENT_FAILED` with its `failureCode`: the payment is `REQUIRES_CAPTURE` again when the bank still holds the money, `CANCELED` (`HOLD_NOT_ACTIVE`) when it no longer does */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4865,7 +4865,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDbR7xtXOdyPIXfzbT0DJM",
+                     *       "id": "pi_0VcDesEaSrKZ0UtGMIuUOqPX",
                      *       "object": "payment_intent",
                      *       "amount": 2200000,
                      *       "fee": 22000,
@@ -4873,7 +4873,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Bicycle rental 7731, deposit",
@@ -4883,7 +4883,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.505Z"
+                     *       "created": "2026-11-27T23:29:44.688Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -4905,6 +4905,15 @@ export interface operations {
             };
             /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `PAYMENT_FAILED`: The bank refused an order's payment; `failureCode` says why */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5019,7 +5028,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The payment intent: `CANCELED` once the bank released the hold, or `PROCESSING` when its answer was unclear, until reconciliation settles it */
+            /** @description The payment intent: `CANCELED` once the bank released the hold (or no longer held it), or `PROCESSING` when its answer was unclear, until reconciliation settles it. A release the bank refused answers 402 `PAYMENT_FAILED` with its `failureCode`; the payment is `REQUIRES_CAPTURE` again */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5027,7 +5036,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDbR8Q4YD30o9qFOv48ZOw",
+                     *       "id": "pi_0VcDesF5x0kXFMqH6AJBtd2r",
                      *       "object": "payment_intent",
                      *       "amount": 500000,
                      *       "fee": 5000,
@@ -5035,7 +5044,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Bicycle rental 7790, deposit",
@@ -5045,7 +5054,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.534Z"
+                     *       "created": "2026-11-27T23:29:44.719Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5062,6 +5071,15 @@ export interface operations {
             };
             /** @description - `UNAUTHENTICATED`: The API key is missing, malformed, unknown or revoked (with `WWW-Authenticate: Bearer`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description - `PAYMENT_FAILED`: The bank refused an order's payment; `failureCode` says why */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5174,7 +5192,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "amount": 990000,
-                 *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                 *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                  *       "description": "Almonds, 1 kg"
                  *     }
                  */
@@ -5190,7 +5208,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDbR7Ad1AUax7YXphptqsw",
+                     *       "id": "pi_0VcDesDqt0adN18d0fKf4h3I",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5198,7 +5216,7 @@ export interface operations {
                      *       "status": "REQUIRES_PAYMENT",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5208,7 +5226,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.455Z"
+                     *       "created": "2026-11-27T23:29:44.641Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5337,7 +5355,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDbR7Ad1AUax7YXphptqsw",
+                     *       "id": "pi_0VcDesDqt0adN18d0fKf4h3I",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5345,7 +5363,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5355,7 +5373,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.455Z"
+                     *       "created": "2026-11-27T23:29:44.641Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5498,7 +5516,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDbR7gb3oEfaDXKWCzObOR",
+                     *       "id": "pi_0VcDesELPvWhd2Rqvy76kkh2",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5506,7 +5524,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5516,7 +5534,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.488Z"
+                     *       "created": "2026-11-27T23:29:44.673Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5638,7 +5656,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDbR7Ad1AUax7YXphptqsw",
+                     *       "id": "pi_0VcDesDqt0adN18d0fKf4h3I",
                      *       "object": "payment_intent",
                      *       "amount": 990000,
                      *       "fee": 9900,
@@ -5646,7 +5664,7 @@ export interface operations {
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Almonds, 1 kg",
@@ -5656,7 +5674,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.455Z"
+                     *       "created": "2026-11-27T23:29:44.641Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -5770,17 +5788,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "re_0VcDbR8zjwXs647MQMjin0br",
+                     *           "id": "re_0VcDesFiDOFojW89JsVjq68q",
                      *           "object": "refund",
                      *           "amount": 2500000,
                      *           "currency": "UZS",
-                     *           "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                     *           "paymentIntent": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
                      *           "status": "SUCCEEDED",
                      *           "failureCode": null,
                      *           "reason": "requested_by_customer",
-                     *           "receipt": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
+                     *           "receipt": "rcpt_0VcDesFmbhvLULAFPqXMLU2X",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.567Z"
+                     *           "created": "2026-11-27T23:29:44.757Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -5861,7 +5879,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                 *       "paymentIntent": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
                  *       "reason": "requested_by_customer"
                  *     }
                  */
@@ -5877,17 +5895,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcDbR8zjwXs647MQMjin0br",
+                     *       "id": "re_0VcDesFiDOFojW89JsVjq68q",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                     *       "paymentIntent": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
+                     *       "receipt": "rcpt_0VcDesFmbhvLULAFPqXMLU2X",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.567Z"
+                     *       "created": "2026-11-27T23:29:44.757Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -6016,17 +6034,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "re_0VcDbR8zjwXs647MQMjin0br",
+                     *       "id": "re_0VcDesFiDOFojW89JsVjq68q",
                      *       "object": "refund",
                      *       "amount": 2500000,
                      *       "currency": "UZS",
-                     *       "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                     *       "paymentIntent": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
                      *       "status": "SUCCEEDED",
                      *       "failureCode": null,
                      *       "reason": "requested_by_customer",
-                     *       "receipt": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
+                     *       "receipt": "rcpt_0VcDesFmbhvLULAFPqXMLU2X",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.567Z"
+                     *       "created": "2026-11-27T23:29:44.757Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Refund"];
@@ -6130,7 +6148,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "po_0VcDbRJGlBoauW6SbFEKOpVv",
+                     *           "id": "po_0VcDesQ2OZ0BEpB2PLFrL7Wp",
                      *           "object": "payout",
                      *           "amount": 3950000,
                      *           "status": "PAID",
@@ -6142,10 +6160,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:06.206Z"
+                     *           "created": "2026-11-27T23:29:45.398Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcDbRJ7uTePN9v1LEGHEGUm",
+                     *           "id": "po_0VcDesPqB4CFDurEgwqpSM9W",
                      *           "object": "payout",
                      *           "amount": 500000,
                      *           "status": "CANCELED",
@@ -6157,10 +6175,10 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:06.197Z"
+                     *           "created": "2026-11-27T23:29:45.385Z"
                      *         },
                      *         {
-                     *           "id": "po_0VcDbRIwfd6sVE078IenVLon",
+                     *           "id": "po_0VcDesPgcBtcyeRFM874wvgJ",
                      *           "object": "payout",
                      *           "amount": 1000000,
                      *           "status": "PAID",
@@ -6172,7 +6190,7 @@ export interface operations {
                      *           },
                      *           "failureCode": null,
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:06.186Z"
+                     *           "created": "2026-11-27T23:29:45.376Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6268,7 +6286,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDbRIwfd6sVE078IenVLon",
+                     *       "id": "po_0VcDesPgcBtcyeRFM874wvgJ",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -6280,7 +6298,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:06.186Z"
+                     *       "created": "2026-11-27T23:29:45.376Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -6398,7 +6416,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDbRIwfd6sVE078IenVLon",
+                     *       "id": "po_0VcDesPgcBtcyeRFM874wvgJ",
                      *       "object": "payout",
                      *       "amount": 1000000,
                      *       "status": "PENDING",
@@ -6410,7 +6428,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:06.186Z"
+                     *       "created": "2026-11-27T23:29:45.376Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -6505,7 +6523,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDbRJ7uTePN9v1LEGHEGUm",
+                     *       "id": "po_0VcDesPqB4CFDurEgwqpSM9W",
                      *       "object": "payout",
                      *       "amount": 500000,
                      *       "status": "CANCELED",
@@ -6517,7 +6535,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:06.197Z"
+                     *       "created": "2026-11-27T23:29:45.385Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -6630,11 +6648,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "rcpt_0VcDbQzFZOdrnM3yLWnv5ubZ",
+                     *       "id": "rcpt_0VcDes5vZO4MtjR9QAm6hVa3",
                      *       "object": "receipt",
                      *       "type": "sale",
                      *       "status": "FISCALIZED",
-                     *       "paymentIntent": "pi_0VcDbQz2capgGrN4aq9RNHkY",
+                     *       "paymentIntent": "pi_0VcDes5jqRaBfUtpbqRJgtCq",
                      *       "refund": null,
                      *       "items": [
                      *         {
@@ -6659,13 +6677,13 @@ export interface operations {
                      *       "vatAmount": 160715,
                      *       "terminalId": "TEST00000001",
                      *       "receiptNumber": "1",
-                     *       "fiscalSign": "412381697045",
-                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261128041605&s=412381697045",
-                     *       "fiscalizedAt": "2026-11-27T23:16:05.629Z",
+                     *       "fiscalSign": "738864654983",
+                     *       "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=1&c=20261128042944&s=738864654983",
+                     *       "fiscalizedAt": "2026-11-27T23:29:44.811Z",
                      *       "failureCode": null,
-                     *       "url": "https://api.tolov.example/receipts/rc_Ve4KMW4KIKr0O0UrTg45ggVXAITYaVjbiTx9mzsZ",
+                     *       "url": "https://api.tolov.example/receipts/rc_ltxA6E0YHEQrf1JDmwWdKLU5WoNIojdTk3MrBAr8",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:04.963Z"
+                     *       "created": "2026-11-27T23:29:44.149Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Receipt"];
@@ -6771,12 +6789,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
+                     *           "id": "rcpt_0VcDesFmbhvLULAFPqXMLU2X",
                      *           "object": "receipt",
                      *           "type": "return",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
-                     *           "refund": "re_0VcDbR8zjwXs647MQMjin0br",
+                     *           "paymentIntent": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
+                     *           "refund": "re_0VcDesFiDOFojW89JsVjq68q",
                      *           "items": [
                      *             {
                      *               "title": "Dried fruit box, monthly",
@@ -6794,20 +6812,20 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "3",
-                     *           "fiscalSign": "238854317172",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128041605&s=238854317172",
-                     *           "fiscalizedAt": "2026-11-27T23:16:05.636Z",
+                     *           "fiscalSign": "500035845353",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128042944&s=500035845353",
+                     *           "fiscalizedAt": "2026-11-27T23:29:44.817Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_cniVWGPHVLzh4334yuP9ob1pROpkDKmJmfGCbkkv",
+                     *           "url": "https://api.tolov.example/receipts/rc_KptzozDUuN4zI1HrER2J4Or2BN5XRo0qV5hTtkJx",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.574Z"
+                     *           "created": "2026-11-27T23:29:44.761Z"
                      *         },
                      *         {
-                     *           "id": "rcpt_0VcDbR6GKF7Up1YHlwNBqvsP",
+                     *           "id": "rcpt_0VcDesCrWEsRRQ1wKGfiSbxn",
                      *           "object": "receipt",
                      *           "type": "sale",
                      *           "status": "FISCALIZED",
-                     *           "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                     *           "paymentIntent": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
                      *           "refund": null,
                      *           "items": [
                      *             {
@@ -6826,13 +6844,13 @@ export interface operations {
                      *           "vatAmount": 267857,
                      *           "terminalId": "TEST00000001",
                      *           "receiptNumber": "2",
-                     *           "fiscalSign": "970584971508",
-                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128041605&s=970584971508",
-                     *           "fiscalizedAt": "2026-11-27T23:16:05.634Z",
+                     *           "fiscalSign": "904721457810",
+                     *           "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128042944&s=904721457810",
+                     *           "fiscalizedAt": "2026-11-27T23:29:44.815Z",
                      *           "failureCode": null,
-                     *           "url": "https://api.tolov.example/receipts/rc_jXb3G797EdCft3G0oxHKvRFgNdL4ism7fSt5KS7M",
+                     *           "url": "https://api.tolov.example/receipts/rc_Kd0CaUgvoOxcR9sxuZlIBrPsILpvbfVtzNWuagW7",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.400Z"
+                     *           "created": "2026-11-27T23:29:44.580Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -6925,7 +6943,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": null,
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T23:46:05.133Z",
+                     *       "expiresAt": "2026-11-27T23:59:44.301Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 3,
                      *       "codeAttemptsLeft": 5,
@@ -7051,11 +7069,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T23:46:05.133Z",
+                     *       "expiresAt": "2026-11-27T23:59:44.301Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T23:16:35.173Z",
+                     *       "resendAvailableAt": "2026-11-27T23:30:14.338Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -7210,7 +7228,7 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": "https://shop.example.uz/orders/1005/done",
-                     *       "expiresAt": "2026-11-27T23:46:05.133Z",
+                     *       "expiresAt": "2026-11-27T23:59:44.301Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 3,
@@ -7220,8 +7238,8 @@ export interface operations {
                      *         "currency": "UZS",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "status": "PAID",
-                     *         "paidAt": "2026-11-27T23:16:05.219Z",
-                     *         "payment": "pi_0VcDbR3IomtntDHMHV9xfD88"
+                     *         "paidAt": "2026-11-27T23:29:44.387Z",
+                     *         "payment": "pi_0VcDes9hD0tQyiyxF0z0Ouez"
                      *       },
                      *       "canSaveCard": true,
                      *       "shopSuspended": false,
@@ -7357,11 +7375,11 @@ export interface operations {
                      *       "livemode": false,
                      *       "maskedPan": "860000******0007",
                      *       "returnUrl": null,
-                     *       "expiresAt": "2026-11-27T23:46:05.133Z",
+                     *       "expiresAt": "2026-11-27T23:59:44.301Z",
                      *       "failureCode": null,
                      *       "cardAttemptsLeft": 0,
                      *       "codeAttemptsLeft": 5,
-                     *       "resendAvailableAt": "2026-11-27T23:16:35.194Z",
+                     *       "resendAvailableAt": "2026-11-27T23:30:14.355Z",
                      *       "order": {
                      *         "amount": 3200000,
                      *         "currency": "UZS",
@@ -7495,7 +7513,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "we_0VcDbRAuVMs5H6OQgFBegb4K",
+                     *           "id": "we_0VcDesHX1rgamYYCdz33e00W",
                      *           "object": "webhook_endpoint",
                      *           "url": "https://shop.example.uz/webhooks/tolov",
                      *           "enabledEvents": [
@@ -7508,7 +7526,7 @@ export interface operations {
                      *           "description": "Order fulfilment and receipts",
                      *           "status": "enabled",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.685Z"
+                     *           "created": "2026-11-27T23:29:44.867Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -7611,7 +7629,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDbRAuVMs5H6OQgFBegb4K",
+                     *       "id": "we_0VcDesHX1rgamYYCdz33e00W",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7623,8 +7641,8 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.685Z",
-                     *       "secret": "whsec_JE2G/Q8J0JSb4FCxQnYiINABVVWrBGS8XYUBJD6NtSU="
+                     *       "created": "2026-11-27T23:29:44.867Z",
+                     *       "secret": "whsec_YszeKJB5XL2Cmyn4CJB9P0rQvpcGct8apd+CLGsqsFA="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7728,7 +7746,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDbRAuVMs5H6OQgFBegb4K",
+                     *       "id": "we_0VcDesHX1rgamYYCdz33e00W",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7740,7 +7758,7 @@ export interface operations {
                      *       "description": "Order fulfilment",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.685Z"
+                     *       "created": "2026-11-27T23:29:44.867Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7851,7 +7869,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDbRAuVMs5H6OQgFBegb4K",
+                     *       "id": "we_0VcDesHX1rgamYYCdz33e00W",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -7864,7 +7882,7 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.685Z"
+                     *       "created": "2026-11-27T23:29:44.867Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -7974,7 +7992,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDbRBIKxOWWcBYVPDODEnP",
+                     *       "id": "we_0VcDesHv7b4z8VeuYUUSZ0j8",
                      *       "object": "webhook_endpoint",
                      *       "deleted": true
                      *     }
@@ -8080,7 +8098,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_0VcDbRAuVMs5H6OQgFBegb4K",
+                     *       "id": "we_0VcDesHX1rgamYYCdz33e00W",
                      *       "object": "webhook_endpoint",
                      *       "url": "https://shop.example.uz/webhooks/tolov",
                      *       "enabledEvents": [
@@ -8093,8 +8111,8 @@ export interface operations {
                      *       "description": "Order fulfilment and receipts",
                      *       "status": "enabled",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.685Z",
-                     *       "secret": "whsec_3ffgQ801I7eRuRgkOmjcuzklZIeP3hG2CkRXyknwjlk="
+                     *       "created": "2026-11-27T23:29:44.867Z",
+                     *       "secret": "whsec_iU2NHn+Ek93BaNyJxGBAbbl+VL7zqx5oTFsEqo8PMHk="
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
@@ -8212,24 +8230,24 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "wd_df0cf74897cc4ad981a5214589a1458a",
+                     *           "id": "wd_a6051973d94b4475b71ca68b7bed716a",
                      *           "object": "webhook_delivery",
-                     *           "endpoint": "we_0VcDbRBL8GbCplOEduKQa06h",
-                     *           "event": "evt_0VcDbR3OOn2KYWKSj8dwfHOQ",
+                     *           "endpoint": "we_0VcDesHxBD6y14wgVemMcp4D",
+                     *           "event": "evt_0VcDes9oQzxe25V0xa774OGL",
                      *           "eventType": "order.paid",
                      *           "status": "succeeded",
                      *           "nextAttemptAt": null,
                      *           "attempts": [
                      *             {
                      *               "number": 1,
-                     *               "attemptedAt": "2026-11-27T23:16:05.736Z",
+                     *               "attemptedAt": "2026-11-27T23:29:44.916Z",
                      *               "statusCode": 200,
-                     *               "durationMs": 9,
+                     *               "durationMs": 10,
                      *               "error": null,
                      *               "responseExcerpt": "ok"
                      *             }
                      *           ],
-                     *           "created": "2026-11-27T23:16:05.721Z"
+                     *           "created": "2026-11-27T23:29:44.905Z"
                      *         }
                      *       ],
                      *       "has_more": false
@@ -8338,17 +8356,17 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "evt_0VcDbRA8DddYJL3Ro67Yo6lp",
+                     *           "id": "evt_0VcDesGjb2RXZNAhRFmEYQgi",
                      *           "object": "event",
                      *           "type": "receipt.failed",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.639Z",
+                     *           "created": "2026-11-27T23:29:44.820Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcDbR9saRqdjiOyT6cQktou",
+                     *             "id": "rcpt_0VcDesGSXohVsSrsPJDMxNdG",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FAILED",
-                     *             "paymentIntent": "pi_0VcDbR9oS4RIFNav5qvqOx1H",
+                     *             "paymentIntent": "pi_0VcDesGQiH05382wrSZLtWDa",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -8371,24 +8389,24 @@ export interface operations {
                      *             "qrUrl": null,
                      *             "fiscalizedAt": null,
                      *             "failureCode": "INVALID_CODE",
-                     *             "url": "https://api.tolov.example/receipts/rc_CQdiHjaUT54LjeL2SORUzSMgUnw3hqYG70QiBdu1",
+                     *             "url": "https://api.tolov.example/receipts/rc_gFczBed4hm34uRCUuVZ4TIwMgXa6pUhX2QdVZswP",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T23:16:05.623Z"
+                     *             "created": "2026-11-27T23:29:44.804Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcDbRA5cWgJfWmTiVJxs0Zh",
+                     *           "id": "evt_0VcDesGgF6hrYiEZv3oPjgmw",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.636Z",
+                     *           "created": "2026-11-27T23:29:44.817Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
+                     *             "id": "rcpt_0VcDesFmbhvLULAFPqXMLU2X",
                      *             "object": "receipt",
                      *             "type": "return",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
-                     *             "refund": "re_0VcDbR8zjwXs647MQMjin0br",
+                     *             "paymentIntent": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
+                     *             "refund": "re_0VcDesFiDOFojW89JsVjq68q",
                      *             "items": [
                      *               {
                      *                 "code": "10813001002000000",
@@ -8406,27 +8424,27 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "3",
-                     *             "fiscalSign": "238854317172",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128041605&s=238854317172",
-                     *             "fiscalizedAt": "2026-11-27T23:16:05.636Z",
+                     *             "fiscalSign": "500035845353",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128042944&s=500035845353",
+                     *             "fiscalizedAt": "2026-11-27T23:29:44.817Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_cniVWGPHVLzh4334yuP9ob1pROpkDKmJmfGCbkkv",
+                     *             "url": "https://api.tolov.example/receipts/rc_KptzozDUuN4zI1HrER2J4Or2BN5XRo0qV5hTtkJx",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T23:16:05.574Z"
+                     *             "created": "2026-11-27T23:29:44.761Z"
                      *           }
                      *         },
                      *         {
-                     *           "id": "evt_0VcDbRA3wnbPKxcidVzgpIc2",
+                     *           "id": "evt_0VcDesGesi98YygwEcC1uybA",
                      *           "object": "event",
                      *           "type": "receipt.fiscalized",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.634Z",
+                     *           "created": "2026-11-27T23:29:44.815Z",
                      *           "data": {
-                     *             "id": "rcpt_0VcDbR6GKF7Up1YHlwNBqvsP",
+                     *             "id": "rcpt_0VcDesCrWEsRRQ1wKGfiSbxn",
                      *             "object": "receipt",
                      *             "type": "sale",
                      *             "status": "FISCALIZED",
-                     *             "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
+                     *             "paymentIntent": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
                      *             "refund": null,
                      *             "items": [
                      *               {
@@ -8445,13 +8463,13 @@ export interface operations {
                      *             "vatAmount": 267857,
                      *             "terminalId": "TEST00000001",
                      *             "receiptNumber": "2",
-                     *             "fiscalSign": "970584971508",
-                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128041605&s=970584971508",
-                     *             "fiscalizedAt": "2026-11-27T23:16:05.634Z",
+                     *             "fiscalSign": "904721457810",
+                     *             "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=2&c=20261128042944&s=904721457810",
+                     *             "fiscalizedAt": "2026-11-27T23:29:44.815Z",
                      *             "failureCode": null,
-                     *             "url": "https://api.tolov.example/receipts/rc_jXb3G797EdCft3G0oxHKvRFgNdL4ism7fSt5KS7M",
+                     *             "url": "https://api.tolov.example/receipts/rc_Kd0CaUgvoOxcR9sxuZlIBrPsILpvbfVtzNWuagW7",
                      *             "livemode": false,
-                     *             "created": "2026-11-27T23:16:05.400Z"
+                     *             "created": "2026-11-27T23:29:44.580Z"
                      *           }
                      *         }
                      *       ],
@@ -8538,32 +8556,32 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "evt_0VcDbR3OOn2KYWKSj8dwfHOQ",
+                     *       "id": "evt_0VcDes9oQzxe25V0xa774OGL",
                      *       "object": "event",
                      *       "type": "order.paid",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.219Z",
+                     *       "created": "2026-11-27T23:29:44.387Z",
                      *       "data": {
-                     *         "id": "ord_0VcDbR1xdNRHOgSMAOJa1vkH",
+                     *         "id": "ord_0VcDes8LjkZKC6Q4eJqC02re",
                      *         "object": "order",
                      *         "amount": 3200000,
                      *         "currency": "UZS",
                      *         "status": "PAID",
                      *         "description": "Dried apricots and almonds, gift box",
                      *         "customerRef": "customer-4821",
-                     *         "paymentUrl": "https://api.tolov.example/pay/cs_oBET5VFZtW6zDlmNo6JHFfSw0rSHK8NUI8NEePsP",
+                     *         "paymentUrl": "https://api.tolov.example/pay/cs_lwHA0iXLi3PUHSqZMbxvP8gZ3lpkEB4OIvU1ZMIW",
                      *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                      *         "saveCard": true,
-                     *         "paymentIntent": "pi_0VcDbR3IomtntDHMHV9xfD88",
+                     *         "paymentIntent": "pi_0VcDes9hD0tQyiyxF0z0Ouez",
                      *         "captureMethod": "automatic",
-                     *         "savedCard": "card_0VcDbR3MFPyJrHe1eYuejB8e",
-                     *         "paidAt": "2026-11-27T23:16:05.219Z",
+                     *         "savedCard": "card_0VcDes9lVc1tBTWRw8SK7Rqn",
+                     *         "paidAt": "2026-11-27T23:29:44.387Z",
                      *         "failureCode": null,
-                     *         "expiresAt": "2026-11-27T23:46:05.133Z",
+                     *         "expiresAt": "2026-11-27T23:59:44.301Z",
                      *         "receipt": null,
                      *         "paymentLink": null,
                      *         "livemode": false,
-                     *         "created": "2026-11-27T23:16:05.133Z"
+                     *         "created": "2026-11-27T23:29:44.301Z"
                      *       }
                      *     }
                      */
@@ -8653,7 +8671,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "endpoint": "we_0VcDbRBL8GbCplOEduKQa06h"
+                 *       "endpoint": "we_0VcDesHxBD6y14wgVemMcp4D"
                  *     }
                  */
                 "application/json": components["schemas"]["ResendBody"];
@@ -8668,15 +8686,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "wd_df0cf74897cc4ad981a5214589a1458a",
+                     *       "id": "wd_a6051973d94b4475b71ca68b7bed716a",
                      *       "object": "webhook_delivery",
-                     *       "endpoint": "we_0VcDbRBL8GbCplOEduKQa06h",
-                     *       "event": "evt_0VcDbR3OOn2KYWKSj8dwfHOQ",
+                     *       "endpoint": "we_0VcDesHxBD6y14wgVemMcp4D",
+                     *       "event": "evt_0VcDes9oQzxe25V0xa774OGL",
                      *       "eventType": "order.paid",
                      *       "status": "pending",
-                     *       "nextAttemptAt": "2026-11-27T23:16:05.721Z",
+                     *       "nextAttemptAt": "2026-11-27T23:29:44.905Z",
                      *       "attempts": [],
-                     *       "created": "2026-11-27T23:16:05.721Z"
+                     *       "created": "2026-11-27T23:29:44.905Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -8880,7 +8898,7 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "req_0VcDbR9FlGFhIEqoA1J3Fvg8",
+                     *           "id": "req_0VcDesFtp0HuEwJaZ1BE9Lkk",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
@@ -8888,29 +8906,29 @@ export interface operations {
                      *           "durationMs": 1,
                      *           "idempotencyKey": "refund-sub-6172-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.586Z"
+                     *           "created": "2026-11-27T23:29:44.770Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcDbR9DM5W7J3rP6LkJyxyM",
+                     *           "id": "req_0VcDesFsYxQOwbsxlQ1oTqaV",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 409,
-                     *           "durationMs": 2,
+                     *           "durationMs": 1,
                      *           "idempotencyKey": "refund-sub-4821-2026-12-again",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.585Z"
+                     *           "created": "2026-11-27T23:29:44.769Z"
                      *         },
                      *         {
-                     *           "id": "req_0VcDbR8wnaQ6lqI659TbcT7I",
+                     *           "id": "req_0VcDesFge9FOjUL8MUik3Y7Z",
                      *           "object": "request_log",
                      *           "method": "POST",
                      *           "path": "/v1/refunds",
                      *           "status": 201,
-                     *           "durationMs": 17,
+                     *           "durationMs": 11,
                      *           "idempotencyKey": "refund-sub-4821-2026-12",
                      *           "livemode": false,
-                     *           "created": "2026-11-27T23:16:05.583Z"
+                     *           "created": "2026-11-27T23:29:44.768Z"
                      *         }
                      *       ],
                      *       "has_more": true
@@ -8996,14 +9014,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDbR0tmEeoCy6yG6hiz3Ov",
+                     *       "id": "ord_0VcDes7GEWyfbpMUZFPoVQ7t",
                      *       "object": "order",
                      *       "amount": 2400000,
                      *       "currency": "UZS",
                      *       "status": "EXPIRED",
                      *       "description": "Walnuts, 3 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_nQKiXfdfMNBQLi9G3kevbKrFgbsRTsRCfQ9jhw0C",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_prNdo43zDJbLsJlnGFZ8DAjr9SUAqNwDQS6xL1CB",
                      *       "returnUrl": "https://shop.example.uz/orders/1003/done",
                      *       "saveCard": false,
                      *       "paymentIntent": null,
@@ -9011,11 +9029,11 @@ export interface operations {
                      *       "savedCard": null,
                      *       "paidAt": null,
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:16:05.069Z",
+                     *       "expiresAt": "2026-11-27T23:29:44.235Z",
                      *       "receipt": null,
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.067Z"
+                     *       "created": "2026-11-27T23:29:44.234Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -9119,7 +9137,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pi_0VcDbR8iWPodBe3ay3GIgk6T",
+                     *       "id": "pi_0VcDesFRm7OELWDLawkOFbZK",
                      *       "object": "payment_intent",
                      *       "amount": 400000,
                      *       "fee": 4000,
@@ -9127,7 +9145,7 @@ export interface operations {
                      *       "status": "CANCELED",
                      *       "failureCode": null,
                      *       "rail": "uzcard",
-                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "maskedPan": "860000******0007",
                      *       "order": null,
                      *       "description": "Bicycle rental 7802, deposit",
@@ -9137,7 +9155,7 @@ export interface operations {
                      *       "amountCapturable": 0,
                      *       "receipt": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.552Z"
+                     *       "created": "2026-11-27T23:29:44.741Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentIntent"];
@@ -9247,26 +9265,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ord_0VcDbQyMrbDSNz4MLU5zsjRO",
+                     *       "id": "ord_0VcDes53rwFwHL60M6YIonqn",
                      *       "object": "order",
                      *       "amount": 1500000,
                      *       "currency": "UZS",
                      *       "status": "PAID",
                      *       "description": "Dried apricots, 2 kg",
                      *       "customerRef": "customer-4821",
-                     *       "paymentUrl": "https://api.tolov.example/pay/cs_3Qlb8oC6qGyhWe0jvUUmOagVWbcuEmjJBWC1F6pG",
+                     *       "paymentUrl": "https://api.tolov.example/pay/cs_18fBJ4TAkPNx7H7JpQPb7Wg84msBRBs1X6jTBvTh",
                      *       "returnUrl": "https://shop.example.uz/orders/1001/done",
                      *       "saveCard": false,
-                     *       "paymentIntent": "pi_0VcDbQz2capgGrN4aq9RNHkY",
+                     *       "paymentIntent": "pi_0VcDes5jqRaBfUtpbqRJgtCq",
                      *       "captureMethod": "automatic",
                      *       "savedCard": null,
-                     *       "paidAt": "2026-11-27T23:16:04.963Z",
+                     *       "paidAt": "2026-11-27T23:29:44.149Z",
                      *       "failureCode": null,
-                     *       "expiresAt": "2026-11-27T23:46:04.910Z",
-                     *       "receipt": "rcpt_0VcDbQzFZOdrnM3yLWnv5ubZ",
+                     *       "expiresAt": "2026-11-27T23:59:44.097Z",
+                     *       "receipt": "rcpt_0VcDes5vZO4MtjR9QAm6hVa3",
                      *       "paymentLink": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:04.910Z"
+                     *       "created": "2026-11-27T23:29:44.097Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -9380,18 +9398,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "cb_0VcDbR4vDGSKtAUTTQSAjR1f",
+                     *       "id": "cb_0VcDesBTH4qJSByuB45CVrcd",
                      *       "object": "card_binding",
                      *       "status": "COMPLETED",
                      *       "failureCode": null,
-                     *       "clientToken": "cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
-                     *       "url": "https://api.tolov.example/bind/cbs_Ab5k8uRBl5RXogbuT3asBOfO7BmcvYIt9I4hlCeA",
-                     *       "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                     *       "clientToken": "cbs_hxGg71hqS2Q9BDYUt9aC7JLfAaWVPxdG2DxcPvGf",
+                     *       "url": "https://api.tolov.example/bind/cbs_hxGg71hqS2Q9BDYUt9aC7JLfAaWVPxdG2DxcPvGf",
+                     *       "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                      *       "customerRef": "customer-4821",
                      *       "returnUrl": "https://shop.example.uz/account/cards",
-                     *       "expiresAt": "2026-11-27T23:31:05.317Z",
+                     *       "expiresAt": "2026-11-27T23:44:44.495Z",
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:05.317Z"
+                     *       "created": "2026-11-27T23:29:44.495Z"
                      *     }
                      */
                     "application/json": components["schemas"]["CardBinding"];
@@ -9494,7 +9512,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "pacct_0VcDbRHuaGiTgJKg0pvphMCZ",
+                     *       "id": "pacct_0VcDesObFlJOhinSTlNc9gVt",
                      *       "object": "payout_account",
                      *       "bankMfo": "00440",
                      *       "accountLast4": "2002",
@@ -9502,8 +9520,8 @@ export interface operations {
                      *       "holderName": "\"Chorsu Market\" MChJ",
                      *       "payoutsHeldUntil": null,
                      *       "livemode": false,
-                     *       "updated": "2026-11-27T23:16:06.134Z",
-                     *       "created": "2026-11-27T23:16:06.122Z"
+                     *       "updated": "2026-11-27T23:29:45.325Z",
+                     *       "created": "2026-11-27T23:29:45.309Z"
                      *     }
                      */
                     "application/json": components["schemas"]["PayoutAccount"];
@@ -9584,7 +9602,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "po_0VcDbRJGlBoauW6SbFEKOpVv",
+                     *       "id": "po_0VcDesQ2OZ0BEpB2PLFrL7Wp",
                      *       "object": "payout",
                      *       "amount": 3950000,
                      *       "status": "PAID",
@@ -9596,7 +9614,7 @@ export interface operations {
                      *       },
                      *       "failureCode": null,
                      *       "livemode": false,
-                     *       "created": "2026-11-27T23:16:06.206Z"
+                     *       "created": "2026-11-27T23:29:45.398Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Payout"];
@@ -9760,32 +9778,32 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbR3OOn2KYWKSj8dwfHOQ",
+                 *       "id": "evt_0VcDes9oQzxe25V0xa774OGL",
                  *       "object": "event",
                  *       "type": "order.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:05.219Z",
+                 *       "created": "2026-11-27T23:29:44.387Z",
                  *       "data": {
-                 *         "id": "ord_0VcDbR1xdNRHOgSMAOJa1vkH",
+                 *         "id": "ord_0VcDes8LjkZKC6Q4eJqC02re",
                  *         "object": "order",
                  *         "amount": 3200000,
                  *         "currency": "UZS",
                  *         "status": "PAID",
                  *         "description": "Dried apricots and almonds, gift box",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_oBET5VFZtW6zDlmNo6JHFfSw0rSHK8NUI8NEePsP",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_lwHA0iXLi3PUHSqZMbxvP8gZ3lpkEB4OIvU1ZMIW",
                  *         "returnUrl": "https://shop.example.uz/orders/1005/done",
                  *         "saveCard": true,
-                 *         "paymentIntent": "pi_0VcDbR3IomtntDHMHV9xfD88",
+                 *         "paymentIntent": "pi_0VcDes9hD0tQyiyxF0z0Ouez",
                  *         "captureMethod": "automatic",
-                 *         "savedCard": "card_0VcDbR3MFPyJrHe1eYuejB8e",
-                 *         "paidAt": "2026-11-27T23:16:05.219Z",
+                 *         "savedCard": "card_0VcDes9lVc1tBTWRw8SK7Rqn",
+                 *         "paidAt": "2026-11-27T23:29:44.387Z",
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T23:46:05.133Z",
+                 *         "expiresAt": "2026-11-27T23:59:44.301Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:16:05.133Z"
+                 *         "created": "2026-11-27T23:29:44.301Z"
                  *       }
                  *     }
                  */
@@ -9813,32 +9831,32 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbR3skRkH7BvGiI0p5l4t",
+                 *       "id": "evt_0VcDesAKK1FpzsjF11gZhmeO",
                  *       "object": "event",
                  *       "type": "order.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:05.251Z",
+                 *       "created": "2026-11-27T23:29:44.422Z",
                  *       "data": {
-                 *         "id": "ord_0VcDbR3kWMQ9WK7Qj9AGFNBl",
+                 *         "id": "ord_0VcDesA8BLjJYaNnHOptCraS",
                  *         "object": "order",
                  *         "amount": 5100000,
                  *         "currency": "UZS",
                  *         "status": "FAILED",
                  *         "description": "Pistachios, 2 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_0ww62SGYIosPrmS0bT3jPQmO5PcCtZi4TyKujCDq",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_eN8KfJ6BDMrVgX5Lst6rhaGUXj4xVdFOLgwNv6cM",
                  *         "returnUrl": "https://shop.example.uz/orders/1006/done",
                  *         "saveCard": false,
-                 *         "paymentIntent": "pi_0VcDbR3p9X5Fv7hq9slKz1Rg",
+                 *         "paymentIntent": "pi_0VcDesAHUwh7pSaTNJ25OCQT",
                  *         "captureMethod": "automatic",
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": "INSUFFICIENT_FUNDS",
-                 *         "expiresAt": "2026-11-27T23:46:05.244Z",
+                 *         "expiresAt": "2026-11-27T23:59:44.412Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:16:05.244Z"
+                 *         "created": "2026-11-27T23:29:44.412Z"
                  *       }
                  *     }
                  */
@@ -9866,20 +9884,20 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbR0zhcvtuQE45j9qdd4f",
+                 *       "id": "evt_0VcDes7KN33Y6iprvP9LtxYa",
                  *       "object": "event",
                  *       "type": "order.expired",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:05.069Z",
+                 *       "created": "2026-11-27T23:29:44.235Z",
                  *       "data": {
-                 *         "id": "ord_0VcDbR0tmEeoCy6yG6hiz3Ov",
+                 *         "id": "ord_0VcDes7GEWyfbpMUZFPoVQ7t",
                  *         "object": "order",
                  *         "amount": 2400000,
                  *         "currency": "UZS",
                  *         "status": "EXPIRED",
                  *         "description": "Walnuts, 3 kg",
                  *         "customerRef": "customer-4821",
-                 *         "paymentUrl": "https://api.tolov.example/pay/cs_nQKiXfdfMNBQLi9G3kevbKrFgbsRTsRCfQ9jhw0C",
+                 *         "paymentUrl": "https://api.tolov.example/pay/cs_prNdo43zDJbLsJlnGFZ8DAjr9SUAqNwDQS6xL1CB",
                  *         "returnUrl": "https://shop.example.uz/orders/1003/done",
                  *         "saveCard": false,
                  *         "paymentIntent": null,
@@ -9887,11 +9905,11 @@ export interface operations {
                  *         "savedCard": null,
                  *         "paidAt": null,
                  *         "failureCode": null,
-                 *         "expiresAt": "2026-11-27T23:16:05.069Z",
+                 *         "expiresAt": "2026-11-27T23:29:44.235Z",
                  *         "receipt": null,
                  *         "paymentLink": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:16:05.067Z"
+                 *         "created": "2026-11-27T23:29:44.234Z"
                  *       }
                  *     }
                  */
@@ -9919,13 +9937,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbR9ssI2Nkb5blYkaHbUm",
+                 *       "id": "evt_0VcDesGTnKEgn5iLmDpb3sem",
                  *       "object": "event",
                  *       "type": "payment_intent.succeeded",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:05.623Z",
+                 *       "created": "2026-11-27T23:29:44.804Z",
                  *       "data": {
-                 *         "id": "pi_0VcDbR9oS4RIFNav5qvqOx1H",
+                 *         "id": "pi_0VcDesGQiH05382wrSZLtWDa",
                  *         "object": "payment_intent",
                  *         "amount": 100000,
                  *         "fee": 1000,
@@ -9933,7 +9951,7 @@ export interface operations {
                  *         "status": "succeeded",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                 *         "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": null,
@@ -9941,9 +9959,9 @@ export interface operations {
                  *         "amountRefunded": 0,
                  *         "captureMethod": "automatic",
                  *         "amountCapturable": 0,
-                 *         "receipt": "rcpt_0VcDbR9saRqdjiOyT6cQktou",
+                 *         "receipt": "rcpt_0VcDesGSXohVsSrsPJDMxNdG",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:16:05.620Z"
+                 *         "created": "2026-11-27T23:29:44.802Z"
                  *       }
                  *     }
                  */
@@ -9971,13 +9989,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbR6g1NXynIGXnP75Lhae",
+                 *       "id": "evt_0VcDesDJ0mFpAol1itWREFYg",
                  *       "object": "event",
                  *       "type": "payment_intent.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:05.426Z",
+                 *       "created": "2026-11-27T23:29:44.608Z",
                  *       "data": {
-                 *         "id": "pi_0VcDbR6elLa8sQ5M3MNB4GPh",
+                 *         "id": "pi_0VcDesDEAe0tYhagdx9io6Aq",
                  *         "object": "payment_intent",
                  *         "amount": 2500000,
                  *         "fee": 25000,
@@ -9985,7 +10003,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "failureCode": "INSUFFICIENT_FUNDS",
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDbR5iWjpVDrwDtzvi9Yrm",
+                 *         "card": "card_0VcDesCOQWmUdN6urPhgqq8N",
                  *         "maskedPan": "860000******0015",
                  *         "order": null,
                  *         "description": "Dried fruit box, monthly subscription",
@@ -9998,7 +10016,7 @@ export interface operations {
                  *         "amountCapturable": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:16:05.424Z"
+                 *         "created": "2026-11-27T23:29:44.604Z"
                  *       }
                  *     }
                  */
@@ -10026,13 +10044,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbR8lXHOmEnhUbrTq3gqb",
+                 *       "id": "evt_0VcDesFVkGNszqv8j9aomsHx",
                  *       "object": "event",
                  *       "type": "payment_intent.requires_capture",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:05.554Z",
+                 *       "created": "2026-11-27T23:29:44.744Z",
                  *       "data": {
-                 *         "id": "pi_0VcDbR8iWPodBe3ay3GIgk6T",
+                 *         "id": "pi_0VcDesFRm7OELWDLawkOFbZK",
                  *         "object": "payment_intent",
                  *         "amount": 400000,
                  *         "fee": 4000,
@@ -10040,7 +10058,7 @@ export interface operations {
                  *         "status": "requires_capture",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                 *         "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": "Bicycle rental 7802, deposit",
@@ -10050,7 +10068,7 @@ export interface operations {
                  *         "amountCapturable": 400000,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:16:05.552Z"
+                 *         "created": "2026-11-27T23:29:44.741Z"
                  *       }
                  *     }
                  */
@@ -10078,13 +10096,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbR8r2X5736aeHMpl1oV2",
+                 *       "id": "evt_0VcDesFbu2ccTF5I0XLYOsE7",
                  *       "object": "event",
                  *       "type": "payment_intent.hold_released",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:05.560Z",
+                 *       "created": "2026-11-27T23:29:44.750Z",
                  *       "data": {
-                 *         "id": "pi_0VcDbR8iWPodBe3ay3GIgk6T",
+                 *         "id": "pi_0VcDesFRm7OELWDLawkOFbZK",
                  *         "object": "payment_intent",
                  *         "amount": 400000,
                  *         "fee": 4000,
@@ -10092,7 +10110,7 @@ export interface operations {
                  *         "status": "canceled",
                  *         "failureCode": null,
                  *         "rail": "uzcard",
-                 *         "card": "card_0VcDbR5DT7M6sg8tA1bN7pq8",
+                 *         "card": "card_0VcDesBmPOj6lvhW1I0R71a7",
                  *         "maskedPan": "860000******0007",
                  *         "order": null,
                  *         "description": "Bicycle rental 7802, deposit",
@@ -10102,7 +10120,7 @@ export interface operations {
                  *         "amountCapturable": 0,
                  *         "receipt": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:16:05.552Z"
+                 *         "created": "2026-11-27T23:29:44.741Z"
                  *       }
                  *     }
                  */
@@ -10130,18 +10148,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbRA5cWgJfWmTiVJxs0Zh",
+                 *       "id": "evt_0VcDesGgF6hrYiEZv3oPjgmw",
                  *       "object": "event",
                  *       "type": "receipt.fiscalized",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:05.636Z",
+                 *       "created": "2026-11-27T23:29:44.817Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcDbR95d0exVHBnWQ1wouRy",
+                 *         "id": "rcpt_0VcDesFmbhvLULAFPqXMLU2X",
                  *         "object": "receipt",
                  *         "type": "return",
                  *         "status": "FISCALIZED",
-                 *         "paymentIntent": "pi_0VcDbR6CnYGgK15Khvvp0EiJ",
-                 *         "refund": "re_0VcDbR8zjwXs647MQMjin0br",
+                 *         "paymentIntent": "pi_0VcDesCo2bCdYKeVmnYX6QXe",
+                 *         "refund": "re_0VcDesFiDOFojW89JsVjq68q",
                  *         "items": [
                  *           {
                  *             "code": "10813001002000000",
@@ -10159,13 +10177,13 @@ export interface operations {
                  *         "vatAmount": 267857,
                  *         "terminalId": "TEST00000001",
                  *         "receiptNumber": "3",
-                 *         "fiscalSign": "238854317172",
-                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128041605&s=238854317172",
-                 *         "fiscalizedAt": "2026-11-27T23:16:05.636Z",
+                 *         "fiscalSign": "500035845353",
+                 *         "qrUrl": "https://ofd.soliq.uz/check?t=TEST00000001&r=3&c=20261128042944&s=500035845353",
+                 *         "fiscalizedAt": "2026-11-27T23:29:44.817Z",
                  *         "failureCode": null,
-                 *         "url": "https://api.tolov.example/receipts/rc_cniVWGPHVLzh4334yuP9ob1pROpkDKmJmfGCbkkv",
+                 *         "url": "https://api.tolov.example/receipts/rc_KptzozDUuN4zI1HrER2J4Or2BN5XRo0qV5hTtkJx",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:16:05.574Z"
+                 *         "created": "2026-11-27T23:29:44.761Z"
                  *       }
                  *     }
                  */
@@ -10193,17 +10211,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbRA8DddYJL3Ro67Yo6lp",
+                 *       "id": "evt_0VcDesGjb2RXZNAhRFmEYQgi",
                  *       "object": "event",
                  *       "type": "receipt.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:05.639Z",
+                 *       "created": "2026-11-27T23:29:44.820Z",
                  *       "data": {
-                 *         "id": "rcpt_0VcDbR9saRqdjiOyT6cQktou",
+                 *         "id": "rcpt_0VcDesGSXohVsSrsPJDMxNdG",
                  *         "object": "receipt",
                  *         "type": "sale",
                  *         "status": "FAILED",
-                 *         "paymentIntent": "pi_0VcDbR9oS4RIFNav5qvqOx1H",
+                 *         "paymentIntent": "pi_0VcDesGQiH05382wrSZLtWDa",
                  *         "refund": null,
                  *         "items": [
                  *           {
@@ -10226,9 +10244,9 @@ export interface operations {
                  *         "qrUrl": null,
                  *         "fiscalizedAt": null,
                  *         "failureCode": "INVALID_CODE",
-                 *         "url": "https://api.tolov.example/receipts/rc_CQdiHjaUT54LjeL2SORUzSMgUnw3hqYG70QiBdu1",
+                 *         "url": "https://api.tolov.example/receipts/rc_gFczBed4hm34uRCUuVZ4TIwMgXa6pUhX2QdVZswP",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:16:05.623Z"
+                 *         "created": "2026-11-27T23:29:44.804Z"
                  *       }
                  *     }
                  */
@@ -10256,22 +10274,22 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbRI6CwxH8XyLtTIlQ5Y0",
+                 *       "id": "evt_0VcDesOraVyRtc3uLZBXYnNL",
                  *       "object": "event",
                  *       "type": "payout_account.updated",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:06.134Z",
+                 *       "created": "2026-11-27T23:29:45.325Z",
                  *       "data": {
-                 *         "id": "pacct_0VcDbRHuaGiTgJKg0pvphMCZ",
+                 *         "id": "pacct_0VcDesObFlJOhinSTlNc9gVt",
                  *         "object": "payout_account",
                  *         "bankMfo": "00440",
                  *         "accountLast4": "2002",
                  *         "tin": "301234567",
                  *         "holderName": "\"Chorsu Market\" MChJ",
-                 *         "payoutsHeldUntil": "2026-11-28T23:16:06.134Z",
+                 *         "payoutsHeldUntil": "2026-11-28T23:29:45.325Z",
                  *         "livemode": false,
-                 *         "updated": "2026-11-27T23:16:06.134Z",
-                 *         "created": "2026-11-27T23:16:06.122Z"
+                 *         "updated": "2026-11-27T23:29:45.325Z",
+                 *         "created": "2026-11-27T23:29:45.309Z"
                  *       }
                  *     }
                  */
@@ -10299,13 +10317,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbRJQgPhdq8Vna9jwJrtY",
+                 *       "id": "evt_0VcDesQBjTSe01WVoqLk7KFB",
                  *       "object": "event",
                  *       "type": "payout.paid",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:06.215Z",
+                 *       "created": "2026-11-27T23:29:45.406Z",
                  *       "data": {
-                 *         "id": "po_0VcDbRJGlBoauW6SbFEKOpVv",
+                 *         "id": "po_0VcDesQ2OZ0BEpB2PLFrL7Wp",
                  *         "object": "payout",
                  *         "amount": 3950000,
                  *         "status": "PAID",
@@ -10317,7 +10335,7 @@ export interface operations {
                  *         },
                  *         "failureCode": null,
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:16:06.206Z"
+                 *         "created": "2026-11-27T23:29:45.398Z"
                  *       }
                  *     }
                  */
@@ -10345,13 +10363,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_0VcDbRK41H2sD87t3HIxVZW4",
+                 *       "id": "evt_0VcDesQrJidS43gbrcwxi75S",
                  *       "object": "event",
                  *       "type": "payout.failed",
                  *       "livemode": false,
-                 *       "created": "2026-11-27T23:16:06.255Z",
+                 *       "created": "2026-11-27T23:29:45.447Z",
                  *       "data": {
-                 *         "id": "po_0VcDbRJzkSs8x8SI8lUUim1S",
+                 *         "id": "po_0VcDesQkc5mT4O4aaLUr5LZn",
                  *         "object": "payout",
                  *         "amount": 1485000,
                  *         "status": "FAILED",
@@ -10363,7 +10381,7 @@ export interface operations {
                  *         },
                  *         "failureCode": "ACCOUNT_CLOSED",
                  *         "livemode": false,
-                 *         "created": "2026-11-27T23:16:06.251Z"
+                 *         "created": "2026-11-27T23:29:45.442Z"
                  *       }
                  *     }
                  */

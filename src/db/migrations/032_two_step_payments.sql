@@ -11,7 +11,7 @@ ALTER TABLE payment_intents
   ADD CONSTRAINT payment_intents_hold_shape CHECK ((capture_method = 'manual') = (amount_held IS NOT NULL) AND (held_at IS NULL OR amount_held IS NOT NULL)),
   ADD CONSTRAINT payment_intents_capture_shape CHECK (status <> 'REQUIRES_CAPTURE' OR held_at IS NOT NULL);
 -- The expiry worker's claim: holds older than TOLOV_HOLD_DAYS.
-CREATE INDEX payment_intents_holds ON payment_intents (held_at) WHERE status = 'REQUIRES_CAPTURE';
+CREATE INDEX payment_intents_holds ON payment_intents (livemode, held_at) WHERE status = 'REQUIRES_CAPTURE';
 
 -- The end of a hold: a capture (of `amount`, at most the held amount) or a release (of all of it), each a rail
 -- operation with its own id, run as a debit is: recorded PENDING, called, settled once, or reconciled.

@@ -7,13 +7,13 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
-import { foreignCall, type PhaseResult, type Step, type Steps } from '../../core/idempotency.js';
+import { foreignCall, type PhaseResult, type Steps } from '../../core/idempotency.js';
 import type { Answer, Commands, Invocation } from '../../core/commands.js';
 import { newId } from '../../core/ids.js';
 import type { Rails } from '../../rails/index.js';
 import type { RailOutcome } from '../../rails/rail.js';
 import { reconcileBatch } from '../../rails/reconciliation.js';
-import { feeOf, presentIntent, type IntentRow, type PaymentsService } from '../payments/service.js';
+import { feeOf, presentIntent, type HoldEndMove, type IntentRow, type PaymentsService } from '../payments/service.js';
 import type { CaptureBody, PaymentIntent } from '../payments/schema.js';
 import type { ReceiptsService } from '../receipts/service.js';
 import type { ReceiptLines, ReceiptRequest } from '../receipts/schema.js';
@@ -26,11 +26,21 @@ export { holdEndOperationsBetween } from './store.js';
 /** The refusal that says the bank no longer holds the money (it let the hold lapse): the hold is over. */
 const HOLD_NOT_ACTIVE = 'HOLD_NOT_ACTIVE';
 
+/** Why the bank would not end the hold, as the answer to the request that asked. */
+function refusal(end: HoldEndRow): ApiError {
+  const code = end.failure_code!;
+  const message =
+    code === HOLD_NOT_ACTIVE
+      ? 'The bank no longer holds the money of this payment: it is CANCELED'
+      : `The bank refused the ${end.kind} (${code}); the money is still held: ${end.kind === 'capture' ? 'capture' : 'cancel'} again, or let the hold expire`;
+  return new ApiError('PAYMENT_FAILED', message, { failureCode: code });
+}
+
 const notHeld = (intent: IntentRow, what: string) =>
   new ApiError('INVALID_STATE', `Only a REQUIRES_CAPTURE payment can be ${what}; this one is ${intent.status}`);
 
 /** What an end's outcome does to its intent. */
-function intentMove(end: HoldEndRow, outcome: Exclude<RailOutcome, { status: 'UNKNOWN' }>): Parameters<PaymentsService['applyHoldEnd']>[2] {
+function intentMove(end: HoldEndRow, outcome: Exclude<RailOutcome, { status: 'UNKNOWN' }>): HoldEndMove {
   if (outcome.status === 'FAILED') return { on: outcome.failureCode === HOLD_NOT_ACTIVE ? 'hold_released' : 'hold_kept' };
   if (end.kind === 'release') return { on: 'hold_released' };
   return { on: 'capture_succeeded', amount: end.amount, fee: end.fee!, receiptLines: end.receipt_lines };
@@ -73,17 +83,24 @@ export class HoldsService {
   }
 
   /**
-   * One expiry batch: starts the release of holds older than TOLOV_HOLD_DAYS in one transaction, then calls the rail
-   * for each and applies its answer; a crash in between leaves them PENDING to reconciliation. Returns how many.
+   * One expiry batch: releases up to `batchMax` holds older than TOLOV_HOLD_DAYS, one after the other, each started in
+   * a transaction of its own just before its call (so that its call window starts with the call), its answer applied
+   * in another; a crash in between leaves it PENDING to reconciliation. A mode without a bank is left alone. Returns how many.
    */
   async releaseExpired(batchMax: number): Promise<number> {
-    const ends = await this.db.transaction(async (tx) => {
-      const started: HoldEndRow[] = [];
-      for (const intent of await this.payments.expiredHolds(tx, this.holdDays, batchMax)) started.push(await this.#startRelease(tx, intent, 'expired'));
-      return started;
-    });
-    for (const end of ends) await this.#settle(end);
-    return ends.length;
+    let released = 0;
+    for (const livemode of [false, true]) {
+      if (!this.#hasRail(livemode)) continue;
+      for (; released < batchMax; released++) {
+        const end = await this.db.transaction(async (tx) => {
+          const intent = await this.payments.expiredHold(tx, livemode, this.holdDays);
+          return intent && this.#startRelease(tx, intent, 'expired');
+        });
+        if (!end) break;
+        await this.#settle(end);
+      }
+    }
+    return released;
   }
 
   /** Test mode's helper: releases a hold now, as TOLOV_HOLD_DAYS passing would (payment_intent.hold_released). */
@@ -122,7 +139,7 @@ export class HoldsService {
         const end = await this.#start(tx, intent, { kind: 'capture', reason: 'requested', amount, fee, receipt_lines: receiptLines });
         return { next: 'end', resourceId: end.id };
       },
-      end: this.#endStep(merchant.livemode),
+      ...this.#endSteps(merchant.livemode),
     };
   }
 
@@ -134,7 +151,7 @@ export class HoldsService {
         if (intent.status !== 'REQUIRES_CAPTURE') throw notHeld(intent, 'canceled here (an intent awaiting confirmation is canceled at /v1/payment_intents/{id}/cancel)');
         return { next: 'end', resourceId: (await this.#startRelease(tx, intent, 'requested')).id };
       },
-      end: this.#endStep(merchant.livemode),
+      ...this.#endSteps(merchant.livemode),
     };
   }
 
@@ -167,15 +184,31 @@ export class HoldsService {
     return this.db.transaction((tx) => this.applyEndOutcome(tx, end.id, outcome, this.#window(end.livemode)));
   }
 
-  /** The end's rail call and its record; a request resumed after a crash answers from what is recorded. */
-  #endStep(livemode: boolean): Step {
+  /**
+   * The end's rail call and its record; a request resumed after a crash answers from what is recorded. An end the
+   * bank refused answers 402 PAYMENT_FAILED with its failureCode (the refusal stored under the key, as any other),
+   * after its outcome has committed: a release of a hold the bank no longer held is no refusal.
+   */
+  #endSteps(livemode: boolean): Steps {
     const window = this.#window(livemode);
-    const respond = (row: IntentRow): PhaseResult => ({ response: { status: 200, body: presentIntent(row) } });
-    return foreignCall<RailOutcome>({
-      call: (id) => this.#call(id!),
-      record: async (tx, id, outcome) => respond(await this.applyEndOutcome(tx, id!, outcome, window)),
-      resume: async (tx, id) => respond(await this.payments.intentById(tx, (await store.holdEndById(tx, id!)).payment_intent_id)),
-    });
+    const answer = async (tx: Transaction, id: string): Promise<PhaseResult> => {
+      const end = await store.holdEndById(tx, id);
+      if (end.status === 'FAILED' && !(end.kind === 'release' && end.failure_code === HOLD_NOT_ACTIVE)) return { next: 'refused', resourceId: id };
+      return { response: { status: 200, body: presentIntent(await this.payments.intentById(tx, end.payment_intent_id)) } };
+    };
+    return {
+      end: foreignCall<RailOutcome>({
+        call: (id) => this.#call(id!),
+        record: async (tx, id, outcome) => {
+          await this.applyEndOutcome(tx, id!, outcome, window);
+          return answer(tx, id!);
+        },
+        resume: (tx, id) => answer(tx, id!),
+      }),
+      refused: async (tx, id) => {
+        throw refusal(await store.holdEndById(tx, id!));
+      },
+    };
   }
 
   /** The rail call of an end, outside any transaction; no clear answer is UNKNOWN (the money may have moved). */
@@ -193,5 +226,13 @@ export class HoldsService {
 
   #window(livemode: boolean): number {
     return this.rails.forMode(livemode).callWindowMs;
+  }
+
+  #hasRail(livemode: boolean): boolean {
+    try {
+      return this.rails.forMode(livemode) !== null;
+    } catch {
+      return false;
+    }
   }
 }

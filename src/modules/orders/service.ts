@@ -111,6 +111,11 @@ export class OrdersService {
       started: async (tx) => {
         // Checked under the key, so that a retry gets the first answer even if the product's settings changed since.
         const receiptLines = this.receipts.linesFor(merchant, body.receipt, body.amount);
+        if (body.capture === 'manual' && !merchant.scopes.includes('subscribe')) {
+          throw new ApiError('SCOPE_REQUIRED', 'A held payment is captured with the charges calls: capture "manual" needs a key with the scope subscribe', {
+            param: 'capture',
+          });
+        }
         const order = await this.insert(tx, {
           productId: merchant.productId,
           livemode: merchant.livemode,

@@ -121,11 +121,12 @@ export async function debitInProgress(tx: Transaction, orderId: string): Promise
   return row!.running;
 }
 
-/** → PAID once, with its payment, its sale receipt and, when the buyer asked, the card it saved. */
+/** The sale receipt of an order paid by a hold, once the hold is captured. */
 export async function attachReceipt(tx: Transaction, id: string, receiptId: string): Promise<void> {
   await tx.query('UPDATE orders SET receipt_id = $2 WHERE id = $1', [id, receiptId]);
 }
 
+/** → PAID once, with its payment, its sale receipt and, when the buyer asked, the card it saved. */
 export async function markPaid(
   tx: Transaction,
   id: string,

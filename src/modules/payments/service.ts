@@ -22,9 +22,9 @@ import type { OrdersService } from '../orders/service.js';
 import type { ReceiptsService } from '../receipts/service.js';
 import type { ChargesQuery, CreateChargeBody, PaymentIntent } from './schema.js';
 import * as store from './store.js';
-import type { IntentRow } from './store.js';
+import type { HoldEndMove, IntentRow } from './store.js';
 
-export type { IntentRow, OperationsPage, RecordedMoney } from './store.js';
+export type { HoldEndMove, IntentRow, OperationsPage, RecordedMoney } from './store.js';
 /** Pages of the debits created in [from, to) that went to the bank, by id: what reconciliation compares with the bank's. */
 export { debitOperationsBetween } from './store.js';
 
@@ -124,9 +124,10 @@ export class PaymentsService {
    * entries and event, as a debit's success brings them); a release makes it CANCELED (payment_intent.hold_released);
    * a refusal that left the hold in place makes it REQUIRES_CAPTURE again.
    */
-  async applyHoldEnd(tx: Transaction, id: string, end: Parameters<typeof store.endHold>[2]): Promise<IntentRow> {
+  async applyHoldEnd(tx: Transaction, id: string, end: HoldEndMove): Promise<IntentRow> {
+    // Only the one who finished the end applies it, under the end's lock: an intent not waiting for it is a broken invariant.
     const ended = await store.endHold(tx, id, end);
-    if (!ended) return store.intentById(tx, id);
+    if (!ended) throw new Error(`payment intent ${id} was not waiting for the end of its hold`);
     if (end.on === 'hold_released') await this.#recordEvent(tx, ended, 'payment_intent.hold_released');
     if (end.on !== 'capture_succeeded') return ended;
     afterCommit(tx, () => this.outcomes.payment('capture', 'succeeded', ended.livemode));
@@ -138,9 +139,9 @@ export class PaymentsService {
     return store.receiptLinesOf(tx, id);
   }
 
-  /** Holds older than `holdDays`, locked for the transaction that starts their release. */
-  expiredHolds(tx: Transaction, holdDays: number, batchMax: number): Promise<IntentRow[]> {
-    return store.lockExpiredHolds(tx, holdDays, batchMax);
+  /** The oldest hold of a mode older than `holdDays`, locked for the transaction that starts its release. */
+  expiredHold(tx: Transaction, livemode: boolean, holdDays: number): Promise<IntentRow | undefined> {
+    return store.lockExpiredHold(tx, livemode, holdDays);
   }
 
   /**

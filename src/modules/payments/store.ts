@@ -173,6 +173,9 @@ export async function finishDebit(tx: Transaction, id: string, outcome: FinalOut
   return row;
 }
 
+/** What the end of a hold does to its intent. */
+export type HoldEndMove = { on: 'capture_succeeded'; amount: number; fee: number; receiptLines: ReceiptLines | null } | { on: 'hold_kept' | 'hold_released' };
+
 /** REQUIRES_CAPTURE → PROCESSING: a capture or release of the hold is under way; undefined if it was not held. */
 export async function startHoldEnd(tx: Transaction, id: string): Promise<IntentRow | undefined> {
   const move = INTENT_STATES.move('hold_ending');
@@ -187,11 +190,7 @@ export async function startHoldEnd(tx: Transaction, id: string): Promise<IntentR
  * A hold's end applied to its intent, once: captured (SUCCEEDED with the amount, fee and lines captured; null lines
  * keep the payment's own), kept (REQUIRES_CAPTURE again) or released (CANCELED). Undefined when no end was under way.
  */
-export async function endHold(
-  tx: Transaction,
-  id: string,
-  end: { on: 'capture_succeeded'; amount: number; fee: number; receiptLines: ReceiptLines | null } | { on: 'hold_kept' | 'hold_released' },
-): Promise<WithLines | undefined> {
+export async function endHold(tx: Transaction, id: string, end: HoldEndMove): Promise<WithLines | undefined> {
   const move = INTENT_STATES.move(end.on);
   const captured = end.on === 'capture_succeeded' ? end : null;
   const [row] = await tx.query<WithLines>(
@@ -211,14 +210,23 @@ export async function receiptLinesOf(db: Queryable, id: string): Promise<Receipt
   return row?.receipt_lines ?? null;
 }
 
-/** Holds made over `holdDays` ago and still waiting for a capture, oldest first, locked for this transaction. */
-export function lockExpiredHolds(tx: Transaction, holdDays: number, batchMax: number): Promise<IntentRow[]> {
-  return tx.query<IntentRow>(
-    `SELECT ${INTENT_COLUMNS} FROM payment_intents
-      WHERE status = 'REQUIRES_CAPTURE' AND held_at <= now() - $1 * interval '1 day'
-      ORDER BY held_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-    [holdDays, batchMax],
+/** How long a hold whose release the bank refused waits before the worker asks again. */
+const RELEASE_RETRY_SECONDS = 3600;
+
+/**
+ * The oldest hold of a mode made over `holdDays` ago and still waiting for a capture, locked for this transaction;
+ * one whose release the bank refused within the last RELEASE_RETRY_SECONDS waits, so the others are not held up.
+ */
+export async function lockExpiredHold(tx: Transaction, livemode: boolean, holdDays: number): Promise<IntentRow | undefined> {
+  const [row] = await tx.query<IntentRow>(
+    `SELECT ${INTENT_COLUMNS} FROM payment_intents i
+      WHERE status = 'REQUIRES_CAPTURE' AND livemode = $1 AND held_at <= now() - $2 * interval '1 day'
+        AND NOT EXISTS (SELECT 1 FROM hold_ends e WHERE e.payment_intent_id = i.id AND e.status = 'FAILED'
+                           AND e.created_at > now() - $3 * interval '1 second')
+      ORDER BY held_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
+    [livemode, holdDays, RELEASE_RETRY_SECONDS],
   );
+  return row;
 }
 
 /** The card an order's payment saved, on its intent (the payment was made with the card captured by the session). */

@@ -37,7 +37,7 @@ const DATING_MARGIN_MS = 3_600_000;
 const view = (operation: { status: string; amount: number } | null) => (operation ? { status: operation.status, amount: operation.amount } : null);
 
 /** What is wrong with one operation as the two sides hold it, or null when they agree on the money. */
-function mismatchOf(ours: TolovOperation | null, theirs: RecordedOperation | null): Mismatch | null {
+function mismatchOf(ours: RecordedMoney | null, theirs: RecordedOperation | null): Mismatch | null {
   const oursMoved = ours?.status === 'SUCCEEDED';
   const theirsMoved = theirs?.status === 'SUCCEEDED';
   const problem: MismatchProblem | null =
@@ -45,8 +45,6 @@ function mismatchOf(ours: TolovOperation | null, theirs: RecordedOperation | nul
   if (problem === null) return null;
   return { operationId: (ours?.operation_id ?? theirs?.operationId)!, type: (ours?.type ?? theirs?.type)!, problem, tolov: view(ours), bank: view(theirs) };
 }
-
-type TolovOperation = RecordedMoney;
 
 export class ReconciliationService {
   constructor(
@@ -93,8 +91,8 @@ export class ReconciliationService {
   }
 
   /** Tolov's debits and holds, holds' captures and releases, refunds and transfers of a span, as one stream by operation id. */
-  #tolovOperations(span: Omit<OperationsPage, 'after' | 'limit'>): AsyncGenerator<TolovOperation> {
-    const id = (operation: TolovOperation) => operation.operation_id;
+  #tolovOperations(span: Omit<OperationsPage, 'after' | 'limit'>): AsyncGenerator<RecordedMoney> {
+    const id = (operation: RecordedMoney) => operation.operation_id;
     const debits = paged((after, limit) => debitOperationsBetween(this.db, { ...span, after, limit }), id);
     const holdEnds = paged((after, limit) => holdEndOperationsBetween(this.db, { ...span, after, limit }), id);
     const refunds = paged((after, limit) => refundOperationsBetween(this.db, { ...span, after, limit }), id);

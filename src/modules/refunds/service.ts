@@ -92,7 +92,7 @@ export class RefundsService {
     try {
       return await this.rails.forMode(refund.livemode).refund({
         operationId: id,
-        debitOperationId: refund.payment_intent_id,
+        debitOperationId: refund.debit_operation_id,
         token: refund.rail_token,
         amount: refund.amount,
       });

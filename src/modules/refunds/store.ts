@@ -57,11 +57,15 @@ export async function activeRefundOf(tx: Transaction, paymentIntentId: string): 
   return row;
 }
 
-/** What a refund needs at the rail: the card's token. */
+/**
+ * What a refund needs at the rail: the card's token, and the operation that took the money: the payment's debit, or
+ * the capture of its hold.
+ */
 export async function refundCallOf(db: Queryable, id: string) {
-  const [row] = await db.query<{ amount: number; payment_intent_id: string; rail_token: string; livemode: boolean }>(
-    `SELECT r.amount, r.payment_intent_id, i.rail_token, r.livemode
+  const [row] = await db.query<{ amount: number; debit_operation_id: string; rail_token: string; livemode: boolean }>(
+    `SELECT r.amount, coalesce(c.id, r.payment_intent_id) AS debit_operation_id, i.rail_token, r.livemode
        FROM refunds r JOIN payment_intents i ON i.id = r.payment_intent_id
+       LEFT JOIN hold_ends c ON c.payment_intent_id = i.id AND c.kind = 'capture' AND c.status = 'SUCCEEDED'
       WHERE r.id = $1`,
     [id],
   );
