@@ -9,7 +9,7 @@ import { SIM_PHONE } from '../../bank-sim/bank.js';
 import { startBankSim } from '../../bank-sim/sim.js';
 import { ADMIN_TOKEN, engine } from '../support/harness.js';
 import { setFaults, SIM_SECRET } from '../support/live.js';
-import { json, killAll, processStorage, startMain, type Started } from '../support/process.js';
+import { apiCaller, json, killAll, processStorage, startMain, type Started } from '../support/process.js';
 import { waitFor } from '../support/wait.js';
 
 afterAll(killAll);
@@ -32,12 +32,7 @@ describe('kill -9 of Tolov while the bank is slow', () => {
     };
     let server: Started = await startMain(env);
     try {
-      const call = (method: 'GET' | 'POST', path: string, key: string, body?: unknown, idempotencyKey?: string) =>
-        json(`${server.url}${path}`, {
-          method,
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
+      const call = apiCaller(() => server);
       // A merchant that fiscalizes its sales itself: this test is about money (live receipts: test/receipts/live-*.test.ts).
       const product = await call('POST', '/admin/v1/products', ADMIN_TOKEN, { name: 'Slow bank shop', receiptRequired: false });
       const key = product.body.keys.live as string;

@@ -5,11 +5,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SIM_PHONE } from '../../bank-sim/bank.js';
 import { startBankSim, type BankSim } from '../../bank-sim/sim.js';
-import { ADMIN_TOKEN, engine } from '../support/harness.js';
+import { ADMIN_TOKEN } from '../support/harness.js';
 import { setFaults, SIM_SECRET } from '../support/live.js';
-import { json, killAll, processStorage, startMain, type Started } from '../support/process.js';
+import { apiCaller, json, killAll, persistentStorage, shopWithCard, startMain, type Started } from '../support/process.js';
 import { waitFor } from '../support/wait.js';
 
 afterAll(killAll);
@@ -26,11 +25,10 @@ const endsAtBank = (sim: BankSim, holdId: string) =>
 
 describe('two-step payments at the bank simulator', () => {
   it('holds, captures part and releases on the card; a kill -9 during a capture and a release leaves each hold ended once', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tolov-holds-'));
     const simDir = await mkdtemp(join(tmpdir(), 'tolov-holds-bank-'));
     const sim = await startBankSim({ dataDir: simDir, secret: SIM_SECRET, port: 0, log: false });
     const env = {
-      ...(engine === 'pglite' ? { TOLOV_DATA_DIR: dir } : await processStorage()),
+      ...(await persistentStorage()),
       TOLOV_LIVE_RAIL_URL: sim.url,
       TOLOV_LIVE_RAIL_SECRET: SIM_SECRET,
       TOLOV_LIVE_RAIL_TIMEOUT_MS: '300',
@@ -39,19 +37,8 @@ describe('two-step payments at the bank simulator', () => {
     };
     let server: Started = await startMain(env);
     try {
-      const call = (method: 'GET' | 'POST', path: string, key: string, body?: unknown, idempotencyKey?: string) =>
-        json(`${server.url}${path}`, {
-          method,
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-      const product = await call('POST', '/admin/v1/products', ADMIN_TOKEN, { name: 'Rental shop', receiptRequired: false, feeBps: 0 });
-      const key = product.body.keys.live as string;
-      const binding = await call('POST', '/subscribe/v1/card_bindings', key, {}, 'bind');
-      await call('POST', `/checkout/v1/sessions/${binding.body.clientToken}/card`, key, { pan: CARD, expiry: '12/30', phone: SIM_PHONE });
-      const sms = (await json(`${sim.url}/sim/v1/sms?phone=${SIM_PHONE}`)).body.code as string;
-      await call('POST', `/checkout/v1/sessions/${binding.body.clientToken}/code`, key, { code: sms });
-      const card = (await call('GET', `/subscribe/v1/card_bindings/${binding.body.id}`, key)).body.card as string;
+      const call = apiCaller(() => server);
+      const { key, card } = await shopWithCard(server.url, { name: 'Rental shop', receiptRequired: false, feeBps: 0 }, sim);
       const hold = async (amount: number, name: string) => {
         const reply = await call('POST', '/subscribe/v1/charges', key, { amount, card, capture: 'manual' }, name);
         expect(reply.body).toMatchObject({ status: 'REQUIRES_CAPTURE', amountCapturable: amount, livemode: true });
@@ -112,7 +99,6 @@ describe('two-step payments at the bank simulator', () => {
       expect(await server.exited).toBe(0);
     } finally {
       await sim.close();
-      await rm(dir, { recursive: true, force: true });
       await rm(simDir, { recursive: true, force: true });
     }
   }, 120_000);

@@ -1,25 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PhaseHooks } from '../../src/core/idempotency.js';
 import { bindCard } from '../support/binding.js';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
-import { balance, charge, eventsOf, railOperations, reconcileNow } from '../support/payments.js';
+import { balance, charge, eventsOf, injectedCrashes, railOperations, reconcileNow } from '../support/payments.js';
 
-const hooks: PhaseHooks = {};
+const { hooks, crash, heal } = injectedCrashes();
 let service: TestService;
 beforeAll(async () => {
   service = await startService({}, { hooks });
 });
 afterAll(() => service.stop());
-
-const crash = (where: keyof PhaseHooks, point: string) => {
-  hooks[where] = (reached) => {
-    if (reached === point) throw new Error(`injected crash at ${where}(${point})`);
-  };
-};
-const heal = () => {
-  delete hooks.afterCommit;
-  delete hooks.afterCall;
-};
 
 async function setup(pan: string): Promise<{ shop: Merchant; card: string }> {
   const shop = await service.createMerchant({ feeBps: 0 });

@@ -1,26 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PhaseHooks } from '../../src/core/idempotency.js';
 import { bindCard, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
 import { ADMIN_TOKEN, idem, startService, type Merchant, type TestService } from '../support/harness.js';
-import { balance, charge, eventsOf, reconcileNow } from '../support/payments.js';
+import { balance, charge, eventsOf, injectedCrashes, reconcileNow } from '../support/payments.js';
 import { receiptFor } from '../support/receipts.js';
 
-const hooks: PhaseHooks = {};
+const { hooks, crash, heal } = injectedCrashes();
 let service: TestService;
 beforeAll(async () => {
   service = await startService({ TOLOV_SETTLEMENT_DELAY_SECONDS: '0' }, { hooks });
 });
 afterAll(() => service.stop());
-
-const crash = (where: keyof PhaseHooks, point: string) => {
-  hooks[where] = (reached) => {
-    if (reached === point) throw new Error(`injected crash at ${where}(${point})`);
-  };
-};
-const heal = () => {
-  delete hooks.afterCommit;
-  delete hooks.afterCall;
-};
 
 async function holding(amount: number, pan = '8600000000000007', extra: Record<string, unknown> = {}) {
   const shop = await service.createMerchant({ feeBps: 100 });

@@ -1,3 +1,4 @@
+import type { PhaseHooks } from '../../src/core/idempotency.js';
 import { bindCard } from './binding.js';
 import { expect } from 'vitest';
 import { idem, type Merchant, type Reply, type TestService } from './harness.js';
@@ -112,4 +113,19 @@ export async function statementOf(service: TestService, key: string, query = '')
     if (!page.body.has_more) return rows;
     after = `&starting_after=${rows.at(-1)!.id}`;
   }
+}
+
+/** Phase hooks for a service, and a crash injected at a recovery point (`crash`) until `heal`. */
+export function injectedCrashes() {
+  const hooks: PhaseHooks = {};
+  const crash = (where: keyof PhaseHooks, point: string) => {
+    hooks[where] = (reached) => {
+      if (reached === point) throw new Error(`injected crash at ${where}(${point})`);
+    };
+  };
+  const heal = () => {
+    delete hooks.afterCommit;
+    delete hooks.afterCall;
+  };
+  return { hooks, crash, heal };
 }

@@ -71,6 +71,16 @@ export async function json(url: string, init: RequestInit = {}) {
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
+/** A JSON call of the process `server()` is now (a restarted one keeps the caller), with a key and an Idempotency-Key. */
+export function apiCaller(server: () => { url: string }) {
+  return (method: 'GET' | 'POST', path: string, key: string, body?: unknown, idempotencyKey?: string) =>
+    json(`${server().url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+}
+
 /** Storage a restarted process finds again: a folder of its own on the embedded engine (removed by killAll), else processStorage's. */
 export async function persistentStorage(): Promise<Record<string, string>> {
   if (engine === 'postgres') return processStorage();
