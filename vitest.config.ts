@@ -30,6 +30,7 @@ const ENGINE_INDEPENDENT = [
   'test/platform/deployment.test.ts',
   'test/payment-links/page-browser.test.ts',
   'test/dashboard/payment-links-browser.test.ts',
+  'test/dashboard/holds-browser.test.ts',
 ];
 
 const engine = (name: 'pglite' | 'postgres') => ({

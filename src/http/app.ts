@@ -126,6 +126,6 @@ export async function registerApi(
   await app.register(linkPageRoutes, { paymentLinks, addressRequestsPerMinute: checkoutLimits.addressRequestsPerMinute });
   await app.register(apiReferenceRoutes);
   await app.register(sdkPackageRoutes);
-  await app.register(dashboardRoutes, { prefix: '/dashboard', accounts, accountLinks, products, webhooks, payments, orders, paymentLinks, refunds, receipts, cards, requestLog, activity, ledger, payouts, activations, publicUrl });
+  await app.register(dashboardRoutes, { prefix: '/dashboard', accounts, accountLinks, products, webhooks, payments, holds, orders, paymentLinks, refunds, receipts, cards, requestLog, activity, ledger, payouts, activations, publicUrl });
   await app.register(consoleRoutes, { prefix: '/operator', operators, actions: operatorActions, activations, products, checks, support, publicUrl });
 }

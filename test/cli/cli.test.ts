@@ -49,13 +49,15 @@ async function tolov(args: string[], env: Record<string, string> = {}): Promise<
 }
 
 describe('tolov', () => {
-  it('triggers each of the seven events in test mode, failures included', async () => {
+  it('triggers each of the nine events in test mode, failures and holds included', async () => {
     const expected: Record<string, Record<string, unknown>> = {
       'order.paid': { status: 'paid' },
       'order.failed': { status: 'failed', failureCode: 'INSUFFICIENT_FUNDS' },
       'order.expired': { status: 'expired' },
       'payment_intent.succeeded': { status: 'succeeded' },
       'payment_intent.failed': { status: 'failed', failureCode: 'INSUFFICIENT_FUNDS' },
+      'payment_intent.requires_capture': { status: 'requires_capture', captureMethod: 'manual', amountCapturable: 990_000 },
+      'payment_intent.hold_released': { status: 'canceled', captureMethod: 'manual', amountCapturable: 0 },
       'receipt.fiscalized': { object: 'receipt', type: 'sale', status: 'fiscalized', terminalId: expect.stringMatching(/^TEST/), failureCode: null },
       'receipt.failed': { object: 'receipt', type: 'sale', status: 'failed', failureCode: 'INVALID_CODE', terminalId: null },
     };
@@ -88,13 +90,14 @@ describe('tolov', () => {
     expect(await tolov(['trigger', 'refund.made'])).toMatchObject({
       code: 2,
       stderr: expect.stringContaining(
-        'tolov trigger takes one of: order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed, receipt.fiscalized, receipt.failed, payout.paid, payout.failed',
+        'tolov trigger takes one of: order.paid, order.failed, order.expired, payment_intent.succeeded, payment_intent.failed, payment_intent.requires_capture, payment_intent.hold_released, receipt.fiscalized, receipt.failed, payout.paid, payout.failed',
       ),
     });
     expect(await tolov(['events', 'resend', 'evt_missing', '--endpoint', 'we_missing'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^tolov: NOT_FOUND: No such event \(req_\w+\)/) });
     expect(await tolov(['trigger', 'order.paid', '--api-base', 'http://127.0.0.1:9'])).toMatchObject({ code: 1, stderr: expect.stringContaining('no answer from http://127.0.0.1:9') });
     expect((await tolov(['--version'])).stdout).toBe('0.1.0\n');
-    expect((await tolov(['--help'])).stdout).toMatch(/receipt\.fiscalized\s+\(an order paid with fiscal lines\), receipt\.failed/);
+    expect((await tolov(['--help'])).stdout).toMatch(/receipt\.fiscalized \(an order paid with fiscal lines\), receipt\.failed/);
+    expect((await tolov(['--help'])).stdout).toMatch(/payment_intent\.requires_capture \(a saved card's amount held\),\s+payment_intent\.hold_released/);
   }, 120_000);
 });
 

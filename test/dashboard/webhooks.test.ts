@@ -63,6 +63,21 @@ describe('accounts are isolated', () => {
     expect((await service.db.query('SELECT 1 FROM events WHERE object_id = $1', [id])).length).toBe(1);
   });
 
+  it('a page whose address names what an object inherits (?done=constructor) shows no notice and does not fail', async () => {
+    const client = await owner();
+    const { id } = await addEndpoint(client);
+    const pages = ['/dashboard/webhooks', `/dashboard/webhooks/${id}`, '/dashboard/api-keys', '/dashboard/team'];
+    const queries = ['done=constructor', 'done=toString', 'done=__proto__', 'done=hasOwnProperty', 'refused=constructor', 'refused=__proto__'];
+    for (const path of pages) {
+      for (const query of queries) {
+        const page = await client.get(`${path}?${query}`);
+        expect(page.status, `${path}?${query}`).toBe(200);
+        expect(page.html, `${path}?${query}`).not.toMatch(/class="notice/);
+      }
+    }
+    expect((await client.get('/dashboard/api-keys?done=revoked')).html).toContain('The key is revoked');
+  });
+
   it('an unknown dashboard URL is a 404 page', async () => {
     const page = await (await owner()).get('/dashboard/no-such-page');
     expect(page.status).toBe(404);

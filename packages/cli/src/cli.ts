@@ -19,11 +19,13 @@ Commands:
                                     secret that stays the same for the key; resumes after a lost connection
   listen --print-secret             print that signing secret and exit (for CI)
   trigger <event type>              cause the event in test mode: order.paid, order.failed, order.expired,
-                                    payment_intent.succeeded, payment_intent.failed, receipt.fiscalized
-                                    (an order paid with fiscal lines), receipt.failed (lines the test
-                                    fiscal module refuses), payout.paid, payout.failed (the day's
-                                    payout made now, to the test payout account set in the dashboard;
-                                    one ending 0002 fails)
+                                    payment_intent.succeeded, payment_intent.failed,
+                                    payment_intent.requires_capture (a saved card's amount held),
+                                    payment_intent.hold_released (a hold released as its expiry would),
+                                    receipt.fiscalized (an order paid with fiscal lines), receipt.failed
+                                    (lines the test fiscal module refuses), payout.paid, payout.failed
+                                    (the day's payout made now, to the test payout account set in the
+                                    dashboard; one ending 0002 fails)
   events list [--type T] [--limit N] the latest events, newest first
   events resend <evt_…> --endpoint <we_…>
                                     deliver an event again to an endpoint
@@ -71,6 +73,8 @@ const TRIGGERS: Record<string, (tolov: Tolov) => Promise<string>> = {
   'order.expired': async (tolov) => (await tolov.testHelpers.orders.expire((await newOrder(tolov)).id)).id,
   'payment_intent.succeeded': async (tolov) => (await charge(tolov, SUCCEEDS)).id,
   'payment_intent.failed': async (tolov) => (await charge(tolov, DECLINED)).id,
+  'payment_intent.requires_capture': async (tolov) => (await charge(tolov, SUCCEEDS, 'manual')).id,
+  'payment_intent.hold_released': async (tolov) => (await tolov.testHelpers.charges.expireHold((await charge(tolov, SUCCEEDS, 'manual')).id)).id,
   'receipt.fiscalized': (tolov) => paidReceipt(tolov, SIGNED_CODE),
   'receipt.failed': (tolov) => paidReceipt(tolov, REFUSED_CODE),
   'payout.paid': (tolov) => triggerPayout(tolov, 'PAID', (amount) => paidOrder(tolov, amount)),
@@ -89,10 +93,11 @@ async function paidReceipt(tolov: Tolov, code: string): Promise<string> {
   return paid.receipt;
 }
 
-async function charge(tolov: Tolov, card: string) {
+/** A card saved and charged: the amount taken at once, or (`manual`) held until captured or released. */
+async function charge(tolov: Tolov, card: string, capture: 'automatic' | 'manual' = 'automatic') {
   const binding = await tolov.cardBindings.create({ customerRef: 'tolov-trigger' });
   const saved = await tolov.testHelpers.cardBindings.complete(binding.id, { card });
-  return tolov.charges.create({ amount: CHARGE_AMOUNT, card: saved.card!, description: 'Made by tolov trigger' });
+  return tolov.charges.create({ amount: CHARGE_AMOUNT, card: saved.card!, capture, description: 'Made by tolov trigger' });
 }
 
 /**

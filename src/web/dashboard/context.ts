@@ -2,8 +2,8 @@
 // token its forms must send back. Cookies, CSRF and the checks of who may do what live here.
 import { timingSafeEqual, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Invocation } from '../../core/commands.js';
-import { ApiError } from '../../core/errors.js';
+import type { Answer, Invocation } from '../../core/commands.js';
+import { ApiError, type ErrorBody } from '../../core/errors.js';
 import type { Merchant } from '../../core/merchant.js';
 import { PASSWORD_LENGTH_MAX, PASSWORD_LENGTH_MIN } from '../../modules/accounts/passwords.js';
 import { EMAIL_PATTERN } from '../../modules/accounts/policies.js';
@@ -172,6 +172,23 @@ export function merchantOfSigned(signed: Signed): Merchant {
 export function invocationOf(request: FastifyRequest, signed: Signed, input: unknown, formKey: string | null = null): Invocation {
   const path = request.url.split('?')[0]!;
   return { scope: merchantOfSigned(signed), key: formKey === null ? null : `dashboard-${formKey}`, request: { id: request.id, method: 'POST', path, body: input } };
+}
+
+/** Why a command refused a form: its code, the field it names, the bank's failure code. */
+export type Refusal = Pick<ErrorBody, 'code' | 'param' | 'failureCode'>;
+
+/**
+ * A command's outcome for a form: its value, or its refusal with its status, answered (a refusal stored under the
+ * form's key) or thrown (a body the service could not take, such as an amount above a hold, is never stored).
+ */
+export async function outcomeOf<T>(run: () => Promise<Answer<T>>): Promise<{ value: T } | { refused: Refusal; status: number }> {
+  try {
+    const answer = await run();
+    return answer.ok ? { value: answer.value } : { refused: answer.error, status: answer.status };
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
+    return { refused: { code: error.code, ...(error.extra.param === undefined ? {} : { param: error.extra.param }) }, status: error.statusCode };
+  }
 }
 
 export function actorOf(signed: Signed) {

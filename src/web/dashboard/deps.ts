@@ -1,6 +1,8 @@
 // What the dashboard's pages are given: the services they call, and where the service is reached from outside.
+import type { FastifyRequest } from 'fastify';
 import type { AccountLinks } from '../../modules/accounts/links.js';
 import type { ActivationsService } from '../../modules/activations/service.js';
+import type { HoldsService } from '../../modules/holds/service.js';
 import type { AccountsService } from '../../modules/accounts/service.js';
 import type { OrdersService } from '../../modules/orders/service.js';
 import type { PaymentLinksService } from '../../modules/payment-links/service.js';
@@ -22,6 +24,8 @@ export interface DashboardDeps {
   products: ProductsService;
   webhooks: WebhooksService;
   payments: PaymentsService;
+  /** Two-step payments: a hold captured (all of it or less) or released from the payment's page. */
+  holds: HoldsService;
   orders: OrdersService;
   /** Payment links: listed, made, shared and turned off or on again; their orders are the orders service's. */
   paymentLinks: PaymentLinksService;
@@ -42,3 +46,6 @@ export interface DashboardDeps {
 
 /** A posted form: repeated names (checkboxes) become lists. */
 export type Form = Record<string, string | string[]>;
+
+/** A post to a payment's or an order's page, or a read of it with what a change just did (`done`) or refused (`error`). */
+export type DetailRequest = FastifyRequest<{ Params: { id: string }; Querystring: { done?: string; error?: string }; Body: Form }>;

@@ -21,6 +21,14 @@ export function translator(lang: Lang): Translate {
   return (key, params = {}) => messages[key].replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
 }
 
+/**
+ * The message a page's address names in `table` (`?done=revoked`), or undefined. Only the table's own keys count: a
+ * plain lookup of `constructor` or `__proto__` finds what every object inherits, and the page failed on it.
+ */
+export function messageNamed<Key extends MessageKey>(table: Readonly<Record<string, Key>>, name: unknown): Key | undefined {
+  return typeof name === 'string' && Object.hasOwn(table, name) ? table[name] : undefined;
+}
+
 /** The locale each language's numbers are written in (Intl). */
 export const LOCALES: Record<Lang, string> = { uz: 'uz-UZ', ru: 'ru-RU', en: 'en-US' };
 

@@ -1,19 +1,19 @@
 // A payment's and an order's page: every field, the objects it is linked to (a payment's fiscal receipts among them),
-// and its timeline (each event, with its webhook deliveries). Owners and developers can refund a payment and cancel an order here, through the same service
-// phases as the API, under an idempotency key of the form (so a form posted twice acts once), and audited.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+// and its timeline (each event, with its webhook deliveries). Owners and developers can refund a payment, capture or
+// release a hold (holds.ts) and cancel an order here, through the same service phases as the API, under an idempotency
+// key of the form (so a form posted twice acts once), and audited.
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Merchant } from '../../../core/merchant.js';
 import type { Refund } from '../../../modules/refunds/schema.js';
 import type { Event, WebhookDelivery } from '../../../modules/webhooks/schema.js';
 import { CHANGES, dashOf, invocationOf, merchantOfSigned, requiredFormKeyOf, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
-import type { DashboardDeps, Form } from '../deps.js';
+import type { DashboardDeps, DetailRequest } from '../deps.js';
 import { html, type Html, type Value } from '../../html.js';
-import { attemptReason, type MessageKey } from '../i18n.js';
+import { attemptReason, messageNamed, type MessageKey } from '../i18n.js';
 import { csrfField, formKeyField, notice, page, sendPage, when } from '../layout.js';
 import { badge, cardShown, failureReason, money, paymentBadge } from './lists.js';
+import { holdDone, holdPart, holdRoutes, holdRows, type HoldSaid } from './holds.js';
 import { paymentReceipts, receiptLink } from './payment-receipts.js';
-
-type DetailRequest = FastifyRequest<{ Params: { id: string }; Querystring: { done?: string; error?: string }; Body: Form }>;
 
 const link = (href: string, text: string) => html`<a href="${href}"><code>${text}</code></a>`;
 
@@ -83,10 +83,11 @@ const outcome = (dash: Dash, request: DetailRequest) => {
   if (done === 'refunded') return notice('ok', dash.t('refundDone'));
   if (done === 'canceled') return notice('ok', dash.t('orderCanceled'));
   if (typeof error !== 'string' || !ERROR_CODE.test(error)) return '';
-  return notice('error', Object.hasOwn(REFUSALS, error) ? dash.t(REFUSALS[error]!) : dash.t('actionRefused', { code: error }));
+  const refusal = messageNamed(REFUSALS, error);
+  return notice('error', refusal ? dash.t(refusal) : dash.t('actionRefused', { code: error }));
 };
 
-async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: Signed, merchant: Merchant): Promise<Html> {
+async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: Signed, merchant: Merchant, said: HoldSaid = {}): Promise<Html> {
   const dash = dashOf(request);
   const intent = await deps.payments.get(merchant, request.params.id);
   // Every refund of the payment: at most one has not failed, so the largest page holds them all. Its receipts are of
@@ -99,6 +100,7 @@ async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: 
     ['amount', money(dash, intent.amount)],
     ['fee', money(dash, intent.fee)],
     ['status', html`${paymentBadge(dash, intent)}${intent.failureCode ? html` ${failureReason(dash, intent.failureCode)}` : ''}`],
+    ...holdRows(dash, intent, own!.map((entry) => entry.event)),
     ['amountRefunded', money(dash, intent.amountRefunded)],
     ['card', html`${cardShown(intent)}${intent.card ? html` · ${link(`/dashboard/payments?card=${intent.card}`, intent.card)}` : ''}`],
     ['order', intent.order ? link(`/dashboard/orders/${intent.order}`, intent.order) : '—'],
@@ -108,11 +110,12 @@ async function paymentPage(deps: DashboardDeps, request: DetailRequest, signed: 
   ];
   const refundRows = refunds.data.map((refund) => html`<li>${refundLink(refund)} · ${money(dash, refund.amount)} · ${badge(dash, 'refund', refund.status)} · ${when(refund.created)}</li>`);
   const canRefund = CHANGES.includes(signed.session.role) && intent.status === 'SUCCEEDED' && intent.amountRefunded === 0;
+  const hold = holdPart(dash, intent, said);
   return page(dash, {
     title: `${dash.t('paymentTitle')} ${intent.id}`,
     path: `/dashboard/payments/${intent.id}`,
     section: 'payments',
-    body: html`${outcome(dash, request)}${fieldsList(dash, rows)}
+    body: html`${outcome(dash, request)}${holdDone(dash, intent, request.query.done)}${hold.above}${fieldsList(dash, rows)}${hold.forms}
       ${canRefund ? actionForm(dash, `/dashboard/payments/${intent.id}/refund`, 'refundPayment', 'refundConfirm') : ''}
       <h2>${dash.t('navRefunds')}</h2>${refundRows.length ? html`<ul>${refundRows}</ul>` : html`<p class="empty">${dash.t('noRefunds')}</p>`}
       ${paymentReceipts(dash, intent, receipts)}
@@ -173,4 +176,8 @@ export function detailPages(app: FastifyInstance, deps: DashboardDeps): void {
   app.get('/orders/:id', ROUTE, show(orderPage));
   app.post('/payments/:id/refund', ROUTE, action(deps, 'refund'));
   app.post('/orders/:id/cancel', ROUTE, action(deps, 'cancel'));
+  holdRoutes(app, deps, (request, said) => {
+    const signed = signedIn(request);
+    return paymentPage(deps, request, signed, merchantOfSigned(signed), said);
+  });
 }

@@ -1,10 +1,12 @@
 // The fields of the forms that name where money goes (the payout account, the activation request) or what a buyer pays
 // (a payment link), written one way: each under its label, what is wrong with it read out with it (and in focus when it
 // is the first), then its hint; and so'm as people type them.
+import { AMOUNT_MAX } from '../../../core/schemas.js';
 import { html, type Html } from '../../html.js';
 import { field, type Dash } from '../context.js';
 import type { Form } from '../deps.js';
 import type { MessageKey } from '../i18n.js';
+import { money } from './lists.js';
 
 /** Twenty digits, with the spaces a copy from a bank's details may bring (the server takes them out). */
 const ACCOUNT_NUMBER_PATTERN = String.raw`\s*(?:[0-9]\s*){20}`;
@@ -80,4 +82,17 @@ export function tiyinOfTyped(typed: string): bigint | null {
   const match = /^(\d+)(?:[.,](\d{1,2}))?$/.exec(text) ?? /^(\d{1,3}(?:,\d{3})+)(?:\.(\d{1,2}))?$/.exec(text);
   if (!match) return null;
   return BigInt(match[1]!.replaceAll(',', '')) * 100n + BigInt((match[2] ?? '').padEnd(2, '0'));
+}
+
+/**
+ * An amount field that may be left empty (the whole of what the form acts on: the available balance, the hold), in
+ * tiyin; or what is wrong with it.
+ */
+export function optionalAmountOf(dash: Dash, typed: string): { amount: number | undefined } | { error: string } {
+  if (typed === '') return { amount: undefined };
+  const tiyin = tiyinOfTyped(typed);
+  if (tiyin === null) return { error: dash.t('payOutAmountInvalid') };
+  if (tiyin <= 0n) return { error: dash.t('payOutAmountZero') };
+  if (tiyin > BigInt(AMOUNT_MAX)) return { error: dash.t('payOutAmountTooLarge', { max: money(dash, AMOUNT_MAX) }) };
+  return { amount: Number(tiyin) };
 }

@@ -4,7 +4,7 @@ import { valueOf } from '../../../core/commands.js';
 import type { KeyRow } from '../../../modules/products/store.js';
 import { CHANGES, dashOf, field, formKeyOf, invocationOf, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
 import { html, type Html, type Value } from '../../html.js';
-import type { MessageKey } from '../i18n.js';
+import { messageNamed, type MessageKey } from '../i18n.js';
 import { csrfField, formKeyField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
 
@@ -65,7 +65,7 @@ export function keyPages(app: FastifyInstance, { products }: DashboardDeps): voi
   };
 
   app.get<{ Querystring: { done?: string } }>('/api-keys', ROUTE, async (request, reply) => {
-    const done = DONE[String(request.query.done)];
+    const done = messageNamed(DONE, request.query.done);
     return sendPage(reply, await show(request, done ? { done: dashOf(request).t(done) } : {}));
   });
 

@@ -40,10 +40,16 @@ const formatOf = (locale: string) => new Intl.NumberFormat(locale, { minimumFrac
 /** Made once: a page writes many amounts. */
 const FORMATS = { uz: formatOf(LOCALES.uz), ru: formatOf(LOCALES.ru), en: formatOf(LOCALES.en) } as const;
 
-/** An amount in tiyin as so'm with two decimals, grouped as the language writes numbers, exact at any size. */
+/** So'm with two decimals, grouped as the language writes numbers, exact at any size: 150,000.00 · 150 000,00. */
+export const somFigure = (dash: Dash, tiyin: Tiyin) => FORMATS[dash.lang](somOf(tiyin));
+
+/** An amount in tiyin as so'm with two decimals and the currency, as the language writes them. */
 export function money(dash: Dash, tiyin: Tiyin): string {
-  return dash.t('moneyAmount', { amount: FORMATS[dash.lang](somOf(tiyin)) });
+  return dash.t('moneyAmount', { amount: somFigure(dash, tiyin) });
 }
+
+/** An amount kept on one line where a sentence wraps: its figure and its currency together. */
+export const wholeMoney = (dash: Dash, tiyin: Tiyin) => money(dash, tiyin).replaceAll(' ', '\u00a0');
 
 const NETWORKS = { uzcard: 'Uzcard', humo: 'Humo' } as const;
 

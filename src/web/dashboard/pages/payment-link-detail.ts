@@ -10,7 +10,7 @@ import type { PaymentLink, UpdatePaymentLinkBody } from '../../../modules/paymen
 import { CHANGES, dashOf, formKeyOf, invocationOf, merchantOfSigned, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
 import type { DashboardDeps, Form } from '../deps.js';
 import { html, type Html, type Value } from '../../html.js';
-import { formatCount, type MessageKey } from '../i18n.js';
+import { formatCount, messageNamed, type MessageKey } from '../i18n.js';
 import { csrfField, formKeyField, notice, page, sendPage, timeElement, when } from '../layout.js';
 import { actionForm, fieldsList } from './details.js';
 import { formField, lineOf } from './form-fields.js';
@@ -145,8 +145,7 @@ export function paymentLinkDetailPages(app: FastifyInstance, deps: DashboardDeps
     return linkPage(deps, dashOf(request), signed, merchantOfSigned(signed), request.params.id, said);
   };
   app.get('/payment-links/:id', ROUTE, async (request: LinkRequest, reply) => {
-    const asked = String(request.query.done);
-    const done = Object.hasOwn(DONE, asked) ? DONE[asked as keyof typeof DONE] : undefined;
+    const done = messageNamed(DONE, request.query.done);
     return sendPage(reply, await show(request, done ? { done: dashOf(request).t(done) } : {}));
   });
   app.post('/payment-links/:id/deactivate', ROUTE, (request: LinkRequest, reply) => change(deps, request, reply, { active: false }, 'deactivated'));

@@ -12,7 +12,7 @@ import { html, type Html } from '../../html.js';
 import { formatCount, type MessageKey } from '../i18n.js';
 import { csrfField, formKeyField, notice } from '../layout.js';
 import { formField, lineOf, tiyinOfTyped, type FieldSpec } from './form-fields.js';
-import { money } from './lists.js';
+import { wholeMoney } from './lists.js';
 
 /** Receipt lines the form offers: six fields each, so that the whole form stays within the 50 fields a form may post. */
 export const LINES_SHOWN = 5;
@@ -50,9 +50,6 @@ export const EMPTY_FORM: Typed = {
   quantityMax: '',
   lines: Array.from({ length: LINES_SHOWN }, emptyLine),
 };
-
-/** An amount kept on one line where a sentence wraps: its figure and its currency together. */
-export const wholeMoney = (dash: Dash, tiyin: number | bigint) => money(dash, tiyin).replaceAll(' ', '\u00a0');
 
 const lineName = (index: number, name: LineField) => `line${index}-${name}`;
 /** A line counts once any of what names or prices it is typed; its defaults (a count of 1, a rate of 12%) do not. */

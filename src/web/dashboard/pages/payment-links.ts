@@ -3,15 +3,13 @@
 // form's idempotency key (a form posted twice makes one link), audited with it. A form that cannot be read, or that the
 // service refuses, comes back as typed, saying what is wrong at each field, in the page's language.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Answer } from '../../../core/commands.js';
-import { ApiError, type ErrorBody } from '../../../core/errors.js';
 import { CHOSEN_AMOUNT_MAX, CHOSEN_AMOUNT_MIN, type PaymentLink, type PaymentLinksQuery } from '../../../modules/payment-links/schema.js';
-import { CHANGES, dashOf, formKeyOf, invocationOf, requireRole, ROUTE, signedIn, type Dash } from '../context.js';
+import { CHANGES, dashOf, formKeyOf, invocationOf, outcomeOf, requireRole, ROUTE, signedIn, type Dash } from '../context.js';
 import type { DashboardDeps, Form } from '../deps.js';
 import { html, type Html } from '../../html.js';
 import { page, sendPage, timeElement } from '../layout.js';
-import { EMPTY_FORM, linkForm, readForm, refusalErrors, typedOf, wholeMoney, type FieldErrors, type Typed } from './payment-link-form.js';
-import { badge, listRoute, money, uzs } from './lists.js';
+import { EMPTY_FORM, linkForm, readForm, refusalErrors, typedOf, type FieldErrors, type Typed } from './payment-link-form.js';
+import { badge, listRoute, money, uzs, wholeMoney } from './lists.js';
 
 export const LINKS_PATH = '/dashboard/payment-links';
 /** A description longer than this is cut in the list (its page shows it whole). */
@@ -74,22 +72,6 @@ function linkList(app: FastifyInstance, { paymentLinks }: DashboardDeps): void {
   }, 'payment-links');
 }
 
-type Refusal = Pick<ErrorBody, 'code' | 'param'>;
-
-/**
- * The link the command made, or its refusal with its status: answered (a refusal stored under the form's key), or thrown
- * (a body the service could not take, such as a VAT rate it does not know, is never stored).
- */
-async function outcomeOf(run: () => Promise<Answer<PaymentLink>>): Promise<{ link: PaymentLink } | { refused: Refusal; status: number }> {
-  try {
-    const answer = await run();
-    return answer.ok ? { link: answer.value } : { refused: answer.error, status: answer.status };
-  } catch (error) {
-    if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
-    return { refused: { code: error.code, ...(error.extra.param === undefined ? {} : { param: error.extra.param }) }, status: error.statusCode };
-  }
-}
-
 function newLinkPage(dash: Dash, typed: Typed, errors?: FieldErrors): Html {
   return page(dash, { title: dash.t('newPaymentLink'), path: `${LINKS_PATH}/new`, section: 'paymentLinks', body: linkForm(dash, typed, errors) });
 }
@@ -114,7 +96,7 @@ function newLinkRoutes(app: FastifyInstance, { paymentLinks }: DashboardDeps): v
     const invocation = invocationOf(request, signed, read.body, formKeyOf(request.body));
     const outcome = await outcomeOf(() => paymentLinks.create(invocation, read.body));
     if ('refused' in outcome) return sendPage(reply, newLinkPage(dash, typed, refusalErrors(dash, outcome.refused, read.itemLines)), outcome.status);
-    return reply.redirect(`${LINKS_PATH}/${outcome.link.id}?done=created`, 303);
+    return reply.redirect(`${LINKS_PATH}/${outcome.value.id}?done=created`, 303);
   });
 }
 

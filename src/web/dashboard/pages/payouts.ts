@@ -4,7 +4,6 @@
 // refusal comes back on the page, in its words, with what was typed.
 import type { FastifyInstance } from 'fastify';
 import type { Merchant } from '../../../core/merchant.js';
-import { AMOUNT_MAX } from '../../../core/schemas.js';
 import { PAYOUT_STATUSES, type Payout, type PayoutAccount, type PayoutsQuery } from '../../../modules/payouts/schema.js';
 import type { NextPayout } from '../../../modules/payouts/service.js';
 import { CHANGES, dashOf, field, invocationOf, merchantOfSigned, requiredFormKeyOf, requireRole, ROUTE, signedIn, type Dash } from '../context.js';
@@ -12,7 +11,7 @@ import type { DashboardDeps, Form } from '../deps.js';
 import { html, type Html } from '../../html.js';
 import { csrfField, formKeyField, notice, sendPage, timeElement, when } from '../layout.js';
 import { badge, failureReason, linked, listRoute, money, uzs, type ListPage, type Tiyin } from './lists.js';
-import { tiyinOfTyped } from './form-fields.js';
+import { optionalAmountOf } from './form-fields.js';
 import { availableTile, nextPayoutTile } from './overview.js';
 import { accountShown, payoutAccountOf } from './payout-account.js';
 
@@ -34,16 +33,6 @@ interface Standing {
   available: Tiyin;
   next: NextPayout;
   account: PayoutAccount | null;
-}
-
-/** The form's amount in tiyin (none: the whole available balance), or what is wrong with it. */
-function amountOf(dash: Dash, typed: string): { amount: number | undefined } | { error: string } {
-  if (typed === '') return { amount: undefined };
-  const tiyin = tiyinOfTyped(typed);
-  if (tiyin === null) return { error: dash.t('payOutAmountInvalid') };
-  if (tiyin <= 0n) return { error: dash.t('payOutAmountZero') };
-  if (tiyin > BigInt(AMOUNT_MAX)) return { error: dash.t('payOutAmountTooLarge', { max: money(dash, AMOUNT_MAX) }) };
-  return { amount: Number(tiyin) };
 }
 
 /**
@@ -145,7 +134,7 @@ function payOutRoute(app: FastifyInstance, deps: DashboardDeps, render: ListPage
     const merchant = merchantOfSigned(signed);
     const typed = field(request.body, 'amount');
     const again = async (status: number, said: Said) => sendPage(reply, await render(request, await intro(deps, dash, merchant, { typed, ...said })), status);
-    const read = amountOf(dash, typed);
+    const read = optionalAmountOf(dash, typed);
     if ('error' in read) return again(400, { amountError: read.error });
     const body = read.amount === undefined ? {} : { amount: read.amount };
     const answer = await deps.payouts.create(invocationOf(request, signed, body, key), body);

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ROLES, type Role } from '../../../modules/accounts/store.js';
 import { actorOf, dashOf, emailOf, field, MANAGES_TEAM, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
-import type { MessageKey } from '../i18n.js';
+import { messageNamed, type MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, timeElement } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
 
@@ -77,8 +77,8 @@ export function teamPages(app: FastifyInstance, { accounts }: DashboardDeps): vo
 
   app.get<{ Querystring: { done?: string; refused?: string } }>('/team', ROUTE, async (request, reply) => {
     const { t } = dashOf(request);
-    const done = DONE[String(request.query.done)];
-    const refused = REFUSED[String(request.query.refused)];
+    const done = messageNamed(DONE, request.query.done);
+    const refused = messageNamed(REFUSED, request.query.refused);
     return sendPage(reply, await show(request, { ...(done ? { done: t(done) } : {}), ...(refused ? { error: t(refused) } : {}) }));
   });
 

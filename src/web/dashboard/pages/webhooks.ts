@@ -9,7 +9,7 @@ import type { CreateEndpointBody, WebhookDelivery, WebhookEndpoint } from '../..
 import { TEST_EVENTS_PER_MINUTE } from '../../../modules/webhooks/service.js';
 import { actorOf, CHANGES, dashOf, field, fields, formKeyOf, invocationOf, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, typedPassword, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
-import { attemptReason, type MessageKey } from '../i18n.js';
+import { attemptReason, messageNamed, type MessageKey } from '../i18n.js';
 import { csrfField, formKeyField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
 import { badge } from './lists.js';
@@ -159,7 +159,7 @@ export function webhookPages(app: FastifyInstance, deps: DashboardDeps): void {
   };
 
   app.get<{ Querystring: { done?: string } }>('/webhooks', ROUTE, async (request, reply) => {
-    const done = DONE[String(request.query.done)];
+    const done = messageNamed(DONE, request.query.done);
     return sendPage(reply, await list(request, done ? { done: dashOf(request).t(done) } : {}));
   });
 
@@ -182,7 +182,7 @@ export function webhookPages(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   app.get('/webhooks/:id', ROUTE, async (request: EndpointRequest, reply) => {
-    const done = DONE[String(request.query.done)];
+    const done = messageNamed(DONE, request.query.done);
     return sendPage(reply, await detail(request, done ? { done: dashOf(request).t(done) } : {}));
   });
 
