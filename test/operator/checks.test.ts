@@ -62,7 +62,10 @@ describe('the money checks', () => {
     expect(processing.status).toBe('PROCESSING');
     // The bank executed the debit that Tolov still counts PROCESSING: reconciliation settles it, so no alarm yet.
     expect(await failing()).toEqual(['payouts_failed']);
+    // Sent two hours ago, and executed by the bank then (the two sides' dates stay within the reports' margin at any
+    // time of day, across midnight too).
     await service.db.query(`UPDATE payment_intents SET debit_started_at = now() - interval '2 hours' WHERE id = $1`, [processing.id]);
+    await service.db.query(`UPDATE test_rail_operations SET created_at = now() - interval '2 hours' WHERE operation_id = $1`, [processing.id]);
     const all = await checks();
     expect(all.get('payouts_failed')!.problems).toEqual([{ objectId: payout.id, productId: other.productId, livemode: false, message: expect.stringContaining('FAILED') }]);
     expect(all.get('operations_open')!.problems).toEqual([
