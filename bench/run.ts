@@ -27,6 +27,7 @@ import { INTENT_LIST } from '../src/modules/payments/store.js';
 import { createService } from '../src/service.js';
 import { benchWebhookFairness } from './webhook-fairness.js';
 import { gracefulStopLine, measureGracefulStop } from './graceful-stop.js';
+import { summarizeProfile, writesMeter, type ProfileSummary, type WritesPerCharge } from './attribution.js';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -71,6 +72,8 @@ interface Breakdown {
   timings: TimingsSnapshot;
   /** PostgreSQL's WAL flushes during the load (the whole server's): per request, and their mean time when timed. */
   wal: { syncsPerRequest: number; meanSyncMs: number | null } | null;
+  /** What each request wrote to PostgreSQL. */
+  writes: WritesPerCharge | null;
 }
 
 /** PostgreSQL's count of WAL flushes and their total time (ms; 0 unless track_wal_io_timing is on), or null without it. */
@@ -87,10 +90,15 @@ async function walSyncs(): Promise<{ syncs: number; syncMs: number } | null> {
   }
 }
 
-/** Starts a breakdown of the service at `url` (its timings afresh); the returned function reads it for `requests`. */
-async function startBreakdown(url: string, postgres: boolean): Promise<(requests: number) => Promise<Breakdown>> {
+/**
+ * Starts a breakdown of the service at `url` (its timings afresh; on PostgreSQL at `databaseUrl`, what it writes); the
+ * returned function reads it for `requests`.
+ */
+async function startBreakdown(url: string, databaseUrl: string | null): Promise<(requests: number) => Promise<Breakdown>> {
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  const readWrites = databaseUrl === null ? null : await writesMeter(databaseUrl);
   await fetchCaller(url)('POST', '/admin/v1/timings/reset', {}, admin);
+  const postgres = databaseUrl !== null;
   const walBefore = postgres ? await walSyncs() : null;
   return async (requests) => {
     const timings = (await fetchCaller(url)('GET', '/admin/v1/timings', undefined, admin)) as unknown as TimingsSnapshot;
@@ -102,7 +110,7 @@ async function startBreakdown(url: string, postgres: boolean): Promise<(requests
             meanSyncMs: walAfter.syncMs > walBefore.syncMs ? Math.round(((walAfter.syncMs - walBefore.syncMs) / (walAfter.syncs - walBefore.syncs)) * 100) / 100 : null,
           }
         : null;
-    return { timings, wal };
+    return { timings, wal, writes: readWrites ? await readWrites(requests) : null };
   };
 }
 
@@ -168,15 +176,16 @@ function cpuMeter(servicePid?: number): (requests: number) => CpuPerRequest {
 /** What a load measures besides the client's view: where the CPU went (the service's pid), where its time went. */
 interface Measuring {
   servicePid?: number;
-  /** The service's address, and whether it runs on PostgreSQL. */
-  breakdown?: { url: string; postgres: boolean };
+  /** The service's address, and its PostgreSQL database's (null on the embedded engine). */
+  breakdown?: { url: string; databaseUrl: string | null };
 }
 
 /** Loads the service, and measures what `measuring` asks for. */
 async function load(name: string, options: autocannon.Options, { servicePid, breakdown }: Measuring = {}): Promise<Omit<Result, 'engine' | 'scenario'>> {
   if (WARMUP_SECONDS > 0) await autocannon({ connections: CONNECTIONS, ...options, duration: WARMUP_SECONDS });
+  const readBreakdown = breakdown ? await startBreakdown(breakdown.url, breakdown.databaseUrl) : null;
+  // Counted from here: the breakdown's start may wait for the database's statistics.
   const meter = servicePid ? cpuMeter(servicePid) : null;
-  const readBreakdown = breakdown ? await startBreakdown(breakdown.url, breakdown.postgres) : null;
   const result = await autocannon({ connections: CONNECTIONS, ...options, duration: DURATION_SECONDS });
   process.stderr.write(`  ${name}: ${Math.round(result.requests.average)} req/s\n`);
   return {
@@ -243,9 +252,9 @@ async function stripeEmulator(): Promise<Result> {
   }
 }
 
-/** Starts the build in `dir` (this checkout's by default) as `npm start` does, and waits for its address. */
-async function startService(env: Record<string, string>, dir = '.'): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(dir, 'dist/main.js')], {
+/** Starts the build in `dir` (this checkout's by default) as `npm start` does (with `nodeArgs`), and waits for its address. */
+async function startService(env: Record<string, string>, dir = '.', nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [...nodeArgs, join(dir, 'dist/main.js')], {
     // The benchmark is one merchant on purpose; its per-key limit is lifted so that the service, not the limit, is measured.
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, TOLOV_RATE_LIMIT_KEY_PER_MINUTE: '10000000', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -376,7 +385,7 @@ async function benchService(engine: string, env: Record<string, string>): Promis
     });
     const createCharges = await chargeLoad('POST /subscribe/v1/charges', url, authorization, card, {
       servicePid: child.pid,
-      breakdown: { url, postgres: engine === 'postgres' },
+      breakdown: { url, databaseUrl: env.DATABASE_URL ?? null },
     });
     const listCharges = await load('GET /subscribe/v1/charges', { url: `${url}/subscribe/v1/charges?limit=10`, headers: { authorization } });
     const balance = await load('GET /v1/balance', { url: `${url}/v1/balance`, headers: { authorization } });
@@ -960,6 +969,83 @@ function scaleOutLines(scaleOut: ScaleOut, results: Result[]): string[] {
   ];
 }
 
+/** What a charge wrote to PostgreSQL. */
+function writesLine(writes: WritesPerCharge): string {
+  const statements = writes.statements === null ? 'statements not counted (pg_stat_statements is not loaded)' : `${writes.statements} statements`;
+  return (
+    `  PostgreSQL, per charge: ${writes.transactions} transactions, ${statements}, ${writes.rows} rows and ${writes.indexEntries} index entries ` +
+    `written, ${writes.walRecords} WAL records, ${Math.round(writes.walBytes)} WAL bytes`
+  );
+}
+
+interface Profiled {
+  engine: string;
+  requestsPerSecond: number;
+  cpu: CpuPerRequest;
+  profile: ProfileSummary;
+}
+
+/**
+ * POST charge on a service run under `node --cpu-prof` on `env`: where the service's CPU went, by part of the code and
+ * by function. The profile covers the process's whole life, its start-up included, which the load's seconds outweigh.
+ */
+async function benchProfile(engine: string, env: Record<string, string>): Promise<Profiled> {
+  const dir = await mkdtemp(join(tmpdir(), 'tolov-bench-profile-'));
+  try {
+    const { url, child } = await startService(env, '.', ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    let measured: Awaited<ReturnType<typeof chargeLoad>>;
+    try {
+      const authorization = `Bearer ${(await createBenchProduct(fetchCaller(url))).keys.test}`;
+      const card = await bindTestCard(fetchCaller(url), authorization);
+      measured = await chargeLoad(`${engine}: POST charge under the CPU profiler`, url, authorization, card, { servicePid: child.pid });
+    } finally {
+      await stopService(child);
+    }
+    return { engine, requestsPerSecond: measured.requestsPerSecond, cpu: measured.cpu!, profile: await summarizeProfile(dir) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Each engine's service profiled under POST charge, on fresh storage. */
+async function profileOnEachEngine(): Promise<Profiled[]> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'tolov-bench-profiled-'));
+  const profiled: Profiled[] = [];
+  try {
+    profiled.push(await benchProfile('pglite', { TOLOV_DATA_DIR: dataDir }));
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  const postgres = await withPostgresDatabase((url) => benchProfile('postgres', { DATABASE_URL: url }));
+  return postgres ? [...profiled, postgres] : profiled;
+}
+
+/** BENCH_ONLY=attribution: POST charge on PostgreSQL with its breakdown (what each charge writes), and the profiles. */
+async function attributionLines(): Promise<string[]> {
+  const charge = await withPostgresDatabase(async (databaseUrl) => {
+    const { url, child } = await startService({ DATABASE_URL: databaseUrl });
+    try {
+      const authorization = `Bearer ${(await createBenchProduct(fetchCaller(url))).keys.test}`;
+      const card = await bindTestCard(fetchCaller(url), authorization);
+      const measured = await chargeLoad('POST charge', url, authorization, card, { servicePid: child.pid, breakdown: { url, databaseUrl } });
+      return { engine: 'postgres', scenario: 'POST /subscribe/v1/charges', ...measured };
+    } finally {
+      await stopService(child);
+    }
+  });
+  return [...breakdownLines(charge ? [charge] : []), ...profileLines(await profileOnEachEngine())];
+}
+
+function profileLines(profiled: Profiled[]): string[] {
+  return profiled.flatMap(({ engine, requestsPerSecond, cpu, profile }) => [
+    `${engine}: the service's CPU under POST charge, ${requestsPerSecond}/s under the profiler, ${cpu.service} ms of it per charge ` +
+      `(${profile.samples} samples, start-up included), by part of the code:`,
+    ...profile.parts.map(({ part, share }) => `  ${share}% ${part}`),
+    `${engine}: the functions it spent most in (self time):`,
+    ...profile.top.map(({ name, share }) => `  ${share}% ${name}`),
+  ]);
+}
+
 /** Where a charge's time went in the service, under the load of the main table, per engine. */
 function breakdownLines(results: Result[]): string[] {
   return results.flatMap((result) => {
@@ -971,6 +1057,7 @@ function breakdownLines(results: Result[]): string[] {
       ...timings.series.map((series) => `  ${series.name}: ${series.meanMs}, ${series.p50Ms}, ${series.p99Ms}; ${series.count}`),
       `  event loop delay: p50 ${loop.p50Ms}, p99 ${loop.p99Ms}, max ${loop.maxMs}`,
       ...(wal ? [`  PostgreSQL WAL flushes: ${wal.syncsPerRequest} per charge${wal.meanSyncMs === null ? '' : `, ${wal.meanSyncMs} ms each`}`] : []),
+      ...(result.breakdown.writes ? [writesLine(result.breakdown.writes)] : []),
     ];
   });
 }
@@ -1197,6 +1284,10 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${(await gracefulStopLines()).join('\n')}\n`);
     return;
   }
+  if (process.env.BENCH_ONLY === 'attribution') {
+    process.stdout.write(`\n${(await attributionLines()).join('\n')}\n`);
+    return;
+  }
   if (process.env.BENCH_ONLY === 'webhook-fairness') {
     process.stdout.write(`\n${(await webhookFairnessOnEachEngine()).join('\n')}\n`);
     return;
@@ -1275,12 +1366,23 @@ async function main(): Promise<void> {
   const scaleOut = await withPostgresDatabase(benchScaleOut);
 
   const fairness = await webhookFairnessOnEachEngine();
+  const profiled = await profileOnEachEngine();
   const baseline = baselineRef ? ['', `This checkout against ${baselineRef}, built and measured in this run:`, ...(await baselineLines(baselineRef))] : [];
-  const text = [report(results, ratios), '', ...(scaleOut ? scaleOutLines(scaleOut, results) : []), '', 'Webhook delivery beside a product whose endpoints never answer:', ...fairness, ...baseline].join('\n');
+  const text = [
+    report(results, ratios),
+    '',
+    ...(scaleOut ? scaleOutLines(scaleOut, results) : []),
+    '',
+    ...profileLines(profiled),
+    '',
+    'Webhook delivery beside a product whose endpoints never answer:',
+    ...fairness,
+    ...baseline,
+  ].join('\n');
   process.stdout.write(`\n${text}\n`);
   await mkdir('bench/results', { recursive: true });
   await writeFile('bench/results/latest.md', `${text}\n`);
-  await writeFile('bench/results/latest.json', JSON.stringify({ results, chargeRatios: ratios, scaleOut }, null, 2));
+  await writeFile('bench/results/latest.json', JSON.stringify({ results, chargeRatios: ratios, scaleOut, profiled }, null, 2));
   if (scaleOut && !scaleOut.conserved) throw new Error(`money was not conserved across ${scaleOut.processes} processes: ${scaleOut.checks.join('; ')}`);
 }
 
