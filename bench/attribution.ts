@@ -10,17 +10,8 @@ const STATS_FLUSH_WAIT_MS = 11_000;
 /** Functions listed from a profile, by self time. */
 const TOP_FUNCTIONS = 15;
 
-/** The database's counters at one moment. */
-interface Counters {
-  transactions: number;
-  rows: number;
-  indexEntries: number;
-  walBytes: number;
-  walRecords: number;
-  statements: number | null;
-}
-
-export interface WritesPerCharge {
+/** The database's counters at one moment, or what they grew by per charge. */
+export interface Writes {
   transactions: number;
   /** Rows inserted, updated or deleted. */
   rows: number;
@@ -42,12 +33,12 @@ async function statementsRun(client: pg.Client): Promise<number | null> {
   }
 }
 
-async function counters(databaseUrl: string): Promise<Counters> {
+async function counters(databaseUrl: string): Promise<Writes> {
   await new Promise((resolve) => setTimeout(resolve, STATS_FLUSH_WAIT_MS));
   const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 3_000 });
   await client.connect();
   try {
-    const { rows } = await client.query<Record<keyof Omit<Counters, 'statements'>, string>>(
+    const { rows } = await client.query<Record<keyof Omit<Writes, 'statements'>, string>>(
       `SELECT (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database())::text AS transactions,
               coalesce(sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del), 0)::text AS rows,
               coalesce(sum((s.n_tup_ins + s.n_tup_upd - s.n_tup_hot_upd) * (SELECT count(*) FROM pg_index i WHERE i.indrelid = s.relid)), 0)::text AS "indexEntries",
@@ -69,11 +60,11 @@ async function counters(databaseUrl: string): Promise<Counters> {
 }
 
 /** Starts counting what the database at `databaseUrl` writes; the returned function gives it per charge. */
-export async function writesMeter(databaseUrl: string): Promise<(charges: number) => Promise<WritesPerCharge>> {
+export async function writesMeter(databaseUrl: string): Promise<(charges: number) => Promise<Writes>> {
   const before = await counters(databaseUrl);
   return async (charges) => {
     const after = await counters(databaseUrl);
-    const per = (field: keyof Omit<Counters, 'statements'>) => Math.round(((after[field] - before[field]) / charges) * 100) / 100;
+    const per = (field: keyof Omit<Writes, 'statements'>) => Math.round(((after[field] - before[field]) / charges) * 100) / 100;
     const statements = after.statements !== null && before.statements !== null ? Math.round(((after.statements - before.statements) / charges) * 100) / 100 : null;
     return { transactions: per('transactions'), rows: per('rows'), indexEntries: per('indexEntries'), walBytes: per('walBytes'), walRecords: per('walRecords'), statements };
   };

@@ -27,7 +27,7 @@ import { INTENT_LIST } from '../src/modules/payments/store.js';
 import { createService } from '../src/service.js';
 import { benchWebhookFairness } from './webhook-fairness.js';
 import { gracefulStopLine, measureGracefulStop } from './graceful-stop.js';
-import { summarizeProfile, writesMeter, type ProfileSummary, type WritesPerCharge } from './attribution.js';
+import { summarizeProfile, writesMeter, type ProfileSummary, type Writes } from './attribution.js';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -73,7 +73,7 @@ interface Breakdown {
   /** PostgreSQL's WAL flushes during the load (the whole server's): per request, and their mean time when timed. */
   wal: { syncsPerRequest: number; meanSyncMs: number | null } | null;
   /** What each request wrote to PostgreSQL. */
-  writes: WritesPerCharge | null;
+  writes: Writes | null;
 }
 
 /** PostgreSQL's count of WAL flushes and their total time (ms; 0 unless track_wal_io_timing is on), or null without it. */
@@ -970,7 +970,7 @@ function scaleOutLines(scaleOut: ScaleOut, results: Result[]): string[] {
 }
 
 /** What a charge wrote to PostgreSQL. */
-function writesLine(writes: WritesPerCharge): string {
+function writesLine(writes: Writes): string {
   const statements = writes.statements === null ? 'statements not counted (pg_stat_statements is not loaded)' : `${writes.statements} statements`;
   return (
     `  PostgreSQL, per charge: ${writes.transactions} transactions, ${statements}, ${writes.rows} rows and ${writes.indexEntries} index entries ` +

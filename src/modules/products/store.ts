@@ -111,11 +111,11 @@ export async function insertKey(
   return row!;
 }
 
-/** A product's keys (of one mode, or both), newest first (a product has a handful: bounded by `limit`). */
+/** A product's keys (of one mode, or both), newest first; the test key before the live key made with it (a product has a handful: bounded by `limit`). */
 export async function listKeys(db: Queryable, productId: string, limit: number, livemode: boolean | null = null): Promise<KeyRow[]> {
   return db.query<KeyRow>(
     `SELECT ${KEY_COLUMNS} FROM api_keys WHERE product_id = $1 AND ($3::boolean IS NULL OR livemode = $3)
-      ORDER BY created_at DESC, id LIMIT $2`,
+      ORDER BY created_at DESC, livemode, id LIMIT $2`,
     [productId, limit, livemode],
   );
 }
