@@ -1,16 +1,11 @@
 // The `tolov` command as a developer runs it from the repository (npm run tolov --): every event caused in test mode,
 // receipts' included (their events come from the fiscalization worker, run here as the service runs it), payouts'
 // to the test payout account only the dashboard sets, events listed and resent, and refusals that say what to do.
-import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTolov } from '../support/cli.js';
 import { startService, type Merchant, type TestService } from '../support/harness.js';
 import { balance, reconcileNow } from '../support/payments.js';
 import { setPayoutAccount } from '../support/payouts.js';
-
-const run = promisify(execFile);
-const ROOT = resolve(import.meta.dirname, '../..');
 
 /** The fiscalization worker's interval in the service. */
 const FISCALIZATION_INTERVAL_MS = 500;
@@ -34,19 +29,7 @@ afterAll(async () => {
   await service.stop();
 });
 
-async function tolov(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'packages/cli/src/cli.ts', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, TOLOV_API_KEY: merchant.test, TOLOV_API_BASE: base, ...env },
-      timeout: 60_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const tolov = (args: string[], env: Record<string, string> = {}) => runTolov(args, { key: merchant.test, base }, env);
 
 describe('tolov', () => {
   it('triggers each of the nine events in test mode, failures and holds included', async () => {

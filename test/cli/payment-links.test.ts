@@ -1,14 +1,9 @@
 // `tolov payment_links` as a developer runs it from the repository (npm run tolov --): links made with a fixed amount
 // (and fiscal lines) or the buyer's, listed and filtered, read, turned off and described again, each printed as a line
 // or as the API's JSON; usage mistakes and the API's refusals said as they are, with exit status 2 and 1.
-import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTolov } from '../support/cli.js';
 import { startService, type Merchant, type TestService } from '../support/harness.js';
-
-const run = promisify(execFile);
-const ROOT = resolve(import.meta.dirname, '../..');
 
 let service: TestService;
 let merchant: Merchant;
@@ -20,19 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => service.stop());
 
-async function tolov(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'packages/cli/src/cli.ts', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, TOLOV_API_KEY: merchant.test, TOLOV_API_BASE: base, ...env },
-      timeout: 60_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const tolov = (args: string[], env: Record<string, string> = {}) => runTolov(args, { key: merchant.test, base }, env);
 
 const apiLink = async (id: string) => (await service.call({ method: 'GET', url: `/v1/payment_links/${id}`, key: merchant.test })).body;
 

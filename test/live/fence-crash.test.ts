@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SIM_PHONE } from '../../bank-sim/bank.js';
 import { startBankSim } from '../../bank-sim/sim.js';
-import { ADMIN_TOKEN, engine } from '../support/harness.js';
+import { ADMIN_TOKEN } from '../support/harness.js';
 import { setFaults, SIM_SECRET } from '../support/live.js';
-import { apiCaller, json, killAll, processStorage, startMain, type Started } from '../support/process.js';
+import { apiCaller, json, killAll, restartedAgainst, startMain, type Started } from '../support/process.js';
 import { waitFor } from '../support/wait.js';
 
 afterAll(killAll);
@@ -18,18 +18,9 @@ const BANK_MONEY_LATENCY_MS = 3_000;
 
 describe('kill -9 of Tolov while the bank is slow', () => {
   it('leaves no operation that the bank executed and Tolov failed, nor the reverse', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tolov-fence-'));
     const simDir = await mkdtemp(join(tmpdir(), 'tolov-fence-bank-'));
     const sim = await startBankSim({ dataDir: simDir, secret: SIM_SECRET, port: 0, log: false });
-    const env = {
-      ...(engine === 'pglite' ? { TOLOV_DATA_DIR: dir } : await processStorage()),
-      TOLOV_LIVE_RAIL_URL: sim.url,
-      TOLOV_LIVE_RAIL_SECRET: SIM_SECRET,
-      // Each attempt waits 300 ms to connect and 300 ms for the answer: the call window is 2.3 s.
-      TOLOV_LIVE_RAIL_TIMEOUT_MS: '300',
-      TOLOV_RECONCILE_INTERVAL_MS: '200',
-      LOG_LEVEL: 'warn',
-    };
+    const env = await restartedAgainst(sim, SIM_SECRET);
     let server: Started = await startMain(env);
     try {
       const call = apiCaller(() => server);
@@ -87,7 +78,6 @@ describe('kill -9 of Tolov while the bank is slow', () => {
       expect(await server.exited).toBe(0);
     } finally {
       await sim.close();
-      await rm(dir, { recursive: true, force: true });
       await rm(simDir, { recursive: true, force: true });
     }
   }, 90_000);

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startBankSim, type BankSim } from '../../bank-sim/sim.js';
 import { ADMIN_TOKEN } from '../support/harness.js';
 import { setFaults, SIM_SECRET } from '../support/live.js';
-import { apiCaller, json, killAll, persistentStorage, shopWithCard, startMain, type Started } from '../support/process.js';
+import { apiCaller, json, killAll, restartedAgainst, shopWithCard, startMain, type Started } from '../support/process.js';
 import { waitFor } from '../support/wait.js';
 
 afterAll(killAll);
@@ -27,14 +27,7 @@ describe('two-step payments at the bank simulator', () => {
   it('holds, captures part and releases on the card; a kill -9 during a capture and a release leaves each hold ended once', async () => {
     const simDir = await mkdtemp(join(tmpdir(), 'tolov-holds-bank-'));
     const sim = await startBankSim({ dataDir: simDir, secret: SIM_SECRET, port: 0, log: false });
-    const env = {
-      ...(await persistentStorage()),
-      TOLOV_LIVE_RAIL_URL: sim.url,
-      TOLOV_LIVE_RAIL_SECRET: SIM_SECRET,
-      TOLOV_LIVE_RAIL_TIMEOUT_MS: '300',
-      TOLOV_RECONCILE_INTERVAL_MS: '200',
-      LOG_LEVEL: 'warn',
-    };
+    const env = await restartedAgainst(sim, SIM_SECRET);
     let server: Started = await startMain(env);
     try {
       const call = apiCaller(() => server);

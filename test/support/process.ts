@@ -90,6 +90,21 @@ export async function persistentStorage(): Promise<Record<string, string>> {
 }
 
 /**
+ * What a Tolov process killed and started again against the bank simulator `sim` runs with: storage it finds again, a
+ * call window of 2.3 s (each attempt waits 300 ms to connect and 300 ms for the answer), reconciliation every 200 ms.
+ */
+export async function restartedAgainst(sim: { url: string }, secret: string): Promise<Record<string, string>> {
+  return {
+    ...(await persistentStorage()),
+    TOLOV_LIVE_RAIL_URL: sim.url,
+    TOLOV_LIVE_RAIL_SECRET: secret,
+    TOLOV_LIVE_RAIL_TIMEOUT_MS: '300',
+    TOLOV_RECONCILE_INTERVAL_MS: '200',
+    LOG_LEVEL: 'warn',
+  };
+}
+
+/**
  * A new product (`product`, the operator API's body) of the process at `url`, and a card bound to its key through the
  * hosted capture calls: the test card with its fixed code, or, with `sim`, a live card with the code the bank
  * simulator sent.
