@@ -230,7 +230,8 @@ export class HoldsService {
 
   #hasRail(livemode: boolean): boolean {
     try {
-      return this.rails.forMode(livemode) !== null;
+      this.rails.forMode(livemode);
+      return true;
     } catch {
       return false;
     }
