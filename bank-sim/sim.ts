@@ -26,7 +26,19 @@ export interface BankSim {
   faults: Faults;
   /** Signed gateway calls received, by path, counted on arrival: what reached the simulator, whatever it answered. */
   calls: Map<string, number>;
+  /** Money calls received and not yet answered, now and at most so far: what the bank holds for its callers. */
+  moneyCalls: MoneyCalls;
+  /**
+   * Holds every money call from its arrival until the returned function is called: a bank that has taken calls and
+   * answers none of them yet, for as long as a test needs.
+   */
+  holdMoneyCalls(): () => void;
   close(): Promise<void>;
+}
+
+export interface MoneyCalls {
+  inFlight: number;
+  inFlightMax: number;
 }
 
 type Handler = (body: Record<string, unknown>) => Promise<GatewayAnswer>;
@@ -68,7 +80,7 @@ function signedAnswer(secret: string, reply: FastifyReply, status: number, body:
  * (`money`: a debit, a refund, a transfer, a registration), after it committed (drop, 202). A call that times out never
  * answers; its reply is kept in `pending` until the simulator closes.
  */
-function gatewayCall(sim: BankSim, secret: string, pending: Set<FastifyReply>) {
+function gatewayCall(sim: BankSim, secret: string, pending: Set<FastifyReply>, gate: { held: Promise<void> | null }) {
   return (handler: Handler, money: boolean) => async (request: GatewayRequest, reply: FastifyReply) => {
     const answer = (status: number, body: GatewayAnswer) => signedAnswer(secret, reply, status, body);
     const raw = typeof request.body === 'string' ? request.body : '';
@@ -76,6 +88,14 @@ function gatewayCall(sim: BankSim, secret: string, pending: Set<FastifyReply>) {
       return answer(401, { result: 'refused', code: 'BAD_SIGNATURE' });
     }
     sim.calls.set(request.url, (sim.calls.get(request.url) ?? 0) + 1);
+    if (money) {
+      const load = sim.moneyCalls;
+      load.inFlight += 1;
+      load.inFlightMax = Math.max(load.inFlightMax, load.inFlight);
+      // Answered, or its connection gone: either way the bank no longer holds it.
+      reply.raw.once('close', () => (load.inFlight -= 1));
+      if (gate.held) await gate.held;
+    }
     const faults = sim.faults;
     const latencyMs = faults.latencyMs + (money ? faults.moneyLatencyMs : 0);
     if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
@@ -142,6 +162,7 @@ function controlRoutes(app: FastifyInstance, bank: Bank, register: FiscalRegiste
     return sim.faults;
   });
   app.get('/sim/v1/faults', async () => sim.faults);
+  app.get('/sim/v1/money-calls', async () => sim.moneyCalls);
   app.get<{ Querystring: { limit?: string } }>('/sim/v1/operations', async (request) => ({
     data: await bank.recentOperations(limitOf(request.query.limit, OPERATIONS_LIMIT_MAX)),
   }));
@@ -165,12 +186,30 @@ export async function startBankSim(options: { dataDir: string; secret: string; p
   // A receipt of 100 lines with 128-character titles is the largest body the protocol carries. Closing drops every
   // connection at once, as a bank going down would: a client's idle or never-used pooled connection holds nothing up.
   const app = Fastify({ logger: false, bodyLimit: 128 * 1024, forceCloseConnections: true });
-  const sim: BankSim = { app, db, url: '', faults: { ...(options.faults ?? NO_FAULTS) }, calls: new Map(), close: async () => {} };
+  const gate: { held: Promise<void> | null } = { held: null };
+  const sim: BankSim = {
+    app,
+    db,
+    url: '',
+    faults: { ...(options.faults ?? NO_FAULTS) },
+    calls: new Map(),
+    moneyCalls: { inFlight: 0, inFlightMax: 0 },
+    holdMoneyCalls() {
+      let open!: () => void;
+      const held = new Promise<void>((resolve) => (open = resolve));
+      gate.held = held;
+      return () => {
+        if (gate.held === held) gate.held = null;
+        open();
+      };
+    },
+    close: async () => {},
+  };
   const pending = new Set<FastifyReply>();
   // Gateway calls carry the raw body for the signature check.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
-  const gateway = gatewayCall(sim, options.secret, pending);
+  const gateway = gatewayCall(sim, options.secret, pending, gate);
   gatewayRoutes(app, bank, gateway);
   fiscalRoutes(app, register, gateway);
   controlRoutes(app, bank, register, sim);

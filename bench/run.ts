@@ -28,6 +28,7 @@ import { createService } from '../src/service.js';
 import { benchWebhookFairness } from './webhook-fairness.js';
 import { gracefulStopLine, measureGracefulStop } from './graceful-stop.js';
 import { summarizeProfile, writesMeter, type ProfileSummary, type Writes } from './attribution.js';
+import { bindLiveCard, liveAtScaleLine, measureLiveAtScale, startBank } from './live-scale.js';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -43,7 +44,7 @@ const DELIVERY_LOOPS = 2;
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 /** Pairs of POST charge and the direct transaction of its rows, measured one right after the other. */
 const RATIO_ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 5);
-/** Steady offered rates of POST charge, as fractions of the direct rate measured in the rounds. */
+/** Steady offered rates of POST charge, as fractions of its own saturated rate: the median of the rounds. */
 const PACED_FRACTIONS = (process.env.BENCH_PACED_FRACTIONS ?? '0.25,0.5,0.8').split(',').map(Number).filter((f) => f > 0);
 /** SIGTERMs under charge load on each engine, each to a process of its own on a fresh database. */
 const STOP_ROUNDS = Number(process.env.BENCH_STOP_ROUNDS ?? 3);
@@ -51,6 +52,9 @@ const STOP_ROUNDS = Number(process.env.BENCH_STOP_ROUNDS ?? 3);
 /** API processes sharing one PostgreSQL database in the scale-out scenario. */
 const SCALE_OUT_PROCESSES = Number(process.env.BENCH_SCALE_OUT_PROCESSES ?? 2);
 const SCALE_STEPS = (process.env.BENCH_SCALE_STEPS ?? '10000,1000000').split(',').map(Number).filter((n) => n > 0);
+/** Live mode at scale: clients charging at once, and how long the bank simulator takes to answer each money call. */
+const LIVE_CLIENTS = Number(process.env.BENCH_LIVE_CLIENTS ?? 1_000);
+const LIVE_BANK_LATENCY_MS = Number(process.env.BENCH_LIVE_BANK_LATENCY_MS ?? 300);
 
 interface Result {
   engine: string;
@@ -855,8 +859,8 @@ async function benchChargeRatio(engine: string, env: Record<string, string>, dir
       const charge = { engine, scenario: 'POST /subscribe/v1/charges', ...(await chargeLoad(`round ${round}: POST charge`, url, authorization, card, { servicePid: child.pid })) };
       rounds.push({ charge, direct: await directRate(engine, CHARGE_ROWS, writeRows) });
     }
-    const directMedian = median(rounds.map((round) => round.direct.requestsPerSecond));
-    for (const fraction of PACED_FRACTIONS) paced.push(await pacedChargeLoad(url, authorization, card, fraction, Math.round(fraction * directMedian)));
+    const saturated = median(rounds.map((round) => round.charge.requestsPerSecond));
+    for (const fraction of PACED_FRACTIONS) paced.push(await pacedChargeLoad(url, authorization, card, fraction, Math.round(fraction * saturated)));
   } finally {
     await stopService(child);
   }
@@ -1114,7 +1118,7 @@ function report(results: Result[], ratios: ChargeRatio[]): string {
         ')',
     ),
     '',
-    `POST charge at a steady offered rate, a fraction of the median direct rate of the rounds (req/s offered → answered; p50 / p99 ms):`,
+    `POST charge at a steady offered rate, a fraction of its own saturated rate (the median of the rounds; req/s offered → answered; p50 / p99 ms):`,
     ...ratios.map(
       (ratio) =>
         `${ratio.engine}: ` +
@@ -1206,14 +1210,23 @@ async function baselineLines(ref: string): Promise<string[]> {
   const lines: string[] = [];
   try {
     for (const engine of ['pglite', 'postgres'] as const) {
+      // Each side's best round: the highest rate, and the least CPU per charge (client + service + database).
       const best = { head: 0, base: 0 };
+      const cpu = { head: Infinity, base: Infinity };
       for (let round = 0; round < RATIO_ROUNDS; round++) {
         for (const [side, build] of [['head', '.'], ['base', dir]] as const) {
           const rate = await onFreshDatabase(engine, (env) => chargeRate(env, build));
-          if (rate) best[side] = Math.max(best[side], rate.requestsPerSecond);
+          if (!rate) continue;
+          best[side] = Math.max(best[side], rate.requestsPerSecond);
+          cpu[side] = Math.min(cpu[side], Number(cpuTotal(rate.cpu)));
         }
       }
-      if (best.base > 0) lines.push(`${engine}: POST charge ${best.head}/s against ${best.base}/s at ${ref}: ${(best.head / best.base).toFixed(2)} ×`);
+      if (best.base > 0) {
+        lines.push(
+          `${engine}: POST charge ${best.head}/s against ${best.base}/s at ${ref}: ${(best.head / best.base).toFixed(2)} ×; ` +
+            `CPU per charge ${cpu.head.toFixed(2)} ms against ${cpu.base.toFixed(2)} ms: ${(cpu.head / cpu.base).toFixed(2)} ×`,
+        );
+      }
     }
   } finally {
     await runCommand('git', ['worktree', 'remove', '--force', dir]);
@@ -1239,6 +1252,39 @@ async function gracefulStopLines(): Promise<string[]> {
       });
       if (line) lines.push(line);
     }
+  }
+  return lines;
+}
+
+/** BENCH_ONLY=live-scale: live POST charge from LIVE_CLIENTS clients against a bank answering in LIVE_BANK_LATENCY_MS. */
+async function liveAtScaleLines(): Promise<string[]> {
+  const lines: string[] = [];
+  for (const engine of ['pglite', 'postgres'] as const) {
+    const line = await onFreshDatabase(engine, async (env) => {
+      const bank = await startBank(LIVE_BANK_LATENCY_MS);
+      try {
+        const { url, child } = await startService({ ...env, ...bank.env });
+        try {
+          const product = (await fetchCaller(url)('POST', '/admin/v1/products', { name: 'Bench live shop', receiptRequired: false }, { authorization: `Bearer ${ADMIN_TOKEN}` })) as unknown as {
+            keys: { live: string };
+          };
+          const authorization = `Bearer ${product.keys.live}`;
+          const card = await bindLiveCard(url, bank, authorization);
+          const cpu = () => {
+            const others = cpuMeter(child.pid);
+            const bankBefore = processCpuMs(bank.pid);
+            return (charges: number) => ({ ...others(charges), bank: Math.round(((processCpuMs(bank.pid) - bankBefore) / charges) * 100) / 100 });
+          };
+          const load = { url, pid: child.pid!, bank, authorization, card, clients: LIVE_CLIENTS, bankLatencyMs: LIVE_BANK_LATENCY_MS, cpu };
+          return liveAtScaleLine(engine, await measureLiveAtScale({ ...load, warmupSeconds: WARMUP_SECONDS, seconds: DURATION_SECONDS }));
+        } finally {
+          await stopService(child);
+        }
+      } finally {
+        await bank.stop();
+      }
+    });
+    if (line) lines.push(line);
   }
   return lines;
 }
@@ -1286,6 +1332,10 @@ async function main(): Promise<void> {
   }
   if (process.env.BENCH_ONLY === 'attribution') {
     process.stdout.write(`\n${(await attributionLines()).join('\n')}\n`);
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'live-scale') {
+    process.stdout.write(`\n${(await liveAtScaleLines()).join('\n')}\n`);
     return;
   }
   if (process.env.BENCH_ONLY === 'webhook-fairness') {

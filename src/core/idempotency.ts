@@ -18,6 +18,8 @@ import { ApiError } from './errors.js';
  */
 export const IDEMPOTENCY_LOCK_TIMEOUT_MS = 10_000;
 const IDEMPOTENCY_LOCK_RENEW_MS = 3_000;
+/** Keys renewed by one statement; a process holding more renews them in several. */
+const RENEW_BATCH_MAX = 1_000;
 const START = 'started';
 const FINISHED = 'finished';
 
@@ -267,13 +269,62 @@ export function runSteps(db: Db, steps: Steps, hooks: PhaseHooks = {}): Promise<
 }
 
 /**
- * Renews the lock of a key this request holds until the returned function is called, so that the lock outlives the
- * request exactly as long as its process does. A renewal changes nothing once the request released the key.
+ * The locks of the keys this process's requests hold, renewed together every IDEMPOTENCY_LOCK_RENEW_MS while any is
+ * held: one statement for up to RENEW_BATCH_MAX keys, where a timer per request would send one per key. A thousand
+ * charges waiting on a slow bank, or queued behind a busy database, then cost one renewal, not a thousand. A renewal
+ * changes nothing once its request released the key.
  */
+class LockRenewals {
+  readonly #held = new Set<Owner>();
+  #timer: NodeJS.Timeout | null = null;
+  #renewing = false;
+
+  constructor(private readonly db: Db) {}
+
+  /** Renews `owner`'s lock until the returned function is called. */
+  hold(owner: Owner): () => void {
+    this.#held.add(owner);
+    if (this.#timer === null) {
+      this.#timer = setInterval(() => void this.#renew(), IDEMPOTENCY_LOCK_RENEW_MS);
+      this.#timer.unref();
+    }
+    return () => {
+      this.#held.delete(owner);
+      if (this.#held.size > 0 || this.#timer === null) return;
+      clearInterval(this.#timer);
+      this.#timer = null;
+    };
+  }
+
+  async #renew(): Promise<void> {
+    // A renewal still running when the next is due (a database slower than the interval) is not joined by another.
+    if (this.#renewing) return;
+    this.#renewing = true;
+    try {
+      const held = [...this.#held];
+      for (let at = 0; at < held.length; at += RENEW_BATCH_MAX) {
+        const batch = held.slice(at, at + RENEW_BATCH_MAX);
+        await this.db
+          .query(
+            `UPDATE idempotency_keys k SET locked_at = now()
+               FROM unnest($1::text[], $2::boolean[], $3::text[], $4::text[]) AS h (product_id, livemode, key, lock_token)
+              WHERE k.product_id = h.product_id AND k.livemode = h.livemode AND k.key = h.key AND k.lock_token = h.lock_token
+                AND k.response_status IS NULL`,
+            [batch.map((o) => o.merchant.productId), batch.map((o) => o.merchant.livemode), batch.map((o) => o.key), batch.map((o) => o.token)],
+          )
+          .catch(() => {});
+      }
+    } finally {
+      this.#renewing = false;
+    }
+  }
+}
+
+const renewals = new WeakMap<Db, LockRenewals>();
+
+/** Renews the lock of a key this request holds until the returned function is called, with the process's other keys. */
 function renewLock(db: Db, owner: Owner): () => void {
-  const timer = setInterval(() => {
-    void db.query(`UPDATE idempotency_keys SET locked_at = now() WHERE ${HELD}`, heldParams(owner)).catch(() => {});
-  }, IDEMPOTENCY_LOCK_RENEW_MS);
-  timer.unref();
-  return () => clearInterval(timer);
+  let locks = renewals.get(db);
+  if (!locks) renewals.set(db, (locks = new LockRenewals(db)));
+  return locks.hold(owner);
 }

@@ -11,7 +11,11 @@ import { gatewaySignature, gatewaySignatureValid, SIGNATURE_HEADER, TIMESTAMP_HE
 const CONNECT_TIMEOUT_MS = 2_000;
 const ATTEMPTS_MAX = 3;
 const RETRY_DELAYS_MS = [100, 400];
-const CONNECTIONS = 32;
+/**
+ * A call holds its connection for as long as the gateway takes to answer, and a call waiting for a free one spends its
+ * own timeout waiting: at 300 ms a call, 1,024 connections carry about 3,400 calls a second before any waits.
+ */
+const CONNECTIONS = 1_024;
 /** Above the largest answer of the protocol: a list of 10,000 entries of about 200 bytes each. */
 const ANSWER_MAX_BYTES = 4 * 1024 * 1024;
 const REASON_MAX_CHARS = 200;
