@@ -867,6 +867,60 @@ async function benchChargeRatio(engine: string, env: Record<string, string>, dir
   return { engine, rounds, paced };
 }
 
+/** The rounds and paced loads on PGlite: the service on disk, the direct transaction on an engine in this thread. */
+async function pgliteChargeRatio(): Promise<ChargeRatio> {
+  const serviceDir = await mkdtemp(join(tmpdir(), 'tolov-bench-ratio-'));
+  const directDir = await mkdtemp(join(tmpdir(), 'tolov-bench-ratio-direct-'));
+  try {
+    const direct = await pgliteInThisThread(directDir);
+    try {
+      return await benchChargeRatio('pglite', { TOLOV_DATA_DIR: serviceDir }, direct);
+    } finally {
+      await direct.close();
+    }
+  } finally {
+    await rm(serviceDir, { recursive: true, force: true });
+    await rm(directDir, { recursive: true, force: true });
+  }
+}
+
+/** The rounds and paced loads on PostgreSQL, the service and the direct transaction each on a fresh database. */
+function postgresChargeRatio(): Promise<ChargeRatio | null> {
+  return withPostgresDatabase((serviceUrl) =>
+    withPostgresDatabase(async (directUrl) => {
+      const direct = await openPostgres(directUrl);
+      try {
+        return await benchChargeRatio('postgres', { DATABASE_URL: serviceUrl }, direct);
+      } finally {
+        await direct.close();
+      }
+    }),
+  );
+}
+
+/**
+ * BENCH_ONLY=cpu: CPU per charge (client + service + database, the median of the rounds) against the emulator's with its
+ * client, and POST charge offered at fractions of its own saturated rate.
+ */
+async function cpuLines(): Promise<string[]> {
+  const emulator = await stripeEmulator();
+  const ratios = [await pgliteChargeRatio(), ...[await postgresChargeRatio()].filter((ratio) => ratio !== null)];
+  const emulatorCpu = Number(cpuTotal(emulator.cpu));
+  return [
+    `${EMULATOR}: ${emulator.requestsPerSecond} charges/s, ${emulatorCpu.toFixed(2)} ms of CPU per charge with its client`,
+    ...ratios.flatMap((ratio) => {
+      const cpu = median(ratio.rounds.map((round) => Number(cpuTotal(round.charge.cpu))));
+      const rate = median(ratio.rounds.map((round) => round.charge.requestsPerSecond));
+      const paced = ratio.paced.map((p) => `${p.fraction} × = ${p.offered}/s offered → ${p.achieved}/s: p50 ${p.p50Ms} ms, p99 ${p.p99Ms} ms${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}`);
+      return [
+        `${ratio.engine}: POST charge ${rate}/s (${(rate / emulator.requestsPerSecond).toFixed(2)} × the emulator's), ${cpu.toFixed(2)} ms of CPU per charge: ` +
+          `${(cpu / emulatorCpu).toFixed(2)} × the emulator's (rounds: ${ratio.rounds.map((round) => cpuTotal(round.charge.cpu)).join(', ')} ms)`,
+        `${ratio.engine}: offered at a fraction of its own saturated rate: ${paced.join('; ')}`,
+      ];
+    }),
+  ];
+}
+
 /**
  * POST charge at a steady offered rate, one request every 1/rate seconds over up to CONNECTIONS connections, whatever
  * the answers before it: the latency a client sees when the service is not saturated. Each latency runs from the
@@ -1334,6 +1388,10 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${(await attributionLines()).join('\n')}\n`);
     return;
   }
+  if (process.env.BENCH_ONLY === 'cpu') {
+    process.stdout.write(`\n${(await cpuLines()).join('\n')}\n`);
+    return;
+  }
   if (process.env.BENCH_ONLY === 'live-scale') {
     process.stdout.write(`\n${(await liveAtScaleLines()).join('\n')}\n`);
     return;
@@ -1349,20 +1407,7 @@ async function main(): Promise<void> {
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
-  const ratios: ChargeRatio[] = [];
-  const ratioServiceDir = await mkdtemp(join(tmpdir(), 'tolov-bench-ratio-'));
-  const ratioDirectDir = await mkdtemp(join(tmpdir(), 'tolov-bench-ratio-direct-'));
-  try {
-    const direct = await pgliteInThisThread(ratioDirectDir);
-    try {
-      ratios.push(await benchChargeRatio('pglite', { TOLOV_DATA_DIR: ratioServiceDir }, direct));
-    } finally {
-      await direct.close();
-    }
-  } finally {
-    await rm(ratioServiceDir, { recursive: true, force: true });
-    await rm(ratioDirectDir, { recursive: true, force: true });
-  }
+  const ratios = [await pgliteChargeRatio()];
   const lite = await openPglite('memory://');
   results.push(await benchDeliveries('pglite', lite));
   await lite.close();
@@ -1402,16 +1447,7 @@ async function main(): Promise<void> {
   }
   results.push(...(await poisonedGroupsOnEachEngine()));
 
-  const postgresRatio = await withPostgresDatabase((serviceUrl) =>
-    withPostgresDatabase(async (directUrl) => {
-      const direct = await openPostgres(directUrl);
-      try {
-        return await benchChargeRatio('postgres', { DATABASE_URL: serviceUrl }, direct);
-      } finally {
-        await direct.close();
-      }
-    }),
-  );
+  const postgresRatio = await postgresChargeRatio();
   if (postgresRatio) ratios.push(postgresRatio);
   const scaleOut = await withPostgresDatabase(benchScaleOut);
 
