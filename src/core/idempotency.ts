@@ -28,8 +28,11 @@ export interface Response {
   body: unknown;
 }
 
-/** What a phase decided: continue at another recovery point (with what it created), or finish with a response. */
-export type PhaseResult = { next: string; resourceId?: string } | { response: Response };
+/**
+ * What a phase decided: continue at another recovery point (with what it created, and what the next step's foreign
+ * call may use without reading it again: `carried`, kept in memory only), or finish with a response.
+ */
+export type PhaseResult = { next: string; resourceId?: string; carried?: unknown } | { response: Response };
 
 /** An atomic phase: its writes, in `tx`, commit together with the key's move to its result. */
 export type AtomicPhase = (tx: Transaction, resourceId: string | null) => Promise<PhaseResult>;
@@ -40,7 +43,8 @@ export type AtomicPhase = (tx: Transaction, resourceId: string | null) => Promis
  * what is recorded (`resume`), leaving the rest to reconciliation.
  */
 export interface ForeignCall<T> {
-  call: (resourceId: string | null) => Promise<T>;
+  /** `carried` is what the step before handed on: a call always follows it in the same process (a resumed one never calls). */
+  call: (resourceId: string | null, carried: unknown) => Promise<T>;
   record: (tx: Transaction, resourceId: string | null, called: T) => Promise<PhaseResult>;
   resume: AtomicPhase;
 }
@@ -85,6 +89,7 @@ interface Progress {
   point: string;
   resourceId: string | null;
   resumed: boolean;
+  carried?: unknown;
 }
 
 /** The same request always hashes the same: its body as canonical JSON. */
@@ -190,7 +195,7 @@ async function runStep(run: Run, at: Progress): Promise<PhaseResult> {
   if (!step) throw new Error(`no step for recovery point ${at.point}`);
   if (typeof step === 'function') return committed(run, at, (tx) => step(tx, at.resourceId));
   if (at.resumed) return committed(run, at, (tx) => step.resume(tx, at.resourceId));
-  const called = await step.call(at.resourceId);
+  const called = await step.call(at.resourceId, at.carried);
   run.hooks.afterCall?.(at.point);
   return committed(run, at, (tx) => step.record(tx, at.resourceId, called));
 }
@@ -206,7 +211,7 @@ async function runFrom(run: Run, start: Progress, moved: (at: Progress) => void 
       run.hooks.afterCommit?.(FINISHED);
       return { status: result.response.status, body: JSON.stringify(result.response.body), replayed: false };
     }
-    at = { point: result.next, resourceId: result.resourceId ?? at.resourceId, resumed: false };
+    at = { point: result.next, resourceId: result.resourceId ?? at.resourceId, resumed: false, carried: result.carried };
     moved(at);
     run.hooks.afterCommit?.(at.point);
   }

@@ -256,6 +256,31 @@ describe('atomic phases and recovery points', () => {
     expect(await lockedAt()).toBeNull();
   });
 
+  it('hands a foreign call what the phase before it carried, and a request resumed there never calls', async () => {
+    const key = idem();
+    const handed: unknown[] = [];
+    let crash = true;
+    const steps: Steps = {
+      started: async () => ({ next: 'called', resourceId: 'pi_carried', carried: { id: 'pi_carried', amount: 7 } }),
+      called: foreignCall<null>({
+        call: async (id, carried) => {
+          handed.push({ id, carried });
+          if (crash) throw new Error('crashed after the call');
+          return null;
+        },
+        record: async () => ({ response: { status: 200, body: { recorded: true } } }),
+        resume: async () => ({ response: { status: 200, body: { resumed: true } } }),
+      }),
+    };
+    const request = { id: 'req_carried', method: 'POST', path: '/v1/carried', body: {} };
+    await expect(runIdempotent(service.db, scope, key, request, steps)).rejects.toThrow('crashed after the call');
+    expect(handed).toEqual([{ id: 'pi_carried', carried: { id: 'pi_carried', amount: 7 } }]);
+    crash = false;
+    const retried = await runIdempotent(service.db, scope, key, request, steps);
+    expect(JSON.parse(retried.body)).toEqual({ resumed: true });
+    expect(handed).toHaveLength(1);
+  });
+
   // Only where processes share a database: on the embedded engine a transaction has the one connection to itself, and a
   // process that stalls stalls the database's only user with it.
   it.runIf(engine === 'postgres')('fences a stalled request whose key another took over: its phase writes nothing and it answers 409, the key keeping the other\'s answer', async () => {

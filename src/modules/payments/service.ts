@@ -206,11 +206,22 @@ export class PaymentsService {
     }
   }
 
-  /** The debit step shared by charges, confirmations and orders paid on the hosted page; `respond` makes the answer. */
+  /** The result of a phase that starts a debit: the debit step next, handed the intent the phase wrote. */
+  debitStarted(intent: IntentRow): PhaseResult {
+    return { next: 'debit', resourceId: intent.id, carried: intent };
+  }
+
+  /**
+   * The debit step shared by charges, confirmations and orders paid on the hosted page, after a phase that answered
+   * `debitStarted`; `respond` makes the answer.
+   */
   debitStep(livemode: boolean, respond: (row: IntentRow) => PhaseResult): Step {
     const window = this.rails.forMode(livemode).callWindowMs;
     return foreignCall<RailOutcome>({
-      call: async (id) => this.callDebit(await store.intentById(this.db, id!)),
+      call: async (id, started) => {
+        if ((started as IntentRow | undefined)?.id !== id) throw new Error(`the debit of ${id} was called without the intent its first phase wrote`);
+        return this.callDebit(started as IntentRow);
+      },
       record: async (tx, id, outcome) => respond(await this.applyDebitOutcome(tx, id!, outcome, window)),
       // A crashed request's debit may have reached the bank: never debit again; reconciliation finishes it.
       resume: async (tx, id) => respond(await store.intentById(tx, id!)),
@@ -245,7 +256,7 @@ export class PaymentsService {
         // Only a refusal reads the card again, to say why.
         if (!row) await this.usableCard(tx, merchant, body.card);
         if (!row) throw new Error(`card ${body.card} is usable but the intent was not written`);
-        return { next: 'debit', resourceId: row.id };
+        return this.debitStarted(row);
       },
       debit: this.debitStep(merchant.livemode, (row) => ({ response: { status: 201, body: presentIntent(row) } })),
     };
@@ -292,8 +303,7 @@ export class PaymentsService {
         // Only the legacy create makes REQUIRES_PAYMENT intents, and always with a saved card.
         if (intent.card_id === null) throw new Error(`payment intent ${id} awaits confirmation without a card`);
         await this.usableCard(tx, merchant, intent.card_id);
-        await store.startDebit(tx, id, window);
-        return { next: 'debit', resourceId: id };
+        return this.debitStarted(await store.startDebit(tx, id, window));
       },
       debit: this.debitStep(merchant.livemode, (row) => ({ response: { status: 200, body: presentIntent(row) } })),
     };
