@@ -88,7 +88,8 @@ function gatewayCall(sim: BankSim, secret: string, pending: Set<FastifyReply>, g
       return answer(401, { result: 'refused', code: 'BAD_SIGNATURE' });
     }
     sim.calls.set(request.url, (sim.calls.get(request.url) ?? 0) + 1);
-    if (money) {
+    // A call whose connection is already gone is not held: its 'close' came before anyone listened for it.
+    if (money && !reply.raw.destroyed) {
       const load = sim.moneyCalls;
       load.inFlight += 1;
       load.inFlightMax = Math.max(load.inFlightMax, load.inFlight);

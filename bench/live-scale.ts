@@ -54,9 +54,11 @@ export async function startBank(latencyMs: number): Promise<Bank> {
     pid: child.pid!,
     env,
     async stop() {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
       await rm(dataDir, { recursive: true, force: true });
     },
   };

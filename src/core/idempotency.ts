@@ -20,6 +20,8 @@ export const IDEMPOTENCY_LOCK_TIMEOUT_MS = 10_000;
 const IDEMPOTENCY_LOCK_RENEW_MS = 3_000;
 /** Keys renewed by one statement; a process holding more renews them in several. */
 const RENEW_BATCH_MAX = 1_000;
+/** Renewals of a process sent and not yet answered. */
+const RENEWALS_IN_FLIGHT_MAX = 2;
 const START = 'started';
 const FINISHED = 'finished';
 
@@ -282,7 +284,7 @@ export function runSteps(db: Db, steps: Steps, hooks: PhaseHooks = {}): Promise<
 class LockRenewals {
   readonly #held = new Set<Owner>();
   #timer: NodeJS.Timeout | null = null;
-  #renewing = false;
+  #renewing = 0;
 
   constructor(private readonly db: Db) {}
 
@@ -302,9 +304,10 @@ class LockRenewals {
   }
 
   async #renew(): Promise<void> {
-    // A renewal still running when the next is due (a database slower than the interval) is not joined by another.
-    if (this.#renewing) return;
-    this.#renewing = true;
+    // A renewal still waiting when the next is due (a busy database) gets one successor queued behind it, never more:
+    // each lock is renewed within the interval of the database's answer, without renewals piling up.
+    if (this.#renewing >= RENEWALS_IN_FLIGHT_MAX) return;
+    this.#renewing += 1;
     try {
       const held = [...this.#held];
       for (let at = 0; at < held.length; at += RENEW_BATCH_MAX) {
@@ -320,7 +323,7 @@ class LockRenewals {
           .catch(() => {});
       }
     } finally {
-      this.#renewing = false;
+      this.#renewing -= 1;
     }
   }
 }

@@ -34,10 +34,10 @@ async function healthz(base: string): Promise<number> {
   return performance.now() - start;
 }
 
-/** Sends each body in turn while GET /healthz is timed again and again: a stall of the event loop shows as its latency. */
 /** A probe slower than this, in every round, means the server stalled on a body. */
 const STALL_MS = 500;
 
+/** Sends each body in turn while GET /healthz is timed again and again: a stall of the event loop shows as its latency. */
 async function sendDuringProbes(base: string, bodies: Record<string, string>) {
   const answers: Record<string, unknown> = {};
   let sending = true;
