@@ -8,9 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SIM_PHONE } from '../bank-sim/bank.js';
+import { addressPrinted, stopChild } from './child-process.js';
 
 const SIM_SECRET = 'bench-bank-secret';
-const STARTUP_TIMEOUT_MS = 60_000;
 /** How often the service's memory and the bank's calls in flight are read during the load. */
 const SAMPLE_MS = 250;
 /** The first samples are the load's ramp-up, when the clients' first requests have not all arrived yet. */
@@ -35,30 +35,14 @@ export async function startBank(latencyMs: number): Promise<Bank> {
     env: { PATH: process.env.PATH, BANK_SIM_SECRET: SIM_SECRET, BANK_SIM_PORT: '0', BANK_SIM_DATA_DIR: dataDir, BANK_SIM_FAULTS: JSON.stringify({ moneyLatencyMs: latencyMs }) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`bank-sim did not start:\n${output}`)), STARTUP_TIMEOUT_MS);
-    child.stdout!.on('data', (chunk) => {
-      output += chunk;
-      const match = /bank-sim listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`bank-sim exited with ${code}:\n${output}`)));
-  });
+  const url = await addressPrinted(child, /bank-sim listening on (http:\/\/\S+)/, 'bank-sim');
   const env = { TOLOV_LIVE_RAIL_URL: url, TOLOV_LIVE_RAIL_SECRET: SIM_SECRET, TOLOV_LIVE_FISCAL_URL: url, TOLOV_LIVE_FISCAL_SECRET: SIM_SECRET };
   return {
     url,
     pid: child.pid!,
     env,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await stopChild(child);
       await rm(dataDir, { recursive: true, force: true });
     },
   };

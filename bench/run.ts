@@ -28,6 +28,7 @@ import { createService } from '../src/service.js';
 import { benchWebhookFairness } from './webhook-fairness.js';
 import { gracefulStopLine, measureGracefulStop } from './graceful-stop.js';
 import { summarizeProfile, writesMeter, type ProfileSummary, type Writes } from './attribution.js';
+import { addressPrinted, stopChild } from './child-process.js';
 import { bindLiveCard, liveAtScaleLine, measureLiveAtScale, startBank } from './live-scale.js';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
@@ -252,7 +253,7 @@ async function stripeEmulator(): Promise<Result> {
     }, { servicePid: child.pid });
     return { engine: EMULATOR, scenario: EMULATOR_SCENARIO, ...measured };
   } finally {
-    await stopService(child);
+    await stopChild(child);
   }
 }
 
@@ -263,26 +264,9 @@ async function startService(env: Record<string, string>, dir = '.', nodeArgs: st
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, TOLOV_RATE_LIMIT_KEY_PER_MINUTE: '10000000', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), STARTUP_TIMEOUT_MS);
-    child.stdout!.on('data', (chunk) => {
-      output += chunk;
-      const match = /Tolov listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ url: match[1]!, child });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`service exited with ${code}:\n${output}`)));
-  });
+  return { url: await addressPrinted(child, /Tolov listening on (http:\/\/\S+)/, 'service'), child };
 }
 
-async function stopService(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
 
 /** Sends one JSON call the way a client would and answers the parsed body. */
 type Caller = (method: 'GET' | 'POST', path: string, body?: unknown, headers?: Record<string, string>) => Promise<Record<string, string>>;
@@ -401,7 +385,7 @@ async function benchService(engine: string, env: Record<string, string>): Promis
       { engine, scenario: 'GET /v1/balance', ...balance },
     );
   } finally {
-    await stopService(child);
+    await stopChild(child);
   }
   results.push(...(await benchAtScale(engine, env, product.id, product.keys.test, card)));
   return results;
@@ -471,7 +455,7 @@ async function benchScaleOut(databaseUrl: string): Promise<ScaleOut> {
     return { processes: SCALE_OUT_PROCESSES, each, requestsPerSecond: each.reduce((sum, r) => sum + r.requestsPerSecond, 0), conserved, checks };
   } finally {
     await db.close();
-    for (const { child } of services) await stopService(child);
+    for (const { child } of services) await stopChild(child);
   }
 }
 
@@ -548,7 +532,7 @@ async function benchAtScale(engine: string, env: Record<string, string>, product
         { engine, scenario: `GET /subscribe/v1/charges?limit=10 with ${target} payments, again after the balance`, ...listAgain },
       );
     } finally {
-      await stopService(child);
+      await stopChild(child);
     }
   }
   return results;
@@ -862,7 +846,7 @@ async function benchChargeRatio(engine: string, env: Record<string, string>, dir
     const saturated = median(rounds.map((round) => round.charge.requestsPerSecond));
     for (const fraction of PACED_FRACTIONS) paced.push(await pacedChargeLoad(url, authorization, card, fraction, Math.round(fraction * saturated)));
   } finally {
-    await stopService(child);
+    await stopChild(child);
   }
   return { engine, rounds, paced };
 }
@@ -1057,7 +1041,7 @@ async function benchProfile(engine: string, env: Record<string, string>): Promis
       const card = await bindTestCard(fetchCaller(url), authorization);
       measured = await chargeLoad(`${engine}: POST charge under the CPU profiler`, url, authorization, card, { servicePid: child.pid });
     } finally {
-      await stopService(child);
+      await stopChild(child);
     }
     return { engine, requestsPerSecond: measured.requestsPerSecond, cpu: measured.cpu!, profile: await summarizeProfile(dir) };
   } finally {
@@ -1088,7 +1072,7 @@ async function attributionLines(): Promise<string[]> {
       const measured = await chargeLoad('POST charge', url, authorization, card, { servicePid: child.pid, breakdown: { url, databaseUrl } });
       return { engine: 'postgres', scenario: 'POST /subscribe/v1/charges', ...measured };
     } finally {
-      await stopService(child);
+      await stopChild(child);
     }
   });
   return [...breakdownLines(charge ? [charge] : []), ...profileLines(await profileOnEachEngine())];
@@ -1251,7 +1235,7 @@ async function chargeRate(env: Record<string, string>, dir: string): Promise<Omi
     const card = await bindTestCard(fetchCaller(url), authorization);
     return await chargeLoad('POST /subscribe/v1/charges', url, authorization, card, { servicePid: child.pid });
   } finally {
-    await stopService(child);
+    await stopChild(child);
   }
 }
 
@@ -1332,7 +1316,7 @@ async function liveAtScaleLines(): Promise<string[]> {
           const load = { url, pid: child.pid!, bank, authorization, card, clients: LIVE_CLIENTS, bankLatencyMs: LIVE_BANK_LATENCY_MS, cpu };
           return liveAtScaleLine(engine, await measureLiveAtScale({ ...load, warmupSeconds: WARMUP_SECONDS, seconds: DURATION_SECONDS }));
         } finally {
-          await stopService(child);
+          await stopChild(child);
         }
       } finally {
         await bank.stop();
