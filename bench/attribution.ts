@@ -41,7 +41,7 @@ async function counters(databaseUrl: string): Promise<Writes> {
     const { rows } = await client.query<Record<keyof Omit<Writes, 'statements'>, string>>(
       `SELECT (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database())::text AS transactions,
               coalesce(sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del), 0)::text AS rows,
-              coalesce(sum((s.n_tup_ins + s.n_tup_upd - s.n_tup_hot_upd) * (SELECT count(*) FROM pg_index i WHERE i.indrelid = s.relid)), 0)::text AS "indexEntries",
+              coalesce(sum((s.n_tup_ins + s.n_tup_upd - s.n_tup_hot_upd) * (SELECT count(*) FROM pg_index i WHERE i.indrelid = s.relid AND i.indpred IS NULL)), 0)::text AS "indexEntries",
               (SELECT wal_bytes FROM pg_stat_wal)::text AS "walBytes", (SELECT wal_records FROM pg_stat_wal)::text AS "walRecords"
          FROM pg_stat_user_tables s`,
     );

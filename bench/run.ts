@@ -1015,7 +1015,7 @@ function scaleOutLines(scaleOut: ScaleOut, results: Result[]): string[] {
 function writesLine(writes: Writes): string {
   const statements = writes.statements === null ? 'statements not counted (pg_stat_statements is not loaded)' : `${writes.statements} statements`;
   return (
-    `  PostgreSQL, per charge: ${writes.transactions} transactions, ${statements}, ${writes.rows} rows and ${writes.indexEntries} index entries ` +
+    `  PostgreSQL, per charge: ${writes.transactions} transactions, ${statements}, ${writes.rows} rows and ${writes.indexEntries} entries in full indexes ` +
     `written, ${writes.walRecords} WAL records, ${Math.round(writes.walBytes)} WAL bytes`
   );
 }

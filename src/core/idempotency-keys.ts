@@ -15,13 +15,14 @@ export async function releaseAllLocks(db: Queryable): Promise<void> {
 /** Deletes at most `batchMax` keys past their retention, oldest first; returns how many. */
 export async function deleteExpiredKeys(db: Queryable, batchMax: number): Promise<number> {
   const rows = await db.query(
-    `DELETE FROM idempotency_keys WHERE id IN (
-       SELECT id FROM idempotency_keys
+    `DELETE FROM idempotency_keys k USING (
+       SELECT product_id, livemode, key FROM idempotency_keys
         WHERE created_at < now() - $1 * interval '1 hour'
           -- A request still running on its key keeps it until it lets go or its lock lapses.
           AND (response_status IS NOT NULL OR locked_at IS NULL OR locked_at < now() - $3 * interval '1 millisecond')
-        ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-     RETURNING id`,
+        ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED) expired
+      WHERE k.product_id = expired.product_id AND k.livemode = expired.livemode AND k.key = expired.key
+     RETURNING k.key`,
     [IDEMPOTENCY_RETENTION_HOURS, batchMax, IDEMPOTENCY_LOCK_TIMEOUT_MS],
   );
   return rows.length;

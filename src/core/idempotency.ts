@@ -1,10 +1,11 @@
 // Idempotency keys with atomic phases and recovery points (after brandur/rocket-rides-atomic).
 //
-// A request first claims its key, in a transaction of its own, before any phase runs: from then on the key names this
-// request and no other, whatever its phases do. Then it runs as a sequence of steps named by recovery points, starting
-// at `started`. An atomic phase is a plain function over a transaction, which commits together with the key's move to
-// the phase's result; a foreign call (the bank) runs outside any transaction, between two commits. A crash leaves the key
-// at the last committed recovery point, and a retry continues from there instead of starting again.
+// A request runs as a sequence of steps named by recovery points, starting at `started`. An atomic phase is a plain
+// function over a transaction, which commits together with the key's move to the phase's result; a foreign call (the
+// bank) runs outside any transaction, between two commits. A new key is claimed by the first phase's transaction, which
+// inserts it with that phase's result: the phase's writes and the key commit together, or neither does, and when two
+// requests race for one key the key's unique index lets exactly one commit. A crash leaves the key at the last committed
+// recovery point, and a retry continues from there instead of starting again.
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable, Transaction } from '../db/types.js';
 import { canonicalJson } from '../lib/canonical-json.js';
@@ -86,11 +87,15 @@ interface Owner {
   token: string;
 }
 
-/** Where a request stands: its recovery point, what it created, and whether it took over a key left by another. */
+/**
+ * Where a request stands: its recovery point, what it created, whether it took over a key left by another, and whether
+ * the key's row is written (a new key's is written by its first phase).
+ */
 interface Progress {
   point: string;
   resourceId: string | null;
   resumed: boolean;
+  keyed: boolean;
   carried?: unknown;
 }
 
@@ -105,6 +110,9 @@ const heldParams = (owner: Owner) => [...keyParams(owner), owner.token];
 /** The key this request held was taken over by another, after its lock lapsed: this request's writes must not count. */
 class KeyLost extends Error {}
 
+/** A key this request would have claimed exists already: what its first phase wrote rolled back, and the key decides. */
+class KeyExists extends Error {}
+
 interface KeyRow {
   api_key_id: string | null;
   request_method: string;
@@ -117,16 +125,8 @@ interface KeyRow {
   locked: boolean;
 }
 
-/** Claims the key for this request, committed before any phase runs; or the stored answer, or why it may not run. */
-async function claim(db: Db, owner: Owner): Promise<Progress | SentResponse> {
-  const { merchant, request } = owner;
-  const hash = hashOf(request);
-  const [created] = await db.query(
-    `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point, locked_at, api_key_id, lock_token)
-     VALUES ($1, $2, $3, $4, $5, $6, '${START}', now(), $7, $8) ON CONFLICT (product_id, livemode, key) DO NOTHING RETURNING key`,
-    [...keyParams(owner), request.method, request.path, hash, actorName(merchant.actor), owner.token],
-  );
-  if (created) return { point: START, resourceId: null, resumed: false };
+/** A key that exists: its answer replayed, a refusal, or its request resumed where a crashed process left it. */
+function claimExisting(db: Db, owner: Owner): Promise<Progress | SentResponse> {
   return db.transaction(async (tx) => {
     const [row] = await tx.query<KeyRow>(
       `SELECT api_key_id, request_method, request_path, request_hash, recovery_point, resource_id, response_status, response_body,
@@ -134,9 +134,9 @@ async function claim(db: Db, owner: Owner): Promise<Progress | SentResponse> {
          FROM idempotency_keys WHERE ${KEY} FOR UPDATE`,
       [...keyParams(owner), IDEMPOTENCY_LOCK_TIMEOUT_MS],
     );
-    // Released between the two statements (the first phase of its request failed): free again at the retry.
+    // Released since this request found it (a resumed request's phase failed): free again at the retry.
     if (!row) throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'This Idempotency-Key is being released; retry in a moment');
-    return takeOver(tx, owner, row, hash);
+    return takeOver(tx, owner, row, hashOf(owner.request));
   });
 }
 
@@ -153,25 +153,49 @@ async function takeOver(tx: Transaction, owner: Owner, row: KeyRow, hash: Buffer
   if (row.response_status !== null) return { status: row.response_status, body: row.response_body!, replayed: true };
   if (row.locked) throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still in progress; retry later');
   await tx.query(`UPDATE idempotency_keys SET locked_at = now(), lock_token = $4 WHERE ${KEY}`, heldParams(owner));
-  return { point: row.recovery_point, resourceId: row.resource_id, resumed: true };
+  return { point: row.recovery_point, resourceId: row.resource_id, resumed: true, keyed: true };
+}
+
+/** The key's columns for a phase's result, or for an answer: the recovery point, the resource, the stored response. */
+function keyValues(result: PhaseResult | SentResponse, resourceId: string | null): [string, string | null, number | null, string | null] {
+  if ('next' in result) return [result.next, result.resourceId ?? resourceId, null, null];
+  if ('response' in result) return [FINISHED, resourceId, result.response.status, JSON.stringify(result.response.body)];
+  return [FINISHED, resourceId, result.status, result.body];
 }
 
 /**
- * The key's one writer after its claim: its move to a phase's result (the lock renewed), or its answer (the lock
- * released), in the phase's transaction. Only while this request holds it: otherwise KeyLost, and the phase rolls back.
+ * Claims a new key at its first write, in the first phase's transaction (or with a refusal as its answer): locked to
+ * this request while unanswered. KeyExists when the key is already there, committed by another request.
+ */
+async function insertKey(tx: Queryable, owner: Owner, result: PhaseResult | SentResponse): Promise<void> {
+  const { merchant, request } = owner;
+  const inserted = await tx.query(
+    `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, api_key_id,
+            recovery_point, resource_id, response_status, response_body, locked_at, lock_token)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $10::integer IS NULL THEN now() END, CASE WHEN $10::integer IS NULL THEN $12 END)
+     ON CONFLICT (product_id, livemode, key) DO NOTHING RETURNING key`,
+    [...keyParams(owner), request.method, request.path, hashOf(request), actorName(merchant.actor), ...keyValues(result, null), owner.token],
+  );
+  if (inserted.length === 0) throw new KeyExists(`idempotency key ${owner.key} exists`);
+}
+
+/**
+ * The key's move to a phase's result (the lock renewed), or to its answer (the lock released), once its row is written.
+ * Only while this request holds it: otherwise KeyLost, and the phase rolls back.
  */
 async function writeKey(tx: Queryable, owner: Owner, result: PhaseResult | SentResponse, resourceId: string | null): Promise<void> {
-  const [point, resource, status, body] =
-    'next' in result ? [result.next, result.resourceId ?? resourceId, null, null]
-    : 'response' in result ? [FINISHED, resourceId, result.response.status, JSON.stringify(result.response.body)]
-    : [FINISHED, resourceId, result.status, result.body];
   const written = await tx.query(
     `UPDATE idempotency_keys SET recovery_point = $5, resource_id = $6, response_status = $7, response_body = $8,
             locked_at = CASE WHEN $7::integer IS NULL THEN now() END, lock_token = CASE WHEN $7::integer IS NULL THEN lock_token END
       WHERE ${HELD} RETURNING key`,
-    [...heldParams(owner), point, resource, status, body],
+    [...heldParams(owner), ...keyValues(result, resourceId)],
   );
   if (written.length === 0) throw new KeyLost(`idempotency key ${owner.key} was taken over by another request`);
+}
+
+/** Writes the key with a step's result or an answer, in `tx`: its claim if its row is not written yet, its move if it is. */
+function recordOnKey(tx: Queryable, owner: Owner, at: Progress, result: PhaseResult | SentResponse): Promise<void> {
+  return at.keyed ? writeKey(tx, owner, result, at.resourceId) : insertKey(tx, owner, result);
 }
 
 /** One request's run through its steps; `owner` is null for a request without a key. */
@@ -186,7 +210,7 @@ interface Run {
 function committed(run: Run, at: Progress, phase: (tx: Transaction) => Promise<PhaseResult>): Promise<PhaseResult> {
   return run.db.transaction(async (tx) => {
     const result = await phase(tx);
-    if (run.owner) await writeKey(tx, run.owner, result, at.resourceId);
+    if (run.owner) await recordOnKey(tx, run.owner, at, result);
     return result;
   });
 }
@@ -213,7 +237,7 @@ async function runFrom(run: Run, start: Progress, moved: (at: Progress) => void 
       run.hooks.afterCommit?.(FINISHED);
       return { status: result.response.status, body: JSON.stringify(result.response.body), replayed: false };
     }
-    at = { point: result.next, resourceId: result.resourceId ?? at.resourceId, resumed: false, carried: result.carried };
+    at = { point: result.next, resourceId: result.resourceId ?? at.resourceId, resumed: false, keyed: true, carried: result.carried };
     moved(at);
     run.hooks.afterCommit?.(at.point);
   }
@@ -224,47 +248,62 @@ async function runFrom(run: Run, start: Progress, moved: (at: Progress) => void 
 const UNSTORED_REFUSALS = new Set(['VALIDATION_ERROR', 'RATE_LIMITED', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED']);
 
 /**
- * After a step threw: a business refusal is stored as the key's answer, and sent. Anything else releases the key (a
- * key no phase moved is forgotten, so that it is free again) and goes on, as a 5xx that a retry may resume. A request
- * whose key was taken over touches it no more, and says the key is in use: its retry meets the other's answer.
+ * After a step threw: a business refusal is stored as the key's answer, and sent. Anything else releases the key and
+ * goes on, as a 5xx that a retry may resume. A request whose key was taken over touches it no more, and says the key is
+ * in use: its retry meets the other's answer. A request that had not written its key yet, and finds it written by
+ * another (a retry whose first phase failed against what the first request changed), leaves the answer to the key.
  */
 async function settle({ db }: Run, owner: Owner, error: unknown, at: Progress): Promise<SentResponse> {
   if (error instanceof KeyLost) throw keyTakenOver();
+  if (error instanceof KeyExists) throw error;
   if (error instanceof ApiError && error.statusCode < 500 && !UNSTORED_REFUSALS.has(error.code)) {
     const sent = { status: error.statusCode, body: JSON.stringify(error.body(owner.request.id)), replayed: false };
     try {
-      await writeKey(db, owner, sent, at.resourceId);
+      await recordOnKey(db, owner, at, sent);
       return sent;
     } catch (failed) {
       throw failed instanceof KeyLost ? keyTakenOver() : failed;
     }
   }
-  const release = at.point === START && at.resourceId === null
-    ? `DELETE FROM idempotency_keys WHERE ${HELD} AND recovery_point = '${START}'`
-    : `UPDATE idempotency_keys SET locked_at = NULL, lock_token = NULL WHERE ${HELD}`;
-  await db.query(release, heldParams(owner)).catch(() => {});
+  if (!at.keyed) {
+    if ((await db.query(`SELECT 1 FROM idempotency_keys WHERE ${KEY}`, keyParams(owner))).length > 0) throw new KeyExists(`idempotency key ${owner.key} exists`);
+    throw error;
+  }
+  await db.query(`UPDATE idempotency_keys SET locked_at = NULL, lock_token = NULL WHERE ${HELD}`, heldParams(owner)).catch(() => {});
   throw error;
 }
 
 const keyTakenOver = () => new ApiError('IDEMPOTENCY_KEY_IN_USE', 'Another request with this Idempotency-Key took it over; retry to get its answer');
 
+/** Runs `run`'s steps from `start` until one answers, and settles a step that threw. */
+async function runHolding(run: Run & { owner: Owner }, start: Progress): Promise<SentResponse> {
+  let at = start;
+  try {
+    return await runFrom(run, start, (moved) => (at = moved));
+  } catch (error) {
+    return await settle(run, run.owner, error, at);
+  }
+}
+
 /**
  * Runs `steps` once per (product, mode, key): a repeated request gets the stored response, a request with other
  * parameters 422, a request while the first still runs 409. Thrown errors (5xx) are not stored and release the key.
- * Without a key (optional on that route) the steps simply run in order.
+ * A new key costs no statement of its own: its first phase writes it. Without a key (optional on that route) the steps
+ * simply run in order.
  */
 export async function runIdempotent(db: Db, merchant: Merchant, key: string | null, request: IdempotentRequest, steps: Steps, hooks: PhaseHooks = {}): Promise<SentResponse> {
   if (key === null) return runSteps(db, steps, hooks);
   const owner = { merchant, key, request, token: randomUUID() };
-  const claimed = await claim(db, owner);
-  if ('replayed' in claimed) return claimed;
-  const run: Run = { db, owner, steps, hooks };
-  let at = claimed;
+  const run = { db, owner, steps, hooks };
   const stopRenewing = renewLock(db, owner);
   try {
-    return await runFrom(run, claimed, (moved) => (at = moved));
-  } catch (error) {
-    return await settle(run, owner, error, at);
+    try {
+      return await runHolding(run, { point: START, resourceId: null, resumed: false, keyed: false });
+    } catch (error) {
+      if (!(error instanceof KeyExists)) throw error;
+    }
+    const existing = await claimExisting(db, owner);
+    return 'replayed' in existing ? existing : await runHolding(run, existing);
   } finally {
     stopRenewing();
   }
@@ -272,7 +311,7 @@ export async function runIdempotent(db: Db, merchant: Merchant, key: string | nu
 
 /** Runs `steps` in order for a caller without an idempotency key (the buyer's hosted page). */
 export function runSteps(db: Db, steps: Steps, hooks: PhaseHooks = {}): Promise<SentResponse> {
-  return runFrom({ db, owner: null, steps, hooks }, { point: START, resourceId: null, resumed: false });
+  return runFrom({ db, owner: null, steps, hooks }, { point: START, resourceId: null, resumed: false, keyed: false });
 }
 
 /**

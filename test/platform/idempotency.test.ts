@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Merchant as AuthMerchant } from '../../src/core/merchant.js';
 import { ApiError } from '../../src/core/errors.js';
 import { foreignCall, runIdempotent, type Steps } from '../../src/core/idempotency.js';
+import type { Db } from '../../src/db/types.js';
 import { idempotencyCleanup } from '../../src/workers/idempotency-cleanup.js';
 import { engine, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { receiptFor } from '../support/receipts.js';
@@ -167,6 +168,9 @@ describe('atomic phases and recovery points', () => {
       )
     )[0];
 
+  /** A key row of its own that a phase writes, to see whether the phase's writes commit. */
+  const mark = `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point) VALUES ($1, false, $2, 'POST', '/mark', '\\x00', 'finished')`;
+
   it('runs every phase once, in order, and stores the final response', async () => {
     calls.length = 0;
     failAt = null;
@@ -177,7 +181,71 @@ describe('atomic phases and recovery points', () => {
     expect(await keyRow(key)).toMatchObject({ recovery_point: 'finished', locked_at: null, response_status: 200 });
     calls.length = 0;
     expect(await run(key)).toEqual({ ...sent, replayed: true });
-    expect(calls).toEqual([]);
+    // Its first phase runs again and rolls back once the key is found; nothing after it runs.
+    expect(calls).toEqual(['started']);
+  });
+
+  it('claims a new key in its first phase\'s transaction: no statement of its own, and one transaction per phase', async () => {
+    const key = idem();
+    failAt = null;
+    const seen = { transactions: 0, outside: 0 };
+    const db = service.db;
+    const counting: Db = {
+      ...db,
+      query: (sql, params) => {
+        seen.outside += 1;
+        return db.query(sql, params);
+      },
+      transaction: (work) => {
+        seen.transactions += 1;
+        return db.transaction(work);
+      },
+    };
+    const sent = await runIdempotent(counting, scope, key, { id: 'req_counted', method: 'POST', path: '/v1/things', body: { amount: 1 } }, phases);
+    expect(sent.status).toBe(200);
+    expect(seen).toEqual({ transactions: 2, outside: 0 });
+    expect(await keyRow(key)).toMatchObject({ recovery_point: 'finished', response_status: 200 });
+  });
+
+  it('stores a refusal of the first phase under a new key, and replays it', async () => {
+    const key = idem();
+    calls.length = 0;
+    const refusing: Steps = {
+      started: async (tx) => {
+        calls.push('started');
+        await tx.query(mark, [merchant.productId, `${key}-mark`]);
+        throw new ApiError('CARD_INACTIVE', 'refused at once');
+      },
+    };
+    const request = { id: 'req_refused', method: 'POST', path: '/v1/things', body: { amount: 1 } };
+    const refused = await runIdempotent(service.db, scope, key, request, refusing);
+    expect(refused).toMatchObject({ status: 400, replayed: false });
+    expect(await keyRow(key)).toMatchObject({ recovery_point: 'finished', locked_at: null, response_status: 400 });
+    expect(await keyRow(`${key}-mark`)).toBeUndefined();
+    // The retry's own first phase is refused again, and its mark rolls back: the stored refusal answers.
+    expect(await runIdempotent(service.db, scope, key, request, refusing)).toEqual({ ...refused, replayed: true });
+    expect(calls).toEqual(['started', 'started']);
+    expect(await keyRow(`${key}-mark`)).toBeUndefined();
+  });
+
+  it('gives a retry the first answer whatever its own first phase does now: what that phase wrote rolls back', async () => {
+    const key = idem();
+    failAt = null;
+    const first = await run(key);
+    const again = (outcome: () => never | void): Steps => ({
+      started: async (tx) => {
+        await tx.query(mark, [merchant.productId, `${key}-mark`]);
+        outcome();
+        return { response: { status: 201, body: { other: true } } };
+      },
+    });
+    const retry = (steps: Steps) => runIdempotent(service.db, scope, key, { id: 'req_retry', method: 'POST', path: '/v1/things', body: { amount: 1 } }, steps);
+    // It succeeds again, is refused against what the first request changed, fails, or finds the body invalid now.
+    expect(await retry(again(() => {}))).toEqual({ ...first, replayed: true });
+    expect(await retry(again(() => { throw new ApiError('PAYMENT_NOT_REFUNDABLE', 'already refunded'); }))).toEqual({ ...first, replayed: true });
+    expect(await retry(again(() => { throw new Error('the state moved on'); }))).toEqual({ ...first, replayed: true });
+    expect(await retry(again(() => { throw new ApiError('VALIDATION_ERROR', 'settings changed'); }))).toEqual({ ...first, replayed: true });
+    expect(await keyRow(`${key}-mark`)).toBeUndefined();
   });
 
   it('refuses another method or path with the same key (422)', async () => {
@@ -203,7 +271,7 @@ describe('atomic phases and recovery points', () => {
     calls.length = 0;
     failAt = null;
     const sent = await run(key);
-    expect(calls).toEqual(['charged:pi_resource']);
+    expect(calls).toEqual(['started', 'charged:pi_resource']);
     expect(sent.replayed).toBe(false);
     expect(JSON.parse(sent.body)).toEqual({ id: 'pi_resource', done: true });
   });
@@ -217,14 +285,15 @@ describe('atomic phases and recovery points', () => {
     failAt = null;
     calls.length = 0;
     await expect(run(key)).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_USE', statusCode: 409 });
-    expect(calls).toEqual([]);
+    expect(calls).toEqual(['started']);
     // As if that process had been killed eleven seconds ago: its lock was last renewed then.
     await service.db.query("UPDATE idempotency_keys SET locked_at = now() - interval '11 seconds' WHERE product_id = $1 AND key = $2", [
       merchant.productId,
       key,
     ]);
+    calls.length = 0;
     const sent = await run(key);
-    expect(calls).toEqual(['charged:pi_resource']);
+    expect(calls).toEqual(['started', 'charged:pi_resource']);
     expect(sent.status).toBe(200);
   });
 
@@ -290,9 +359,11 @@ describe('atomic phases and recovery points', () => {
     const stalled = new Promise<void>((resolve) => (release = resolve));
     let reached = () => {};
     const inPhase = new Promise<void>((resolve) => (reached = resolve));
-    // Each runner leaves a mark in its phase's transaction (a key row of its own), to see whose writes commit.
+    // Each runner leaves a mark in its second phase's transaction (a key row of its own), to see whose writes commit:
+    // the key is written once the first phase commits, and can only be taken over after that.
     const steps = (id: string, wait: boolean): Steps => ({
-      started: async (tx) => {
+      started: async () => ({ next: 'stalling' }),
+      stalling: async (tx) => {
         await tx.query(
           `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, recovery_point) VALUES ($1, false, $2, 'POST', '/mark', '\\x00', 'finished')`,
           [merchant.productId, `mark-${id}`],
@@ -328,7 +399,7 @@ describe('atomic phases and recovery points', () => {
     failAt = null;
     calls.length = 0;
     expect(await run(key)).toEqual({ ...refused, replayed: true });
-    expect(calls).toEqual([]);
+    expect(calls).toEqual(['started']);
   });
 
   it('does not store a validation error or a failure (5xx): the retry runs the phases again', async () => {
