@@ -15,7 +15,7 @@ export interface Writes {
   transactions: number;
   /** Rows inserted, updated or deleted. */
   rows: number;
-  /** Index entries written: each insert and each update that is not HOT writes one in every index of its table. */
+  /** Entries written in full indexes: each insert and each update that is not HOT writes one in every full index of its table (partial indexes, which a row may not enter, are not counted). */
   indexEntries: number;
   walBytes: number;
   walRecords: number;

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SIM_PHONE } from '../bank-sim/bank.js';
+import { bindCard, fetchCaller } from './calls.js';
 import { addressPrinted, stopChild } from './child-process.js';
 
 const SIM_SECRET = 'bench-bank-secret';
@@ -48,24 +49,9 @@ export async function startBank(latencyMs: number): Promise<Bank> {
   };
 }
 
-async function json(url: string, init: { method?: string; authorization?: string; body?: unknown } = {}): Promise<Record<string, string>> {
-  const response = await fetch(url, {
-    method: init.method ?? 'GET',
-    headers: { 'content-type': 'application/json', ...(init.authorization ? { authorization: init.authorization } : {}) },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  const body = (await response.json()) as Record<string, string>;
-  if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${response.status} ${JSON.stringify(body)}`);
-  return body;
-}
-
 /** Binds the always-succeeding card in live mode through the public calls, with the SMS code the bank sent. */
-export async function bindLiveCard(url: string, bank: Bank, authorization: string): Promise<string> {
-  const binding = await json(`${url}/subscribe/v1/card_bindings`, { method: 'POST', authorization, body: {} });
-  await json(`${url}/checkout/v1/sessions/${binding.clientToken}/card`, { method: 'POST', body: { pan: '8600000000000007', expiry: '12/30', phone: SIM_PHONE } });
-  const { code } = await json(`${bank.url}/sim/v1/sms?phone=${SIM_PHONE}`);
-  await json(`${url}/checkout/v1/sessions/${binding.clientToken}/code`, { method: 'POST', body: { code } });
-  return (await json(`${url}/subscribe/v1/card_bindings/${binding.id}`, { authorization })).card!;
+export function bindLiveCard(url: string, bank: Bank, authorization: string): Promise<string> {
+  return bindCard(fetchCaller(url), authorization, SIM_PHONE, async () => (await fetchCaller(bank.url)('GET', `/sim/v1/sms?phone=${SIM_PHONE}`)).code!);
 }
 
 /** A process's resident memory, in bytes. */
@@ -139,7 +125,7 @@ export async function measureLiveAtScale(load: LiveLoad): Promise<LiveAtScale> {
   const sampler = setInterval(() => {
     if (Date.now() - startedAt < RAMP_UP_MS) return;
     const resident = residentBytes(load.pid);
-    void json(`${load.bank.url}/sim/v1/money-calls`).then((calls) => samples.push({ resident, atBank: Number(calls.inFlight) }), () => {});
+    void fetchCaller(load.bank.url)('GET', '/sim/v1/money-calls').then((calls) => samples.push({ resident, atBank: Number(calls.inFlight) }), () => {});
   }, SAMPLE_MS);
   const cpu = load.cpu();
   let result: autocannon.Result;
@@ -149,7 +135,7 @@ export async function measureLiveAtScale(load: LiveLoad): Promise<LiveAtScale> {
     clearInterval(sampler);
   }
   const cpuMs = cpu(result.requests.total);
-  const { inFlightMax } = await json(`${load.bank.url}/sim/v1/money-calls`);
+  const { inFlightMax } = await fetchCaller(load.bank.url)('GET', '/sim/v1/money-calls');
   const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
   const loaded = mean(samples.map((sample) => sample.resident));
   process.stderr.write(`  live charges from ${load.clients} clients: ${Math.round(result.requests.average)}/s\n`);

@@ -30,6 +30,7 @@ import { gracefulStopLine, measureGracefulStop } from './graceful-stop.js';
 import { summarizeProfile, writesMeter, type ProfileSummary, type Writes } from './attribution.js';
 import { addressPrinted, stopChild } from './child-process.js';
 import { bindLiveCard, liveAtScaleLine, measureLiveAtScale, startBank } from './live-scale.js';
+import { bindCard, fetchCaller, type Caller } from './calls.js';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -268,27 +269,8 @@ async function startService(env: Record<string, string>, dir = '.', nodeArgs: st
 }
 
 
-/** Sends one JSON call the way a client would and answers the parsed body. */
-type Caller = (method: 'GET' | 'POST', path: string, body?: unknown, headers?: Record<string, string>) => Promise<Record<string, string>>;
-
-const fetchCaller =
-  (url: string): Caller =>
-  async (method, path, body, headers = {}) => {
-    const response = await fetch(`${url}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return (await response.json()) as Record<string, string>;
-  };
-
-/** Binds the always-succeeding test card through the public calls, as a buyer would, and returns its id. */
-async function bindTestCard(call: Caller, authorization: string): Promise<string> {
-  const binding = await call('POST', '/subscribe/v1/card_bindings', {}, { authorization });
-  await call('POST', `/checkout/v1/sessions/${binding.clientToken}/card`, { pan: '8600000000000007', expiry: '12/30', phone: '998901234567' });
-  await call('POST', `/checkout/v1/sessions/${binding.clientToken}/code`, { code: '111111' });
-  return (await call('GET', `/subscribe/v1/card_bindings/${binding.id}`, undefined, { authorization })).card!;
-}
+/** Binds the always-succeeding test card, whose SMS code is fixed, and returns its id. */
+const bindTestCard = (call: Caller, authorization: string) => bindCard(call, authorization, '998901234567', async () => '111111');
 
 interface BenchProduct {
   id: string;
