@@ -134,7 +134,7 @@ function claimExisting(db: Db, owner: Owner): Promise<Progress | SentResponse> {
          FROM idempotency_keys WHERE ${KEY} FOR UPDATE`,
       [...keyParams(owner), IDEMPOTENCY_LOCK_TIMEOUT_MS],
     );
-    // Released since this request found it (a resumed request's phase failed): free again at the retry.
+    // Deleted since this request found it (past its retention): free again at the retry.
     if (!row) throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'This Idempotency-Key is being released; retry in a moment');
     return takeOver(tx, owner, row, hashOf(owner.request));
   });

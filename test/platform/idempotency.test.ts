@@ -388,7 +388,7 @@ describe('atomic phases and recovery points', () => {
     expect(await runIdempotent(service.db, scope, key, { ...request, id: 'req_c' }, steps('c', false))).toEqual({ status: 200, body: '{"by":"b"}', replayed: true });
   });
 
-  it('stores a business refusal of a phase as the key\'s answer: the retry replays it and runs nothing', async () => {
+  it('stores a business refusal of a phase as the key\'s answer: the retry replays it and runs nothing after its first phase', async () => {
     const key = idem();
     failAt = 'refused';
     calls.length = 0;
