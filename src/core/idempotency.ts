@@ -152,7 +152,7 @@ async function takeOver(tx: Transaction, owner: Owner, row: KeyRow, hash: Buffer
   }
   if (row.response_status !== null) return { status: row.response_status, body: row.response_body!, replayed: true };
   if (row.locked) throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still in progress; retry later');
-  await tx.query(`UPDATE idempotency_keys SET locked_at = now(), lock_token = $4 WHERE ${KEY}`, heldParams(owner));
+  await tx.query(`UPDATE idempotency_keys SET locked_at = clock_timestamp(), lock_token = $4 WHERE ${KEY}`, heldParams(owner));
   return { point: row.recovery_point, resourceId: row.resource_id, resumed: true, keyed: true };
 }
 
@@ -172,7 +172,7 @@ async function insertKey(tx: Queryable, owner: Owner, result: PhaseResult | Sent
   const inserted = await tx.query(
     `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, api_key_id,
             recovery_point, resource_id, response_status, response_body, locked_at, lock_token)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $10::integer IS NULL THEN now() END, CASE WHEN $10::integer IS NULL THEN $12 END)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $10::integer IS NULL THEN clock_timestamp() END, CASE WHEN $10::integer IS NULL THEN $12 END)
      ON CONFLICT (product_id, livemode, key) DO NOTHING RETURNING key`,
     [...keyParams(owner), request.method, request.path, hashOf(request), actorName(merchant.actor), ...keyValues(result, null), owner.token],
   );
@@ -186,7 +186,7 @@ async function insertKey(tx: Queryable, owner: Owner, result: PhaseResult | Sent
 async function writeKey(tx: Queryable, owner: Owner, result: PhaseResult | SentResponse, resourceId: string | null): Promise<void> {
   const written = await tx.query(
     `UPDATE idempotency_keys SET recovery_point = $5, resource_id = $6, response_status = $7, response_body = $8,
-            locked_at = CASE WHEN $7::integer IS NULL THEN now() END, lock_token = CASE WHEN $7::integer IS NULL THEN lock_token END
+            locked_at = CASE WHEN $7::integer IS NULL THEN clock_timestamp() END, lock_token = CASE WHEN $7::integer IS NULL THEN lock_token END
       WHERE ${HELD} RETURNING key`,
     [...heldParams(owner), ...keyValues(result, resourceId)],
   );

@@ -1,3 +1,4 @@
+import { afterRollback, type Transaction } from '../db/types.js';
 import { setNewest } from '../lib/bounded-map.js';
 import { ApiError } from './errors.js';
 
@@ -16,18 +17,36 @@ export class RateLimiter {
 
   /** Counts one request for `key`; throws 429 RATE_LIMITED with Retry-After once the window is full. */
   hit(key: string, nowMs = Date.now()): void {
-    this.count(key, nowMs);
+    this.tally(key, nowMs);
+    this.refuseOver(key, this.limit + 1, nowMs);
+  }
+
+  /**
+   * `hit` for a request whose work is `tx`: the count is given back if `tx` rolls back, so that a request that changed
+   * nothing (an idempotent replay, a duplicate that lost its race) uses up none of the window.
+   */
+  hitWithin(tx: Transaction, key: string, nowMs = Date.now()): void {
+    const window = this.tally(key, nowMs);
+    afterRollback(tx, () => {
+      if (this.windows.get(key) === window) window.count -= 1;
+    });
     this.refuseOver(key, this.limit + 1, nowMs);
   }
 
   /** Counts one event for `key` (a failed authentication) without refusing anything. */
   count(key: string, nowMs = Date.now()): void {
+    this.tally(key, nowMs);
+  }
+
+  /** Adds one to `key`'s current window, a new one if it ended, and returns that window. */
+  private tally(key: string, nowMs: number): { startedMs: number; count: number } {
     let window = this.windows.get(key);
     if (window === undefined || nowMs - window.startedMs >= this.windowMs) {
       window = { startedMs: nowMs, count: 0 };
       setNewest(this.windows, key, window, this.keysMax);
     }
     window.count += 1;
+    return window;
   }
 
   /** Throws 429 RATE_LIMITED with Retry-After if `key` used up its window already; counts nothing. */

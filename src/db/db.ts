@@ -4,7 +4,7 @@ import { FolderInUseError, lockFolder } from './folder-lock.js';
 import { CONNECT_TIMEOUT_MS, NotPrimaryError, Primary } from './primary.js';
 import { inThisThread, pgliteSession } from './pglite/session.js';
 import { startPgliteThread, type EngineThread } from './pglite/thread.js';
-import { committed, NEVER_LOST, transactionOn, type Db, type Transaction } from './types.js';
+import { committed, NEVER_LOST, rolledBack, transactionOn, type Db, type Transaction } from './types.js';
 
 const POOL_SIZE = 10;
 /** Distinct statement texts prepared by name, on either engine (a limit well above the service's own set). */
@@ -133,25 +133,38 @@ function queryOnPool<Row>(pool: PrimaryPool, run: Run, sql: string, params: read
   });
 }
 
+/**
+ * Runs `work` in one transaction on `client`. Its rollback effects run when it rolls back; none run when COMMIT itself
+ * fails, since whether it committed is then unknown.
+ */
+async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?: unknown) => void, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
+  let tx: Transaction | undefined;
+  let commitSent = false;
+  try {
+    await client.query('BEGIN');
+    tx = transactionOn({ query: (sql, params) => run(client, sql, params), exec: (script) => exec(client, script) });
+    const result = await work(tx);
+    commitSent = true;
+    // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
+    if ((await client.query('COMMIT')).command === 'ROLLBACK') {
+      rolledBack(tx);
+      throw new TransactionAbortedError();
+    }
+    committed(tx);
+    return result;
+  } catch (error) {
+    if (refusedAsLostPrimary(error)) broke();
+    await client.query('ROLLBACK').catch(broke);
+    if (tx !== undefined && !commitSent) rolledBack(tx);
+    throw error;
+  }
+}
+
 /** Runs `work` in a transaction on a client of the pool, again (up to a limit) when the failure is safe to retry. */
 async function transactionOnPool<T>(pool: PrimaryPool, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await withClient(pool, async (client, broke) => {
-        try {
-          await client.query('BEGIN');
-          const tx = transactionOn({ query: (sql, params) => run(client, sql, params), exec: (script) => exec(client, script) });
-          const result = await work(tx);
-          // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
-          if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new TransactionAbortedError();
-          committed(tx);
-          return result;
-        } catch (error) {
-          if (refusedAsLostPrimary(error)) broke();
-          await client.query('ROLLBACK').catch(broke);
-          throw error;
-        }
-      });
+      return await withClient(pool, (client, broke) => inTransactionOn(client, broke, run, work));
     } catch (error) {
       const retryable = RETRYABLE_CODES.has((error as { code?: string }).code ?? '') || isStalePlan(error);
       if (attempt < TRANSACTION_ATTEMPTS_MAX && retryable) continue;

@@ -52,31 +52,54 @@ export const NEVER_LOST: Promise<Error> = new Promise(() => {});
 /** The Transaction of a connection on which the engine has just begun one; only the engines call it. */
 export const transactionOn = (open: Queryable): Transaction => open as Transaction;
 
-/** What waits for each open transaction to commit; a transaction rolled back (or retried) takes its list with it. */
+/** What waits for each open transaction to end: effects for its commit, and for its rollback. */
 const awaitingCommit = new WeakMap<Transaction, Array<() => void>>();
+const awaitingRollback = new WeakMap<Transaction, Array<() => void>>();
 
 /**
  * Runs `effect` once `tx` has committed, and never if it rolls back: for what is kept outside the database (counts), which
  * a rolled-back or retried transaction must not leave behind. The effect must not throw: the change is committed.
  */
 export function afterCommit(tx: Transaction, effect: () => void): void {
-  const effects = awaitingCommit.get(tx);
-  if (effects === undefined) awaitingCommit.set(tx, [effect]);
-  else effects.push(effect);
+  awaitOn(awaitingCommit, tx, effect);
 }
 
 /**
- * Runs the effects that waited for `tx`, once its COMMIT succeeded; only the engines call it. An effect that throws is
- * skipped: the change is committed, and a count lost must not make the caller believe it was not.
+ * Runs `effect` once `tx` has rolled back, and never if it commits: to give back what the transaction took outside the
+ * database (a request counted against a limit). A commit whose outcome is unknown (the connection failed during COMMIT)
+ * runs neither kind of effect.
  */
+export function afterRollback(tx: Transaction, effect: () => void): void {
+  awaitOn(awaitingRollback, tx, effect);
+}
+
+/** Runs the effects that waited for `tx`'s COMMIT to succeed; only the engines call it. */
 export function committed(tx: Transaction): void {
-  const effects = awaitingCommit.get(tx);
+  awaitingRollback.delete(tx);
+  runAwaiting(awaitingCommit, tx);
+}
+
+/** Runs the effects that waited for `tx` to roll back; only the engines call it. */
+export function rolledBack(tx: Transaction): void {
   awaitingCommit.delete(tx);
+  runAwaiting(awaitingRollback, tx);
+}
+
+function awaitOn(awaiting: WeakMap<Transaction, Array<() => void>>, tx: Transaction, effect: () => void): void {
+  const effects = awaiting.get(tx);
+  if (effects === undefined) awaiting.set(tx, [effect]);
+  else effects.push(effect);
+}
+
+/** An effect that throws is skipped: the transaction has ended either way, and a count lost must not say otherwise. */
+function runAwaiting(awaiting: WeakMap<Transaction, Array<() => void>>, tx: Transaction): void {
+  const effects = awaiting.get(tx);
+  awaiting.delete(tx);
   for (const effect of effects ?? []) {
     try {
       effect();
     } catch {
-      // Skipped: the commit stands either way.
+      // Skipped: the transaction's end stands.
     }
   }
 }

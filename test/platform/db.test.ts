@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openPglite, pgliteDb } from '../../src/db/db.js';
-import { afterCommit, isUniqueViolation, type Db } from '../../src/db/types.js';
+import { afterCommit, afterRollback, isUniqueViolation, type Db, type Transaction } from '../../src/db/types.js';
 import { FolderInUseError } from '../../src/db/folder-lock.js';
 import { engine, openTestDb } from '../support/harness.js';
 
@@ -55,16 +55,20 @@ describe(`the database layer (${engine})`, () => {
     expect(await db.query('SELECT note FROM layer_rows WHERE id = $1', [2])).toEqual([{ note: 'committed' }]);
   });
 
-  it('runs what waits for a commit once the transaction commits: never for one rolled back, swallowed or tried again', async () => {
+  it('runs what waits for a commit once the transaction commits, and what waits for a rollback once it rolls back', async () => {
     const ran: string[] = [];
-    await db.transaction(async (tx) => afterCommit(tx, () => ran.push('committed')));
+    const awaitBoth = (tx: Transaction, name: string) => {
+      afterCommit(tx, () => ran.push(`${name} committed`));
+      afterRollback(tx, () => ran.push(`${name} rolled back`));
+    };
+    await db.transaction(async (tx) => awaitBoth(tx, 'resolved'));
     const thrown = db.transaction(async (tx) => {
-      afterCommit(tx, () => ran.push('thrown'));
+      awaitBoth(tx, 'thrown');
       throw new Error('roll back');
     });
     await expect(thrown).rejects.toThrow('roll back');
     const swallowed = db.transaction(async (tx) => {
-      afterCommit(tx, () => ran.push('swallowed'));
+      awaitBoth(tx, 'swallowed');
       await tx.query('SELECT 1 / 0').catch(() => {});
     });
     await expect(swallowed).rejects.toThrow();
@@ -72,12 +76,18 @@ describe(`the database layer (${engine})`, () => {
     // PostgreSQL tries a transaction that failed to serialize again; the embedded engine never fails so.
     const retried = db.transaction(async (tx) => {
       const attempt = ++attempts;
-      afterCommit(tx, () => ran.push(`attempt ${attempt}`));
+      awaitBoth(tx, `attempt ${attempt}`);
       if (attempt === 1) throw Object.assign(new Error('could not serialize access'), { code: '40001' });
     });
     if (engine === 'postgres') await retried;
     else await expect(retried).rejects.toThrow('could not serialize');
-    expect(ran).toEqual(engine === 'postgres' ? ['committed', 'attempt 2'] : ['committed']);
+    expect(ran).toEqual([
+      'resolved committed',
+      'thrown rolled back',
+      'swallowed rolled back',
+      'attempt 1 rolled back',
+      ...(engine === 'postgres' ? ['attempt 2 committed'] : []),
+    ]);
   });
 });
 

@@ -182,20 +182,45 @@ describe('limits on endpoints and resends', () => {
     expect(n).toBe(10);
   });
 
-  it('limits resends per product to 60 a minute', async () => {
+  /** An order.expired event of a new merchant with seven endpoints (nine resends each stay under the per-event cap). */
+  async function eventWithEndpoints() {
     const shop = await service.createMerchant();
     const endpoints = await Promise.all(Array.from({ length: 7 }, (_, n) => create({ url: `https://hooks.example.com/r${n}` }, shop.test)));
     const order = await service.call({ method: 'POST', url: '/merchant/v1/orders', key: shop.test, idempotencyKey: `r-${Date.now()}`, body: { amount: 100 } });
     await service.db.query(`UPDATE orders SET expires_at = now() WHERE id = $1`, [order.body.id]);
     await service.orders.expireDue(100);
     const [event] = (await service.call({ method: 'GET', url: '/v1/events?type=order.expired', key: shop.test })).body.data;
+    const resend = (endpoint: { body: { id: string } }, idempotencyKey?: string) =>
+      service.call({ method: 'POST', url: `/v1/events/${event.id}/resend`, key: shop.test, idempotencyKey, body: { endpoint: endpoint.body.id } });
+    return { endpoints, resend };
+  }
+
+  it('limits resends per product to 60 a minute', async () => {
+    const { endpoints, resend } = await eventWithEndpoints();
     const statuses: number[] = [];
     for (const endpoint of endpoints) {
-      for (let i = 0; i < 9; i++) {
-        statuses.push((await service.call({ method: 'POST', url: `/v1/events/${event.id}/resend`, key: shop.test, body: { endpoint: endpoint.body.id } })).status);
-      }
+      for (let i = 0; i < 9; i++) statuses.push((await resend(endpoint)).status);
     }
     expect(statuses.filter((status) => status === 201)).toHaveLength(60);
     expect(statuses.slice(60)).toEqual([429, 429, 429]);
   });
+
+  it('counts a resend replayed under its idempotency key once against that limit', async () => {
+    const { endpoints, resend } = await eventWithEndpoints();
+    const first = await resend(endpoints[0]!, 'resend-once');
+    expect(first.status).toBe(201);
+    for (let i = 0; i < 60; i++) {
+      const replay = await resend(endpoints[0]!, 'resend-once');
+      expect({ status: replay.status, id: replay.body.id }).toEqual({ status: 201, id: first.body.id });
+    }
+    // The replays changed nothing, so 59 new resends still fit in the minute, and the next is refused.
+    const statuses: number[] = [];
+    for (const endpoint of endpoints.slice(1)) {
+      for (let i = 0; i < 9; i++) statuses.push((await resend(endpoint)).status);
+    }
+    for (let i = 0; i < 6; i++) statuses.push((await resend(endpoints[0]!)).status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(59);
+    expect(statuses.slice(59)).toEqual([429]);
+  });
+
 });

@@ -4,7 +4,7 @@
 // describe, execute, sync), and answers are parsed into rows. `PGlite.query` would send every statement as the unnamed
 // one (parse, describe, bind, describe, execute, sync), so PostgreSQL would parse, analyse and plan it again each time.
 import { protocol, TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
-import { committed, transactionOn, type Db, type Queryable, type Transaction } from '../types.js';
+import { committed, rolledBack, transactionOn, type Db, type Queryable, type Transaction } from '../types.js';
 import { Turns } from './turns.js';
 import { Wire, type Exchange } from './wire.js';
 
@@ -104,12 +104,14 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
       open = false;
       // The work's error is what the caller needs; a session that cannot roll back fails the next call anyway.
       await wire.simple('ROLLBACK', true, end).catch(() => {});
+      rolledBack(transaction);
       throw error;
     }
     open = false;
     const answers = await wire.simple('COMMIT', true, end);
     // COMMIT of a transaction that an error aborted (and its work swallowed) rolls back instead.
     if (answers.some((m) => m instanceof CommandCompleteMessage && m.text === 'ROLLBACK')) {
+      rolledBack(transaction);
       throw new TransactionAbortedError();
     }
     committed(transaction);

@@ -268,7 +268,7 @@ export class WebhooksService {
   private async sendTestEvent(tx: Transaction, merchant: Merchant, endpointId: string): Promise<WebhookDelivery> {
     const endpoint = await this.endpointOf(merchant, endpointId, tx);
     if (endpoint.status !== 'enabled') throw new ApiError('INVALID_STATE', 'The endpoint is disabled: enable it first');
-    this.testEvents.hit(merchant.productId);
+    this.testEvents.hitWithin(tx, merchant.productId);
     const data = { ...presentEndpoint(endpoint), note: 'A test event sent from the dashboard; nothing happened to any payment.' };
     const deliveryId = await store.insertEventFor(tx, merchant, endpoint.id, { id: newId('evt'), type: TEST_EVENT_TYPE, data });
     return presentDelivery(await store.findDelivery(tx, deliveryId));
@@ -307,7 +307,7 @@ export class WebhooksService {
     if ((await store.deliveriesOfEvent(tx, event.id, endpoint.id)) >= DELIVERIES_PER_EVENT_MAX) {
       throw new ApiError('LIMIT_REACHED', `This event was sent to this endpoint ${DELIVERIES_PER_EVENT_MAX} times already`);
     }
-    this.resends.hit(merchant.productId);
+    this.resends.hitWithin(tx, merchant.productId);
     const deliveryId = await store.insertDelivery(tx, endpoint.id, event.id);
     return presentDelivery(await store.findDelivery(tx, deliveryId));
   }
