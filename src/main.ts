@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { FolderInUseError } from './db/folder-lock.js';
 import { NoPrimaryError } from './db/primary.js';
+import { MigrationError } from './db/migrate.js';
 import { databaseHosts, hostOf } from './lib/database-url.js';
 import { SealingError } from './lib/sealing.js';
 import { createService, type Service } from './service.js';
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
     service = await createService(config);
   } catch (error) {
     // What the operator can fix is said in one line; anything else is a defect and keeps its stack.
-    if (error instanceof ConfigError || error instanceof FolderInUseError || error instanceof SealingError || error instanceof NoPrimaryError) {
+    if (error instanceof ConfigError || error instanceof FolderInUseError || error instanceof SealingError || error instanceof NoPrimaryError || error instanceof MigrationError) {
       process.stderr.write(`tolov: ${error.message}\n`);
       process.exit(1);
     }

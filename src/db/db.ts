@@ -229,6 +229,12 @@ export async function openPostgres(connectionString: string): Promise<Db> {
         });
       }),
     transaction: (work) => transactionOnPool(primaryPool, run, work),
+    session: (work) =>
+      withClient(primaryPool, (client, broke) => {
+        // Whatever the work leaves set on the connection goes with it: it is not reused.
+        broke(false);
+        return work({ query: (sql, params) => run(client, sql, params), exec: (script) => exec(client, script) });
+      }),
     listen: (channel, handlers) => listenPostgres(() => primary.url, channel, handlers),
     lost: NEVER_LOST,
     poolState: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: POOL_SIZE }),

@@ -22,6 +22,12 @@ export interface Db extends Queryable {
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
+   * Runs `work` on one connection, outside any transaction: each statement commits alone, as statements that no
+   * transaction may hold need (CREATE INDEX CONCURRENTLY), and a lock or setting of the session lasts across them.
+   * `work` must undo what it set or locked: the embedded engine has one session for everything.
+   */
+  session<T>(work: (session: Queryable) => Promise<T>): Promise<T>;
+  /**
    * Follows NOTIFY on `channel` until the returned function is called, handing each notification's payload to
    * `notified`. `listening` says whether notifications are heard: it turns false when the connection drops
    * (notifications in between are lost) and true once it listens again.

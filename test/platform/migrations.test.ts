@@ -2,7 +2,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPglite, openPostgres } from '../../src/db/db.js';
 import type { Db } from '../../src/db/types.js';
-import { migrate, readMigrations } from '../../src/db/migrate.js';
+import { migrate, OUTSIDE_TRANSACTION, readMigrations } from '../../src/db/migrate.js';
 import { randomBase62 } from '../../src/lib/random.js';
 import { engine } from '../support/harness.js';
 
@@ -53,4 +53,32 @@ describe('migrations', () => {
       await database.drop();
     }
   });
+
+  it('run a migration outside a transaction again from its first statement after a stop, to the same schema', async () => {
+    const migration = (await readMigrations()).find((each) => each.name === '033_fewer_index_entries.sql')!;
+    expect(migration.sql.startsWith(OUTSIDE_TRANSACTION)).toBe(true);
+    const database = await emptyDatabase();
+    const db = database.first;
+    const indexes = () =>
+      db.query<{ indexname: string; indexdef: string }>(
+        `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY tablename, indexname`,
+      );
+    try {
+      await migrate(db);
+      const schema = await indexes();
+      expect(schema).toContainEqual({
+        indexname: 'ledger_entries_pkey',
+        indexdef: 'CREATE UNIQUE INDEX ledger_entries_pkey ON public.ledger_entries USING btree (transaction_id, id)',
+      });
+      // Stopped after its last statement, before it was recorded, with a build of its first index left invalid.
+      await db.query('DELETE FROM schema_migrations WHERE version = $1', [migration.version]);
+      await db.exec('CREATE UNIQUE INDEX ledger_entries_transaction_id_id ON ledger_entries (transaction_id, id)');
+      await db.exec(`UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'ledger_entries_transaction_id_id'::regclass`);
+      expect(await migrate(db)).toEqual([migration.name]);
+      expect(await indexes()).toEqual(schema);
+    } finally {
+      await database.drop();
+    }
+  });
 });
+

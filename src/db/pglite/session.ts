@@ -63,6 +63,14 @@ export async function pgliteSession(exchange: Exchange, options: SessionOptions)
     query: (sql, params) => alone((sent) => wire.run(sql, params, false, sent)),
     exec: (script) => alone(async (sent) => void (await wire.simple(script, false, sent))),
     transaction: async (work) => inTransaction(wire, await turn(true), work),
+    session: async (work) => {
+      const end = await turn(true);
+      try {
+        return await work({ query: (sql, params) => wire.run(sql, params, true), exec: async (script) => void (await wire.simple(script, true)) });
+      } finally {
+        end();
+      }
+    },
     listen: (channel, handlers) => listen(db, wire, channel, handlers, () => closing),
     lost: options.lost,
     async close() {
