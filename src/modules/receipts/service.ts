@@ -174,9 +174,8 @@ export class ReceiptsService {
    * the outcome in a transaction of its own (once: only a PENDING receipt moves). Returns how many it leased.
    */
   async fiscalizeDue(batchMax: number): Promise<number> {
-    const callWindowMs = Math.max(this.fiscal.forMode(false)?.callWindowMs ?? 0, this.fiscal.forMode(true)?.callWindowMs ?? 0);
-    const leaseMs = CALLS_PER_ATTEMPT_MAX * callWindowMs + LEASE_MARGIN_MS;
-    const leased = await store.leaseDue(this.db, batchMax, leaseMs);
+    const leaseMs = (livemode: boolean) => CALLS_PER_ATTEMPT_MAX * (this.fiscal.forMode(livemode)?.callWindowMs ?? 0) + LEASE_MARGIN_MS;
+    const leased = await store.leaseDue(this.db, batchMax, { test: leaseMs(false), live: leaseMs(true) });
     await Promise.all(
       leased.map(async (row) => {
         const outcome = await this.#attempt(row);

@@ -103,12 +103,12 @@ export interface LeasedReceipt extends ReceiptRow {
 
 /**
  * Leases a bounded batch of PENDING receipts whose attempt is due, counting the attempt: a process that dies during
- * its call leaves the receipt to whoever takes it once the lease has passed. A return is not due while its sale is
+ * its call leaves the receipt to whoever takes it once the lease of its mode has passed. A return is not due while its sale is
  * PENDING: the tax authority must know a sale before its return.
  */
-export function leaseDue(db: Queryable, batchMax: number, leaseMs: number): Promise<LeasedReceipt[]> {
+export function leaseDue(db: Queryable, batchMax: number, leaseMs: { test: number; live: number }): Promise<LeasedReceipt[]> {
   return db.query<LeasedReceipt>(
-    `UPDATE receipts r SET next_attempt_at = now() + $2 * interval '1 millisecond', attempts = attempts + 1
+    `UPDATE receipts r SET next_attempt_at = now() + CASE WHEN r.livemode THEN $3::integer ELSE $2::integer END * interval '1 millisecond', attempts = attempts + 1
       WHERE r.id IN (
         SELECT d.id FROM receipts d WHERE d.status = 'PENDING' AND d.next_attempt_at <= now()
            AND (d.type = 'sale' OR NOT EXISTS (
@@ -116,7 +116,7 @@ export function leaseDue(db: Queryable, batchMax: number, leaseMs: number): Prom
          ORDER BY d.next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
       RETURNING ${qualified(RECEIPT_COLUMNS, 'r')},
         (SELECT s.status FROM receipts s WHERE s.payment_intent_id = r.payment_intent_id AND s.type = 'sale' AND r.type = 'return') AS sale_status`,
-    [batchMax, leaseMs],
+    [batchMax, leaseMs.test, leaseMs.live],
   );
 }
 
