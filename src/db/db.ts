@@ -134,8 +134,8 @@ function queryOnPool<Row>(pool: PrimaryPool, run: Run, sql: string, params: read
 }
 
 /**
- * Runs `work` in one transaction on `client`. Its rollback effects run when it rolls back; none run when COMMIT itself
- * fails, since whether it committed is then unknown.
+ * Runs `work` in one transaction on `client`. Its rollback effects run when it rolls back, the server's refusal of its
+ * COMMIT included; none run when the COMMIT got no answer, since whether it committed is then unknown.
  */
 async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?: unknown) => void, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
   let tx: Transaction | undefined;
@@ -155,7 +155,7 @@ async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?
   } catch (error) {
     if (refusedAsLostPrimary(error)) broke();
     await client.query('ROLLBACK').catch(broke);
-    if (tx !== undefined && !commitSent) rolledBack(tx);
+    if (tx !== undefined && (!commitSent || error instanceof pg.DatabaseError)) rolledBack(tx);
     throw error;
   }
 }

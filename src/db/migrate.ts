@@ -1,22 +1,41 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db, Queryable } from './types.js';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 const MIGRATION_FILE = /^(\d{3})_[a-z0-9_]+\.sql$/;
-// Any fixed number shared by every Tolov process: two processes starting together apply migrations one after the other.
-const MIGRATION_LOCK = 7_246_118;
-const MIGRATION_LOCK_TIMEOUT = '10s';
-const LOCK_NOT_AVAILABLE = '55P03';
-// An index built on a table of a hundred million rows takes minutes, not hours.
-const MIGRATION_STATEMENT_TIMEOUT_MS = 2 * 60 * 60_000;
+/**
+ * Any fixed number shared by every Tolov process: two processes starting together apply migrations one after the
+ * other. Not 7_246_118, which earlier releases take by waiting inside a transaction: one of them starting during an
+ * index build here would wait for the build while the build waits for its transaction.
+ */
+const MIGRATION_LOCK = 7_246_119;
+/** How long a process waits for another one's migrations, asking every MIGRATION_LOCK_POLL_MS. */
+const MIGRATION_LOCK_WAIT_MS = 2 * 60 * 60_000;
 const MIGRATION_LOCK_POLL_MS = 200;
 /**
- * The first line of a migration whose statements each run alone, outside a transaction: for CREATE INDEX
- * CONCURRENTLY, which builds an index while the table is written. A failure or a crash may stop it after any
- * statement, and the next start runs it again from its first, so each must be safe to run again (`IF NOT EXISTS`, or
- * undone first with `IF EXISTS`) and must leave a state that the code before it still serves.
+ * How long a statement waits for a table's lock, during which every request on that table queues behind it; then it
+ * gives way, and is tried again LOCK_ATTEMPTS_MAX times in all, LOCK_RETRY_MS apart, before the migration stops.
+ */
+const LOCK_TIMEOUT = '2s';
+const LOCK_ATTEMPTS_MAX = 30;
+const LOCK_RETRY_MS = 1_000;
+const LOCK_NOT_AVAILABLE = '55P03';
+/** A concurrent index build takes no lock that holds back a request: it waits as long as it must, up to this. */
+const BUILD_TIMEOUT_MS = 2 * 60 * 60_000;
+/**
+ * The first line of a migration run statement by statement rather than in one transaction: for CREATE INDEX
+ * CONCURRENTLY, which builds an index while the table is written, and which no transaction may hold. Each statement
+ * ends with `;` at the end of its line (no `$$` body). The migration records how far it got after each statement, and
+ * a stop at any statement is resumed there by the next start:
+ * - any other statement commits in one transaction with that record, so it runs exactly once;
+ * - a concurrent build (`CREATE [UNIQUE] INDEX CONCURRENTLY IF NOT EXISTS name`) left invalid by a stop is dropped and
+ *   built again; one that finished is kept.
+ * Every state in between must be one the code before the migration serves.
  */
 export const OUTSIDE_TRANSACTION = '-- migrate: outside a transaction';
+const CONCURRENTLY = /\bCONCURRENTLY\b/i;
+const BUILT_INDEX = /^CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+IF\s+NOT\s+EXISTS\s+(\w+)\s/i;
 
 export interface Migration {
   version: number;
@@ -46,25 +65,23 @@ export async function schemaVersion(db: Db): Promise<number> {
 }
 
 /**
- * Applies every pending migration, one after the other, under an advisory lock held by a session of its own; returns
- * the names applied. Each migration commits with its row in schema_migrations, in one transaction, except one marked
+ * Applies every pending migration, one after the other, on a session of its own under an advisory lock; returns the
+ * names applied. Each migration commits with its row in schema_migrations in one transaction, except one marked
  * OUTSIDE_TRANSACTION (see there).
  */
-export async function migrate(db: Db): Promise<string[]> {
-  const migrations = await readMigrations();
+export async function migrate(db: Db, migrations?: Migration[]): Promise<string[]> {
+  const known = migrations ?? (await readMigrations());
   return db.session(async (session) => {
-    await session.exec(`SET statement_timeout = ${MIGRATION_STATEMENT_TIMEOUT_MS}`);
     await takeMigrationLock(session);
     try {
-      // A statement that waits longer than this for a table's lock is refused rather than hold back every request
-      // queued behind it: the process fails to start, and the one before it keeps serving.
-      await session.exec(`SET lock_timeout = '${MIGRATION_LOCK_TIMEOUT}'`);
-      await session.query(
+      await session.exec(`SET lock_timeout = '${LOCK_TIMEOUT}'`);
+      await session.exec(
         `CREATE TABLE IF NOT EXISTS schema_migrations (
-           version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+           version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+         CREATE TABLE IF NOT EXISTS schema_migration_progress (version integer PRIMARY KEY, statements_done integer NOT NULL)`,
       );
       const applied = new Set((await session.query<{ version: number }>('SELECT version FROM schema_migrations')).map((row) => row.version));
-      const pending = migrations.filter((migration) => !applied.has(migration.version));
+      const pending = known.filter((migration) => !applied.has(migration.version));
       for (const migration of pending) await apply(session, migration);
       return pending.map((migration) => migration.name);
     } finally {
@@ -75,52 +92,90 @@ export async function migrate(db: Db): Promise<string[]> {
 }
 
 /**
- * Waits for the migration lock, as long as one statement of a migration may take, asking again and again rather than
- * waiting in one statement: CREATE INDEX CONCURRENTLY in the process holding it waits for every statement older than
- * its build, and one waiting for the lock would wait for it in turn.
+ * Waits for the migration lock, asking again and again rather than waiting in one statement: a concurrent index build
+ * in the process holding it waits for every statement older than the build, and a statement waiting for the lock
+ * would wait for the build in turn.
  */
 async function takeMigrationLock(session: Queryable): Promise<void> {
-  const deadline = Date.now() + MIGRATION_STATEMENT_TIMEOUT_MS;
+  const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS;
   while (!(await session.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1) AS taken', [MIGRATION_LOCK]))[0]!.taken) {
-    if (Date.now() > deadline) throw new Error(`another process has been migrating the database for more than ${MIGRATION_STATEMENT_TIMEOUT_MS / 60_000} minutes`);
-    await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS));
+    if (Date.now() > deadline) throw new MigrationError(`another process has been migrating the database for more than ${MIGRATION_LOCK_WAIT_MS / 60_000} minutes`);
+    await sleep(MIGRATION_LOCK_POLL_MS);
   }
 }
 
-/** A migration that stopped: the process does not start, and the next start runs the migration again. */
+/** A migration that stopped: the process does not start, and the next start takes the migration up again. */
 export class MigrationError extends Error {
-  constructor(migration: Migration, cause: unknown) {
-    const why = (cause as { code?: string }).code === LOCK_NOT_AVAILABLE ? `waited more than ${MIGRATION_LOCK_TIMEOUT} for a table's lock held by a long transaction` : String((cause as Error).message);
-    super(`migration ${migration.name} stopped (${why}); the next start runs it again`, { cause });
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'MigrationError';
+  }
+
+  static of(migration: Migration, cause: unknown): MigrationError {
+    const { code, message, detail } = cause as { code?: string; message?: string; detail?: string };
+    const why = code === LOCK_NOT_AVAILABLE ? `a table stayed locked by other transactions through ${LOCK_ATTEMPTS_MAX} waits of ${LOCK_TIMEOUT}` : `${message}${detail ? `: ${detail}` : ''}`;
+    return new MigrationError(`migration ${migration.name} stopped (${why}); the next start takes it up again`, { cause });
   }
 }
 
 async function apply(session: Queryable, migration: Migration): Promise<void> {
-  try {
-    await applyOnce(session, migration);
-  } catch (error) {
-    throw new MigrationError(migration, error);
-  }
-}
-
-async function applyOnce(session: Queryable, migration: Migration): Promise<void> {
   const record = `INSERT INTO schema_migrations (version, name) VALUES (${migration.version}, '${migration.name}')`;
-  if (migration.sql.startsWith(OUTSIDE_TRANSACTION)) {
-    for (const statement of statementsOf(migration.sql)) await session.exec(statement);
-    await session.exec(record);
-    return;
-  }
   try {
-    await session.exec(`BEGIN;\n${migration.sql}\n;${record};\nCOMMIT`);
+    if (!migration.sql.startsWith(OUTSIDE_TRANSACTION)) return await inOneTransaction(session, `${migration.sql}\n;${record}`);
+    await applyStatements(session, migration);
+    await inOneTransaction(session, `${record}; DELETE FROM schema_migration_progress WHERE version = ${migration.version}`);
   } catch (error) {
-    await session.exec('ROLLBACK').catch(() => {});
-    throw error;
+    throw MigrationError.of(migration, error);
   }
 }
 
-/** A script's statements: each ends with `;` at the end of its line, and comment lines are left out. */
-function statementsOf(script: string): string[] {
-  const code = script.split('\n').filter((line) => !line.trimStart().startsWith('--')).join('\n');
-  return code.split(/;\s*$/m).map((statement) => statement.trim()).filter((statement) => statement.length > 0);
+/** An OUTSIDE_TRANSACTION migration's statements, from where it stopped. */
+async function applyStatements(session: Queryable, migration: Migration): Promise<void> {
+  const statements = statementsOf(migration);
+  const [progress] = await session.query<{ done: number }>('SELECT statements_done AS done FROM schema_migration_progress WHERE version = $1', [migration.version]);
+  for (let done = progress?.done ?? 0; done < statements.length; done++) {
+    const statement = statements[done]!;
+    const record = `INSERT INTO schema_migration_progress VALUES (${migration.version}, ${done + 1})
+                      ON CONFLICT (version) DO UPDATE SET statements_done = EXCLUDED.statements_done`;
+    if (!CONCURRENTLY.test(statement)) {
+      await inOneTransaction(session, `${statement};\n${record}`);
+      continue;
+    }
+    const index = BUILT_INDEX.exec(statement)?.[1];
+    await session.exec(`SET lock_timeout = 0; SET statement_timeout = ${BUILD_TIMEOUT_MS}`);
+    if (index !== undefined && (await invalid(session, index))) await session.exec(`DROP INDEX CONCURRENTLY ${index}`);
+    await session.exec(statement);
+    await session.exec(`SET lock_timeout = '${LOCK_TIMEOUT}'; RESET statement_timeout`);
+    await session.exec(record);
+  }
+}
+
+const invalid = async (session: Queryable, index: string) =>
+  (await session.query('SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = $1 AND NOT i.indisvalid', [index])).length > 0;
+
+/** Runs `script` in one transaction, again while it gives way to a table's lock held by others. */
+async function inOneTransaction(session: Queryable, script: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await session.exec(`BEGIN;\n${script};\nCOMMIT`);
+      return;
+    } catch (error) {
+      await session.exec('ROLLBACK').catch(() => {});
+      if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE || attempt >= LOCK_ATTEMPTS_MAX) throw error;
+      await sleep(LOCK_RETRY_MS);
+    }
+  }
+}
+
+/** An OUTSIDE_TRANSACTION migration's statements: each ends with `;` at the end of its line; comment lines are left out. */
+function statementsOf(migration: Migration): string[] {
+  const code = migration.sql.split('\n').filter((line) => !line.trimStart().startsWith('--')).join('\n');
+  const statements = code.split(/;\s*$/m).map((statement) => statement.trim()).filter((statement) => statement.length > 0);
+  for (const statement of statements) {
+    const unbuildable = /^CREATE\b[^;]*\bCONCURRENTLY\b/i.test(statement) && !BUILT_INDEX.test(statement);
+    if (statement.includes(';') || statement.includes('$$') || unbuildable) {
+      throw new Error(`migration ${migration.name}: a statement run outside a transaction must end its line with ';', have no $$ body, and build an index with CREATE INDEX CONCURRENTLY IF NOT EXISTS name: ${statement.slice(0, 80)}`);
+    }
+  }
+  return statements;
 }

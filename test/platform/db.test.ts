@@ -72,6 +72,13 @@ describe(`the database layer (${engine})`, () => {
       await tx.query('SELECT 1 / 0').catch(() => {});
     });
     await expect(swallowed).rejects.toThrow();
+    // Refused by the server at COMMIT: a deferred constraint is checked then.
+    await db.exec('CREATE TABLE commit_refused (id integer UNIQUE DEFERRABLE INITIALLY DEFERRED)');
+    const refused = db.transaction(async (tx) => {
+      awaitBoth(tx, 'refused at commit');
+      await tx.query('INSERT INTO commit_refused VALUES (1), (1)');
+    });
+    await expect(refused).rejects.toThrow(/duplicate key/);
     let attempts = 0;
     // PostgreSQL tries a transaction that failed to serialize again; the embedded engine never fails so.
     const retried = db.transaction(async (tx) => {
@@ -85,6 +92,7 @@ describe(`the database layer (${engine})`, () => {
       'resolved committed',
       'thrown rolled back',
       'swallowed rolled back',
+      'refused at commit rolled back',
       'attempt 1 rolled back',
       ...(engine === 'postgres' ? ['attempt 2 committed'] : []),
     ]);

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPglite, openPostgres } from '../../src/db/db.js';
 import type { Db } from '../../src/db/types.js';
-import { migrate, OUTSIDE_TRANSACTION, readMigrations } from '../../src/db/migrate.js';
+import { migrate, MigrationError, OUTSIDE_TRANSACTION, readMigrations } from '../../src/db/migrate.js';
 import { randomBase62 } from '../../src/lib/random.js';
 import { engine } from '../support/harness.js';
 
@@ -54,31 +54,72 @@ describe('migrations', () => {
     }
   });
 
-  it('run a migration outside a transaction again from its first statement after a stop, to the same schema', async () => {
-    const migration = (await readMigrations()).find((each) => each.name === '033_fewer_index_entries.sql')!;
+  it('take an outside-transaction migration up where it stopped, at any statement, to the same schema as a run without a stop', async () => {
+    const all = await readMigrations();
+    const migration = all.find((each) => each.name === '033_fewer_index_entries.sql')!;
     expect(migration.sql.startsWith(OUTSIDE_TRANSACTION)).toBe(true);
-    const database = await emptyDatabase();
-    const db = database.first;
-    const indexes = () =>
-      db.query<{ indexname: string; indexdef: string }>(
-        `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY tablename, indexname`,
-      );
-    try {
-      await migrate(db);
-      const schema = await indexes();
-      expect(schema).toContainEqual({
-        indexname: 'ledger_entries_pkey',
-        indexdef: 'CREATE UNIQUE INDEX ledger_entries_pkey ON public.ledger_entries USING btree (transaction_id, id)',
+    const before = all.filter((each) => each.version < migration.version);
+    const statements = migration.sql.split('\n').filter((line) => !line.startsWith('--') && /;\s*$/.test(line)).length;
+    expect(statements).toBe(7);
+    const reference = await withDatabase(async (db) => {
+      await migrate(db, all);
+      return schemaOf(db);
+    });
+    for (let stop = 0; stop < statements; stop++) {
+      await withDatabase(async (db) => {
+        await migrate(db, before);
+        // The statement at `stop` fails: those before it are done, and recorded.
+        const failing = { ...migration, sql: replaceStatement(migration.sql, stop, 'SELECT 1 / 0;') };
+        await expect(migrate(db, [...before, failing])).rejects.toThrow(MigrationError);
+        const [progress] = await db.query<{ done: number }>('SELECT statements_done AS done FROM schema_migration_progress');
+        expect(progress?.done ?? 0).toBe(stop);
+        if (stop === 0) {
+          // A build stopped part way leaves its index invalid.
+          await db.exec('CREATE UNIQUE INDEX ledger_entries_transaction_id_id ON ledger_entries (transaction_id, id)');
+          await db.exec(`UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'ledger_entries_transaction_id_id'::regclass`);
+        }
+        expect(await migrate(db, all)).toEqual(all.filter((each) => each.version >= migration.version).map((each) => each.name));
+        expect(await schemaOf(db)).toEqual(reference);
+        expect(await db.query('SELECT * FROM schema_migration_progress')).toEqual([]);
       });
-      // Stopped after its last statement, before it was recorded, with a build of its first index left invalid.
-      await db.query('DELETE FROM schema_migrations WHERE version = $1', [migration.version]);
-      await db.exec('CREATE UNIQUE INDEX ledger_entries_transaction_id_id ON ledger_entries (transaction_id, id)');
-      await db.exec(`UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'ledger_entries_transaction_id_id'::regclass`);
-      expect(await migrate(db)).toEqual([migration.name]);
-      expect(await indexes()).toEqual(schema);
-    } finally {
-      await database.drop();
     }
-  });
+  }, 120_000);
 });
 
+/** `sql` with its statement number `index` (counted by the lines that end one) replaced by `replacement`. */
+function replaceStatement(sql: string, index: number, replacement: string): string {
+  const lines = sql.split('\n');
+  let statement = 0;
+  let start = lines.findIndex((line) => !line.startsWith('--'));
+  for (let at = start; at < lines.length; at++) {
+    if (!/;\s*$/.test(lines[at]!)) continue;
+    if (statement === index) return [...lines.slice(0, start), replacement, ...lines.slice(at + 1)].join('\n');
+    statement += 1;
+    start = at + 1;
+  }
+  throw new Error(`no statement ${index}`);
+}
+
+/** Every index, constraint and NOT NULL of the public tables. */
+async function schemaOf(db: Db): Promise<unknown[]> {
+  return db.query(
+    `SELECT 'index' AS kind, indexname AS name, indexdef AS definition FROM pg_indexes WHERE schemaname = 'public'
+     UNION ALL
+     SELECT 'constraint', conrelid::regclass::text || '.' || conname, pg_get_constraintdef(oid) || ' on ' || conindid::regclass::text
+       FROM pg_constraint WHERE connamespace = 'public'::regnamespace
+     UNION ALL
+     SELECT 'not null', c.relname || '.' || a.attname, a.attnotnull::text
+       FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+      WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+     ORDER BY 1, 2, 3`,
+  );
+}
+
+async function withDatabase<T>(work: (db: Db) => Promise<T>): Promise<T> {
+  const database = await emptyDatabase();
+  try {
+    return await work(database.first);
+  } finally {
+    await database.drop();
+  }
+}

@@ -116,7 +116,11 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
       throw error;
     }
     open = false;
-    const answers = await wire.simple('COMMIT', true, end);
+    // The engine answers every COMMIT it gets, in this process: a refusal is a rollback.
+    const answers = await wire.simple('COMMIT', true, end).catch((error: unknown) => {
+      rolledBack(transaction);
+      throw error;
+    });
     // COMMIT of a transaction that an error aborted (and its work swallowed) rolls back instead.
     if (answers.some((m) => m instanceof CommandCompleteMessage && m.text === 'ROLLBACK')) {
       rolledBack(transaction);
