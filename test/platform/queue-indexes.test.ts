@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/types.js';
+import { QUEUE_DEPTHS_SQL } from '../../src/modules/monitoring/queues.js';
 import { engine, explain, openTestDb } from '../support/harness.js';
 
 const SETTLED = 5_000;
@@ -94,5 +95,12 @@ describe(`queues that grew after their statistics were taken (${engine})`, () =>
         [10],
       ),
     ).toContain('checkout_sessions_open_expiry');
+  });
+
+  it('counts each queue for the monitoring gauges from a queue index, never from every payment or delivery', async () => {
+    const counted = await plan(QUEUE_DEPTHS_SQL, []);
+    expect(counted).toContain('payment_intents_to_reconcile');
+    expect(counted).toContain('webhook_deliveries_due');
+    expect(counted).not.toMatch(/Seq Scan on (payment_intents|webhook_deliveries)\b|payment_intents_by_status/);
   });
 });
