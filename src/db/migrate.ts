@@ -21,6 +21,8 @@ const LOCK_TIMEOUT = '2s';
 const LOCK_ATTEMPTS_MAX = 30;
 const LOCK_RETRY_MS = 1_000;
 const LOCK_NOT_AVAILABLE = '55P03';
+/** Any other statement of a migration: one that needs longer is written as builds and batches. */
+const STATEMENT_TIMEOUT_MS = 15_000;
 /** A concurrent index build takes no lock that holds back a request: it waits as long as it must, up to this. */
 const BUILD_TIMEOUT_MS = 2 * 60 * 60_000;
 /**
@@ -60,7 +62,10 @@ export async function readMigrations(): Promise<Migration[]> {
 
 /** The newest migration the database has: below the newest this code knows, it was restored from an older backup. */
 export async function schemaVersion(db: Db): Promise<number> {
-  const [row] = await db.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
+  // A database migrated by an earlier release has no progress table; one a migration is still on is below it.
+  const [tracked] = await db.query<{ progress: boolean }>(`SELECT to_regclass('schema_migration_progress') IS NOT NULL AS progress`);
+  const unfinished = tracked!.progress ? 'WHERE version < ALL (SELECT version FROM schema_migration_progress)' : '';
+  const [row] = await db.query<{ version: number | null }>(`SELECT max(version) AS version FROM schema_migrations ${unfinished}`);
   return row?.version ?? 0;
 }
 
@@ -74,13 +79,16 @@ export async function migrate(db: Db, migrations?: Migration[]): Promise<string[
   return db.session(async (session) => {
     await takeMigrationLock(session);
     try {
-      await session.exec(`SET lock_timeout = '${LOCK_TIMEOUT}'`);
+      // A statement that is not a build stops at the pool's statement timeout: a migration holds no table's lock for long.
+    await session.exec(`SET lock_timeout = '${LOCK_TIMEOUT}'; SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
       await session.exec(
         `CREATE TABLE IF NOT EXISTS schema_migrations (
            version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
          CREATE TABLE IF NOT EXISTS schema_migration_progress (version integer PRIMARY KEY, statements_done integer NOT NULL)`,
       );
-      const applied = new Set((await session.query<{ version: number }>('SELECT version FROM schema_migrations')).map((row) => row.version));
+      const applied = new Set(
+        (await session.query<{ version: number }>(`SELECT version FROM schema_migrations EXCEPT SELECT version FROM schema_migration_progress`)).map((row) => row.version),
+      );
       const pending = known.filter((migration) => !applied.has(migration.version));
       for (const migration of pending) await apply(session, migration);
       return pending.map((migration) => migration.name);
@@ -119,11 +127,14 @@ export class MigrationError extends Error {
 }
 
 async function apply(session: Queryable, migration: Migration): Promise<void> {
-  const record = `INSERT INTO schema_migrations (version, name) VALUES (${migration.version}, '${migration.name}')`;
+  const record = `INSERT INTO schema_migrations (version, name) VALUES (${migration.version}, '${migration.name}') ON CONFLICT (version) DO NOTHING`;
   try {
     if (!migration.sql.startsWith(OUTSIDE_TRANSACTION)) return await inOneTransaction(session, `${migration.sql}\n;${record}`);
+    // Recorded before its first statement, with its progress: a runner of an earlier release, which knows nothing of
+    // progress, takes it for applied and leaves it alone; this one takes it up until its progress is gone.
+    await inOneTransaction(session, `${record}; INSERT INTO schema_migration_progress VALUES (${migration.version}, 0) ON CONFLICT (version) DO NOTHING`);
     await applyStatements(session, migration);
-    await inOneTransaction(session, `${record}; DELETE FROM schema_migration_progress WHERE version = ${migration.version}`);
+    await session.exec(`DELETE FROM schema_migration_progress WHERE version = ${migration.version}`);
   } catch (error) {
     throw MigrationError.of(migration, error);
   }
@@ -133,10 +144,9 @@ async function apply(session: Queryable, migration: Migration): Promise<void> {
 async function applyStatements(session: Queryable, migration: Migration): Promise<void> {
   const statements = statementsOf(migration);
   const [progress] = await session.query<{ done: number }>('SELECT statements_done AS done FROM schema_migration_progress WHERE version = $1', [migration.version]);
-  for (let done = progress?.done ?? 0; done < statements.length; done++) {
+  for (let done = progress!.done; done < statements.length; done++) {
     const statement = statements[done]!;
-    const record = `INSERT INTO schema_migration_progress VALUES (${migration.version}, ${done + 1})
-                      ON CONFLICT (version) DO UPDATE SET statements_done = EXCLUDED.statements_done`;
+    const record = `UPDATE schema_migration_progress SET statements_done = ${done + 1} WHERE version = ${migration.version}`;
     if (!CONCURRENTLY.test(statement)) {
       await inOneTransaction(session, `${statement};\n${record}`);
       continue;
@@ -145,7 +155,7 @@ async function applyStatements(session: Queryable, migration: Migration): Promis
     await session.exec(`SET lock_timeout = 0; SET statement_timeout = ${BUILD_TIMEOUT_MS}`);
     if (index !== undefined && (await invalid(session, index))) await session.exec(`DROP INDEX CONCURRENTLY ${index}`);
     await session.exec(statement);
-    await session.exec(`SET lock_timeout = '${LOCK_TIMEOUT}'; RESET statement_timeout`);
+    await session.exec(`SET lock_timeout = '${LOCK_TIMEOUT}'; SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
     await session.exec(record);
   }
 }
@@ -172,9 +182,12 @@ function statementsOf(migration: Migration): string[] {
   const code = migration.sql.split('\n').filter((line) => !line.trimStart().startsWith('--')).join('\n');
   const statements = code.split(/;\s*$/m).map((statement) => statement.trim()).filter((statement) => statement.length > 0);
   for (const statement of statements) {
-    const unbuildable = /^CREATE\b[^;]*\bCONCURRENTLY\b/i.test(statement) && !BUILT_INDEX.test(statement);
-    if (statement.includes(';') || statement.includes('$$') || unbuildable) {
-      throw new Error(`migration ${migration.name}: a statement run outside a transaction must end its line with ';', have no $$ body, and build an index with CREATE INDEX CONCURRENTLY IF NOT EXISTS name: ${statement.slice(0, 80)}`);
+    const concurrent = CONCURRENTLY.test(statement);
+    const resumable = !concurrent || BUILT_INDEX.test(statement) || /^DROP\s+INDEX\s+CONCURRENTLY\s+IF\s+EXISTS\s/i.test(statement);
+    if (statement.includes(';') || statement.includes('$$') || !resumable) {
+      throw new Error(
+        `migration ${migration.name}: a statement run outside a transaction ends its line with ';', has no $$ body, and runs concurrently only as CREATE [UNIQUE] INDEX CONCURRENTLY IF NOT EXISTS name or DROP INDEX CONCURRENTLY IF EXISTS: ${statement.slice(0, 80)}`,
+      );
     }
   }
   return statements;

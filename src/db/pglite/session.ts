@@ -66,7 +66,8 @@ export async function pgliteSession(exchange: Exchange, options: SessionOptions)
     session: async (work) => {
       const end = await turn(true);
       try {
-        return await work({ query: (sql, params) => wire.run(sql, params, true), exec: async (script) => void (await wire.simple(script, true)) });
+        // Sent, not waited for: a statement of a session (an index build) may run longer than a waited one is given.
+        return await work({ query: (sql, params) => wire.run(sql, params, false), exec: async (script) => void (await wire.simple(script, false)) });
       } finally {
         end();
       }
