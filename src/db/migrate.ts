@@ -9,7 +9,7 @@ const MIGRATION_FILE = /^(\d{3})_[a-z0-9_]+\.sql$/;
  * other. Not 7_246_118, which earlier releases take by waiting inside a transaction: one of them starting during an
  * index build here would wait for the build while the build waits for its transaction.
  */
-const MIGRATION_LOCK = 7_246_119;
+export const MIGRATION_LOCK = 7_246_119;
 /** How long a process waits for another one's migrations, asking every MIGRATION_LOCK_POLL_MS. */
 const MIGRATION_LOCK_WAIT_MS = 2 * 60 * 60_000;
 const MIGRATION_LOCK_POLL_MS = 200;
@@ -77,19 +77,17 @@ export async function schemaVersion(db: Db): Promise<number> {
 export async function migrate(db: Db, migrations?: Migration[]): Promise<string[]> {
   const known = migrations ?? (await readMigrations());
   return db.session(async (session) => {
+    if ((await pendingOf(session, known)).length === 0) return [];
     await takeMigrationLock(session);
     try {
-      // A statement that is not a build stops at the pool's statement timeout: a migration holds no table's lock for long.
-    await session.exec(`SET lock_timeout = '${LOCK_TIMEOUT}'; SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
+      // A statement that is not a build stops at STATEMENT_TIMEOUT_MS: a migration holds no table's lock for long.
+      await session.exec(`SET lock_timeout = '${LOCK_TIMEOUT}'; SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
       await session.exec(
         `CREATE TABLE IF NOT EXISTS schema_migrations (
            version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
          CREATE TABLE IF NOT EXISTS schema_migration_progress (version integer PRIMARY KEY, statements_done integer NOT NULL)`,
       );
-      const applied = new Set(
-        (await session.query<{ version: number }>(`SELECT version FROM schema_migrations EXCEPT SELECT version FROM schema_migration_progress`)).map((row) => row.version),
-      );
-      const pending = known.filter((migration) => !applied.has(migration.version));
+      const pending = await pendingOf(session, known);
       for (const migration of pending) await apply(session, migration);
       return pending.map((migration) => migration.name);
     } finally {
@@ -97,6 +95,20 @@ export async function migrate(db: Db, migrations?: Migration[]): Promise<string[
       await session.exec(`RESET lock_timeout; RESET statement_timeout; SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch(() => {});
     }
   });
+}
+
+/**
+ * The migrations not yet applied, or not finished. Asked first without the lock too, so that a process with nothing
+ * to apply starts at once, even while a later release's migration holds the lock.
+ */
+async function pendingOf(session: Queryable, known: Migration[]): Promise<Migration[]> {
+  const [tables] = await session.query<{ tracked: boolean }>(
+    `SELECT to_regclass('schema_migrations') IS NOT NULL AND to_regclass('schema_migration_progress') IS NOT NULL AS tracked`,
+  );
+  if (!tables!.tracked) return known;
+  const rows = await session.query<{ version: number }>('SELECT version FROM schema_migrations EXCEPT SELECT version FROM schema_migration_progress');
+  const applied = new Set(rows.map((row) => row.version));
+  return known.filter((migration) => !applied.has(migration.version));
 }
 
 /**
@@ -131,20 +143,21 @@ async function apply(session: Queryable, migration: Migration): Promise<void> {
   try {
     if (!migration.sql.startsWith(OUTSIDE_TRANSACTION)) return await inOneTransaction(session, `${migration.sql}\n;${record}`);
     // Recorded before its first statement, with its progress: a runner of an earlier release, which knows nothing of
-    // progress, takes it for applied and leaves it alone; this one takes it up until its progress is gone.
-    await inOneTransaction(session, `${record}; INSERT INTO schema_migration_progress VALUES (${migration.version}, 0) ON CONFLICT (version) DO NOTHING`);
-    await applyStatements(session, migration);
-    await session.exec(`DELETE FROM schema_migration_progress WHERE version = ${migration.version}`);
+    // progress, takes it for applied and leaves it alone; this one takes it up until its progress is gone. Recorded
+    // meanwhile by such a runner, it has no progress and is done.
+    await inOneTransaction(session, `WITH recorded AS (${record} RETURNING version) INSERT INTO schema_migration_progress SELECT version, 0 FROM recorded`);
+    if (await applyStatements(session, migration)) await session.exec(`DELETE FROM schema_migration_progress WHERE version = ${migration.version}`);
   } catch (error) {
     throw MigrationError.of(migration, error);
   }
 }
 
-/** An OUTSIDE_TRANSACTION migration's statements, from where it stopped. */
-async function applyStatements(session: Queryable, migration: Migration): Promise<void> {
+/** An OUTSIDE_TRANSACTION migration's statements, from where it stopped; false if it has no progress: another runner applied it. */
+async function applyStatements(session: Queryable, migration: Migration): Promise<boolean> {
   const statements = statementsOf(migration);
   const [progress] = await session.query<{ done: number }>('SELECT statements_done AS done FROM schema_migration_progress WHERE version = $1', [migration.version]);
-  for (let done = progress!.done; done < statements.length; done++) {
+  if (progress === undefined) return false;
+  for (let done = progress.done; done < statements.length; done++) {
     const statement = statements[done]!;
     const record = `UPDATE schema_migration_progress SET statements_done = ${done + 1} WHERE version = ${migration.version}`;
     if (!CONCURRENTLY.test(statement)) {
@@ -158,6 +171,7 @@ async function applyStatements(session: Queryable, migration: Migration): Promis
     await session.exec(`SET lock_timeout = '${LOCK_TIMEOUT}'; SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
     await session.exec(record);
   }
+  return true;
 }
 
 const invalid = async (session: Queryable, index: string) =>

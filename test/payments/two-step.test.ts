@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
 import { ADMIN_TOKEN, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { balance, charge, eventsOf, injectedCrashes, reconcileNow } from '../support/payments.js';
+import { queueDepths } from '../../src/modules/monitoring/queues.js';
 import { receiptFor } from '../support/receipts.js';
 
 const { hooks, crash, heal } = injectedCrashes();
@@ -290,11 +291,15 @@ describe('two-step payments: races and crashes', () => {
 
   it('a crash after recording the capture, before the call: the retry answers PROCESSING, reconciliation fences it and the hold can be captured again', async () => {
     const { shop, intent } = await holding(9_000);
+    const processing = async () => (await queueDepths(service.db)).payments_processing;
+    const before = await processing();
     const key = idem();
     crash('afterCommit', 'end');
     expect((await capture(shop, intent.id, {}, key)).status).toBe(500);
     heal();
     expect((await capture(shop, intent.id, {}, key)).body).toMatchObject({ status: 'PROCESSING', amountCapturable: 0 });
+    // The monitoring gauge of payments awaiting the bank counts the capture in flight.
+    expect(await processing()).toBe(before + 1);
     expect((await cancel(shop, intent.id)).status).toBe(409);
     // Over an hour at the bank, the capture (not the payment held days before it) is what the operator's checks list.
     const [end] = await service.db.query<{ id: string }>('SELECT id FROM hold_ends WHERE payment_intent_id = $1', [intent.id]);
@@ -306,6 +311,7 @@ describe('two-step payments: races and crashes', () => {
     await reconcileNow(service);
     expect(await read(shop, intent.id)).toMatchObject({ status: 'REQUIRES_CAPTURE', amountCapturable: 9_000 });
     expect((await endsOf(intent.id))[0]).toMatchObject({ kind: 'capture', status: 'FAILED' });
+    expect(await processing()).toBeLessThanOrEqual(before);
     expect((await capture(shop, intent.id)).body).toMatchObject({ status: 'SUCCEEDED', amount: 9_000 });
     expect((await bankOf(intent.id)).filter((row) => row.type === 'capture')).toHaveLength(1);
   });

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPglite, openPostgres } from '../../src/db/db.js';
 import type { Db } from '../../src/db/types.js';
-import { migrate, MigrationError, OUTSIDE_TRANSACTION, readMigrations, schemaVersion } from '../../src/db/migrate.js';
+import { migrate, MIGRATION_LOCK, MigrationError, OUTSIDE_TRANSACTION, readMigrations, schemaVersion } from '../../src/db/migrate.js';
 import { randomBase62 } from '../../src/lib/random.js';
 import { engine } from '../support/harness.js';
 
@@ -53,6 +53,24 @@ describe('migrations', () => {
       await database.drop();
     }
   });
+
+  // The embedded engine has one session, and one process.
+  it.runIf(engine === 'postgres')('start at once with nothing to apply, while another process holds the migration lock', async () => {
+    const database = await emptyDatabase();
+    try {
+      await migrate(database.first);
+      await database.second.session(async (other) => {
+        await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+        try {
+          expect(await migrate(database.first)).toEqual([]);
+        } finally {
+          await other.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+        }
+      });
+    } finally {
+      await database.drop();
+    }
+  }, 10_000);
 
   it('take an outside-transaction migration up where it stopped, at any statement, to the same schema as a run without a stop', async () => {
     const all = await readMigrations();

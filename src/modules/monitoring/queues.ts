@@ -15,12 +15,14 @@ export interface QueueDepths {
 }
 
 /**
- * The statement, exported for the test of its plan. A PROCESSING payment always has its reconcile_after, which puts it
- * in the reconciler's index; by status alone, the count would read every payment's entry.
+ * The statement, exported for the test of its plan. A PROCESSING payment is a debit (its reconcile_after set, which
+ * puts it in the reconciler's index) or a hold's end (its PENDING row in hold_ends): counted by status alone, the
+ * count would read every payment's entry.
  */
 export const QUEUE_DEPTHS_SQL = `
   SELECT (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now())::int AS webhook_deliveries_due,
-         (SELECT count(*) FROM payment_intents WHERE reconcile_after IS NOT NULL AND status = 'PROCESSING')::int AS payments_processing,
+         ((SELECT count(*) FROM payment_intents WHERE reconcile_after IS NOT NULL AND status = 'PROCESSING')
+          + (SELECT count(*) FROM hold_ends WHERE status = 'PENDING'))::int AS payments_processing,
          (SELECT count(*) FROM receipts WHERE status = 'PENDING')::int AS receipts_pending,
          (SELECT count(*) FROM payouts WHERE status = 'PENDING')::int AS payouts_pending,
          (SELECT count(*) FROM payouts WHERE status = 'IN_TRANSIT')::int AS payouts_in_transit`;
