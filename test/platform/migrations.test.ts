@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPglite, openPostgres } from '../../src/db/db.js';
+import { runIdempotent } from '../../src/core/idempotency.js';
+import type { Merchant } from '../../src/core/merchant.js';
 import type { Db } from '../../src/db/types.js';
 import { migrate, MIGRATION_LOCK, MigrationError, OUTSIDE_TRANSACTION, readMigrations, schemaVersion } from '../../src/db/migrate.js';
 import { randomBase62 } from '../../src/lib/random.js';
@@ -71,6 +73,36 @@ describe('migrations', () => {
       await database.drop();
     }
   }, 10_000);
+
+  it.runIf(engine === 'postgres')('keep the idempotency keys of requests served meanwhile working while 033 swaps their key', async () => {
+    const all = await readMigrations();
+    await withDatabase(async (db) => {
+      await migrate(db, all.filter((each) => each.version < 33));
+      await db.query(`INSERT INTO products (id, name, scopes, fee_bps) VALUES ('prod_m', 'Shop', '{subscribe}', 100)`);
+      const scope: Merchant = { actor: { kind: 'api_key', keyId: 'key_m' }, productId: 'prod_m', productName: 'Shop', livemode: false, scopes: [], feeBps: 100, receiptRequired: false, suspended: false };
+      const answered: number[] = [];
+      let migrating = true;
+      // Requests as a process of the release before serves them: a key claimed with its first phase, which reads a
+      // ledger transaction's entries.
+      const serving = (async () => {
+        for (let n = 0; migrating || n < 3; n++) {
+          const sent = await runIdempotent(db, scope, `key-${n}`, { id: `req_${n}`, method: 'POST', path: '/v1/things', body: { n } }, {
+            started: async (tx) => {
+              await tx.query('SELECT count(*) FROM ledger_entries WHERE transaction_id = $1', ['ltx_m']);
+              return { response: { status: 200, body: { n } } };
+            },
+          });
+          answered.push(sent.status);
+        }
+      })();
+      expect(await migrate(db, all)).toContain('033_fewer_index_entries.sql');
+      migrating = false;
+      await serving;
+      expect(answered.every((status) => status === 200)).toBe(true);
+      const [keys] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM idempotency_keys');
+      expect(keys!.n).toBe(answered.length);
+    });
+  });
 
   it('take an outside-transaction migration up where it stopped, at any statement, to the same schema as a run without a stop', async () => {
     const all = await readMigrations();
