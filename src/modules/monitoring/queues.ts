@@ -5,7 +5,7 @@ import type { Queryable } from '../../db/types.js';
 export interface QueueDepths {
   /** Webhook deliveries due now. */
   webhook_deliveries_due: number;
-  /** Payments whose bank answer is unclear, awaiting reconciliation. */
+  /** Payments awaiting the bank: debits, and captures or releases of holds, in flight or unclear and awaiting reconciliation. */
   payments_processing: number;
   /** Receipts not yet registered with the fiscal module. */
   receipts_pending: number;
