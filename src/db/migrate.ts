@@ -25,6 +25,9 @@ const LOCK_NOT_AVAILABLE = '55P03';
 const STATEMENT_TIMEOUT_MS = 15_000;
 /** A concurrent index build takes no lock that holds back a request: it waits as long as it must, up to this. */
 const BUILD_TIMEOUT_MS = 2 * 60 * 60_000;
+/** The session's limits for any statement but a build, and for a build. */
+const STATEMENT_LIMITS = `SET lock_timeout = '${LOCK_TIMEOUT}'; SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`;
+const BUILD_LIMITS = `SET lock_timeout = 0; SET statement_timeout = ${BUILD_TIMEOUT_MS}`;
 /**
  * The first line of a migration run statement by statement rather than in one transaction: for CREATE INDEX
  * CONCURRENTLY, which builds an index while the table is written, and which no transaction may hold. Each statement
@@ -62,11 +65,20 @@ export async function readMigrations(): Promise<Migration[]> {
 
 /** The newest migration the database has: below the newest this code knows, it was restored from an older backup. */
 export async function schemaVersion(db: Db): Promise<number> {
-  // A database migrated by an earlier release has no progress table; one a migration is still on is below it.
-  const [tracked] = await db.query<{ progress: boolean }>(`SELECT to_regclass('schema_migration_progress') IS NOT NULL AS progress`);
-  const unfinished = tracked!.progress ? 'WHERE version < ALL (SELECT version FROM schema_migration_progress)' : '';
-  const [row] = await db.query<{ version: number | null }>(`SELECT max(version) AS version FROM schema_migrations ${unfinished}`);
-  return row?.version ?? 0;
+  return Math.max(0, ...(await finishedVersions(db)));
+}
+
+/**
+ * The migrations the database has, finished: recorded in schema_migrations without a progress row. A database no
+ * migration ran on has neither table; one migrated by an earlier release has no progress table.
+ */
+async function finishedVersions(db: Queryable): Promise<number[]> {
+  const [tables] = await db.query<{ recorded: boolean; tracked: boolean }>(
+    `SELECT to_regclass('schema_migrations') IS NOT NULL AS recorded, to_regclass('schema_migration_progress') IS NOT NULL AS tracked`,
+  );
+  if (!tables!.recorded) return [];
+  const unfinished = tables!.tracked ? ' EXCEPT SELECT version FROM schema_migration_progress' : '';
+  return (await db.query<{ version: number }>(`SELECT version FROM schema_migrations${unfinished}`)).map((row) => row.version);
 }
 
 /**
@@ -81,7 +93,7 @@ export async function migrate(db: Db, migrations?: Migration[]): Promise<string[
     await takeMigrationLock(session);
     try {
       // A statement that is not a build stops at STATEMENT_TIMEOUT_MS: a migration holds no table's lock for long.
-      await session.exec(`SET lock_timeout = '${LOCK_TIMEOUT}'; SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
+      await session.exec(STATEMENT_LIMITS);
       await session.exec(
         `CREATE TABLE IF NOT EXISTS schema_migrations (
            version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
@@ -102,13 +114,8 @@ export async function migrate(db: Db, migrations?: Migration[]): Promise<string[
  * to apply starts at once, even while a later release's migration holds the lock.
  */
 async function pendingOf(session: Queryable, known: Migration[]): Promise<Migration[]> {
-  const [tables] = await session.query<{ tracked: boolean }>(
-    `SELECT to_regclass('schema_migrations') IS NOT NULL AND to_regclass('schema_migration_progress') IS NOT NULL AS tracked`,
-  );
-  if (!tables!.tracked) return known;
-  const rows = await session.query<{ version: number }>('SELECT version FROM schema_migrations EXCEPT SELECT version FROM schema_migration_progress');
-  const applied = new Set(rows.map((row) => row.version));
-  return known.filter((migration) => !applied.has(migration.version));
+  const finished = new Set(await finishedVersions(session));
+  return known.filter((migration) => !finished.has(migration.version));
 }
 
 /**
@@ -165,10 +172,10 @@ async function applyStatements(session: Queryable, migration: Migration): Promis
       continue;
     }
     const index = BUILT_INDEX.exec(statement)?.[1];
-    await session.exec(`SET lock_timeout = 0; SET statement_timeout = ${BUILD_TIMEOUT_MS}`);
+    await session.exec(BUILD_LIMITS);
     if (index !== undefined && (await invalid(session, index))) await session.exec(`DROP INDEX CONCURRENTLY ${index}`);
     await session.exec(statement);
-    await session.exec(`SET lock_timeout = '${LOCK_TIMEOUT}'; SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
+    await session.exec(STATEMENT_LIMITS);
     await session.exec(record);
   }
   return true;
