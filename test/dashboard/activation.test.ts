@@ -451,7 +451,7 @@ describe.runIf(browserAvailable())('in Chromium', () => {
     await page.locator('#activation-website-error').waitFor();
     expect(await page.locator('#activation-website-error').textContent()).toBe(en.websiteInvalid);
     expect(await page.locator('#activation-accountNumber-error').textContent()).toBe(en.accountNumberCheckDigit.replace('{mfo}', '00440'));
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('activation-website');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('activation-website');
     await shot(page, 'field-errors');
 
     await page.locator('#activation-website').fill('https://t.me/chorsumarket');

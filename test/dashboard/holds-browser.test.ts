@@ -111,7 +111,7 @@ describe.runIf(browserAvailable())('two-step payments in the dashboard, in Chrom
     await confirmed(page, words.capture, /150\s000,00/);
     await page.locator('#capture-amount-error').waitFor();
     expect(await textOf(page, '#capture-amount-error')).toMatch(new RegExp(`^${tooMuch}`));
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('capture-amount');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('capture-amount');
     expect(await overflow(page)).toBeLessThanOrEqual(0);
     await shot(page, `too-much-phone-${lang}`);
 

@@ -198,7 +198,7 @@ describe.runIf(browserAvailable())('payment links in the dashboard, in Chromium'
     await page.getByRole('button', { name: create }).click();
     await page.locator('p.field-error').first().waitFor();
     expect(await page.locator('#link-line0-code').getAttribute('aria-invalid')).toBe('true');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('link-line0-code');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('link-line0-code');
     expect(await overflow(page)).toBeLessThanOrEqual(0);
     await shot(page, `form-refused-phone-${lang}`);
 

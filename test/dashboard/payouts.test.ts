@@ -553,8 +553,8 @@ describe.runIf(browserAvailable())('in Chromium', () => {
     await page.keyboard.press('Enter');
     await page.locator('#pay-out-amount-error').waitFor();
     expect(await page.locator('#pay-out-amount-error').textContent()).toMatch(/^Nothing was paid out: 999,999,999\.00 UZS is more than the available balance, [\d,.]+ UZS\.$/);
-    // The field is in focus again, with what was typed, to be corrected.
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('pay-out-amount');
+    // The field is in focus again (autofocus, applied when the page first renders), with what was typed, to be corrected.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('pay-out-amount');
     expect(await page.getByRole('textbox', { name: 'Amount, UZS' }).inputValue()).toBe('999 999 999');
     expect(new URL(page.url()).pathname).toBe('/dashboard/payouts');
     await shot(page, 'pay-out-refused');

@@ -74,7 +74,7 @@ describe.runIf(browserAvailable())('a payment link, in Chromium on a phone', () 
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('Enter an amount from UZS 5,000.00 to UZS 500,000.00');
     expect(await page.getByLabel('Amount, UZS').inputValue()).toBe('1 000 000');
     // The refused field has the focus again, for the buyer to correct it.
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('amount');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('amount');
     expect(await fitsThePhone(page)).toBe(true);
     await shot(page, 'amount-refused-en');
 
