@@ -65,6 +65,8 @@ export interface Config {
   /** Merchant API calls allowed per API key each minute. */
   keyRequestsPerMinute: number;
   authFailuresPerMinute: number;
+  /** Requests answered at once; past it a request answers 503 at once. */
+  requestsInFlightMax: number;
   webhookEndpointsMax: number;
   /**
    * Seals the secrets the service reads back (AES-256-GCM). Null on the embedded engine without TOLOV_SECRETS_KEY: a
@@ -258,6 +260,7 @@ function limits({ integer }: EnvReader) {
     addressRequestsPerMinute: integer('TOLOV_RATE_LIMIT_ADDRESS_PER_MINUTE', 300, 1, 1_000_000),
     keyRequestsPerMinute: integer('TOLOV_RATE_LIMIT_KEY_PER_MINUTE', 6_000, 1, 10_000_000),
     authFailuresPerMinute: integer('TOLOV_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE', 20, 1, 1_000_000),
+    requestsInFlightMax: integer('TOLOV_REQUESTS_IN_FLIGHT_MAX', 4_096, 1, 1_000_000),
   };
 }
 

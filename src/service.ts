@@ -8,6 +8,7 @@ import { countOutcomes, createMetrics, measureRequests } from './http/metrics.js
 import { operationsRoutes } from './http/routes/operations.js';
 import { registerApi, type Services } from './http/app.js';
 import { IdempotentReplies } from './http/idempotency.js';
+import type { RequestsInFlight } from './http/in-flight.js';
 import { createServer, stopListening } from './http/server.js';
 import type { PhaseHooks } from './core/idempotency.js';
 import { releaseAllLocks } from './core/idempotency-keys.js';
@@ -194,8 +195,8 @@ async function readinessOf(db: Db, latestMigration: number, running: Running): P
 }
 
 /** Readiness and metrics: every request measured from the first, /readyz and /metrics answered; the outcome counts. */
-async function monitor(app: FastifyInstance, db: Db, config: Config, running: Running): Promise<Outcomes> {
-  const metrics = createMetrics(db);
+async function monitor(app: FastifyInstance, db: Db, config: Config, running: Running, inFlight: RequestsInFlight): Promise<Outcomes> {
+  const metrics = createMetrics(db, inFlight);
   measureRequests(app, metrics);
   const latestMigration = (await readMigrations()).length;
   await app.register(operationsRoutes, { readiness: () => readinessOf(db, latestMigration, running), metrics, metricsToken: config.metricsToken });
@@ -224,9 +225,9 @@ export async function createService(config: Config, options: { db?: Db; hooks?: 
   if (db.engine === 'pglite') await releaseAllLocks(db);
   const timings = new Timings();
   const { cache: keys, stop: stopFollowingKeys } = await ApiKeyCache.start(db);
-  const app = await createServer(config, keys);
+  const { app, inFlight } = await createServer(config, keys);
   const running: Running = { workers: null, stopping: false };
-  const outcomes = await monitor(app, db, config, running);
+  const outcomes = await monitor(app, db, config, running, inFlight);
   const rails = measuredRails(createRails(db, config, timings), outcomes);
   app.addHook('onClose', () => stopFollowingKeys());
   app.addHook('onClose', () => timings.stop());

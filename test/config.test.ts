@@ -29,6 +29,7 @@ describe('configuration', () => {
       sessionRequestsPerMinute: 60,
       addressRequestsPerMinute: 300,
       keyRequestsPerMinute: 6_000,
+      requestsInFlightMax: 4_096,
     });
   });
 
@@ -50,6 +51,7 @@ describe('configuration', () => {
       TOLOV_VAT_RATES: '0, 12,15',
       TOLOV_LIVE_FISCAL_URL: 'https://fiscal.example.uz/gw',
       TOLOV_LIVE_FISCAL_SECRET: 'shh-fiscal',
+      TOLOV_REQUESTS_IN_FLIGHT_MAX: '64',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://u@db:5432/tolov',
@@ -63,6 +65,7 @@ describe('configuration', () => {
       vatRates: [0, 12, 15],
       liveFiscalUrl: 'https://fiscal.example.uz/gw',
       liveFiscalSecret: 'shh-fiscal',
+      requestsInFlightMax: 64,
     });
   });
 
@@ -83,6 +86,7 @@ describe('configuration', () => {
     ['TOLOV_ADMIN_TOKEN', 'short', 'at least 16 characters'],
     ['LOG_LEVEL', 'loud', 'fatal, error'],
     ['TOLOV_RATE_LIMIT_SESSION_PER_MINUTE', '0', 'an integer from 1'],
+    ['TOLOV_REQUESTS_IN_FLIGHT_MAX', '0', 'an integer from 1 to 1000000'],
     ['TOLOV_VAT_RATES', '12,abc', 'whole percentages from 0 to 100'],
     ['TOLOV_VAT_RATES', '12,101', 'whole percentages from 0 to 100'],
     ['TOLOV_VAT_RATES', '12,12', 'different'],

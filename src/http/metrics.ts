@@ -1,11 +1,12 @@
-// Prometheus metrics (prom-client): every request by route template and status with its latency, charges and refunds
-// by outcome, the bank's and the fiscal module's calls by outcome with their latency, webhook attempts by outcome, the
-// depths of the queues the workers drain, the database pool, and the process's own (event loop delay, memory, CPU).
-// Labels are bounded: a route's template, never its path; outcomes and operations from fixed sets; no product, key or
-// card in any of them.
+// Prometheus metrics (prom-client): every request by route template and status with its latency, the requests in
+// flight, charges and refunds by outcome, the bank's and the fiscal module's calls by outcome with their latency, webhook
+// attempts by outcome, the depths of the queues the workers drain, the database pool, and the process's own (event loop
+// delay, memory, CPU). Labels are bounded: a route's template, never its path; outcomes and operations from fixed sets;
+// no product, key or card in any of them.
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../db/types.js';
+import type { RequestsInFlight } from './in-flight.js';
 import type { Outcomes } from '../modules/monitoring/outcomes.js';
 import { queueDepths } from '../modules/monitoring/queues.js';
 
@@ -27,8 +28,16 @@ function processRegistry(): Registry {
 }
 
 /** A service's metrics, with the process's. */
-export function createMetrics(db: Db): Registry {
+export function createMetrics(db: Db, inFlight: RequestsInFlight): Registry {
   const registry = new Registry();
+  new Gauge({
+    name: 'tolov_http_requests_in_flight',
+    help: `Requests being answered (at most ${inFlight.max}, TOLOV_REQUESTS_IN_FLIGHT_MAX; past it they answer 503), the probes and event streams aside`,
+    registers: [registry],
+    collect() {
+      this.set(inFlight.count());
+    },
+  });
   new Gauge({
     name: 'tolov_queue_depth',
     help: 'Items waiting in each queue the workers drain',

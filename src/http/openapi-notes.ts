@@ -40,7 +40,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   HEADERS_TOO_LARGE: 'The request headers are larger than the server accepts',
   INTERNAL_ERROR: 'Our fault; retrying with the same `Idempotency-Key` is always safe',
   RAIL_UNAVAILABLE: 'Live mode has no bank gateway configured',
-  SERVICE_UNAVAILABLE: 'The database is briefly unreachable; retry after `Retry-After` seconds',
+  SERVICE_UNAVAILABLE: 'The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds',
 };
 
 /** Every `failureCode` a payment intent, order, card binding, checkout session, refund or payout can carry. */

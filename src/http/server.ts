@@ -14,6 +14,7 @@ import { authenticateAdmin, authenticateMerchant, routeNotFound, type RouteAuth 
 import { clientError, frameworkError } from './client-errors.js';
 import { strictJsonText } from './json-body.js';
 import { loggerOptions } from './logging.js';
+import { limitRequestsInFlight, type RequestsInFlight } from './in-flight.js';
 import { describeDocument, describeRoute, withoutOperatorCalls } from './openapi.js';
 import { checkRequestText, validatorCompiler } from './validation.js';
 
@@ -175,7 +176,7 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
     transformObject: (document) => describeDocument(document as unknown as { openapiObject: Record<string, unknown> }),
   });
 
-  app.get('/healthz', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { config: { auth: { kind: 'public' }, inFlightLimit: false }, schema: { hide: true } }, async () => ({ status: 'ok' }));
   let forEveryone: Record<string, unknown> | undefined;
   app.get('/openapi.json', { config: { auth: { kind: 'public' } }, schema: { hide: true } }, async () => {
     forEveryone ??= withoutOperatorCalls(app.swagger() as unknown as Record<string, unknown>);
@@ -217,7 +218,7 @@ export async function stopListening(app: FastifyInstance): Promise<void> {
 }
 
 /** A server with everything but the capabilities' routes; nothing listens until the caller says so. */
-export async function createServer(config: Config, keys: ApiKeyCache): Promise<FastifyInstance> {
+export async function createServer(config: Config, keys: ApiKeyCache): Promise<{ app: FastifyInstance; inFlight: RequestsInFlight }> {
   const app = Fastify({
     logger: loggerOptions(config.logLevel),
     genReqId: () => newId('req'),
@@ -237,6 +238,7 @@ export async function createServer(config: Config, keys: ApiKeyCache): Promise<F
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('merchant', null);
   refuseWhileClosing(app);
+  const inFlight = limitRequestsInFlight(app, config.requestsInFlightMax);
   declareAuth(app, config);
   parseJsonBodies(app);
   authenticateRequests(app, config, keys);
@@ -251,5 +253,5 @@ export async function createServer(config: Config, keys: ApiKeyCache): Promise<F
   app.setNotFoundHandler((request, reply) => sendError(routeNotFound(request), request, reply));
 
   await describeApi(app, config);
-  return app;
+  return { app, inFlight };
 }

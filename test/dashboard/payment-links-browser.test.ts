@@ -90,7 +90,8 @@ describe.runIf(browserAvailable())('payment links in the dashboard, in Chromium'
       `https://t.me/share/url?url=${encodeURIComponent(url)}&text=Dried%20apricots%2C%202%20kg`,
     );
     await page.getByRole('button', { name: 'Copy' }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
+    // The page writes the clipboard once the browser has granted it, after the click.
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(url);
     expect(await page.locator('table.receipt-lines tbody tr').first().textContent()).toContain('Dried apricots');
     expect(await page.getByText('No buyer has pressed Pay on this link yet.').isVisible()).toBe(true);
     await shot(page, 'detail-en');
@@ -110,7 +111,7 @@ describe.runIf(browserAvailable())('payment links in the dashboard, in Chromium'
     await shot(page, 'paid-en');
     await row.locator('a[href^="/dashboard/orders/ord_"]').click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toMatch(/^Order ord_/);
-    expect(await page.locator('.fields').getByRole('link', { name: payment }).isVisible()).toBe(true);
+    await page.locator('.fields').getByRole('link', { name: payment }).waitFor();
     await page.locator('.fields').getByRole('link', { name: /^plink_/ }).click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toMatch(/^Payment link plink_/);
     expect([...merchant.problems, ...buyer.problems]).toEqual([]);

@@ -536,7 +536,7 @@ describe.runIf(browserAvailable())('in Chromium', () => {
     await shot(page, 'list');
     await page.getByRole('link', { name: automatic }).click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Payout ${automatic}`);
-    expect(await page.getByRole('table', { name: en.payoutTransactionsCaption }).locator('tbody tr').count()).toBeGreaterThanOrEqual(4);
+    await expect.poll(() => page.getByRole('table', { name: en.payoutTransactionsCaption }).locator('tbody tr').count()).toBeGreaterThanOrEqual(4);
     await shot(page, 'detail-paid');
     await page.goto(`${base}/dashboard/payouts/${listed.failed}`);
     expect(await page.getByRole('note').textContent()).toContain(en.payoutFailure_account_closed);
@@ -563,7 +563,7 @@ describe.runIf(browserAvailable())('in Chromium', () => {
     await page.getByRole('button', { name: 'Pay out now' }).click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toMatch(/^Payout po_/);
     expect(await page.getByRole('status').textContent()).toBe(en.payOutDone);
-    expect(await page.getByRole('button', { name: 'Cancel payout' }).isVisible()).toBe(true);
+    await page.getByRole('button', { name: 'Cancel payout' }).waitFor();
     await shot(page, 'paid-out');
     expect(problems).toEqual([]);
     await context.close();

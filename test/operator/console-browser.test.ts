@@ -87,7 +87,7 @@ describe.runIf(browserAvailable())('the operator console, in Chromium', () => {
     seed = (await page.locator('#seed').textContent())!;
     await page.getByLabel(en.authenticationCode).fill(codeNow(seed));
     await page.getByRole('button', { name: en.turnOnSecondFactor }).click();
-    expect(await page.locator('#recovery-codes li').count()).toBe(10);
+    await expect.poll(() => page.locator('#recovery-codes li').count()).toBe(10);
     await shot(page, 'second-factor-done');
     await page.getByRole('link', { name: en.opContinue }).click();
     await page.waitForURL('**/operator/activations');

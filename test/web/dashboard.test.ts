@@ -75,7 +75,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = (await page.locator('#new-key').textContent())!;
     expect(key).toMatch(/^sk_test_[0-9A-Za-z]{32}$/);
-    expect(await page.getByRole('button', { name: 'Roll key' }).count()).toBe(2); // the key made at sign-up, and this one
+    await expect.poll(() => page.getByRole('button', { name: 'Roll key' }).count()).toBe(2); // the key made at sign-up, and this one
     await shot(page, 'key-created');
 
     await page.getByRole('link', { name: 'Webhooks' }).click();
@@ -101,7 +101,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
 
     receiver.behaviour = 'ok';
     await delivery.getByRole('button', { name: 'Retry now' }).click();
-    expect(await page.getByText('The delivery will be attempted again within seconds.').isVisible()).toBe(true);
+    await page.getByText('The delivery will be attempted again within seconds.').waitFor();
     await deliver();
     await page.reload();
     const retried = page.locator('li.delivery').first();
@@ -144,32 +144,32 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await shot(page, 'overview');
 
     await page.getByRole('link', { name: 'Payments', exact: true }).click();
-    expect(await page.locator('tbody tr').count()).toBe(3);
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(3);
     await page.getByLabel('Status').selectOption('SUCCEEDED');
     const today = new Date().toISOString().slice(0, 10);
     await page.getByLabel('From').fill(today);
     await page.getByLabel('To').fill(today);
     await page.getByRole('button', { name: 'Apply' }).click();
     await expect.poll(() => new URL(page.url()).searchParams.get('from')).toBe(today);
-    expect(await page.locator('tbody tr').count()).toBe(2);
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(2);
     await shot(page, 'payments-filtered');
 
     // The bigger payment: its page, its timeline with the delivery, and a refund confirmed in a dialog.
     await page.locator('tbody tr', { hasText: '450,000.00 UZS' }).getByRole('link').first().click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toMatch(/^Payment pi_/);
     const intent = (await page.getByRole('heading', { level: 1 }).textContent())!.split(' ')[1]!;
-    expect(await page.locator('.timeline').getByText('payment_intent.succeeded').isVisible()).toBe(true);
-    expect(await page.locator('.timeline').getByText('Delivered').isVisible()).toBe(true);
+    await page.locator('.timeline').getByText('payment_intent.succeeded').waitFor();
+    await page.locator('.timeline').getByText('Delivered').waitFor();
     await shot(page, 'payment-detail');
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Refund the full amount' }).click();
-    expect(await page.getByText('The refund is made').isVisible()).toBe(true);
+    await page.getByText('The refund is made').waitFor();
     expect(await page.getByRole('button', { name: 'Refund the full amount' }).count()).toBe(0);
     await shot(page, 'payment-refunded');
 
     await page.getByRole('link', { name: 'Refunds' }).click();
+    await page.locator('tbody tr').first().getByText(intent).waitFor();
     expect(await page.locator('tbody tr').count()).toBe(1);
-    expect(await page.locator('tbody tr').first().getByText(intent).isVisible()).toBe(true);
     const download = page.waitForEvent('download');
     await page.getByRole('link', { name: /Export CSV/ }).click();
     const csv = await (await download).createReadStream().then((stream) => new Response(stream as unknown as ReadableStream).text());
@@ -208,12 +208,12 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await shot(page, 'receipts-overview-flag');
     await flag.getByRole('link', { name: 'See them' }).click();
     expect(await page.getByLabel('Status').inputValue()).toBe('FAILED');
-    expect(await page.locator('tbody tr').count()).toBe(1);
     const row = page.locator('tbody tr').first();
-    expect(await row.getByText('The fiscal module refused an item’s IKPU code').isVisible()).toBe(true);
+    await row.getByText('The fiscal module refused an item’s IKPU code').waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(1);
     await shot(page, 'receipts-failed');
     await page.getByRole('link', { name: 'Clear' }).click();
-    expect(await page.locator('tbody tr').count()).toBe(3);
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(3);
     await shot(page, 'receipts-list');
 
     // The row's id opens its payment at that receipt, which stands out; the timeline names the receipt of each event.
@@ -221,9 +221,9 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await expect.poll(() => new URL(page.url()).hash).toMatch(/^#rcpt_/);
     const target = page.locator('section.receipt:target');
     expect(await target.getByRole('heading').textContent()).toMatch(/^Return receipt rcpt_/);
-    expect(await target.getByText('Fiscalized', { exact: true }).isVisible()).toBe(true);
-    expect(await page.locator('.timeline').getByRole('link', { name: 'Sale receipt' }).count()).toBe(1);
-    expect(await page.locator('.timeline').getByRole('link', { name: 'Return receipt' }).count()).toBe(1);
+    await target.getByText('Fiscalized', { exact: true }).waitFor();
+    await expect.poll(() => page.locator('.timeline').getByRole('link', { name: 'Sale receipt' }).count()).toBe(1);
+    await expect.poll(() => page.locator('.timeline').getByRole('link', { name: 'Return receipt' }).count()).toBe(1);
     await shot(page, 'receipts-payment');
     await page.goto(`${base}/dashboard/payments/${refused.id}`);
     expect(await page.locator('.receipt-note.failed').isVisible()).toBe(true);
@@ -347,7 +347,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await viewer.page.getByRole('button', { name: 'Join the team' }).click();
     await viewer.page.getByRole('link', { name: 'Webhooks' }).click();
     await viewer.page.getByRole('link', { name: `${receiver.url}/books` }).click();
-    expect(await viewer.page.getByRole('heading', { name: 'Delivery log' }).isVisible()).toBe(true);
+    await viewer.page.getByRole('heading', { name: 'Delivery log' }).waitFor();
     for (const name of ['Send test event', 'Disable', 'Delete endpoint', 'Reveal secret', 'Roll secret']) {
       expect(await viewer.page.getByRole('button', { name }).count(), name).toBe(0);
     }
@@ -358,7 +358,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     // The payment's page without its refund button; the refund posted directly is refused, and nothing is refunded.
     await viewer.page.getByRole('link', { name: 'Payments', exact: true }).click();
     await viewer.page.getByRole('link', { name: intent }).click();
-    expect(await viewer.page.getByRole('heading', { name: 'Timeline' }).isVisible()).toBe(true);
+    await viewer.page.getByRole('heading', { name: 'Timeline' }).waitFor();
     expect(await viewer.page.getByRole('button', { name: 'Refund the full amount' }).count()).toBe(0);
     /** The refund form posted straight from a session, with the page's form token: the status it answers. */
     const postRefund = async (from: Page) => {
@@ -381,11 +381,11 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await owner.page.goto(`${base}/dashboard/team`);
 
     await owner.page.getByRole('link', { name: 'Audit log' }).click();
-    expect(await owner.page.getByText('team.joined').isVisible()).toBe(true);
+    await owner.page.getByText('team.joined').waitFor();
     await shot(owner.page, 'audit-log');
     await owner.page.getByRole('link', { name: 'Account security' }).click();
     await owner.page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
-    expect(await owner.page.locator('figure.qr svg').isVisible()).toBe(true);
+    await owner.page.locator('figure.qr svg').waitFor();
     await shot(owner.page, 'second-factor-setup');
     expect([...owner.problems, ...viewer.problems]).toEqual([]);
     await owner.context.close();

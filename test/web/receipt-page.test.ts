@@ -226,7 +226,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
     await fiscalizeAll(service);
     await expect.poll(() => page.getByRole('img', { name: text.qr }).count(), { timeout: 15_000 }).toBe(1);
     expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(0);
-    expect(await page.locator('.details dt').allTextContents()).toEqual(['Card', 'Fiscal module', 'Receipt number', 'Fiscal sign', 'Payment reference']);
+    await expect.poll(() => page.locator('.details dt').allTextContents()).toEqual(['Card', 'Fiscal module', 'Receipt number', 'Fiscal sign', 'Payment reference']);
     await expect.poll(() => page.getByRole('button', { name: text.print }).isVisible()).toBe(true);
     expect(problems).toEqual([]);
   });

@@ -2261,7 +2261,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -2430,7 +2430,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -2550,7 +2550,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -2695,7 +2695,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -2848,7 +2848,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -3027,7 +3027,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -3159,7 +3159,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -3321,7 +3321,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -3397,7 +3397,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -3560,7 +3560,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -3662,7 +3662,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -3752,7 +3752,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -3870,7 +3870,7 @@ export interface operations {
             };
             /**
              * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             503: {
                 headers: {
@@ -4010,7 +4010,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -4119,7 +4119,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -4228,7 +4228,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -4354,7 +4354,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -4511,7 +4511,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -4672,7 +4672,7 @@ export interface operations {
             };
             /**
              * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             503: {
                 headers: {
@@ -4822,7 +4822,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -4974,7 +4974,7 @@ export interface operations {
             };
             /**
              * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             503: {
                 headers: {
@@ -5137,7 +5137,7 @@ export interface operations {
             };
             /**
              * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             503: {
                 headers: {
@@ -5321,7 +5321,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -5454,7 +5454,7 @@ export interface operations {
             };
             /**
              * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             503: {
                 headers: {
@@ -5625,7 +5625,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -5744,7 +5744,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -5853,7 +5853,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -5975,7 +5975,7 @@ export interface operations {
             };
             /**
              * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             503: {
                 headers: {
@@ -6105,7 +6105,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -6245,7 +6245,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -6385,7 +6385,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -6489,7 +6489,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -6617,7 +6617,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -6744,7 +6744,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -6905,7 +6905,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -7019,7 +7019,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -7153,7 +7153,7 @@ export interface operations {
             };
             /**
              * @description - `RAIL_UNAVAILABLE`: Live mode has no bank gateway configured
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             503: {
                 headers: {
@@ -7337,7 +7337,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -7472,7 +7472,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -7581,7 +7581,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -7715,7 +7715,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -7819,7 +7819,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -7961,7 +7961,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -8055,7 +8055,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -8191,7 +8191,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -8311,7 +8311,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -8525,7 +8525,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -8643,7 +8643,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -8777,7 +8777,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -8859,7 +8859,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -8983,7 +8983,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -9106,7 +9106,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -9225,7 +9225,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -9358,7 +9358,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -9483,7 +9483,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -9573,7 +9573,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -9679,7 +9679,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {
@@ -9755,7 +9755,7 @@ export interface operations {
             /**
              * @description Our failure, in the same shape; a retry with the same Idempotency-Key is safe:
              *     - `INTERNAL_ERROR`: Our fault; retrying with the same `Idempotency-Key` is always safe
-             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable; retry after `Retry-After` seconds
+             *     - `SERVICE_UNAVAILABLE`: The database is briefly unreachable, or the service is answering as many requests as it can; retry after `Retry-After` seconds
              */
             "5XX": {
                 headers: {

@@ -12,7 +12,8 @@ export type Readiness = () => Promise<string[]>;
  * during a graceful stop), `/metrics` with TOLOV_METRICS_TOKEN as a bearer token (unset: no such route).
  */
 export const operationsRoutes: FastifyPluginAsync<{ readiness: Readiness; metrics: Registry; metricsToken: string | null }> = async (app, options) => {
-  const config = { auth: { kind: 'public' } } as const;
+  // Answered during an overload too: what a load balancer and Prometheus read then is how it goes.
+  const config = { auth: { kind: 'public' }, inFlightLimit: false } as const;
   app.get('/readyz', { config, schema: { hide: true } }, async (_request, reply) => {
     const failing = await options.readiness();
     return failing.length === 0 ? { status: 'ready' } : reply.code(503).send({ status: 'unready', failing });

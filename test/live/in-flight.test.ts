@@ -1,0 +1,95 @@
+// Requests answered at once are bounded (TOLOV_REQUESTS_IN_FLIGHT_MAX). Past the limit a request answers 503 at once,
+// with Retry-After, in the error format, and changes nothing; the operator's probes still answer. A place is given back
+// when its response closes, sent or dropped by its client, and a dropped request's charge still ends.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { idem } from '../support/harness.js';
+import { bindLiveCard, liveCharge, startLive, type Live } from '../support/live.js';
+
+const MAX = 3;
+const AMOUNT = 10_000;
+const METRICS_TOKEN = 'mtk_in_flight_test_token_0123456789';
+
+let live: Live;
+let base: string;
+beforeAll(async () => {
+  live = await startLive({ TOLOV_REQUESTS_IN_FLIGHT_MAX: String(MAX), TOLOV_METRICS_TOKEN: METRICS_TOKEN, TOLOV_LIVE_RAIL_TIMEOUT_MS: '60000' });
+  base = await live.service.app.listen({ port: 0, host: '127.0.0.1' });
+});
+afterAll(() => live.stop());
+
+/** The gauge of requests in flight, as Prometheus reads it. */
+async function inFlight(): Promise<number> {
+  const reply = await live.service.call({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  expect(reply.status).toBe(200);
+  return Number(/^tolov_http_requests_in_flight (\d+)$/m.exec(reply.text)![1]);
+}
+
+const liveCharges = async () =>
+  (await live.service.db.query<{ count: number }>('SELECT count(*)::int AS count FROM payment_intents WHERE livemode'))[0]!.count;
+
+describe('requests in flight', () => {
+  it('refuses the one past the limit at once and changes nothing, answers the probes, and counts a dropped request until it closes', async () => {
+    const { service, sim, merchant } = live;
+    const card = await bindLiveCard(live, '8600000000000007');
+    const answerAll = sim.holdMoneyCalls();
+    const dropped = new AbortController();
+    const droppedKey = idem();
+    let held: ReturnType<typeof liveCharge>[] = [];
+    try {
+      // Two charges through the app, and one over a real connection that its client will drop.
+      held = [liveCharge(live, card, AMOUNT), liveCharge(live, card, AMOUNT)];
+      const overSocket = fetch(`${base}/subscribe/v1/charges`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${merchant.live}`, 'content-type': 'application/json', 'idempotency-key': droppedKey },
+        body: JSON.stringify({ amount: AMOUNT, card }),
+        signal: dropped.signal,
+      }).catch((error: Error) => error.name);
+      await expect.poll(() => sim.moneyCalls.inFlight, { timeout: 20_000 }).toBe(MAX);
+      expect(await inFlight()).toBe(MAX);
+
+      // Full: a charge and a read are refused at once, in the error format, and the charge's key keeps nothing.
+      const refusedKey = idem();
+      const refused = await liveCharge(live, card, AMOUNT, refusedKey);
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.body).toEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'The service is answering as many requests as it can; retry after Retry-After seconds',
+        requestId: refused.headers['request-id'],
+      });
+      expect((await service.call({ method: 'GET', url: '/v1/balance', key: merchant.live })).status).toBe(503);
+      expect(await liveCharges()).toBe(MAX);
+      // The probes answer during it.
+      expect((await service.call({ method: 'GET', url: '/healthz' })).status).toBe(200);
+      // (Unready only because a test runs no workers: the probe answered, it was not refused.)
+      expect((await service.call({ method: 'GET', url: '/readyz' })).body).toEqual({ status: 'unready', failing: ['workers'] });
+
+      // The dropped request gives its place back while its charge still waits on the bank.
+      dropped.abort();
+      expect(await overSocket).toBe('AbortError');
+      await expect.poll(inFlight).toBe(MAX - 1);
+      expect(sim.moneyCalls.inFlight).toBe(MAX);
+      expect((await service.call({ method: 'GET', url: '/v1/balance', key: merchant.live })).status).toBe(200);
+
+      // The refused charge, sent again under its key once there is room: made now, not a replay.
+      answerAll();
+      const retried = await liveCharge(live, card, AMOUNT, refusedKey);
+      expect(retried.status).toBe(201);
+      expect(retried.headers['idempotent-replayed']).toBeUndefined();
+      expect(retried.body.status).toBe('SUCCEEDED');
+    } finally {
+      answerAll();
+    }
+    expect((await Promise.all(held)).map((reply) => `${reply.status} ${reply.body.status}`)).toEqual(['201 SUCCEEDED', '201 SUCCEEDED']);
+    // The dropped request's charge ended without its client (409 while it records the bank's answer): its key answers
+    // what it made.
+    await expect.poll(async () => (await liveCharge(live, card, AMOUNT, droppedKey)).status).toBe(201);
+    const replayed = await liveCharge(live, card, AMOUNT, droppedKey);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.body.status).toBe('SUCCEEDED');
+    expect(await liveCharges()).toBe(MAX + 1);
+    await expect.poll(inFlight).toBe(0);
+  }, 60_000);
+});
