@@ -194,12 +194,22 @@ async function readinessOf(db: Db, latestMigration: number, running: Running): P
   return failing;
 }
 
+/**
+ * Calls of `check` made while one runs share its answer. /readyz is public and never refused for load: however many
+ * probes arrive at once, the database answers one readiness query at a time.
+ */
+function sharedWhileRunning<T>(check: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | null = null;
+  return () => (running ??= check().finally(() => (running = null)));
+}
+
 /** Readiness and metrics: every request measured from the first, /readyz and /metrics answered; the outcome counts. */
 async function monitor(app: FastifyInstance, db: Db, config: Config, running: Running, inFlight: RequestsInFlight): Promise<Outcomes> {
   const metrics = createMetrics(db, inFlight);
   measureRequests(app, metrics);
   const latestMigration = (await readMigrations()).length;
-  await app.register(operationsRoutes, { readiness: () => readinessOf(db, latestMigration, running), metrics, metricsToken: config.metricsToken });
+  const readiness = sharedWhileRunning(() => readinessOf(db, latestMigration, running));
+  await app.register(operationsRoutes, { readiness, metrics, metricsToken: config.metricsToken });
   return countOutcomes(metrics);
 }
 

@@ -1,15 +1,14 @@
 // Requests being answered at once, bounded. Every request in flight holds memory, and may hold a place in the database
 // pool's queue and in the bank client's; past the limit a request is refused at once, before it is authenticated or
 // reads anything, so an overload answers 503 quickly instead of growing the process until it fails.
-import type { FastifyInstance } from 'fastify';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
+import { sendError } from './error-reply.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /**
-     * False: the route's requests are not counted against the limit and never refused by it: the operator's probes,
-     * which must answer during an overload, and event streams, which stay open and have limits of their own.
-     */
+    /** False: the route's requests are never counted or refused (the probes, which must answer during an overload). */
     inFlightLimit?: false;
   }
 }
@@ -20,24 +19,52 @@ export interface RequestsInFlight {
   count(): number;
 }
 
-export const atCapacity = () =>
-  new ApiError('SERVICE_UNAVAILABLE', 'The service is answering as many requests as it can; retry after Retry-After seconds', { headers: { 'Retry-After': '1' } });
+/** One refusal for every request: refusing must cost next to nothing when it is what the process does most. */
+const AT_CAPACITY = new ApiError('SERVICE_UNAVAILABLE', 'The service is answering as many requests as it can; retry after Retry-After seconds', {
+  headers: { 'Retry-After': '1' },
+});
 
 /**
  * Counts each request from its arrival until its response closes (sent, or its connection dropped), and refuses one
- * that arrives with `max` already counted. A request whose client went away is no longer counted while its work ends
- * within that work's own limits (a statement's timeout, a bank call's deadline).
+ * that arrives with `max` already counted; a refusal is not logged (the metrics count it). A request whose client went
+ * away is no longer counted while its work ends within that work's own limits (a bank call's deadline).
  */
 export function limitRequestsInFlight(app: FastifyInstance, max: number): RequestsInFlight {
   let count = 0;
+  const holds = new ConnectionHolds();
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.inFlightLimit === false) return;
-    if (count >= max) {
-      reply.header('Request-Id', request.id);
-      throw atCapacity();
-    }
+    if (count >= max) return sendError(AT_CAPACITY, request, reply.header('Request-Id', request.id));
     count += 1;
-    reply.raw.once('close', () => (count -= 1));
+    holds.hold(request, reply, () => (count -= 1));
   });
   return { max, count: () => count };
+}
+
+/**
+ * The places held on each connection. A request pipelined behind another waits for the one before it to be answered,
+ * and its response never closes if the client drops the connection first: the connection's close gives it back too.
+ */
+class ConnectionHolds {
+  readonly #held = new WeakMap<Socket, Set<() => void>>();
+
+  /** Calls `release` once, when the response or its connection closes, whichever is first. */
+  hold(request: FastifyRequest, reply: FastifyReply, release: () => void): void {
+    const socket = request.raw.socket;
+    let onSocket = this.#held.get(socket);
+    if (onSocket === undefined) {
+      const held = (onSocket = new Set());
+      this.#held.set(socket, held);
+      socket.once('close', () => {
+        for (const give of [...held]) give();
+      });
+    }
+    const releases = onSocket;
+    const give = () => {
+      if (!releases.delete(give)) return;
+      release();
+    };
+    releases.add(give);
+    reply.raw.once('close', give);
+  }
 }

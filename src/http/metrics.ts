@@ -32,7 +32,7 @@ export function createMetrics(db: Db, inFlight: RequestsInFlight): Registry {
   const registry = new Registry();
   new Gauge({
     name: 'tolov_http_requests_in_flight',
-    help: `Requests being answered (at most ${inFlight.max}, TOLOV_REQUESTS_IN_FLIGHT_MAX; past it they answer 503), the probes and event streams aside`,
+    help: `Requests being answered, open event streams included and the probes aside (at most ${inFlight.max}, TOLOV_REQUESTS_IN_FLIGHT_MAX; past it they answer 503)`,
     registers: [registry],
     collect() {
       this.set(inFlight.count());

@@ -2,7 +2,7 @@
 // format, and the OpenAPI description. The routes themselves are plugins that `app.ts` registers on it.
 import net from 'node:net';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
 import { ApiError, isDatabaseUnavailable, serviceUnavailable } from '../core/errors.js';
@@ -12,6 +12,7 @@ import { RateLimiter } from '../core/rate-limit.js';
 import type { ApiKeyCache } from '../modules/products/key-cache.js';
 import { authenticateAdmin, authenticateMerchant, routeNotFound, type RouteAuth } from './auth.js';
 import { clientError, frameworkError } from './client-errors.js';
+import { sendError } from './error-reply.js';
 import { strictJsonText } from './json-body.js';
 import { loggerOptions } from './logging.js';
 import { limitRequestsInFlight, type RequestsInFlight } from './in-flight.js';
@@ -44,11 +45,6 @@ function toApiError(error: FastifyError & { code?: string }): ApiError {
   if (status === 404) return new ApiError('NOT_FOUND', error.message);
   if (status >= 400 && status < 500) return new ApiError('VALIDATION_ERROR', error.message);
   return new ApiError('INTERNAL_ERROR', 'Internal error; nothing about it is your fault. Retry with the same Idempotency-Key.');
-}
-
-function sendError(error: ApiError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  for (const [name, value] of Object.entries(error.extra.headers ?? {})) reply.header(name, value);
-  return reply.code(error.statusCode).type('application/json; charset=utf-8').send(JSON.stringify(error.body(request.id)));
 }
 
 /** Every route states how it is authorized; one that does not is a programming error caught at start. */
@@ -185,6 +181,18 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
   app.get('/admin/v1/openapi.json', { config: { auth: { kind: 'admin' } }, schema: { hide: true } }, async () => app.swagger());
 }
 
+/**
+ * A connection's idle timeout (CONNECTION_TIMEOUT_MS) closes a connection that sends nothing, never one whose request
+ * is being answered: Node lifts it for a kept-alive connection's later requests but not for its first, which a slow
+ * answer (a live charge while the bank's call is retried) would lose with its connection. Node sets the keep-alive
+ * timeout once the answer is sent.
+ */
+function keepAnswering(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    request.raw.socket.setTimeout?.(0);
+  });
+}
+
 /** Once `app.close()` begins (after stopListening's grace), a request still arriving answers 503: another process serves it. */
 function refuseWhileClosing(app: FastifyInstance): void {
   let closing = false;
@@ -238,6 +246,7 @@ export async function createServer(config: Config, keys: ApiKeyCache): Promise<{
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('merchant', null);
   refuseWhileClosing(app);
+  keepAnswering(app);
   const inFlight = limitRequestsInFlight(app, config.requestsInFlightMax);
   declareAuth(app, config);
   parseJsonBodies(app);

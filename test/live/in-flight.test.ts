@@ -1,6 +1,10 @@
 // Requests answered at once are bounded (TOLOV_REQUESTS_IN_FLIGHT_MAX). Past the limit a request answers 503 at once,
 // with Retry-After, in the error format, and changes nothing; the operator's probes still answer. A place is given back
-// when its response closes, sent or dropped by its client, and a dropped request's charge still ends.
+// when its response closes, sent or dropped by its client, or its connection closes; a dropped request's charge still
+// ends. A request being answered is never cut by the connection's idle timeout.
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idem } from '../support/harness.js';
 import { bindLiveCard, liveCharge, startLive, type Live } from '../support/live.js';
@@ -9,11 +13,16 @@ const MAX = 3;
 const AMOUNT = 10_000;
 const METRICS_TOKEN = 'mtk_in_flight_test_token_0123456789';
 
+/** How long a connection may send nothing before it is closed (CONNECTION_TIMEOUT_MS in src/http/server.ts). */
+const CONNECTION_IDLE_MS = 10_000;
+
 let live: Live;
 let base: string;
+let card: string;
 beforeAll(async () => {
   live = await startLive({ TOLOV_REQUESTS_IN_FLIGHT_MAX: String(MAX), TOLOV_METRICS_TOKEN: METRICS_TOKEN, TOLOV_LIVE_RAIL_TIMEOUT_MS: '60000' });
   base = await live.service.app.listen({ port: 0, host: '127.0.0.1' });
+  card = await bindLiveCard(live, '8600000000000007');
 });
 afterAll(() => live.stop());
 
@@ -30,7 +39,6 @@ const liveCharges = async () =>
 describe('requests in flight', () => {
   it('refuses the one past the limit at once and changes nothing, answers the probes, and counts a dropped request until it closes', async () => {
     const { service, sim, merchant } = live;
-    const card = await bindLiveCard(live, '8600000000000007');
     const answerAll = sim.holdMoneyCalls();
     const dropped = new AbortController();
     const droppedKey = idem();
@@ -92,4 +100,62 @@ describe('requests in flight', () => {
     expect(await liveCharges()).toBe(MAX + 1);
     await expect.poll(inFlight).toBe(0);
   }, 60_000);
+
+  it('gives back the places of requests pipelined behind one whose connection its client drops', async () => {
+    const { sim, merchant } = live;
+    const answerAll = sim.holdMoneyCalls();
+    const key = idem();
+    const body = JSON.stringify({ amount: AMOUNT, card });
+    const socket = connect(Number(new URL(base).port), '127.0.0.1');
+    try {
+      // A charge, and a read sent behind it on the same connection before its answer.
+      socket.write(
+        `POST /subscribe/v1/charges HTTP/1.1\r\nHost: tolov\r\nAuthorization: Bearer ${merchant.live}\r\nContent-Type: application/json\r\n` +
+          `Idempotency-Key: ${key}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` +
+          `GET /v1/balance HTTP/1.1\r\nHost: tolov\r\nAuthorization: Bearer ${merchant.live}\r\n\r\n`,
+      );
+      await expect.poll(() => sim.moneyCalls.inFlight).toBe(1);
+      await expect.poll(inFlight).toBe(2);
+      socket.destroy();
+      await expect.poll(inFlight).toBe(0);
+    } finally {
+      socket.destroy();
+      answerAll();
+    }
+    await expect.poll(async () => (await liveCharge(live, card, AMOUNT, key)).status).toBe(201);
+  });
+
+  it("answers a connection's first request however long it takes, past the connection's idle timeout", async () => {
+    const answerAll = live.sim.holdMoneyCalls();
+    let answer: Promise<{ status: number; body: string }>;
+    try {
+      answer = chargeOnNewConnection(idem());
+      await expect.poll(() => live.sim.moneyCalls.inFlight).toBe(1);
+      await sleep(CONNECTION_IDLE_MS + 1_000);
+    } finally {
+      answerAll();
+    }
+    const { status, body } = await answer;
+    expect(status).toBe(201);
+    expect(JSON.parse(body).status).toBe('SUCCEEDED');
+  }, 30_000);
 });
+
+/** A live charge sent on a connection of its own, its first and only request. */
+function chargeOnNewConnection(key: string): Promise<{ status: number; body: string }> {
+  const body = JSON.stringify({ amount: AMOUNT, card });
+  return new Promise((resolve, reject) => {
+    const sent = request(`${base}/subscribe/v1/charges`, {
+      method: 'POST',
+      agent: false,
+      headers: { authorization: `Bearer ${live.merchant.live}`, 'content-type': 'application/json', 'idempotency-key': key },
+    });
+    sent.on('response', (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, body: text }));
+    });
+    sent.on('error', reject);
+    sent.end(body);
+  });
+}

@@ -63,7 +63,7 @@ export const eventStreamRoutes: FastifyPluginAsync<{ streams: EventStreams }> = 
   app.get<{ Querystring: StreamQuery; Headers: StreamHeaders }>(
     '/v1/events/stream',
     {
-      config: { auth: { kind: 'merchant' }, inFlightLimit: false },
+      config: { auth: { kind: 'merchant' } },
       schema: {
         tags: ['events'],
         operationId: 'streamEvents',
