@@ -1,6 +1,8 @@
 // Requests being answered at once, bounded. Every request in flight holds memory, and may hold a place in the database
-// pool's queue and in the bank client's; past the limit a request is refused at once, before it is authenticated or
-// reads anything, so an overload answers 503 quickly instead of growing the process until it fails.
+// pool's queue and in the bank client's; past the limit a request is refused before any of its work, so an overload
+// answers 503 quickly instead of growing the process until it fails. A request takes its place once it is
+// authenticated and its body is read: a request refused for its credentials or its body never holds one, and neither
+// does a client sending its body slowly, which a place would let a few connections keep from everyone.
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
@@ -25,14 +27,14 @@ const AT_CAPACITY = new ApiError('SERVICE_UNAVAILABLE', 'The service is answerin
 });
 
 /**
- * Counts each request from its arrival until its response closes (sent, or its connection dropped), and refuses one
- * that arrives with `max` already counted; a refusal is not logged (the metrics count it). A request whose client went
- * away is no longer counted while its work ends within that work's own limits (a bank call's deadline).
+ * Counts each request from its handler's start until its response closes (sent, or its connection dropped), and
+ * refuses one that comes with `max` already counted; a refusal is not logged (the metrics count it). A request whose
+ * client went away is no longer counted while its work ends within that work's own limits (a bank call's deadline).
  */
 export function limitRequestsInFlight(app: FastifyInstance, max: number): RequestsInFlight {
   let count = 0;
   const holds = new ConnectionHolds();
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('preHandler', async (request, reply) => {
     if (request.routeOptions.config?.inFlightLimit === false) return;
     if (count >= max) return sendError(AT_CAPACITY, request, reply.header('Request-Id', request.id));
     count += 1;

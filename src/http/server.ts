@@ -183,12 +183,12 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
 
 /**
  * A connection's idle timeout (CONNECTION_TIMEOUT_MS) closes a connection that sends nothing, never one whose request
- * is being answered: Node lifts it for a kept-alive connection's later requests but not for its first, which a slow
- * answer (a live charge while the bank's call is retried) would lose with its connection. Node sets the keep-alive
- * timeout once the answer is sent.
+ * has been read and is being answered: Node lifts it for a kept-alive connection's later requests but not for its
+ * first, which a slow answer (a live charge while the bank's call is retried) would lose with its connection. Node
+ * sets the keep-alive timeout once the answer is sent.
  */
 function keepAnswering(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('preHandler', async (request) => {
     request.raw.socket.setTimeout?.(0);
   });
 }

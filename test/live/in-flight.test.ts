@@ -68,6 +68,8 @@ describe('requests in flight', () => {
         requestId: refused.headers['request-id'],
       });
       expect((await service.call({ method: 'GET', url: '/v1/balance', key: merchant.live })).status).toBe(503);
+      // A request that takes no place is answered as ever: a wrong key is told so.
+      expect((await service.call({ method: 'GET', url: '/v1/balance', key: `sk_live_${'x'.repeat(32)}` })).body.code).toBe('UNAUTHENTICATED');
       expect(await liveCharges()).toBe(MAX);
       // The probes answer during it.
       expect((await service.call({ method: 'GET', url: '/healthz' })).status).toBe(200);
