@@ -179,24 +179,33 @@ interface Running {
 /** How long readiness waits for the database before it names it as what fails. */
 const READINESS_DB_TIMEOUT_MS = 2_000;
 
-/** What keeps the process from serving now: the database not answering or behind the code, no workers, a stop begun. */
-async function readinessOf(db: Db, latestMigration: number, running: Running): Promise<string[]> {
-  const failing = [...(running.stopping ? ['stopping'] : []), ...(running.workers === null ? ['workers'] : [])];
+/** The database's schema version, or 'database' when it does not answer within READINESS_DB_TIMEOUT_MS. */
+async function schemaVersionWithin(db: Db): Promise<number | 'database'> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error('timeout')), READINESS_DB_TIMEOUT_MS)));
   try {
-    if ((await Promise.race([schemaVersion(db), timeout])) < latestMigration) failing.push('migrations');
+    return await Promise.race([schemaVersion(db), timeout]);
   } catch {
-    failing.push('database');
+    return 'database';
   } finally {
     clearTimeout(timer);
   }
-  return failing;
+}
+
+/** What keeps the process from serving now: the database not answering or behind the code, no workers, a stop begun. */
+async function readinessOf(version: () => Promise<number | 'database'>, latestMigration: number, running: Running): Promise<string[]> {
+  const known = await version();
+  // Read after the database answered: a stop may have begun meanwhile, and the answer may be another probe's.
+  return [
+    ...(running.stopping ? ['stopping'] : []),
+    ...(running.workers === null ? ['workers'] : []),
+    ...(known === 'database' ? ['database'] : known < latestMigration ? ['migrations'] : []),
+  ];
 }
 
 /**
  * Calls of `check` made while one runs share its answer. /readyz is public and never refused for load: however many
- * probes arrive at once, the database answers one readiness query at a time.
+ * probes arrive at once, the database answers one schema-version query at a time.
  */
 function sharedWhileRunning<T>(check: () => Promise<T>): () => Promise<T> {
   let running: Promise<T> | null = null;
@@ -208,8 +217,8 @@ async function monitor(app: FastifyInstance, db: Db, config: Config, running: Ru
   const metrics = createMetrics(db, inFlight);
   measureRequests(app, metrics);
   const latestMigration = (await readMigrations()).length;
-  const readiness = sharedWhileRunning(() => readinessOf(db, latestMigration, running));
-  await app.register(operationsRoutes, { readiness, metrics, metricsToken: config.metricsToken });
+  const version = sharedWhileRunning(() => schemaVersionWithin(db));
+  await app.register(operationsRoutes, { readiness: () => readinessOf(version, latestMigration, running), metrics, metricsToken: config.metricsToken });
   return countOutcomes(metrics);
 }
 

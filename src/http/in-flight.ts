@@ -36,7 +36,9 @@ export function limitRequestsInFlight(app: FastifyInstance, max: number): Reques
   const holds = new ConnectionHolds();
   app.addHook('preHandler', async (request, reply) => {
     if (request.routeOptions.config?.inFlightLimit === false) return;
-    if (count >= max) return sendError(AT_CAPACITY, request, reply.header('Request-Id', request.id));
+    // A connection closed while the request was authenticated or read: no one waits for its answer, and a place taken
+    // now would never be given back (its close has passed). Refused, its work is not begun.
+    if (count >= max || request.raw.socket.destroyed) return sendError(AT_CAPACITY, request, reply.header('Request-Id', request.id));
     count += 1;
     holds.hold(request, reply, () => (count -= 1));
   });

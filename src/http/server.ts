@@ -182,14 +182,17 @@ async function describeApi(app: FastifyInstance, config: Config): Promise<void> 
 }
 
 /**
- * A connection's idle timeout (CONNECTION_TIMEOUT_MS) closes a connection that sends nothing, never one whose request
- * has been read and is being answered: Node lifts it for a kept-alive connection's later requests but not for its
- * first, which a slow answer (a live charge while the bank's call is retried) would lose with its connection. Node
- * sets the keep-alive timeout once the answer is sent.
+ * A connection's idle timeout (CONNECTION_TIMEOUT_MS) closes a connection that sends nothing or reads nothing, never
+ * one whose request has been read and is being worked on: a slow answer (a live charge while the bank's call is
+ * retried) would otherwise be lost with its connection. It is set again once the answer starts to be sent, for a
+ * client that does not read it; Node sets the keep-alive timeout once it is sent. An event stream sets its own.
  */
 function keepAnswering(app: FastifyInstance): void {
   app.addHook('preHandler', async (request) => {
     request.raw.socket.setTimeout?.(0);
+  });
+  app.addHook('onSend', async (request) => {
+    request.raw.socket.setTimeout?.(CONNECTION_TIMEOUT_MS);
   });
 }
 

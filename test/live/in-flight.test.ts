@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idem } from '../support/harness.js';
+import { engine, idem } from '../support/harness.js';
 import { bindLiveCard, liveCharge, startLive, type Live } from '../support/live.js';
 
 const MAX = 3;
@@ -125,6 +125,38 @@ describe('requests in flight', () => {
       answerAll();
     }
     await expect.poll(async () => (await liveCharge(live, card, AMOUNT, key)).status).toBe(201);
+  });
+
+  // On PostgreSQL, where a lock keeps the key's lookup waiting while the test watches it wait.
+  it.skipIf(engine !== 'postgres')('does not begin a request whose connection closed while its key was looked up', async () => {
+    const { service } = live;
+    const shop = await service.createMerchant();
+    let unlock!: () => void;
+    const locked = new Promise<void>((resolve) => (unlock = resolve));
+    let holding!: Promise<void>;
+    await new Promise<void>((tookLock) => {
+      holding = service.db.transaction(async (tx) => {
+        await tx.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
+        tookLock();
+        await locked;
+      });
+    });
+    const socket = connect(Number(new URL(base).port), '127.0.0.1');
+    try {
+      // A key this process has not seen: its lookup waits for the lock.
+      socket.write(`GET /v1/balance HTTP/1.1\r\nHost: tolov\r\nAuthorization: Bearer ${shop.live}\r\n\r\n`);
+      const waiting = `SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%api_keys%'`;
+      await expect.poll(async () => (await service.db.query<{ count: number }>(waiting))[0]!.count).toBe(1);
+      socket.destroy();
+      await new Promise((closed) => socket.once('close', closed));
+    } finally {
+      unlock();
+      await holding;
+    }
+    // Its key was accepted once the lock went (its use is written right after), and its place was never taken.
+    const used = `SELECT count(*)::int AS count FROM api_keys WHERE product_id = $1 AND last_used_at IS NOT NULL`;
+    await expect.poll(async () => (await service.db.query<{ count: number }>(used, [shop.productId]))[0]!.count).toBe(1);
+    expect(await inFlight()).toBe(0);
   });
 
   it("answers a connection's first request however long it takes, past the connection's idle timeout", async () => {
