@@ -1,7 +1,7 @@
 // Requests being answered at once, bounded. Every request in flight holds memory, and may hold a place in the database
 // pool's queue and in the bank client's; past the limit a request is refused before any of its work, so an overload
-// answers 503 quickly instead of growing the process until it fails. A request takes its place once it is
-// authenticated and its body is read: a request refused for its credentials or its body never holds one, and neither
+// answers 503 quickly instead of growing the process until it fails. A request takes its place once its body is read
+// and, on the API, its key accepted: a request refused for its credentials or its body never holds one, and neither
 // does a client sending its body slowly, which a place would let a few connections keep from everyone.
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -38,7 +38,7 @@ export function limitRequestsInFlight(app: FastifyInstance, max: number): Reques
     if (request.routeOptions.config?.inFlightLimit === false) return;
     // A connection closed while the request was authenticated or read: no one waits for its answer, and a place taken
     // now would never be given back (its close has passed). Refused, its work is not begun.
-    if (count >= max || request.raw.socket.destroyed) return sendError(AT_CAPACITY, request, reply.header('Request-Id', request.id));
+    if (count >= max || request.raw.socket.destroyed) return sendError(AT_CAPACITY, request, reply);
     count += 1;
     holds.hold(request, reply, () => (count -= 1));
   });
@@ -54,21 +54,23 @@ class ConnectionHolds {
 
   /** Calls `release` once, when the response or its connection closes, whichever is first. */
   hold(request: FastifyRequest, reply: FastifyReply, release: () => void): void {
-    const socket = request.raw.socket;
-    let onSocket = this.#held.get(socket);
-    if (onSocket === undefined) {
-      const held = (onSocket = new Set());
-      this.#held.set(socket, held);
-      socket.once('close', () => {
-        for (const give of [...held]) give();
-      });
-    }
-    const releases = onSocket;
+    const held = this.#on(request.raw.socket);
     const give = () => {
-      if (!releases.delete(give)) return;
-      release();
+      if (held.delete(give)) release();
     };
-    releases.add(give);
+    held.add(give);
     reply.raw.once('close', give);
+  }
+
+  /** What is held on `socket`, all given back when it closes. */
+  #on(socket: Socket): Set<() => void> {
+    const known = this.#held.get(socket);
+    if (known !== undefined) return known;
+    const held = new Set<() => void>();
+    this.#held.set(socket, held);
+    socket.once('close', () => {
+      for (const give of [...held]) give();
+    });
+    return held;
   }
 }
