@@ -1,6 +1,7 @@
 import { TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { FolderInUseError, lockFolder } from './folder-lock.js';
+import { openWith, prepareBegin } from './opening-statement.js';
 import { CONNECT_TIMEOUT_MS, NotPrimaryError, Primary } from './primary.js';
 import { inThisThread, pgliteSession } from './pglite/session.js';
 import { startPgliteThread, type EngineThread } from './pglite/thread.js';
@@ -47,7 +48,8 @@ interface PrimaryPool {
   pool: pg.Pool;
   primary: Primary;
 }
-type Run = <Row>(client: pg.PoolClient, sql: string, params?: readonly unknown[]) => Promise<Row[]>;
+/** Runs a statement on `client`; `opens`: it is the first of a transaction, and BEGIN goes with it. */
+type Run = <Row>(client: pg.PoolClient, sql: string, params?: readonly unknown[], opens?: boolean) => Promise<Row[]>;
 
 /**
  * Runs statements as named prepared statements. Named statements are parsed once per connection; the name is derived
@@ -69,10 +71,11 @@ function preparedStatements(): Run {
     }
     return { ...(name ? { name } : {}), text: sql, values: params as unknown[] | undefined };
   };
-  return async <Row>(client: pg.PoolClient, sql: string, params?: readonly unknown[]) => {
+  return async <Row>(client: pg.PoolClient, sql: string, params?: readonly unknown[], opens = false) => {
     const preparedIn = generation;
+    const config = statement(sql, params);
     try {
-      return (await client.query(statement(sql, params))).rows as Row[];
+      return (opens ? await openWith(client, config) : await client.query(config)).rows as Row[];
     } catch (error) {
       if (isStalePlan(error) && preparedIn === generation) {
         generation += 1;
@@ -134,19 +137,26 @@ function queryOnPool<Row>(pool: PrimaryPool, run: Run, sql: string, params: read
 }
 
 /**
- * Runs `work` in one transaction on `client`. Its rollback effects run when it rolls back, the server's refusal of its
- * COMMIT included; none run when the COMMIT got no answer, since whether it committed is then unknown.
+ * Runs `work` in one transaction on `client`. BEGIN goes with its first statement (a transaction that runs none sends
+ * nothing). Its rollback effects run when it rolls back, the server's refusal of its COMMIT included; none run when the
+ * COMMIT got no answer, since whether it committed is then unknown.
  */
 async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?: unknown) => void, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
-  let tx: Transaction | undefined;
+  let begun = false;
+  const begin = () => !begun && (begun = true);
+  const tx = transactionOn({
+    query: (sql, params) => run(client, sql, params, begin()),
+    exec: async (script) => {
+      if (begin()) await client.query('BEGIN');
+      await exec(client, script);
+    },
+  });
   let commitSent = false;
   try {
-    await client.query('BEGIN');
-    tx = transactionOn({ query: (sql, params) => run(client, sql, params), exec: (script) => exec(client, script) });
     const result = await work(tx);
     commitSent = true;
     // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
-    if ((await client.query('COMMIT')).command === 'ROLLBACK') {
+    if (begun && (await client.query('COMMIT')).command === 'ROLLBACK') {
       rolledBack(tx);
       throw new TransactionAbortedError();
     }
@@ -154,8 +164,8 @@ async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?
     return result;
   } catch (error) {
     if (refusedAsLostPrimary(error)) broke();
-    await client.query('ROLLBACK').catch(broke);
-    if (tx !== undefined && (!commitSent || error instanceof pg.DatabaseError)) rolledBack(tx);
+    if (begun) await client.query('ROLLBACK').catch(broke);
+    if (!commitSent || error instanceof pg.DatabaseError) rolledBack(tx);
     throw error;
   }
 }
@@ -199,7 +209,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
     onConnect: async (client: pg.ClientBase) => {
       const question = { text: 'SELECT pg_is_in_recovery() AS standby', query_timeout: CONNECT_TIMEOUT_MS };
       const { rows } = await client.query<{ standby: boolean }>(question);
-      if (!rows[0]!.standby) return;
+      if (!rows[0]!.standby) return prepareBegin(client);
       primary.suspect();
       const { host, port } = client as pg.Client;
       throw new NotPrimaryError(`${host}:${port}`);

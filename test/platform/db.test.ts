@@ -1,14 +1,15 @@
 import { spawn } from 'node:child_process';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openPglite, pgliteDb } from '../../src/db/db.js';
+import { openPglite, openPostgres, pgliteDb } from '../../src/db/db.js';
 import { afterCommit, afterRollback, isUniqueViolation, type Db, type Transaction } from '../../src/db/types.js';
 import { FolderInUseError } from '../../src/db/folder-lock.js';
-import { engine, openTestDb } from '../support/harness.js';
+import { createPostgresDatabase, engine, openTestDb } from '../support/harness.js';
 
 describe(`the database layer (${engine})`, () => {
   let db: Db;
@@ -53,6 +54,30 @@ describe(`the database layer (${engine})`, () => {
     expect(await db.query('SELECT id FROM layer_rows WHERE id = $1', [2])).toEqual([]);
     await db.transaction((tx) => tx.query(insert, [2, 'committed']));
     expect(await db.query('SELECT note FROM layer_rows WHERE id = $1', [2])).toEqual([{ note: 'committed' }]);
+  });
+
+  it('rolls a transaction back when its first statement fails, and its connection serves the next one', async () => {
+    const insert = 'INSERT INTO layer_rows (id, note) VALUES ($1, $2)';
+    await db.query(insert, [40, 'there before']);
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const firsts: Array<[string, unknown[], RegExp | ((error: unknown) => boolean)]> = [
+      // Refused by the server, a text that does not parse (twice: it is never taken for prepared), and a parameter
+      // that cannot be sent.
+      [insert, [40, 'duplicate'], isUniqueViolation],
+      ['INSERT INTO layer_rows (id, note) VALUE ($1, $2)', [41, 'misspelt'], /syntax error/],
+      ['INSERT INTO layer_rows (id, note) VALUE ($1, $2)', [41, 'misspelt'], /syntax error/],
+      ['INSERT INTO layer_rows (id, doc) VALUES ($1, $2)', [41, circular], /circular/i],
+    ];
+    for (const [sql, params, refusal] of firsts) {
+      const failed = db.transaction(async (tx) => {
+        await tx.query(sql, params);
+        await tx.query(insert, [42, 'after the first']);
+      });
+      if (refusal instanceof RegExp) await expect(failed).rejects.toThrow(refusal);
+      else await expect(failed).rejects.toSatisfy(refusal);
+      expect(await db.transaction((tx) => tx.query('SELECT id FROM layer_rows WHERE id >= $1 ORDER BY id', [40]))).toEqual([{ id: 40 }]);
+    }
   });
 
   it('runs what waits for a commit once the transaction commits, and what waits for a rollback once it rolls back', async () => {
@@ -162,6 +187,56 @@ describe.runIf(engine === 'postgres')('pooled connections on PostgreSQL', () => 
       await expect(db.query(refused, params)).rejects.toMatchObject({ code: expect.stringMatching(/^22/) });
       expect(await backend()).toBe(before);
     }
+  });
+});
+
+describe.runIf(engine === 'postgres')('transactions on PostgreSQL', () => {
+  let db: Db;
+  let proxy: Server;
+  let database: { url: string; drop(): Promise<void> };
+  // What the service sends to the server, counted: each write is a round trip's question.
+  let writes = 0;
+  beforeAll(async () => {
+    database = await createPostgresDatabase();
+    const server = new URL(database.url);
+    proxy = createServer((client) => {
+      const upstream = connect(Number(server.port || 5432), server.hostname);
+      client.on('data', (chunk) => {
+        writes += 1;
+        upstream.write(chunk);
+      });
+      upstream.pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const through = new URL(database.url);
+    through.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    db = await openPostgres(through.toString());
+    await db.exec('CREATE TABLE counted (id integer PRIMARY KEY)');
+  });
+  afterAll(async () => {
+    await db.close();
+    proxy.close();
+    await database.drop();
+  });
+
+  it('send BEGIN with their first statement: two statements and the commit take three round trips', async () => {
+    const insert = 'INSERT INTO counted VALUES ($1)';
+    const twoStatements = (id: number) =>
+      db.transaction(async (tx) => {
+        await tx.query(insert, [id]);
+        await tx.query('SELECT count(*)::int AS n FROM counted');
+      });
+    // Once first, so that the connection is open and the statements prepared on it.
+    await twoStatements(1);
+    writes = 0;
+    await twoStatements(2);
+    expect(writes).toBe(3);
+    // A transaction that runs nothing sends nothing.
+    await db.transaction(async () => {});
+    expect(writes).toBe(3);
+    expect(await db.query('SELECT id FROM counted ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
   });
 });
 
