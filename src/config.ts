@@ -67,6 +67,8 @@ export interface Config {
   authFailuresPerMinute: number;
   /** Requests answered at once; past it a request answers 503 at once. */
   requestsInFlightMax: number;
+  /** Of those, one product's (or, before a key, one client address's); past it its request answers 429 at once. */
+  requestsInFlightPerClientMax: number;
   webhookEndpointsMax: number;
   /**
    * Seals the secrets the service reads back (AES-256-GCM). Null on the embedded engine without TOLOV_SECRETS_KEY: a
@@ -261,6 +263,7 @@ function limits({ integer }: EnvReader) {
     keyRequestsPerMinute: integer('TOLOV_RATE_LIMIT_KEY_PER_MINUTE', 6_000, 1, 10_000_000),
     authFailuresPerMinute: integer('TOLOV_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE', 20, 1, 1_000_000),
     requestsInFlightMax: integer('TOLOV_REQUESTS_IN_FLIGHT_MAX', 4_096, 1, 1_000_000),
+    requestsInFlightPerClientMax: integer('TOLOV_REQUESTS_IN_FLIGHT_PER_CLIENT_MAX', 1_024, 1, 1_000_000),
   };
 }
 

@@ -30,6 +30,7 @@ describe('configuration', () => {
       addressRequestsPerMinute: 300,
       keyRequestsPerMinute: 6_000,
       requestsInFlightMax: 4_096,
+      requestsInFlightPerClientMax: 1_024,
     });
   });
 
@@ -52,6 +53,7 @@ describe('configuration', () => {
       TOLOV_LIVE_FISCAL_URL: 'https://fiscal.example.uz/gw',
       TOLOV_LIVE_FISCAL_SECRET: 'shh-fiscal',
       TOLOV_REQUESTS_IN_FLIGHT_MAX: '64',
+      TOLOV_REQUESTS_IN_FLIGHT_PER_CLIENT_MAX: '16',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://u@db:5432/tolov',
@@ -66,6 +68,7 @@ describe('configuration', () => {
       liveFiscalUrl: 'https://fiscal.example.uz/gw',
       liveFiscalSecret: 'shh-fiscal',
       requestsInFlightMax: 64,
+      requestsInFlightPerClientMax: 16,
     });
   });
 
@@ -87,6 +90,7 @@ describe('configuration', () => {
     ['LOG_LEVEL', 'loud', 'fatal, error'],
     ['TOLOV_RATE_LIMIT_SESSION_PER_MINUTE', '0', 'an integer from 1'],
     ['TOLOV_REQUESTS_IN_FLIGHT_MAX', '0', 'an integer from 1 to 1000000'],
+    ['TOLOV_REQUESTS_IN_FLIGHT_PER_CLIENT_MAX', '0', 'an integer from 1 to 1000000'],
     ['TOLOV_VAT_RATES', '12,abc', 'whole percentages from 0 to 100'],
     ['TOLOV_VAT_RATES', '12,101', 'whole percentages from 0 to 100'],
     ['TOLOV_VAT_RATES', '12,12', 'different'],

@@ -54,15 +54,25 @@ export class RateLimiter {
     this.refuseOver(key, this.limit, nowMs);
   }
 
+  /** The 429 that `check` would throw for `key`, or null if it has room; counts nothing. */
+  refusal(key: string, nowMs = Date.now()): ApiError | null {
+    return this.refusalOver(key, this.limit, nowMs);
+  }
+
   /** Seconds until `key`'s full window ends, or null if it has room; counts nothing (a refusal given as a value). */
   waitSeconds(key: string, nowMs = Date.now()): number | null {
     return this.secondsOver(key, this.limit, nowMs);
   }
 
   private refuseOver(key: string, count: number, nowMs: number): void {
+    const refusal = this.refusalOver(key, count, nowMs);
+    if (refusal !== null) throw refusal;
+  }
+
+  private refusalOver(key: string, count: number, nowMs: number): ApiError | null {
     const seconds = this.secondsOver(key, count, nowMs);
-    if (seconds === null) return;
-    throw new ApiError('RATE_LIMITED', `Too many requests; retry in ${seconds} s`, { headers: { 'Retry-After': String(seconds) } });
+    if (seconds === null) return null;
+    return new ApiError('RATE_LIMITED', `Too many requests; retry in ${seconds} s`, { headers: { 'Retry-After': String(seconds) } });
   }
 
   private secondsOver(key: string, count: number, nowMs: number): number | null {

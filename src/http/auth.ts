@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { SECRET_KEY_PATTERN } from '../modules/products/service.js';
 import type { Merchant, Scope } from '../core/merchant.js';
-import type { ApiKeyCache } from '../modules/products/key-cache.js';
+import type { ApiKeyCache, LookupGate } from '../modules/products/key-cache.js';
 import { secretsEqual, sha256 } from '../lib/secrets.js';
 import { ApiError } from '../core/errors.js';
 
@@ -48,14 +48,17 @@ function secretKeyOf(request: FastifyRequest): string | null {
 const unauthenticated = (message: string) =>
   new ApiError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer realm="tolov"' } });
 
-/** The merchant of a request's key; every key is looked up, so that a valid one is never taken for a guess. */
-export async function authenticateMerchant(keys: ApiKeyCache, request: FastifyRequest, scope: Scope | undefined): Promise<Merchant> {
+/**
+ * The merchant of a request's key. Every key the cache does not know is looked up, so that a valid one is never taken
+ * for a guess; the lookup waits for `gate`'s turn when given.
+ */
+export async function authenticateMerchant(keys: ApiKeyCache, request: FastifyRequest, scope: Scope | undefined, gate?: LookupGate): Promise<Merchant> {
   const secret = secretKeyOf(request);
   if (secret === null) {
     throw unauthenticated('Missing API key: send Authorization: Bearer sk_test_… (or sk_live_…), or the key as the Basic user name: curl -u sk_test_…:');
   }
   if (!SECRET_KEY_PATTERN.test(secret)) throw unauthenticated('Malformed API key: secret keys look like sk_test_… or sk_live_…');
-  const row = await keys.find(sha256(secret));
+  const row = await keys.find(sha256(secret), gate);
   if (!row || row.revoked_at !== null) throw unauthenticated('Invalid API key: unknown or revoked');
   if (row.expires_at !== null && row.expires_at.getTime() <= Date.now()) throw unauthenticated('Expired API key: it was rolled; use its replacement');
   if (scope !== undefined && !row.scopes.includes(scope)) {

@@ -25,22 +25,45 @@ export interface RequestsInFlight {
 const AT_CAPACITY = new ApiError('SERVICE_UNAVAILABLE', 'The service is answering as many requests as it can; retry after Retry-After seconds', {
   headers: { 'Retry-After': '1' },
 });
+const OVER_SHARE = new ApiError('RATE_LIMITED', 'You have as many requests in flight as one client may have at once; retry after Retry-After seconds', {
+  headers: { 'Retry-After': '1' },
+});
+
+/**
+ * Whose share a request's place counts against: on the API its product in its key's mode (a load test in test mode
+ * never refuses live payments), otherwise its client address.
+ */
+function holderOf({ merchant, ip }: FastifyRequest): string {
+  return merchant ? `${merchant.productId} ${merchant.livemode ? 'live' : 'test'}` : `address ${ip}`;
+}
 
 /**
  * Counts each request from its handler's start until its response closes (sent, or its connection dropped), and
- * refuses one that comes with `max` already counted; a refusal is not logged (the metrics count it). A request whose
- * client went away is no longer counted while its work ends within that work's own limits (a bank call's deadline).
+ * refuses one that comes with `max` already counted (503), or with `share` of its holder's (429: one product cannot
+ * take every place from the others); a refusal is not logged (the metrics count it). A request whose client went away
+ * is no longer counted while its work ends within that work's own limits (a bank call's deadline).
  */
-export function limitRequestsInFlight(app: FastifyInstance, max: number): RequestsInFlight {
+export function limitRequestsInFlight(app: FastifyInstance, max: number, share: number): RequestsInFlight {
   let count = 0;
+  // Holders with a place, and how many each has: never more entries than places.
+  const held = new Map<string, number>();
   const holds = new ConnectionHolds();
   app.addHook('preHandler', async (request, reply) => {
     if (request.routeOptions.config?.inFlightLimit === false) return;
     // A connection closed while the request was authenticated or read: no one waits for its answer, and a place taken
     // now would never be given back (its close has passed). Refused, its work is not begun.
     if (count >= max || request.raw.socket.destroyed) return sendError(AT_CAPACITY, request, reply);
+    const holder = holderOf(request);
+    const holderCount = held.get(holder) ?? 0;
+    if (holderCount >= share) return sendError(OVER_SHARE, request, reply);
     count += 1;
-    holds.hold(request, reply, () => (count -= 1));
+    held.set(holder, holderCount + 1);
+    holds.hold(request, reply, () => {
+      count -= 1;
+      const left = held.get(holder)! - 1;
+      if (left === 0) held.delete(holder);
+      else held.set(holder, left);
+    });
   });
   return { max, count: () => count };
 }

@@ -36,7 +36,7 @@ export const ERROR_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   UNSUPPORTED_MEDIA_TYPE: 'The body is not `Content-Type: application/json` in UTF-8',
   IDEMPOTENCY_KEY_REUSED: 'The `Idempotency-Key` was used before with another method, path or body, or by another API key',
   TOO_MANY_ATTEMPTS: "The session's card or code attempts are used up (3 cards, 5 codes)",
-  RATE_LIMITED: 'Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds',
+  RATE_LIMITED: 'Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds',
   HEADERS_TOO_LARGE: 'The request headers are larger than the server accepts',
   INTERNAL_ERROR: 'Our fault; retrying with the same `Idempotency-Key` is always safe',
   RAIL_UNAVAILABLE: 'Live mode has no bank gateway configured',

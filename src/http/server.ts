@@ -9,7 +9,8 @@ import { ApiError, isDatabaseUnavailable, serviceUnavailable } from '../core/err
 import { actorName } from '../core/merchant.js';
 import { newId } from '../core/ids.js';
 import { RateLimiter } from '../core/rate-limit.js';
-import type { ApiKeyCache } from '../modules/products/key-cache.js';
+import type { ApiKeyCache, LookupGate } from '../modules/products/key-cache.js';
+import { Lane } from '../lib/lane.js';
 import { authenticateAdmin, authenticateMerchant, routeNotFound, type RouteAuth } from './auth.js';
 import { clientError, frameworkError } from './client-errors.js';
 import { sendError } from './error-reply.js';
@@ -26,6 +27,12 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 /** Failed operator authentications a minute, from every address together, before further failures answer 429. */
 const OPERATOR_AUTH_FAILURES_PER_MINUTE = 100;
+/**
+ * API-key lookups for addresses past their failures, all such addresses together: at most this many at once, and this
+ * many waiting; past that, such a request answers 429 without a lookup.
+ */
+const GUESSING_LOOKUPS_MAX = 2;
+const GUESSING_WAITING_MAX = 100;
 /** On a graceful stop, how long a connection left idle by its client stays open (a request may be on its way). */
 const IDLE_CONNECTION_GRACE_MS = 1_000;
 
@@ -97,9 +104,14 @@ function authenticateRequests(app: FastifyInstance, config: Config, keys: ApiKey
   const perKey = new RateLimiter(config.keyRequestsPerMinute, 60_000);
   const failuresPerAddress = new RateLimiter(config.authFailuresPerMinute, 60_000);
   const operatorFailures = new RateLimiter(OPERATOR_AUTH_FAILURES_PER_MINUTE, 60_000);
+  const guessing = new Lane(GUESSING_LOOKUPS_MAX, GUESSING_WAITING_MAX);
   const authenticate = async (request: FastifyRequest, auth: RouteAuth): Promise<void> => {
     if (auth.kind === 'merchant') {
-      request.merchant = await authenticateMerchant(keys, request, auth.scope);
+      // From an address past its failures, a key the cache does not know is looked up in the guessing lane: the right
+      // key still passes, and the guesses cost the database a few lookups at a time.
+      const refusal = failuresPerAddress.refusal(request.ip);
+      const gate: LookupGate | undefined = refusal === null ? undefined : (lookup) => guessing.run(lookup, () => refusal);
+      request.merchant = await authenticateMerchant(keys, request, auth.scope, gate);
       perKey.hit(actorName(request.merchant.actor));
     } else if (auth.kind === 'admin') {
       authenticateAdmin(config.adminToken, request);
@@ -250,7 +262,7 @@ export async function createServer(config: Config, keys: ApiKeyCache): Promise<{
   app.decorateRequest('merchant', null);
   refuseWhileClosing(app);
   keepAnswering(app);
-  const inFlight = limitRequestsInFlight(app, config.requestsInFlightMax);
+  const inFlight = limitRequestsInFlight(app, config.requestsInFlightMax, config.requestsInFlightPerClientMax);
   declareAuth(app, config);
   parseJsonBodies(app);
   authenticateRequests(app, config, keys);

@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engine, idem } from '../support/harness.js';
+import { engine, idem, type Reply } from '../support/harness.js';
 import { bindLiveCard, liveCharge, startLive, type Live } from '../support/live.js';
 
 const MAX = 3;
@@ -33,6 +33,13 @@ async function inFlight(): Promise<number> {
   return Number(/^tolov_http_requests_in_flight (\d+)$/m.exec(reply.text)![1]);
 }
 
+/** A refusal before any work: its status, `Retry-After: 1`, and the error body naming the request. */
+function expectRefused(reply: Reply, body: { statusCode: number; error: string; code: string; message: string }): void {
+  expect(reply.status).toBe(body.statusCode);
+  expect(reply.headers['retry-after']).toBe('1');
+  expect(reply.body).toEqual({ ...body, requestId: reply.headers['request-id'] });
+}
+
 const liveCharges = async () =>
   (await live.service.db.query<{ count: number }>('SELECT count(*)::int AS count FROM payment_intents WHERE livemode'))[0]!.count;
 
@@ -57,15 +64,11 @@ describe('requests in flight', () => {
 
       // Full: a charge and a read are refused at once, in the error format, and the charge's key keeps nothing.
       const refusedKey = idem();
-      const refused = await liveCharge(live, card, AMOUNT, refusedKey);
-      expect(refused.status).toBe(503);
-      expect(refused.headers['retry-after']).toBe('1');
-      expect(refused.body).toEqual({
+      expectRefused(await liveCharge(live, card, AMOUNT, refusedKey), {
         statusCode: 503,
         error: 'Service Unavailable',
         code: 'SERVICE_UNAVAILABLE',
         message: 'The service is answering as many requests as it can; retry after Retry-After seconds',
-        requestId: refused.headers['request-id'],
       });
       expect((await service.call({ method: 'GET', url: '/v1/balance', key: merchant.live })).status).toBe(503);
       // A request that takes no place is answered as ever: a wrong key is told so.
@@ -193,3 +196,44 @@ function chargeOnNewConnection(key: string): Promise<{ status: number; body: str
     sent.end(body);
   });
 }
+
+describe("one client's share of the places", () => {
+  let shared: Live;
+  let sharedCard: string;
+  beforeAll(async () => {
+    shared = await startLive({ TOLOV_REQUESTS_IN_FLIGHT_MAX: '4', TOLOV_REQUESTS_IN_FLIGHT_PER_CLIENT_MAX: '2', TOLOV_LIVE_RAIL_TIMEOUT_MS: '60000' });
+    sharedCard = await bindLiveCard(shared, '8600000000000007');
+  });
+  afterAll(() => shared.stop());
+
+  it('refuses a product past its share with 429 and changes nothing, while its test mode and other products go on', async () => {
+    const { service, sim, merchant } = shared;
+    const answerAll = sim.holdMoneyCalls();
+    let held: ReturnType<typeof liveCharge>[] = [];
+    const refusedKey = idem();
+    try {
+      held = [liveCharge(shared, sharedCard, AMOUNT), liveCharge(shared, sharedCard, AMOUNT)];
+      await expect.poll(() => sim.moneyCalls.inFlight, { timeout: 20_000 }).toBe(2);
+      expectRefused(await liveCharge(shared, sharedCard, AMOUNT, refusedKey), {
+        statusCode: 429,
+        error: 'Too Many Requests',
+        code: 'RATE_LIMITED',
+        message: 'You have as many requests in flight as one client may have at once; retry after Retry-After seconds',
+      });
+      expect((await service.call({ method: 'GET', url: '/v1/balance', key: merchant.live })).status).toBe(429);
+      const written = await service.db.query<{ count: number }>('SELECT count(*)::int AS count FROM payment_intents WHERE livemode');
+      expect(written).toEqual([{ count: 2 }]);
+      // The same product in test mode, and another product, have shares of their own.
+      expect((await service.call({ method: 'GET', url: '/v1/balance', key: merchant.test })).status).toBe(200);
+      const other = await service.createMerchant();
+      expect((await service.call({ method: 'GET', url: '/v1/balance', key: other.test })).status).toBe(200);
+    } finally {
+      answerAll();
+    }
+    expect((await Promise.all(held)).map((reply) => reply.status)).toEqual([201, 201]);
+    // The refused charge, sent again under its key: made now, not a replay.
+    const retried = await liveCharge(shared, sharedCard, AMOUNT, refusedKey);
+    expect(retried.status).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+  }, 60_000);
+});

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, startService, type Merchant, type TestService } from '../support/harness.js';
+import type { Db } from '../../src/db/types.js';
+import { ADMIN_TOKEN, openTestDb, startService, type Merchant, type TestService } from '../support/harness.js';
 
 let service: TestService;
 let merchant: Merchant;
@@ -103,5 +104,73 @@ describe('failed authentication, throttled per client address and for the operat
     expect((await from('10.3.0.1', '/admin/v1/products', token, 'POST', { name: 'Fine' })).statusCode).toBe(201);
     // Merchants are not affected by the operator API's throttle.
     expect((await from('10.3.0.1', '/v1/balance', `Bearer ${shop.test}`)).statusCode).toBe(200);
+  });
+});
+
+describe('looking API keys up', () => {
+  const FAILURES = 5;
+  let counted: TestService;
+  // The service's lookups of keys by secret: how many, and how many at once at most.
+  const lookups = { total: 0, running: 0, most: 0 };
+  beforeAll(async () => {
+    const db = await openTestDb();
+    const query = async (sql: string, params?: readonly unknown[]) => {
+      if (!sql.includes('FROM api_keys k JOIN products')) return db.query(sql, params);
+      lookups.total += 1;
+      lookups.running += 1;
+      lookups.most = Math.max(lookups.most, lookups.running);
+      try {
+        return await db.query(sql, params);
+      } finally {
+        lookups.running -= 1;
+      }
+    };
+    counted = await startService({ TOLOV_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: String(FAILURES) }, { db: { ...db, query: query as Db['query'] } });
+  });
+  afterAll(() => counted.stop());
+
+  const from = (remoteAddress: string, secret: string) =>
+    counted.app.inject({ method: 'GET', url: '/v1/balance', remoteAddress, headers: { authorization: `Bearer ${secret}` } });
+  const wrongKey = (n: number) => `sk_test_${String(n).padStart(32, 'y')}`;
+  const lookedUp = async (send: () => Promise<unknown>) => {
+    const before = lookups.total;
+    await send();
+    return lookups.total - before;
+  };
+
+  it('refuse a wrong or revoked key again without a lookup, until a key changes', async () => {
+    const shop = await counted.createMerchant();
+    const status = async (address: string, secret: string) => (await from(address, secret)).statusCode;
+    expect(await lookedUp(async () => expect([await status('10.5.0.1', wrongKey(1)), await status('10.5.0.2', wrongKey(1))]).toEqual([401, 401]))).toBe(1);
+    // The same wrong key sent many times at once is looked up once.
+    const together = await lookedUp(async () => {
+      const statuses = await Promise.all(Array.from({ length: 4 }, (_, i) => status(`10.5.1.${i}`, wrongKey(2))));
+      expect(statuses).toEqual([401, 401, 401, 401]);
+    });
+    expect(together).toBe(1);
+    const issued = await counted.admin('POST', `/admin/v1/products/${shop.productId}/keys`, { mode: 'test' });
+    expect((await counted.admin('POST', `/admin/v1/keys/${issued.body.id}/revoke`)).status).toBe(200);
+    // The revocation cleared what the process knew: the wrong key is looked up again, once; the revoked key once.
+    expect(await lookedUp(async () => expect([await status('10.5.0.3', wrongKey(1)), await status('10.5.0.4', wrongKey(1))]).toEqual([401, 401]))).toBe(1);
+    expect(await lookedUp(async () => expect([await status('10.5.0.5', issued.body.secret), await status('10.5.0.6', issued.body.secret)]).toEqual([401, 401]))).toBe(1);
+    expect(await status('10.5.0.7', shop.test)).toBe(200);
+  });
+
+  it('look keys up from an address past its failures a few at a time, refuse the rest at once, and still pass the right key', async () => {
+    const shop = await counted.createMerchant();
+    for (let i = 0; i < FAILURES; i++) expect((await from('10.6.0.1', wrongKey(1_000 + i))).statusCode).toBe(401);
+    lookups.most = 0;
+    const guesses = 300;
+    const looked = await lookedUp(async () => {
+      const replies = await Promise.all(Array.from({ length: guesses }, (_, i) => from('10.6.0.1', wrongKey(2_000 + i))));
+      expect(new Set(replies.map((reply) => reply.statusCode))).toEqual(new Set([429]));
+      expect(Number(replies[guesses - 1]!.headers['retry-after'])).toBeGreaterThan(0);
+    });
+    // Two at a time, a hundred waiting: the others were refused without a lookup.
+    expect(lookups.most).toBeLessThanOrEqual(2);
+    expect(looked).toBeLessThanOrEqual(102);
+    expect((await from('10.6.0.1', shop.test)).statusCode).toBe(200);
+    // Another address is not held up by them.
+    expect((await from('10.6.0.2', wrongKey(3_000))).statusCode).toBe(401);
   });
 });

@@ -2233,7 +2233,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2402,7 +2402,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2522,7 +2522,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2667,7 +2667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2820,7 +2820,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2999,7 +2999,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3131,7 +3131,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3293,7 +3293,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3369,7 +3369,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3532,7 +3532,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3634,7 +3634,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3724,7 +3724,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3859,7 +3859,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3982,7 +3982,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4091,7 +4091,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4200,7 +4200,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4326,7 +4326,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4483,7 +4483,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4661,7 +4661,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4794,7 +4794,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4963,7 +4963,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5126,7 +5126,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5293,7 +5293,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5443,7 +5443,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5597,7 +5597,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5716,7 +5716,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5825,7 +5825,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5964,7 +5964,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6077,7 +6077,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6217,7 +6217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6357,7 +6357,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6461,7 +6461,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6589,7 +6589,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6716,7 +6716,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6877,7 +6877,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6991,7 +6991,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7141,7 +7141,7 @@ export interface operations {
             };
             /**
              * @description - `TOO_MANY_ATTEMPTS`: The session's card or code attempts are used up (3 cards, 5 codes)
-             *     - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds
+             *     - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds
              */
             429: {
                 headers: {
@@ -7308,7 +7308,7 @@ export interface operations {
             };
             /**
              * @description - `TOO_MANY_ATTEMPTS`: The session's card or code attempts are used up (3 cards, 5 codes)
-             *     - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds
+             *     - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds
              */
             429: {
                 headers: {
@@ -7443,7 +7443,7 @@ export interface operations {
             };
             /**
              * @description - `TOO_MANY_ATTEMPTS`: The session's card or code attempts are used up (3 cards, 5 codes)
-             *     - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds
+             *     - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds
              */
             429: {
                 headers: {
@@ -7553,7 +7553,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7687,7 +7687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7791,7 +7791,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7933,7 +7933,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8027,7 +8027,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8163,7 +8163,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8283,7 +8283,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8497,7 +8497,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8615,7 +8615,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8749,7 +8749,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8831,7 +8831,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8955,7 +8955,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9078,7 +9078,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9197,7 +9197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9330,7 +9330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9455,7 +9455,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9545,7 +9545,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9651,7 +9651,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9727,7 +9727,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description - `RATE_LIMITED`: Too many requests, or too many failed authentications from your address; wait `Retry-After` seconds */
+            /** @description - `RATE_LIMITED`: Too many requests, too many of yours in flight at once, or too many failed authentications from your address; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;

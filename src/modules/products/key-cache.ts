@@ -3,8 +3,13 @@
 // Only what can change matters: a key's revocation, or its product's settings that a request reads (whether live
 // payments must carry fiscal lines). The statement that makes either change notifies API_KEYS_CHANNEL, and
 // every process clears its cache when it hears it; a process that cannot hear (its listening connection dropped)
-// does not use its cache until it hears again. A lookup that began before a clear is not cached, so a revocation
-// never loses to a reply already on its way. Entries also age out, as a last line.
+// does not use its cache until it hears again. A lookup that began before a clear is not cached, nor joined by a
+// request that came after it, so a revocation never loses to a reply already on its way. Entries also age out, as a
+// last line.
+//
+// Secrets that no key has, or only a revoked one, are remembered too, apart: a secret is made at random with its key,
+// so one unknown now stays unknown, and a revoked key stays revoked. A client sending a wrong key again and again is
+// then refused without a lookup each time, and a flood of new wrong keys cannot push the right ones out.
 import type { Db } from '../../db/types.js';
 import { setNewest } from '../../lib/bounded-map.js';
 import { findKeyBySecretHash, markKeysUsed, type AuthenticatedKeyRow } from './store.js';
@@ -15,8 +20,18 @@ const ENTRY_TTL_MS = 60_000;
 /** A key's last use is written at most this often by a process: "last used" is exact to the minute. */
 const LAST_USED_EVERY_MS = 60_000;
 
+/** How a lookup the cache would make waits for its turn (a request from an address past its failures). */
+export type LookupGate = <T>(lookup: () => Promise<T>) => Promise<T>;
+
+type Entry = { row: AuthenticatedKeyRow | undefined; expiresAt: number };
+
 export class ApiKeyCache {
-  private readonly entries = new Map<string, { row: AuthenticatedKeyRow; expiresAt: number }>();
+  /** Keys that authenticate, unless revoked since. */
+  private readonly entries = new Map<string, Entry>();
+  /** Secrets refused: no key has them (`row` undefined), or a revoked one. */
+  private readonly refused = new Map<string, Entry>();
+  /** Lookups under way since the last clear, by secret hash: the same secret sent at once is looked up once. */
+  private readonly lookups = new Map<string, Promise<AuthenticatedKeyRow | undefined>>();
   /** When this process last wrote each key's last use. */
   private readonly usedWritten = new Map<string, number>();
   /** Bumped by every clear; a lookup caches its answer only if none happened while it ran. */
@@ -38,21 +53,37 @@ export class ApiKeyCache {
     return { cache, stop };
   }
 
-  /** The key with this secret hash as this process holds it, while that may be trusted without asking the database. */
-  private cached(id: string): AuthenticatedKeyRow | undefined {
-    const entry = this.entries.get(id);
-    return entry && this.heard && entry.expiresAt > Date.now() ? entry.row : undefined;
+  /** What this process holds of the secret with this hash, while that may be trusted without asking the database. */
+  private cached(id: string): Entry | undefined {
+    const entry = this.entries.get(id) ?? this.refused.get(id);
+    return entry && this.heard && entry.expiresAt > Date.now() ? entry : undefined;
   }
 
-  /** The key with this secret hash, unless unknown (revoked keys are returned as such, never cached). */
-  async find(secretHash: Buffer): Promise<AuthenticatedKeyRow | undefined> {
+  /**
+   * The key with this secret hash, unless unknown (a revoked key is returned as such). A lookup of the database, when
+   * one is needed and none for this secret is under way, waits for `gate`'s turn first; such a lookup is its
+   * request's own, so that its wait or refusal never falls on another request.
+   */
+  find(secretHash: Buffer, gate?: LookupGate): Promise<AuthenticatedKeyRow | undefined> {
     const id = secretHash.toString('base64');
     const cached = this.cached(id);
-    if (cached) return cached;
+    if (cached) return Promise.resolve(cached.row);
+    const running = this.lookups.get(id);
+    if (running) return running;
+    if (gate) return gate(() => this.lookUp(id, secretHash));
+    const lookup = this.lookUp(id, secretHash).finally(() => {
+      if (this.lookups.get(id) === lookup) this.lookups.delete(id);
+    });
+    this.lookups.set(id, lookup);
+    return lookup;
+  }
+
+  private async lookUp(id: string, secretHash: Buffer): Promise<AuthenticatedKeyRow | undefined> {
     const generation = this.generation;
     const row = await findKeyBySecretHash(this.db, secretHash);
-    if (row && row.revoked_at === null && this.heard && generation === this.generation) {
-      setNewest(this.entries, id, { row, expiresAt: Date.now() + ENTRY_TTL_MS }, ENTRIES_MAX);
+    if (this.heard && generation === this.generation) {
+      const authenticates = row !== undefined && row.revoked_at === null;
+      setNewest(authenticates ? this.entries : this.refused, id, { row, expiresAt: Date.now() + ENTRY_TTL_MS }, ENTRIES_MAX);
     }
     return row;
   }
@@ -72,5 +103,7 @@ export class ApiKeyCache {
   clear(): void {
     this.generation += 1;
     this.entries.clear();
+    this.refused.clear();
+    this.lookups.clear();
   }
 }
