@@ -1283,7 +1283,9 @@ async function liveAtScaleLines(): Promise<string[]> {
     const line = await onFreshDatabase(engine, async (env) => {
       const bank = await startBank(LIVE_BANK_LATENCY_MS);
       try {
-        const { url, child } = await startService({ ...env, ...bank.env });
+        // One product's clients all in flight at once: within its share of the places, whatever BENCH_LIVE_CLIENTS is.
+        const places = { TOLOV_REQUESTS_IN_FLIGHT_PER_CLIENT_MAX: String(Math.max(1_024, LIVE_CLIENTS)), TOLOV_REQUESTS_IN_FLIGHT_MAX: String(Math.max(4_096, LIVE_CLIENTS)) };
+        const { url, child } = await startService({ ...env, ...bank.env, ...places });
         try {
           const product = (await fetchCaller(url)('POST', '/admin/v1/products', { name: 'Bench live shop', receiptRequired: false }, { authorization: `Bearer ${ADMIN_TOKEN}` })) as unknown as {
             keys: { live: string };
