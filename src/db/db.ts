@@ -209,7 +209,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
     onConnect: async (client: pg.ClientBase) => {
       const question = { text: 'SELECT pg_is_in_recovery() AS standby', query_timeout: CONNECT_TIMEOUT_MS };
       const { rows } = await client.query<{ standby: boolean }>(question);
-      if (!rows[0]!.standby) return prepareBegin(client);
+      if (!rows[0]!.standby) return prepareBegin(client, CONNECT_TIMEOUT_MS);
       primary.suspect();
       const { host, port } = client as pg.Client;
       throw new NotPrimaryError(`${host}:${port}`);

@@ -1,6 +1,6 @@
 // A transaction's first statement on PostgreSQL carries the BEGIN that opens it: BEGIN is bound and executed, then the
 // statement runs, and one Sync ends both, so the server answers them in one round trip. Sent alone, BEGIN costs a round
-// trip of its own, a write and a wake-up on both sides: about as much CPU as a small statement.
+// trip of its own: a network's wait for a database on another machine, a write and a wake-up on both sides here.
 import pg from 'pg';
 
 /** The name BEGIN is prepared under on each connection of the pool. */
@@ -45,9 +45,12 @@ class Opening extends Query {
  * Prepares BEGIN under its name on a new connection. Parsing it means running it once: it opens a transaction, which
  * commits empty.
  */
-export async function prepareBegin(client: pg.ClientBase): Promise<void> {
-  await client.query({ name: BEGIN, text: 'BEGIN' });
-  await client.query('COMMIT');
+export async function prepareBegin(client: pg.ClientBase, timeoutMs: number): Promise<void> {
+  // Bounded, as every question of a new connection is: a server gone silent must not hold a place of the pool.
+  const begin = { name: BEGIN, text: 'BEGIN', query_timeout: timeoutMs };
+  const commit = { text: 'COMMIT', query_timeout: timeoutMs };
+  await client.query(begin);
+  await client.query(commit);
 }
 
 /**

@@ -55,7 +55,7 @@ export interface PoolState {
 /** `lost` of a database that is never lost to the process. */
 export const NEVER_LOST: Promise<Error> = new Promise(() => {});
 
-/** The Transaction of a connection on which the engine has just begun one; only the engines call it. */
+/** The Transaction of a connection the engine runs one on (begun, or begun with its first statement); only the engines call it. */
 export const transactionOn = (open: Queryable): Transaction => open as Transaction;
 
 /** What waits for each open transaction to end: effects for its commit, and for its rollback. */

@@ -95,9 +95,10 @@ function parseJsonBodies(app: FastifyInstance): void {
 }
 
 /**
- * Authenticates each request as its route declares. A right credential always passes; wrong ones are counted per
- * client address and, for the operator API, from every address together, and past the limit they answer 429 instead
- * of 401: someone else's guessing from the same address (everyone behind one proxy) never locks a real key out.
+ * Authenticates each request as its route declares. A right credential passes whatever the failures; wrong ones are
+ * counted per client address and, for the operator API, from every address together, and past the limit they answer
+ * 429 instead of 401: someone else's guessing from the same address (everyone behind one proxy) never locks a real key
+ * out, though its lookup waits for a turn in the guessing lane, and is refused 429 while that lane is full.
  */
 function authenticateRequests(app: FastifyInstance, config: Config, keys: ApiKeyCache): void {
   // Per API key, in this process: a runaway integration slows itself down, not every merchant.

@@ -150,9 +150,11 @@ describe('looking API keys up', () => {
     expect(together).toBe(1);
     const issued = await counted.admin('POST', `/admin/v1/products/${shop.productId}/keys`, { mode: 'test' });
     expect((await counted.admin('POST', `/admin/v1/keys/${issued.body.id}/revoke`)).status).toBe(200);
-    // The revocation cleared what the process knew: the wrong key is looked up again, once; the revoked key once.
-    expect(await lookedUp(async () => expect([await status('10.5.0.3', wrongKey(1)), await status('10.5.0.4', wrongKey(1))]).toEqual([401, 401]))).toBe(1);
-    expect(await lookedUp(async () => expect([await status('10.5.0.5', issued.body.secret), await status('10.5.0.6', issued.body.secret)]).toEqual([401, 401]))).toBe(1);
+    // The revocation cleared what the process knew: the wrong key is looked up again.
+    expect(await lookedUp(async () => expect(await status('10.5.0.3', wrongKey(1))).toBe(401))).toBe(1);
+    // The revoked key is refused, and soon without a lookup. (On PostgreSQL the revocation's notice arrives a moment
+    // after its answer and clears the cache once more, so the lookups are counted until it settles.)
+    await expect.poll(async () => lookedUp(async () => expect(await status('10.5.0.5', issued.body.secret)).toBe(401))).toBe(0);
     expect(await status('10.5.0.7', shop.test)).toBe(200);
   });
 

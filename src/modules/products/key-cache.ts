@@ -32,6 +32,8 @@ export class ApiKeyCache {
   private readonly refused = new Map<string, Entry>();
   /** Lookups under way since the last clear, by secret hash: the same secret sent at once is looked up once. */
   private readonly lookups = new Map<string, Promise<AuthenticatedKeyRow | undefined>>();
+  /** The same, for lookups waiting for a gate's turn, which only other gated requests join. */
+  private readonly gated = new Map<string, Promise<AuthenticatedKeyRow | undefined>>();
   /** When this process last wrote each key's last use. */
   private readonly usedWritten = new Map<string, number>();
   /** Bumped by every clear; a lookup caches its answer only if none happened while it ran. */
@@ -61,21 +63,26 @@ export class ApiKeyCache {
 
   /**
    * The key with this secret hash, unless unknown (a revoked key is returned as such). A lookup of the database, when
-   * one is needed and none for this secret is under way, waits for `gate`'s turn first; such a lookup is its
-   * request's own, so that its wait or refusal never falls on another request.
+   * one is needed and none for this secret is under way, waits for `gate`'s turn first; only gated requests join it,
+   * so that its wait or refusal never falls on an ungated one. In its turn, it asks the cache again.
    */
   find(secretHash: Buffer, gate?: LookupGate): Promise<AuthenticatedKeyRow | undefined> {
     const id = secretHash.toString('base64');
     const cached = this.cached(id);
     if (cached) return Promise.resolve(cached.row);
-    const running = this.lookups.get(id);
+    const running = this.lookups.get(id) ?? (gate ? this.gated.get(id) : undefined);
     if (running) return running;
-    if (gate) return gate(() => this.lookUp(id, secretHash));
-    const lookup = this.lookUp(id, secretHash).finally(() => {
-      if (this.lookups.get(id) === lookup) this.lookups.delete(id);
+    if (gate) return this.shared(this.gated, id, gate(() => this.find(secretHash)));
+    return this.shared(this.lookups, id, this.lookUp(id, secretHash));
+  }
+
+  /** `lookup`, joined by whoever asks `lookups` for `id` until it ends (or a clear). */
+  private shared(lookups: Map<string, Promise<AuthenticatedKeyRow | undefined>>, id: string, lookup: Promise<AuthenticatedKeyRow | undefined>) {
+    const joined = lookup.finally(() => {
+      if (lookups.get(id) === joined) lookups.delete(id);
     });
-    this.lookups.set(id, lookup);
-    return lookup;
+    lookups.set(id, joined);
+    return joined;
   }
 
   private async lookUp(id: string, secretHash: Buffer): Promise<AuthenticatedKeyRow | undefined> {
@@ -105,5 +112,6 @@ export class ApiKeyCache {
     this.entries.clear();
     this.refused.clear();
     this.lookups.clear();
+    this.gated.clear();
   }
 }
