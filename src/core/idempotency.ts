@@ -7,7 +7,7 @@
 // requests race for one key the key's unique index lets exactly one commit. A crash leaves the key at the last committed
 // recovery point, and a retry continues from there instead of starting again.
 import { randomUUID } from 'node:crypto';
-import type { Db, Queryable, Transaction } from '../db/types.js';
+import { isUniqueViolation, type Db, type Transaction } from '../db/types.js';
 import { canonicalJson } from '../lib/canonical-json.js';
 import { sha256 } from '../lib/secrets.js';
 import { actorName, type Merchant } from './merchant.js';
@@ -163,39 +163,61 @@ function keyValues(result: PhaseResult | SentResponse, resourceId: string | null
   return [FINISHED, resourceId, result.status, result.body];
 }
 
+/** The SQLSTATE of a key's move refused because this request no longer holds the key (migration 034). */
+const KEY_NOT_HELD = 'TK001';
+
 /**
  * Claims a new key at its first write, in the first phase's transaction (or with a refusal as its answer): locked to
- * this request while unanswered. KeyExists when the key is already there, committed by another request.
+ * this request while unanswered. Sent with the COMMIT: when another request committed the key already, the insert
+ * fails, and the transaction with it (KeyExists, once `keyFailure` reads the error).
  */
-async function insertKey(tx: Queryable, owner: Owner, result: PhaseResult | SentResponse): Promise<void> {
+function insertKey(tx: Transaction, owner: Owner, result: PhaseResult | SentResponse): void {
   const { merchant, request } = owner;
-  const inserted = await tx.query(
+  tx.write(
     `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, api_key_id,
             recovery_point, resource_id, response_status, response_body, locked_at, lock_token)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $10::integer IS NULL THEN clock_timestamp() END, CASE WHEN $10::integer IS NULL THEN $12 END)
-     ON CONFLICT (product_id, livemode, key) DO NOTHING RETURNING key`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $10::integer IS NULL THEN clock_timestamp() END, CASE WHEN $10::integer IS NULL THEN $12 END)`,
     [...keyParams(owner), request.method, request.path, hashOf(request), actorName(merchant.actor), ...keyValues(result, null), owner.token],
   );
-  if (inserted.length === 0) throw new KeyExists(`idempotency key ${owner.key} exists`);
 }
 
 /**
  * The key's move to a phase's result (the lock renewed), or to its answer (the lock released), once its row is written.
- * Only while this request holds it: otherwise KeyLost, and the phase rolls back.
+ * Only while this request holds it: otherwise the statement fails (KeyLost, once `keyFailure` reads the error), and the
+ * transaction with it.
  */
-async function writeKey(tx: Queryable, owner: Owner, result: PhaseResult | SentResponse, resourceId: string | null): Promise<void> {
-  const written = await tx.query(
-    `UPDATE idempotency_keys SET recovery_point = $5, resource_id = $6, response_status = $7, response_body = $8,
-            locked_at = CASE WHEN $7::integer IS NULL THEN clock_timestamp() END, lock_token = CASE WHEN $7::integer IS NULL THEN lock_token END
-      WHERE ${HELD} RETURNING key`,
+function writeKey(tx: Transaction, owner: Owner, result: PhaseResult | SentResponse, resourceId: string | null): void {
+  tx.write(
+    `WITH moved AS (
+       UPDATE idempotency_keys SET recovery_point = $5, resource_id = $6, response_status = $7, response_body = $8,
+              locked_at = CASE WHEN $7::integer IS NULL THEN clock_timestamp() END, lock_token = CASE WHEN $7::integer IS NULL THEN lock_token END
+        WHERE ${HELD} RETURNING 1)
+     SELECT idempotency_key_held(count(*)) FROM moved`,
     [...heldParams(owner), ...keyValues(result, resourceId)],
   );
-  if (written.length === 0) throw new KeyLost(`idempotency key ${owner.key} was taken over by another request`);
 }
 
 /** Writes the key with a step's result or an answer, in `tx`: its claim if its row is not written yet, its move if it is. */
-function recordOnKey(tx: Queryable, owner: Owner, at: Progress, result: PhaseResult | SentResponse): Promise<void> {
-  return at.keyed ? writeKey(tx, owner, result, at.resourceId) : insertKey(tx, owner, result);
+function recordOnKey(tx: Transaction, owner: Owner, at: Progress, result: PhaseResult | SentResponse): void {
+  if (at.keyed) writeKey(tx, owner, result, at.resourceId);
+  else insertKey(tx, owner, result);
+}
+
+/** What the failure of a transaction that wrote the key means for the key: KeyExists, KeyLost, or the failure itself. */
+function keyFailure(error: unknown, owner: Owner): unknown {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  if (isUniqueViolation(error) && constraint === 'idempotency_keys_pkey') return new KeyExists(`idempotency key ${owner.key} exists`);
+  if (code === KEY_NOT_HELD) return new KeyLost(`idempotency key ${owner.key} was taken over by another request`);
+  return error;
+}
+
+/** Runs `write` in a transaction that records the key's move with it, reading a failure for what it means for the key. */
+async function withKey<T>(db: Db, owner: Owner, write: (tx: Transaction) => Promise<T>): Promise<T> {
+  try {
+    return await db.transaction(write);
+  } catch (error) {
+    throw keyFailure(error, owner);
+  }
 }
 
 /** One request's run through its steps; `owner` is null for a request without a key. */
@@ -207,10 +229,11 @@ interface Run {
 }
 
 /** Runs `phase` in a transaction with the key's move to its result. */
-function committed(run: Run, at: Progress, phase: (tx: Transaction) => Promise<PhaseResult>): Promise<PhaseResult> {
-  return run.db.transaction(async (tx) => {
+function committed({ db, owner }: Run, at: Progress, phase: (tx: Transaction) => Promise<PhaseResult>): Promise<PhaseResult> {
+  if (!owner) return db.transaction(phase);
+  return withKey(db, owner, async (tx) => {
     const result = await phase(tx);
-    if (run.owner) await recordOnKey(tx, run.owner, at, result);
+    recordOnKey(tx, owner, at, result);
     return result;
   });
 }
@@ -259,7 +282,7 @@ async function settle({ db }: Run, owner: Owner, error: unknown, at: Progress): 
   if (error instanceof ApiError && error.statusCode < 500 && !UNSTORED_REFUSALS.has(error.code)) {
     const sent = { status: error.statusCode, body: JSON.stringify(error.body(owner.request.id)), replayed: false };
     try {
-      await recordOnKey(db, owner, at, sent);
+      await withKey(db, owner, async (tx) => recordOnKey(tx, owner, at, sent));
       return sent;
     } catch (failed) {
       throw failed instanceof KeyLost ? keyTakenOver() : failed;

@@ -1,11 +1,11 @@
 import { TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { FolderInUseError, lockFolder } from './folder-lock.js';
-import { openWith, prepareBegin } from './opening-statement.js';
 import { CONNECT_TIMEOUT_MS, NotPrimaryError, Primary } from './primary.js';
 import { inThisThread, pgliteSession } from './pglite/session.js';
 import { startPgliteThread, type EngineThread } from './pglite/thread.js';
-import { committed, NEVER_LOST, rolledBack, transactionOn, type Db, type Transaction } from './types.js';
+import { runAfter } from './sent-ahead.js';
+import { committed, NEVER_LOST, rolledBack, transactionOn, WRITES_WAITING_MAX, type Db, type Statement, type Transaction } from './types.js';
 
 const POOL_SIZE = 10;
 /** Distinct statement texts prepared by name, on either engine (a limit well above the service's own set). */
@@ -48,8 +48,8 @@ interface PrimaryPool {
   pool: pg.Pool;
   primary: Primary;
 }
-/** Runs a statement on `client`; `opens`: it is the first of a transaction, and BEGIN goes with it. */
-type Run = <Row>(client: pg.PoolClient, sql: string, params?: readonly unknown[], opens?: boolean) => Promise<Row[]>;
+/** Runs a statement on `client`, after the statements `ahead` of it (a transaction's BEGIN and writes) in one round trip. */
+type Run = (client: pg.PoolClient, statement: Statement, ahead?: readonly Statement[]) => Promise<pg.QueryResult>;
 
 /**
  * Runs statements as named prepared statements. Named statements are parsed once per connection; the name is derived
@@ -63,7 +63,7 @@ type Run = <Row>(client: pg.PoolClient, sql: string, params?: readonly unknown[]
 function preparedStatements(): Run {
   let generation = 0;
   const names = new Map<string, string>();
-  const statement = (sql: string, params: readonly unknown[] | undefined): pg.QueryConfig => {
+  const named = ({ sql, params }: Statement): pg.QueryConfig => {
     let name = names.get(sql);
     if (name === undefined && names.size < PREPARED_MAX) {
       name = `s${generation}_${names.size}`;
@@ -71,11 +71,11 @@ function preparedStatements(): Run {
     }
     return { ...(name ? { name } : {}), text: sql, values: params as unknown[] | undefined };
   };
-  return async <Row>(client: pg.PoolClient, sql: string, params?: readonly unknown[], opens = false) => {
+  return async (client, statement, ahead = []) => {
     const preparedIn = generation;
-    const config = statement(sql, params);
     try {
-      return (opens ? await openWith(client, config) : await client.query(config)).rows as Row[];
+      const config = named(statement);
+      return ahead.length === 0 ? await client.query(config) : await runAfter(client, ahead.map(named), config);
     } catch (error) {
       if (isStalePlan(error) && preparedIn === generation) {
         generation += 1;
@@ -128,7 +128,7 @@ async function withClient<T>(pool: PrimaryPool, work: (client: pg.PoolClient, br
 function queryOnPool<Row>(pool: PrimaryPool, run: Run, sql: string, params: readonly unknown[] | undefined): Promise<Row[]> {
   return withClient(pool, async (client, broke) => {
     try {
-      return await run<Row>(client, sql, params);
+      return (await run(client, { sql, params })).rows as Row[];
     } catch (error) {
       if (connectionFailed(error)) broke();
       throw error;
@@ -137,17 +137,31 @@ function queryOnPool<Row>(pool: PrimaryPool, run: Run, sql: string, params: read
 }
 
 /**
- * Runs `work` in one transaction on `client`. BEGIN goes with its first statement (a transaction that runs none sends
- * nothing). Its rollback effects run when it rolls back, the server's refusal of its COMMIT included; none run when the
+ * Runs `work` in one transaction on `client`. BEGIN and the writes the work queues go ahead of the next statement, or of
+ * COMMIT, in its round trip: a transaction that reads nothing is one round trip, and one that runs nothing sends
+ * nothing. Its rollback effects run when it rolls back, the server's refusal of its COMMIT included; none run when the
  * COMMIT got no answer, since whether it committed is then unknown.
  */
 async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?: unknown) => void, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
   let begun = false;
-  const begin = () => !begun && (begun = true);
+  let writes: Statement[] = [];
+  /** What goes ahead of the next statement: BEGIN the first time, and the writes queued since the last one. */
+  const ahead = (): Statement[] => {
+    const sent = begun ? writes : [{ sql: 'BEGIN' }, ...writes];
+    begun = true;
+    writes = [];
+    return sent;
+  };
   const tx = transactionOn({
-    query: (sql, params) => run(client, sql, params, begin()),
+    query: async <Row>(sql: string, params?: readonly unknown[]) => (await run(client, { sql, params }, ahead())).rows as Row[],
+    write: (sql, params) => {
+      if (writes.length >= WRITES_WAITING_MAX) throw new Error(`More than ${WRITES_WAITING_MAX} writes wait in one transaction`);
+      writes.push({ sql, params });
+    },
     exec: async (script) => {
-      if (begin()) await client.query('BEGIN');
+      // A script goes as a simple query, which nothing can precede in its exchange: what waits is sent first.
+      const waiting = ahead();
+      if (waiting.length > 0) await run(client, waiting.at(-1)!, waiting.slice(0, -1));
       await exec(client, script);
     },
   });
@@ -156,7 +170,7 @@ async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?
     const result = await work(tx);
     commitSent = true;
     // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
-    if (begun && (await client.query('COMMIT')).command === 'ROLLBACK') {
+    if ((begun || writes.length > 0) && (await run(client, { sql: 'COMMIT' }, ahead())).command === 'ROLLBACK') {
       rolledBack(tx);
       throw new TransactionAbortedError();
     }
@@ -209,7 +223,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
     onConnect: async (client: pg.ClientBase) => {
       const question = { text: 'SELECT pg_is_in_recovery() AS standby', query_timeout: CONNECT_TIMEOUT_MS };
       const { rows } = await client.query<{ standby: boolean }>(question);
-      if (!rows[0]!.standby) return prepareBegin(client, CONNECT_TIMEOUT_MS);
+      if (!rows[0]!.standby) return;
       primary.suspect();
       const { host, port } = client as pg.Client;
       throw new NotPrimaryError(`${host}:${port}`);
@@ -243,7 +257,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
       withClient(primaryPool, (client, broke) => {
         // Whatever the work leaves set on the connection goes with it: it is not reused.
         broke(false);
-        return work({ query: (sql, params) => run(client, sql, params), exec: (script) => exec(client, script) });
+        return work({ query: async <Row>(sql: string, params?: readonly unknown[]) => (await run(client, { sql, params })).rows as Row[], exec: (script) => exec(client, script) });
       }),
     listen: (channel, handlers) => listenPostgres(() => primary.url, channel, handlers),
     lost: NEVER_LOST,

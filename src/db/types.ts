@@ -15,6 +15,11 @@ declare const IN_TRANSACTION: unique symbol;
  */
 export interface Transaction extends Queryable {
   readonly [IN_TRANSACTION]: true;
+  /**
+   * Runs a statement whose answer the work does not read: it is sent with the transaction's next statement, or with its
+   * COMMIT, and runs just before it, in the same round trip. Its failure fails that statement, and the transaction.
+   */
+  write(sql: string, params?: readonly unknown[]): void;
 }
 
 export interface Db extends Queryable {
@@ -56,7 +61,16 @@ export interface PoolState {
 export const NEVER_LOST: Promise<Error> = new Promise(() => {});
 
 /** The Transaction of a connection the engine runs one on (begun, or begun with its first statement); only the engines call it. */
-export const transactionOn = (open: Queryable): Transaction => open as Transaction;
+export const transactionOn = (open: Omit<Transaction, typeof IN_TRANSACTION>): Transaction => open as Transaction;
+
+/** Writes a transaction's work may queue before they are sent; past it, a bug that writes in a loop. */
+export const WRITES_WAITING_MAX = 100;
+
+/** A statement and its parameters, as a transaction's writes wait to be sent. */
+export interface Statement {
+  sql: string;
+  params?: readonly unknown[] | undefined;
+}
 
 /** What waits for each open transaction to end: effects for its commit, and for its rollback. */
 const awaitingCommit = new WeakMap<Transaction, Array<() => void>>();

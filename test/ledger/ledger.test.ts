@@ -35,9 +35,9 @@ describe('GET /v1/balance', () => {
 
   it('is the sum of the ledger entries of the product and mode', async () => {
     const shop = await service.createMerchant();
-    await service.db.transaction((tx) => post(tx, payment(shop.productId, false, 100_000, 1_000)));
-    await service.db.transaction((tx) => post(tx, payment(shop.productId, false, 50_001, 500)));
-    await service.db.transaction((tx) =>
+    await service.db.transaction(async (tx) => post(tx, payment(shop.productId, false, 100_000, 1_000)));
+    await service.db.transaction(async (tx) => post(tx, payment(shop.productId, false, 50_001, 500)));
+    await service.db.transaction(async (tx) =>
       post(tx, {
         productId: shop.productId,
         livemode: false,
@@ -60,8 +60,8 @@ describe('a balance past 2^53 tiyin', () => {
   it('is answered exactly, never a 500: its digits as the ledger sums them', async () => {
     const shop = await service.createMerchant();
     // Ten payments of 10^15 tiyin less a fee of 1, and one of 2 less 1: an odd sum past 2^53, which no double holds.
-    for (let i = 0; i < 10; i++) await service.db.transaction((tx) => post(tx, payment(shop.productId, false, 1_000_000_000_000_000, 1)));
-    await service.db.transaction((tx) => post(tx, payment(shop.productId, false, 2, 1)));
+    for (let i = 0; i < 10; i++) await service.db.transaction(async (tx) => post(tx, payment(shop.productId, false, 1_000_000_000_000_000, 1)));
+    await service.db.transaction(async (tx) => post(tx, payment(shop.productId, false, 2, 1)));
     const reply = await service.call({ method: 'GET', url: '/v1/balance', key: shop.test });
     expect(reply.status).toBe(200);
     expect(reply.text).toBe('{"object":"balance","available":0,"pending":9999999999999991,"currency":"UZS","livemode":false}');
@@ -70,7 +70,7 @@ describe('a balance past 2^53 tiyin', () => {
 
 describe('post()', () => {
   it('writes a transaction whose entries sum to zero', async () => {
-    const id = await service.db.transaction((tx) => post(tx, payment(merchant.productId, true, 7_000, 70, 'pi_sum')));
+    const id = await service.db.transaction(async (tx) => post(tx, payment(merchant.productId, true, 7_000, 70, 'pi_sum')));
     const [row] = await service.db.query<{ total: number; n: number }>(
       'SELECT sum(amount)::bigint AS total, count(*)::int AS n FROM ledger_entries WHERE transaction_id = $1',
       [id],
@@ -86,7 +86,7 @@ describe('post()', () => {
   ] as const)('refuses %s entries before writing anything', async (_, entries) => {
     const before = await entryCount();
     await expect(
-      service.db.transaction((tx) =>
+      service.db.transaction(async (tx) =>
         post(tx, { productId: merchant.productId, livemode: false, reason: 'test', referenceId: 'x', entries: [...entries] }),
       ),
     ).rejects.toThrow();
@@ -145,7 +145,7 @@ describe('post()', () => {
       ),
     ).rejects.toMatchObject({ code: '23514', message: expect.stringContaining('ltx_pair_2') });
     // A balanced transaction cannot be unbalanced later by entries a second statement adds to it.
-    const id = await service.db.transaction((tx) => post(tx, payment(merchant.productId, false, 10, 1, 'pi_late')));
+    const id = await service.db.transaction(async (tx) => post(tx, payment(merchant.productId, false, 10, 1, 'pi_late')));
     await expect(
       service.db.query(
         "INSERT INTO ledger_entries (transaction_id, product_id, livemode, account, amount) VALUES ($1, $2, false, 'merchant_pending', 5)",
@@ -180,7 +180,7 @@ describe('post()', () => {
   });
 
   it('is append-only: entries and transactions cannot be updated or deleted', async () => {
-    const id = await service.db.transaction((tx) => post(tx, payment(merchant.productId, false, 10, 1, 'pi_append')));
+    const id = await service.db.transaction(async (tx) => post(tx, payment(merchant.productId, false, 10, 1, 'pi_append')));
     await expect(service.db.query('UPDATE ledger_entries SET amount = amount * 2 WHERE transaction_id = $1', [id])).rejects.toMatchObject({ code: '42501' });
     await expect(service.db.query('DELETE FROM ledger_entries WHERE transaction_id = $1', [id])).rejects.toMatchObject({ code: '42501' });
     await expect(service.db.query("UPDATE ledger_transactions SET reason = 'x' WHERE id = $1", [id])).rejects.toMatchObject({ code: '42501' });

@@ -80,6 +80,56 @@ describe(`the database layer (${engine})`, () => {
     }
   });
 
+  it("runs a transaction's writes in order ahead of its next statement, or of its COMMIT; their rows are no statement's", async () => {
+    const insert = 'INSERT INTO layer_rows (id, note) VALUES ($1, $2)';
+    const rows = await db.transaction(async (tx) => {
+      tx.write(insert, [60, 'written']);
+      tx.write('UPDATE layer_rows SET note = note || $2 WHERE id = $1', [60, ', then changed']);
+      // A write that answers rows: they reach nobody.
+      tx.write('SELECT id, note FROM layer_rows');
+      return tx.query('SELECT id, note FROM layer_rows WHERE id = $1', [60]);
+    });
+    expect(rows).toEqual([{ id: 60, note: 'written, then changed' }]);
+    await db.transaction(async (tx) => tx.write(insert, [61, 'with the commit']));
+    expect(await db.query('SELECT id, note FROM layer_rows WHERE id >= $1 ORDER BY id', [60])).toEqual([
+      { id: 60, note: 'written, then changed' },
+      { id: 61, note: 'with the commit' },
+    ]);
+  });
+
+  it('fails the statement after a failed write, and its transaction whole; the connection serves the next one', async () => {
+    const insert = 'INSERT INTO layer_rows (id, note) VALUES ($1, $2)';
+    await db.query(insert, [70, 'there before']);
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const ran: string[] = [];
+    const failing: Array<[string, (tx: Transaction) => Promise<unknown>, RegExp | ((error: unknown) => boolean)]> = [
+      ['refused, before a read', (tx) => tx.query('SELECT 1 AS one'), isUniqueViolation],
+      ['refused, before the COMMIT', async () => {}, isUniqueViolation],
+      // Its error swallowed by the work, which then commits: the COMMIT rolls back.
+      ['refused, its error swallowed', (tx) => tx.query('SELECT 1 AS one').catch(() => []), /rolled back|aborted/i],
+    ];
+    for (const [name, after, refusal] of failing) {
+      const failed = db.transaction(async (tx) => {
+        afterRollback(tx, () => ran.push(`${name}: rolled back`));
+        tx.write(insert, [71, 'before the failing write']);
+        tx.write(insert, [70, 'duplicate']);
+        await after(tx);
+      });
+      if (refusal instanceof RegExp) await expect(failed).rejects.toThrow(refusal);
+      else await expect(failed).rejects.toSatisfy(refusal);
+    }
+    // A text that does not parse (twice: it is never taken for prepared), and a parameter that cannot be sent.
+    const misspelt = 'INSERT INTO layer_rows (id, note) VALUE ($1, $2)';
+    for (const [sql, params, refusal] of [[misspelt, [71, 'misspelt'], /syntax error/], [misspelt, [71, 'misspelt'], /syntax error/], ['INSERT INTO layer_rows (id, doc) VALUES ($1, $2)', [71, circular], /circular/i]] as const) {
+      await expect(db.transaction(async (tx) => tx.write(sql, params))).rejects.toThrow(refusal);
+    }
+    expect(ran).toEqual(failing.map(([name]) => `${name}: rolled back`));
+    expect(await db.query('SELECT id FROM layer_rows WHERE id >= $1 ORDER BY id', [70])).toEqual([{ id: 70 }]);
+    await db.transaction(async (tx) => tx.write(insert, [71, 'committed']));
+    expect(await db.query('SELECT id FROM layer_rows WHERE id >= $1 ORDER BY id', [70])).toEqual([{ id: 70 }, { id: 71 }]);
+  });
+
   it('runs what waits for a commit once the transaction commits, and what waits for a rollback once it rolls back', async () => {
     const ran: string[] = [];
     const awaitBoth = (tx: Transaction, name: string) => {
@@ -161,6 +211,32 @@ describe.runIf(engine === 'pglite')('named statements on the embedded engine', (
     }
   });
 
+  it("sends a transaction's writes in the exchange of its next statement, or of its COMMIT", async () => {
+    const db = await pgliteDb(lite, 10);
+    let exchanges = 0;
+    const raw = lite.execProtocolRawSync.bind(lite);
+    lite.execProtocolRawSync = (message) => {
+      exchanges += 1;
+      return raw(message);
+    };
+    const insert = 'INSERT INTO t VALUES ($1)';
+    const writesAroundRead = (id: number) =>
+      db.transaction(async (tx) => {
+        tx.write(insert, [id]);
+        tx.write(insert, [id + 1]);
+        await tx.query('SELECT count(*)::int AS n FROM t');
+        tx.write(insert, [id + 2]);
+      });
+    await writesAroundRead(10);
+    exchanges = 0;
+    await writesAroundRead(20);
+    // BEGIN, then the writes with the read, then the last write with the COMMIT.
+    expect(exchanges).toBe(3);
+    await db.transaction(async (tx) => tx.write(insert, [30]));
+    expect(exchanges).toBe(5);
+    expect((await lite.query<{ id: number }>('SELECT id FROM t ORDER BY id')).rows.map(({ id }) => id)).toEqual([10, 11, 12, 20, 21, 22, 30]);
+  });
+
   it('names nothing for a text that does not parse, and the session stays usable', async () => {
     const db = await pgliteDb(lite, 10);
     const before = await prepared();
@@ -237,6 +313,28 @@ describe.runIf(engine === 'postgres')('transactions on PostgreSQL', () => {
     await db.transaction(async () => {});
     expect(writes).toBe(3);
     expect(await db.query('SELECT id FROM counted ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
+  });
+
+  it('send their writes ahead of the next statement or the COMMIT: a transaction that only writes is one round trip', async () => {
+    const insert = 'INSERT INTO counted VALUES ($1)';
+    const writesAroundRead = (id: number) =>
+      db.transaction(async (tx) => {
+        tx.write(insert, [id]);
+        tx.write(insert, [id + 1]);
+        await tx.query('SELECT count(*)::int AS n FROM counted');
+        tx.write(insert, [id + 2]);
+      });
+    await writesAroundRead(10);
+    writes = 0;
+    await writesAroundRead(20);
+    expect(writes).toBe(2);
+    await db.transaction(async (tx) => {
+      tx.write(insert, [30]);
+      tx.write(insert, [31]);
+    });
+    expect(writes).toBe(3);
+    const ids = (await db.query<{ id: number }>('SELECT id FROM counted WHERE id >= $1 ORDER BY id', [10])).map(({ id }) => id);
+    expect(ids).toEqual([10, 11, 12, 20, 21, 22, 30, 31]);
   });
 });
 

@@ -4,7 +4,7 @@
 // describe, execute, sync), and answers are parsed into rows. `PGlite.query` would send every statement as the unnamed
 // one (parse, describe, bind, describe, execute, sync), so PostgreSQL would parse, analyse and plan it again each time.
 import { protocol, TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
-import { committed, rolledBack, transactionOn, type Db, type Queryable, type Transaction } from '../types.js';
+import { committed, rolledBack, transactionOn, WRITES_WAITING_MAX, type Db, type Statement, type Transaction } from '../types.js';
 import { Turns } from './turns.js';
 import { Wire, type Exchange } from './wire.js';
 
@@ -60,14 +60,14 @@ export async function pgliteSession(exchange: Exchange, options: SessionOptions)
 
   const db: Db = {
     engine: 'pglite',
-    query: (sql, params) => alone((sent) => wire.run(sql, params, false, sent)),
+    query: (sql, params) => alone((sent) => wire.run({ sql, params }, false, sent)),
     exec: (script) => alone(async (sent) => void (await wire.simple(script, false, sent))),
     transaction: async (work) => inTransaction(wire, await turn(true), work),
     session: async (work) => {
       const end = await turn(true);
       try {
         // Sent, not waited for: a statement of a session (an index build) may run longer than a waited one is given.
-        return await work({ query: (sql, params) => wire.run(sql, params, false), exec: async (script) => void (await wire.simple(script, false)) });
+        return await work({ query: (sql, params) => wire.run({ sql, params }, false), exec: async (script) => void (await wire.simple(script, false)) });
       } finally {
         end();
       }
@@ -88,25 +88,39 @@ export async function pgliteSession(exchange: Exchange, options: SessionOptions)
   return db;
 }
 
-/** Runs `work` in a transaction in the turn that `end` ends: the session is the transaction's until its end is sent. */
+/**
+ * Runs `work` in a transaction in the turn that `end` ends: the session is the transaction's until its end is sent. The
+ * writes the work queues go ahead of its next statement, or of COMMIT, in the same exchange.
+ */
 async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transaction) => Promise<T>): Promise<T> {
   try {
     // Waited for when the engine is idle; otherwise sent, so that this thread serves requests while the statements
     // sent before it run.
     await wire.simple('BEGIN', wire.sending === 0);
     let open = true;
-    const tx: Queryable = {
-      query: async (sql, params) => {
+    let writes: Statement[] = [];
+    /** The writes queued since the last statement, which go ahead of the next. */
+    const ahead = () => {
+      if (!open) throw new Error('Transaction is closed');
+      const sent = writes;
+      writes = [];
+      return sent;
+    };
+    const transaction = transactionOn({
+      query: async (sql, params) => wire.run({ sql, params }, true, undefined, ahead()),
+      write: (sql, params) => {
         if (!open) throw new Error('Transaction is closed');
-        return wire.run(sql, params, true);
+        if (writes.length >= WRITES_WAITING_MAX) throw new Error(`More than ${WRITES_WAITING_MAX} writes wait in one transaction`);
+        writes.push({ sql, params });
       },
       exec: async (script) => {
-        if (!open) throw new Error('Transaction is closed');
+        // A script goes as a simple query, which nothing can precede in its exchange: what waits is sent first.
+        const waiting = ahead();
+        if (waiting.length > 0) await wire.answerOf(waiting.at(-1)!, true, undefined, waiting.slice(0, -1));
         await wire.simple(script, true);
       },
-    };
+    });
     let result: T;
-    const transaction = transactionOn(tx);
     try {
       result = await work(transaction);
     } catch (error) {
@@ -116,9 +130,12 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
       rolledBack(transaction);
       throw error;
     }
+    const last = ahead();
     open = false;
     // The engine answers every COMMIT it gets, in this process: a refusal is a rollback.
-    const answers = await wire.simple('COMMIT', true, end).catch((error: unknown) => {
+    const answers = await wire.answerOf({ sql: 'COMMIT' }, true, undefined, last).catch(async (error: unknown) => {
+      // A write that failed left the transaction open, aborted; after COMMIT's own refusal this changes nothing.
+      await wire.simple('ROLLBACK', true, end).catch(() => {});
       rolledBack(transaction);
       throw error;
     });

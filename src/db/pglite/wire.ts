@@ -2,6 +2,7 @@
 // their own, then run in one exchange (bind, describe, execute, sync), and answers are parsed into rows.
 import { parse, protocol, types, type messages } from '@electric-sql/pglite';
 import { setNewest } from '../../lib/bounded-map.js';
+import type { Statement } from '../types.js';
 
 /**
  * Executes protocol bytes on the session, strictly in the order of the calls, and answers the backend's bytes: `send`
@@ -23,7 +24,7 @@ interface Prepared {
 export type Message = messages.BackendMessage;
 
 const { serialize } = protocol;
-const { DatabaseError, NotificationResponseMessage } = protocol.messages;
+const { CommandCompleteMessage, DatabaseError, NotificationResponseMessage } = protocol.messages;
 /** With the u flag a surrogate pair is one code point, so only a lone surrogate matches. */
 const LONE_SURROGATE = /\p{Surrogate}/gu;
 const SYNC = serialize.sync();
@@ -99,19 +100,36 @@ export class Wire {
   }
 
   /**
-   * Runs one statement. The run is sent in the same turn of the event loop as the lookup of its name, so a name is
-   * never sent after the close of its eviction.
+   * Runs one statement, after the statements `ahead` of it (a transaction's writes) in the same exchange. The run is
+   * sent in the same turn of the event loop as the lookup of its names, so a name is never sent after the close of its
+   * eviction.
    */
-  async run<Row>(sql: string, params: readonly unknown[] | undefined, waited: boolean, sent?: () => void): Promise<Row[]> {
-    let statement = this.#prepared.get(sql);
-    while (!statement) {
-      const made = await this.#prepare(sql, waited);
+  async run<Row>(statement: Statement, waited: boolean, sent?: () => void, ahead: readonly Statement[] = []): Promise<Row[]> {
+    const answer = await this.answerOf(statement, waited, sent, ahead);
+    return (parse.parseResults(answer, this.#parsers)[0]?.rows ?? []) as Row[];
+  }
+
+  /**
+   * The answer to one statement run after the statements `ahead` of it, in one exchange: each of them is bound and
+   * executed, and one Sync ends them all. An error skips what follows it, and is thrown.
+   */
+  async answerOf(statement: Statement, waited: boolean, sent?: () => void, ahead: readonly Statement[] = []): Promise<Message[]> {
+    const all = [...ahead, statement];
+    // More texts than are kept prepared would evict one another for ever.
+    if (new Set(all.map(({ sql }) => sql)).size > this.preparedMax) throw new Error(`One exchange would run more than ${this.preparedMax} distinct statements`);
+    let prepared = all.map(({ sql }) => this.#prepared.get(sql));
+    while (prepared.some((found) => found === undefined)) {
+      for (const { sql } of all) if (!this.#prepared.has(sql)) await this.#prepare(sql, waited);
       // Evicted meanwhile by a newer text (past `preparedMax` only): prepared again.
-      if (this.#prepared.get(sql) === made) statement = made;
+      prepared = all.map(({ sql }) => this.#prepared.get(sql));
     }
-    const answer = this.#execute(statement, params, waited);
+    const answer = this.#execute(all.map(({ params }, index) => ({ statement: prepared[index]!, params })), waited);
     sent?.();
-    return (parse.parseResults(await answer, this.#parsers)[0]?.rows ?? []) as Row[];
+    const messages = await answer;
+    // The statements ahead answer first: what follows their last completion is this statement's.
+    let from = 0;
+    for (let completed = 0; completed < ahead.length; from++) if (messages[from] instanceof CommandCompleteMessage) completed++;
+    return messages.slice(from);
   }
 
   /** Learns the array types, so that array parameters and columns are serialized and parsed as PGlite would. */
@@ -146,15 +164,22 @@ export class Wire {
     return pending;
   }
 
-  #execute(statement: Prepared, params: readonly unknown[] | undefined, waited: boolean): Promise<Message[]> {
-    const values = (params ?? []).map((value, index) => {
+  #execute(runs: { statement: Prepared; params: readonly unknown[] | undefined }[], waited: boolean): Promise<Message[]> {
+    const parts = runs.flatMap(({ statement, params }, index) => {
+      const bind = serialize.bind({ statement: statement.name, values: this.#values(statement, params) });
+      // Only the last statement's rows are read: the others are not described.
+      return index === runs.length - 1 ? [bind, serialize.describe({ type: 'P' }), serialize.execute({})] : [bind, serialize.execute({})];
+    });
+    return this.send(concat([...parts, SYNC]), waited);
+  }
+
+  #values(statement: Prepared, params: readonly unknown[] | undefined): (string | null)[] {
+    return (params ?? []).map((value, index) => {
       if (value === null || value === undefined) return null;
       const serializer = this.#serializers[statement.parameterTypes[index]!];
       // A lone surrogate (valid in a JavaScript string, not in UTF-8) would make the bind message count its length
       // wrong and the engine refuse the bytes; it becomes U+FFFD, as node-postgres encodes it on the other engine.
       return (serializer ? serializer(value) : String(value)).replace(LONE_SURROGATE, '\uFFFD');
     });
-    const message = concat([serialize.bind({ statement: statement.name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), SYNC]);
-    return this.send(message, waited);
   }
 }

@@ -51,7 +51,7 @@ export class LedgerService {
    * Writes one balanced transaction in the caller's database transaction, with the change that moved the money, and
    * its statement row: pending until settlement for a payment, available at once for anything else.
    */
-  post(tx: Transaction, transaction: LedgerTransaction): Promise<string> {
+  post(tx: Transaction, transaction: LedgerTransaction): string {
     return store.post(tx, transaction, transaction.statement?.status === 'pending' ? this.settlementDelaySeconds : 0);
   }
 
@@ -60,7 +60,7 @@ export class LedgerService {
    * read before it takes from it): a refund or a settlement of the merchant waits for that transaction.
    */
   async lockAvailable(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>): Promise<bigint> {
-    await store.lockAvailable(tx, merchant.productId, merchant.livemode, 'exclusive');
+    store.lockAvailable(tx, merchant.productId, merchant.livemode, 'exclusive');
     return BigInt((await balanceSums(tx, merchant)).available);
   }
 

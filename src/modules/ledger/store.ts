@@ -57,14 +57,14 @@ function assertBalanced(transaction: LedgerTransaction): void {
  * Balance is asserted here and enforced again by the database at the end of the statement (trigger
  * ledger_entries_balanced). Returns the transaction's id.
  */
-export async function post(tx: Transaction, transaction: LedgerTransaction, availableInSeconds = 0): Promise<string> {
+export function post(tx: Transaction, transaction: LedgerTransaction, availableInSeconds = 0): string {
   assertBalanced(transaction);
   if (transaction.entries.some((entry) => entry.account === 'merchant_available')) {
-    await lockAvailable(tx, transaction.productId, transaction.livemode, 'shared');
+    lockAvailable(tx, transaction.productId, transaction.livemode, 'shared');
   }
   const id = newId('ltx');
   const { entries, statement } = transaction;
-  await tx.query(
+  tx.write(
     `WITH t AS (
        INSERT INTO ledger_transactions (id, product_id, livemode, reason, reference_id) VALUES ($1, $2, $3, $4, $5)
        RETURNING id, product_id, livemode),
@@ -90,9 +90,9 @@ export async function post(tx: Transaction, transaction: LedgerTransaction, avai
  * The merchant's available balance, locked until the transaction ends: `shared` by every posting that moves it (they
  * go on side by side), `exclusive` by a payout, which reads it and takes from it with nothing moving it meanwhile.
  */
-export async function lockAvailable(tx: Transaction, productId: string, livemode: boolean, mode: 'shared' | 'exclusive'): Promise<void> {
+export function lockAvailable(tx: Transaction, productId: string, livemode: boolean, mode: 'shared' | 'exclusive'): void {
   const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-  await tx.query(`SELECT ${lock}(hashtextextended('merchant_available:' || $1 || ':' || $2::text, 0))`, [productId, livemode]);
+  tx.write(`SELECT ${lock}(hashtextextended('merchant_available:' || $1 || ':' || $2::text, 0))`, [productId, livemode]);
 }
 
 /** A succeeded payment's pending statement row becomes available, in the settlement's transaction. */

@@ -191,7 +191,7 @@ export class OrdersService {
     const row = await store.markExpired(tx, id);
     if (!row) return false;
     await this.sessions.closeOrderSession(tx, id, 'order_closed');
-    await this.events.record(tx, { productId: row.product_id, livemode: row.livemode, type: 'order.expired', data: this.present(row) });
+    this.events.record(tx, { productId: row.product_id, livemode: row.livemode, type: 'order.expired', data: this.present(row) });
     return true;
   }
 
@@ -299,7 +299,7 @@ export class OrdersService {
       const paid = await store.markPaid(tx, order.id, payment, card?.id ?? null);
       if (!paid) throw new Error(`order ${order.id} was ${order.status} while its debit succeeded`);
       await this.sessions.closeOrderSession(tx, order.id, 'debit_succeeded');
-      await this.events.record(tx, { productId: paid.product_id, livemode: paid.livemode, type: 'order.paid', data: this.present(paid) });
+      this.events.record(tx, { productId: paid.product_id, livemode: paid.livemode, type: 'order.paid', data: this.present(paid) });
       return card?.id ?? null;
     }
     // An order no longer PENDING (it expired) keeps its status: a refused debit moved no money.
@@ -317,7 +317,7 @@ export class OrdersService {
     const failed = await store.markFailed(tx, id, paymentIntentId, failureCode);
     if (!failed) return false;
     await this.sessions.closeOrderSession(tx, id, 'debit_failed');
-    await this.events.record(tx, { productId: failed.product_id, livemode: failed.livemode, type: 'order.failed', data: this.present(failed) });
+    this.events.record(tx, { productId: failed.product_id, livemode: failed.livemode, type: 'order.failed', data: this.present(failed) });
     return true;
   }
 }

@@ -107,7 +107,7 @@ export class PaymentsService {
     if (!finished) return store.intentById(tx, id);
     if (finished.status === 'REQUIRES_CAPTURE') {
       const row = await this.#applyToOrder(tx, finished);
-      await this.#recordEvent(tx, row, 'payment_intent.requires_capture');
+      this.#recordEvent(tx, row, 'payment_intent.requires_capture');
       return row;
     }
     afterCommit(tx, () => this.outcomes.payment('charge', outcome.status === 'SUCCEEDED' ? 'succeeded' : 'failed', finished.livemode));
@@ -128,7 +128,7 @@ export class PaymentsService {
     // Only the one who finished the end applies it, under the end's lock: an intent not waiting for it is a broken invariant.
     const ended = await store.endHold(tx, id, end);
     if (!ended) throw new Error(`payment intent ${id} was not waiting for the end of its hold`);
-    if (end.on === 'hold_released') await this.#recordEvent(tx, ended, 'payment_intent.hold_released');
+    if (end.on === 'hold_released') this.#recordEvent(tx, ended, 'payment_intent.hold_released');
     if (end.on !== 'capture_succeeded') return ended;
     afterCommit(tx, () => this.outcomes.payment('capture', 'succeeded', ended.livemode));
     return this.#recordFinished(tx, ended);
@@ -165,9 +165,9 @@ export class PaymentsService {
     return savedCard === null ? payment : store.attachSavedCard(tx, payment.id, savedCard);
   }
 
-  #recordEvent(tx: Transaction, row: IntentRow, type: EventType): Promise<void> {
+  #recordEvent(tx: Transaction, row: IntentRow, type: EventType): void {
     const data = presentIntent(row);
-    return this.events.record(tx, { productId: row.product_id, livemode: row.livemode, type, data: { ...data, status: data.status.toLowerCase() } });
+    this.events.record(tx, { productId: row.product_id, livemode: row.livemode, type, data: { ...data, status: data.status.toLowerCase() } });
   }
 
   /**
@@ -176,10 +176,10 @@ export class PaymentsService {
    */
   private async recordDebitConsequences(tx: Transaction, row: IntentRow): Promise<void> {
     if (row.failure_code === 'CARD_BLOCKED' && row.card_id !== null) await this.cards.block(tx, row.card_id);
-    await this.#recordEvent(tx, row, row.status === 'SUCCEEDED' ? 'payment_intent.succeeded' : 'payment_intent.failed');
+    this.#recordEvent(tx, row, row.status === 'SUCCEEDED' ? 'payment_intent.succeeded' : 'payment_intent.failed');
     // Last: the balance rows are the ones concurrent payments of the merchant share, held only until the commit.
     if (row.status === 'SUCCEEDED') {
-      await this.ledger.post(tx, {
+      this.ledger.post(tx, {
         productId: row.product_id,
         livemode: row.livemode,
         reason: 'payment_succeeded',
@@ -377,7 +377,7 @@ export class PaymentsService {
       for (const intent of due) {
         const net = intent.amount - intent.fee;
         if (net === 0) continue;
-        await this.ledger.post(tx, {
+        this.ledger.post(tx, {
           productId: intent.product_id,
           livemode: intent.livemode,
           reason: 'settlement',

@@ -137,7 +137,7 @@ export class PayoutsService {
    */
   async recordAccount(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, input: PayoutAccountInput): Promise<PayoutAccount> {
     const account = presentAccount(await store.upsertAccount(tx, merchant, { id: newId('pacct'), ...input }, ACCOUNT_CHANGE_HOLD_SECONDS));
-    await this.events.record(tx, { productId: merchant.productId, livemode: merchant.livemode, type: 'payout_account.updated', data: account });
+    this.events.record(tx, { productId: merchant.productId, livemode: merchant.livemode, type: 'payout_account.updated', data: account });
     return account;
   }
 
@@ -321,7 +321,7 @@ export class PayoutsService {
     const finished = await store.finishPayout(tx, id, outcome.status === 'SUCCEEDED' ? { status: 'PAID' } : { status: 'FAILED', failureCode: outcome.failureCode });
     if (!finished) return store.payoutById(tx, id);
     if (finished.status === 'PAID') {
-      await this.ledger.post(tx, {
+      this.ledger.post(tx, {
         productId: finished.product_id,
         livemode: finished.livemode,
         reason: 'payout_paid',
@@ -335,7 +335,7 @@ export class PayoutsService {
       await this.#giveBack(tx, finished);
     }
     const type = finished.status === 'PAID' ? 'payout.paid' : 'payout.failed';
-    await this.events.record(tx, { productId: finished.product_id, livemode: finished.livemode, type, data: presentPayout(finished) });
+    this.events.record(tx, { productId: finished.product_id, livemode: finished.livemode, type, data: presentPayout(finished) });
     return finished;
   }
 
@@ -364,7 +364,7 @@ export class PayoutsService {
       }
     }
     const row = await store.insertPayout(tx, merchant, { id, amount, automatic: take.automatic, arrivalDate: tashkentDay(new Date()), account });
-    await this.ledger.post(tx, {
+    this.ledger.post(tx, {
       productId: merchant.productId,
       livemode: merchant.livemode,
       reason: 'payout_created',
@@ -380,7 +380,7 @@ export class PayoutsService {
 
   /** A FAILED or CANCELED payout's amount back in the available balance, with its statement row. */
   async #giveBack(tx: Transaction, payout: PayoutRow): Promise<void> {
-    await this.ledger.post(tx, {
+    this.ledger.post(tx, {
       productId: payout.product_id,
       livemode: payout.livemode,
       reason: payout.status === 'CANCELED' ? 'payout_canceled' : 'payout_failed',

@@ -227,7 +227,7 @@ export class ReceiptsService {
         ? await store.markFiscalized(tx, row.id, outcome)
         : await store.markFailed(tx, row.id, outcome.failureCode);
     if (!finished) return;
-    await this.events.record(tx, {
+    this.events.record(tx, {
       productId: finished.product_id,
       livemode: finished.livemode,
       type: finished.status === 'FISCALIZED' ? 'receipt.fiscalized' : 'receipt.failed',

@@ -73,7 +73,7 @@ export class RefundsService {
     const receiptId = await this.receipts.recordReturn(tx, finished);
     const row = receiptId === null ? finished : await store.attachReceipt(tx, id, receiptId);
     await this.payments.recordRefunded(tx, row.payment_intent_id, row.amount);
-    await this.ledger.post(tx, {
+    this.ledger.post(tx, {
       productId: row.product_id,
       livemode: row.livemode,
       reason: 'refund_succeeded',

@@ -69,8 +69,8 @@ export interface NewEvent {
  * Writes an event into the outbox, in the transaction of the state change it reports, and in the same statement one
  * pending delivery for each enabled endpoint of the product and mode that subscribes to the type (none: every type).
  */
-export async function recordEvent(tx: Transaction, event: NewEvent): Promise<void> {
-  await tx.query(
+export function recordEvent(tx: Transaction, event: NewEvent): void {
+  tx.write(
     `WITH e AS (
        INSERT INTO events (id, product_id, livemode, type, object_id, data) VALUES ($1, $2, $3, $4, $5, $6::json)
        RETURNING id, product_id, livemode, type)

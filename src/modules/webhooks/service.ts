@@ -111,8 +111,8 @@ export class WebhooksService {
   ) {}
 
   /** Writes an event into the outbox, with its deliveries, in the transaction of the change it reports. */
-  record(tx: Transaction, event: NewEvent): Promise<void> {
-    return recordEvent(tx, event);
+  record(tx: Transaction, event: NewEvent): void {
+    recordEvent(tx, event);
   }
 
   /**

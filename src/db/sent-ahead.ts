@@ -1,0 +1,117 @@
+// Statements sent ahead of another on PostgreSQL, in its exchange: a transaction's BEGIN, and the writes whose answers
+// its work does not read, are bound and executed before the statement that follows them, and one Sync ends them all, so
+// the server answers them at once. Each round trip saved is a network's wait for a database on another machine, and a
+// write and a wake-up on both sides here. An error skips what follows it up to the Sync, as the protocol says: the
+// exchange fails with the first error, and the transaction it aborted is rolled back by its caller.
+import { createRequire } from 'node:module';
+import pg from 'pg';
+
+/** node-postgres's own mapping of a parameter to its text (or bytes), which its Query applies when it binds. */
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => string | Buffer | null };
+
+/** What node-postgres's Query and connection do inside, which the statements here extend; not in its published types. */
+interface QueryInternals {
+  text: string;
+  name: string;
+  requiresPreparation(): boolean;
+  prepare(connection: ProtocolConnection): void;
+  handleRowDescription(message: unknown): void;
+  handleDataRow(message: unknown): void;
+  handleCommandComplete(message: unknown, connection: ProtocolConnection): void;
+}
+interface ProtocolConnection {
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
+  parse(config: { text: string; name: string }): void;
+  bind(config: { statement: string; values: readonly (string | Buffer | null)[] }): void;
+  execute(config: Record<string, never>): void;
+  sync(): void;
+}
+type Callback = (error: Error | undefined, result: pg.QueryResult) => void;
+const Query = pg.Query as unknown as new (config: pg.QueryConfig & { callback: Callback }) => pg.Query & QueryInternals;
+
+/** A statement ready to bind: its parameters already mapped, so that one that cannot be sent fails before any byte is. */
+interface Bound {
+  name: string;
+  text: string;
+  values: (string | Buffer | null)[];
+}
+
+/** A statement sent after others in the same exchange; its answer is its own alone. */
+class Preceded extends Query {
+  #skipping: number;
+
+  constructor(
+    config: pg.QueryConfig & { callback: Callback },
+    private readonly ahead: readonly Bound[],
+  ) {
+    super(config);
+    this.#skipping = ahead.length;
+  }
+
+  override requiresPreparation(): boolean {
+    // A statement without parameters would go as a simple query, which cannot follow others before their Sync.
+    return true;
+  }
+
+  override prepare(connection: ProtocolConnection): void {
+    for (const { name, text, values } of this.ahead) {
+      // A statement without a name is parsed where it runs; a named one was prepared on this connection before.
+      if (name === '') connection.parse({ text, name });
+      connection.bind({ statement: name, values });
+      connection.execute({});
+    }
+    super.prepare(connection);
+  }
+
+  // The answers of the statements ahead come first: their rows and completions are not this statement's.
+  override handleRowDescription(message: unknown): void {
+    if (this.#skipping === 0) super.handleRowDescription(message);
+  }
+
+  override handleDataRow(message: unknown): void {
+    if (this.#skipping === 0) super.handleDataRow(message);
+  }
+
+  override handleCommandComplete(message: unknown, connection: ProtocolConnection): void {
+    if (this.#skipping === 0) return super.handleCommandComplete(message, connection);
+    this.#skipping -= 1;
+  }
+}
+
+/** Parses a named statement on the connection, without running it. */
+class Preparation extends Query {
+  override requiresPreparation(): boolean {
+    return true;
+  }
+
+  override prepare(connection: ProtocolConnection): void {
+    connection.parse({ text: this.text, name: this.name });
+    // As node-postgres marks a statement it parses, so that the answer records it as parsed.
+    connection.submittedNamedStatements[this.name] = this.text;
+    connection.sync();
+  }
+}
+
+const connectionOf = (client: pg.ClientBase) => (client as unknown as { connection: ProtocolConnection }).connection;
+
+function submit(client: pg.ClientBase, make: (callback: Callback) => pg.Query): Promise<pg.QueryResult> {
+  return new Promise((resolve, reject) => {
+    const callback: Callback = (error, result) => (error ? reject(error) : resolve(result));
+    client.query(make(callback));
+  });
+}
+
+/**
+ * Runs `statement` on `client` after `ahead`, in one round trip. Named statements the connection has not parsed yet are
+ * parsed first, each in an exchange of its own (once per connection): parsed inside the exchange, a name would be
+ * recorded as parsed by node-postgres before the server had parsed it.
+ */
+export async function runAfter(client: pg.ClientBase, ahead: readonly pg.QueryConfig[], statement: pg.QueryConfig): Promise<pg.QueryResult> {
+  const bound = ahead.map(({ name = '', text, values = [] }) => ({ name, text, values: values.map((value) => prepareValue(value)) }));
+  const connection = connectionOf(client);
+  for (const { name, text } of [...bound, { name: statement.name ?? '', text: statement.text }]) {
+    if (name !== '' && connection.parsedStatements[name] === undefined) await submit(client, (callback) => new Preparation({ name, text, callback }));
+  }
+  return submit(client, (callback) => new Preceded({ ...statement, callback }, bound));
+}
