@@ -146,7 +146,9 @@ describe('GET /v1/events/stream', () => {
     let written!: () => void;
     const wroteFirst = new Promise<void>((resolve) => (written = resolve));
     const slow = service.db.transaction(async (tx) => {
-      await recordEvent(tx, { productId: merchant.productId, livemode: false, type: 'order.paid', data: { id: 'ord_slowtransaction', object: 'order' } });
+      recordEvent(tx, { productId: merchant.productId, livemode: false, type: 'order.paid', data: { id: 'ord_slowtransaction', object: 'order' } });
+      // A write goes to the server with the transaction's next statement: the event is written now.
+      await tx.query('SELECT 1 AS sent');
       written();
       await new Promise<void>((resolve) => (release = resolve));
     });

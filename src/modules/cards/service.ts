@@ -29,8 +29,8 @@ export class CardsService {
   }
 
   /** Blocks an ACTIVE card the bank reported blocked, in the transaction that records the report. */
-  block(tx: Transaction, id: string): Promise<void> {
-    return store.blockCard(tx, id);
+  block(tx: Transaction, id: string): void {
+    store.blockCard(tx, id);
   }
 
   /** The merchant's card, read in `on` (a transaction, to decide on it there). */

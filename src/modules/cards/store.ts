@@ -49,6 +49,6 @@ export async function deleteCard(db: Queryable, merchant: Merchant, id: string):
 }
 
 /** Blocks an ACTIVE card the bank reported blocked; a deleted card stays deleted. */
-export async function blockCard(tx: Transaction, id: string): Promise<void> {
-  await tx.query(`UPDATE cards SET status = 'BLOCKED' WHERE id = $1 AND status = 'ACTIVE'`, [id]);
+export function blockCard(tx: Transaction, id: string): void {
+  tx.write(`UPDATE cards SET status = 'BLOCKED' WHERE id = $1 AND status = 'ACTIVE'`, [id]);
 }

@@ -65,8 +65,8 @@ export class LedgerService {
   }
 
   /** Settled payments' statement rows become available, in the settlement's transaction. */
-  markAvailable(tx: Transaction, paymentIntentIds: string[]): Promise<void> {
-    return store.markAvailable(tx, paymentIntentIds);
+  markAvailable(tx: Transaction, paymentIntentIds: string[]): void {
+    store.markAvailable(tx, paymentIntentIds);
   }
 
   /** The merchant's statement, newest first. */

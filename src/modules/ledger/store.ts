@@ -96,8 +96,8 @@ export function lockAvailable(tx: Transaction, productId: string, livemode: bool
 }
 
 /** A succeeded payment's pending statement row becomes available, in the settlement's transaction. */
-export async function markAvailable(tx: Transaction, paymentIntentIds: string[]): Promise<void> {
-  await tx.query(
+export function markAvailable(tx: Transaction, paymentIntentIds: string[]): void {
+  tx.write(
     `UPDATE balance_transactions SET status = 'available', available_on = now() WHERE type = 'charge' AND source = ANY($1::text[]) AND status = 'pending'`,
     [paymentIntentIds],
   );

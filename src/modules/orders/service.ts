@@ -160,7 +160,7 @@ export class OrdersService {
       expires_at: new Date(created.getTime() + this.settings.orderTtlSeconds * 1000),
       created_at: created,
     };
-    await store.insertOrder(tx, row, order.receiptLines);
+    store.insertOrder(tx, row, order.receiptLines);
     await this.sessions.open(tx, 'order', row);
     return this.present(row);
   }
@@ -308,8 +308,8 @@ export class OrdersService {
   }
 
   /** The sale receipt of an order whose held payment was captured. */
-  async attachReceipt(tx: Transaction, id: string, receiptId: string): Promise<void> {
-    await store.attachReceipt(tx, id, receiptId);
+  attachReceipt(tx: Transaction, id: string, receiptId: string): void {
+    store.attachReceipt(tx, id, receiptId);
   }
 
   /** PENDING → FAILED with why, its session closed, and order.failed; false if it was no longer PENDING. */

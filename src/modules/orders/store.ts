@@ -44,8 +44,8 @@ export interface OrderRow {
  * Inserts a PENDING order exactly as `row` says, so that its answer is known before it is written, with the fiscal
  * lines its payment's sale receipt gets (null when it needs none).
  */
-export async function insertOrder(tx: Transaction, row: OrderRow, receiptLines: ReceiptLines | null): Promise<void> {
-  await tx.query(
+export function insertOrder(tx: Transaction, row: OrderRow, receiptLines: ReceiptLines | null): void {
+  tx.write(
     `INSERT INTO orders (id, product_id, livemode, amount, currency, status, description, customer_ref, return_url, checkout_token,
                          expires_at, created_at, receipt_lines, payment_link_id, capture_method)
      VALUES ($1, $2, $3, $4, 'UZS', 'PENDING', $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
@@ -122,8 +122,8 @@ export async function debitInProgress(tx: Transaction, orderId: string): Promise
 }
 
 /** The sale receipt of an order paid by a hold, once the hold is captured. */
-export async function attachReceipt(tx: Transaction, id: string, receiptId: string): Promise<void> {
-  await tx.query('UPDATE orders SET receipt_id = $2 WHERE id = $1', [id, receiptId]);
+export function attachReceipt(tx: Transaction, id: string, receiptId: string): void {
+  tx.write('UPDATE orders SET receipt_id = $2 WHERE id = $1', [id, receiptId]);
 }
 
 /** → PAID once, with its payment, its sale receipt and, when the buyer asked, the card it saved. */

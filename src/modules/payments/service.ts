@@ -99,7 +99,7 @@ export class PaymentsService {
    */
   async applyDebitOutcome(tx: Transaction, id: string, outcome: RailOutcome, retryInMs: number): Promise<IntentRow> {
     if (outcome.status === 'UNKNOWN') {
-      await store.deferDebit(tx, id, retryInMs);
+      store.deferDebit(tx, id, retryInMs);
       return store.intentById(tx, id);
     }
     // The move itself takes the intent's lock: whoever finds it PROCESSING finishes it, the others read it finished.
@@ -151,9 +151,9 @@ export class PaymentsService {
   async #recordFinished(tx: Transaction, finished: IntentRow & { receipt_lines: ReceiptLines | null }): Promise<IntentRow> {
     // The sale receipt first, so that the order's event names it.
     const lines = finished.status === 'SUCCEEDED' ? finished.receipt_lines : null;
-    const receipted = lines === null ? finished : await store.attachReceipt(tx, finished.id, await this.receipts.recordSale(tx, { ...finished, receipt_lines: lines }));
+    const receipted = lines === null ? finished : await store.attachReceipt(tx, finished.id, this.receipts.recordSale(tx, { ...finished, receipt_lines: lines }));
     const captured = finished.held_at !== null;
-    if (captured && receipted.receipt_id !== null && receipted.order_id !== null) await this.orders.attachReceipt(tx, receipted.order_id, receipted.receipt_id);
+    if (captured && receipted.receipt_id !== null && receipted.order_id !== null) this.orders.attachReceipt(tx, receipted.order_id, receipted.receipt_id);
     const row = captured ? receipted : await this.#applyToOrder(tx, receipted);
     await this.recordDebitConsequences(tx, row);
     return row;
@@ -175,7 +175,7 @@ export class PaymentsService {
    * bank reported blocked, and the event.
    */
   private async recordDebitConsequences(tx: Transaction, row: IntentRow): Promise<void> {
-    if (row.failure_code === 'CARD_BLOCKED' && row.card_id !== null) await this.cards.block(tx, row.card_id);
+    if (row.failure_code === 'CARD_BLOCKED' && row.card_id !== null) this.cards.block(tx, row.card_id);
     this.#recordEvent(tx, row, row.status === 'SUCCEEDED' ? 'payment_intent.succeeded' : 'payment_intent.failed');
     // Last: the balance rows are the ones concurrent payments of the merchant share, held only until the commit.
     if (row.status === 'SUCCEEDED') {
@@ -337,8 +337,8 @@ export class PaymentsService {
   }
 
   /** Records how much of a payment was refunded, in the refund's transaction. */
-  recordRefunded(tx: Transaction, id: string, amount: number): Promise<void> {
-    return store.recordRefunded(tx, id, amount);
+  recordRefunded(tx: Transaction, id: string, amount: number): void {
+    store.recordRefunded(tx, id, amount);
   }
 
   async get(merchant: Merchant, id: string): Promise<PaymentIntent> {
@@ -390,8 +390,8 @@ export class PaymentsService {
       }
       if (due.length > 0) {
         const ids = due.map((intent) => intent.id);
-        await store.markSettled(tx, ids);
-        await this.ledger.markAvailable(tx, ids);
+        store.markSettled(tx, ids);
+        this.ledger.markAvailable(tx, ids);
       }
       return due.length;
     });

@@ -241,8 +241,8 @@ export async function attachReceipt(tx: Transaction, id: string, receiptId: stri
 }
 
 /** Leaves a debit PROCESSING and tells reconciliation when to ask next. */
-export async function deferDebit(tx: Transaction, id: string, delayMs: number): Promise<void> {
-  await tx.query(
+export function deferDebit(tx: Transaction, id: string, delayMs: number): void {
+  tx.write(
     `UPDATE payment_intents SET reconcile_after = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PROCESSING' AND held_at IS NULL`,
     [id, delayMs],
   );
@@ -288,12 +288,12 @@ export async function lockDueForSettlement(
   );
 }
 
-export async function markSettled(tx: Transaction, ids: string[]): Promise<void> {
-  await tx.query('UPDATE payment_intents SET settled_at = now() WHERE id = ANY($1)', [ids]);
+export function markSettled(tx: Transaction, ids: string[]): void {
+  tx.write('UPDATE payment_intents SET settled_at = now() WHERE id = ANY($1)', [ids]);
 }
 
-export async function recordRefunded(tx: Transaction, id: string, amount: number): Promise<void> {
-  await tx.query('UPDATE payment_intents SET amount_refunded = $2 WHERE id = $1', [id, amount]);
+export function recordRefunded(tx: Transaction, id: string, amount: number): void {
+  tx.write('UPDATE payment_intents SET amount_refunded = $2 WHERE id = $1', [id, amount]);
 }
 
 /** A page of a mode's money operations of [from, to), by id in byte order, after `after` when given. */

@@ -124,9 +124,9 @@ export class ReceiptsService {
   }
 
   /** Writes the sale receipt of a payment that just SUCCEEDED, in its transaction; returns its id. */
-  async recordSale(tx: Transaction, payment: PaidWithLines): Promise<string> {
+  recordSale(tx: Transaction, payment: PaidWithLines): string {
     const receipt = this.#newReceipt();
-    await store.insertSale(tx, { ...receipt, vatAmount: vatAmountOf(payment.receipt_lines) }, payment);
+    store.insertSale(tx, { ...receipt, vatAmount: vatAmountOf(payment.receipt_lines) }, payment);
     return receipt.id;
   }
 

@@ -41,12 +41,12 @@ export interface NewReceipt {
 }
 
 /** A payment's PENDING sale receipt, with the lines and card it was paid with. */
-export async function insertSale(
+export function insertSale(
   tx: Transaction,
   receipt: NewReceipt & { vatAmount: number },
   payment: { id: string; product_id: string; livemode: boolean; amount: number; masked_pan: string; receipt_lines: ReceiptLines },
-): Promise<void> {
-  await tx.query(
+): void {
+  tx.write(
     `INSERT INTO receipts (id, product_id, livemode, type, status, payment_intent_id, lines, amount, vat_amount, masked_pan, public_token, next_attempt_at)
      VALUES ($1, $2, $3, 'sale', 'PENDING', $4, $5, $6, $7, $8, $9, now() + $10 * interval '1 second')`,
     [receipt.id, payment.product_id, payment.livemode, payment.id, JSON.stringify(payment.receipt_lines), payment.amount, receipt.vatAmount, payment.masked_pan, receipt.publicToken, receipt.firstAttemptInSeconds],

@@ -72,7 +72,7 @@ export class RefundsService {
     if (finished.status !== 'SUCCEEDED') return finished;
     const receiptId = await this.receipts.recordReturn(tx, finished);
     const row = receiptId === null ? finished : await store.attachReceipt(tx, id, receiptId);
-    await this.payments.recordRefunded(tx, row.payment_intent_id, row.amount);
+    this.payments.recordRefunded(tx, row.payment_intent_id, row.amount);
     this.ledger.post(tx, {
       productId: row.product_id,
       livemode: row.livemode,
