@@ -5,7 +5,8 @@ import { CONNECT_TIMEOUT_MS, NotPrimaryError, Primary } from './primary.js';
 import { inThisThread, pgliteSession } from './pglite/session.js';
 import { startPgliteThread, type EngineThread } from './pglite/thread.js';
 import { runAfter } from './sent-ahead.js';
-import { committed, NEVER_LOST, rolledBack, transactionOn, WRITES_WAITING_MAX, type Db, type Statement, type Transaction } from './types.js';
+import { Queued } from './queued.js';
+import { committed, NEVER_LOST, rolledBack, transactionOn, type Db, type Statement, type Transaction } from './types.js';
 
 const POOL_SIZE = 10;
 /** Distinct statement texts prepared by name, on either engine (a limit well above the service's own set). */
@@ -143,24 +144,13 @@ function queryOnPool<Row>(pool: PrimaryPool, run: Run, sql: string, params: read
  * COMMIT got no answer, since whether it committed is then unknown.
  */
 async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?: unknown) => void, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
-  let begun = false;
-  let writes: Statement[] = [];
-  /** What goes ahead of the next statement: BEGIN the first time, and the writes queued since the last one. */
-  const ahead = (): Statement[] => {
-    const sent = begun ? writes : [{ sql: 'BEGIN' }, ...writes];
-    begun = true;
-    writes = [];
-    return sent;
-  };
+  const queued = new Queued(true);
   const tx = transactionOn({
-    query: async <Row>(sql: string, params?: readonly unknown[]) => (await run(client, { sql, params }, ahead())).rows as Row[],
-    write: (sql, params) => {
-      if (writes.length >= WRITES_WAITING_MAX) throw new Error(`More than ${WRITES_WAITING_MAX} writes wait in one transaction`);
-      writes.push({ sql, params });
-    },
+    query: async <Row>(sql: string, params?: readonly unknown[]) => (await run(client, { sql, params }, queued.take())).rows as Row[],
+    write: (sql, params) => queued.write({ sql, params }),
     exec: async (script) => {
       // A script goes as a simple query, which nothing can precede in its exchange: what waits is sent first.
-      const waiting = ahead();
+      const waiting = queued.take();
       if (waiting.length > 0) await run(client, waiting.at(-1)!, waiting.slice(0, -1));
       await exec(client, script);
     },
@@ -168,17 +158,20 @@ async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?
   let commitSent = false;
   try {
     const result = await work(tx);
+    const last = queued.sendsNothing ? null : queued.take();
+    queued.close();
     commitSent = true;
     // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
-    if ((begun || writes.length > 0) && (await run(client, { sql: 'COMMIT' }, ahead())).command === 'ROLLBACK') {
+    if (last && (await run(client, { sql: 'COMMIT' }, last)).command === 'ROLLBACK') {
       rolledBack(tx);
       throw new TransactionAbortedError();
     }
     committed(tx);
     return result;
   } catch (error) {
+    queued.close();
     if (refusedAsLostPrimary(error)) broke();
-    if (begun) await client.query('ROLLBACK').catch(broke);
+    if (queued.begun) await client.query('ROLLBACK').catch(broke);
     if (!commitSent || error instanceof pg.DatabaseError) rolledBack(tx);
     throw error;
   }

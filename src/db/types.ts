@@ -63,8 +63,11 @@ export const NEVER_LOST: Promise<Error> = new Promise(() => {});
 /** The Transaction of a connection the engine runs one on (begun, or begun with its first statement); only the engines call it. */
 export const transactionOn = (open: Omit<Transaction, typeof IN_TRANSACTION>): Transaction => open as Transaction;
 
-/** Writes a transaction's work may queue before they are sent; past it, a bug that writes in a loop. */
-export const WRITES_WAITING_MAX = 100;
+/**
+ * Writes a transaction's work may queue before they are sent: well above the largest batch that queues writes without
+ * a statement between them (a settlement: two per payment, 200 payments), and a bound on a loop that never reads.
+ */
+export const WRITES_WAITING_MAX = 1_000;
 
 /** A statement and its parameters, as a transaction's writes wait to be sent. */
 export interface Statement {

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openPglite, openPostgres, pgliteDb } from '../../src/db/db.js';
-import { afterCommit, afterRollback, isUniqueViolation, type Db, type Transaction } from '../../src/db/types.js';
+import { afterCommit, afterRollback, isUniqueViolation, WRITES_WAITING_MAX, type Db, type Transaction } from '../../src/db/types.js';
 import { FolderInUseError } from '../../src/db/folder-lock.js';
 import { createPostgresDatabase, engine, openTestDb } from '../support/harness.js';
 
@@ -95,6 +95,22 @@ describe(`the database layer (${engine})`, () => {
       { id: 60, note: 'written, then changed' },
       { id: 61, note: 'with the commit' },
     ]);
+  });
+
+  it('takes up to WRITES_WAITING_MAX writes between two statements, and refuses one more, rolling back', async () => {
+    const insert = 'INSERT INTO layer_rows (id, note) VALUES ($1, $2)';
+    const ids = (from: number) => Array.from({ length: WRITES_WAITING_MAX }, (_, index) => from + index);
+    await db.transaction(async (tx) => {
+      for (const id of ids(1_000)) tx.write(insert, [id, 'queued']);
+    });
+    const count = async (from: number) => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM layer_rows WHERE id >= $1 AND id < $2', [from, from + 1_000_000]))[0]!.n;
+    expect(await count(1_000)).toBe(WRITES_WAITING_MAX);
+    const refused = db.transaction(async (tx) => {
+      for (const id of ids(2_000_000)) tx.write(insert, [id, 'queued']);
+      tx.write(insert, [3_000_000, 'one more']);
+    });
+    await expect(refused).rejects.toThrow(`More than ${WRITES_WAITING_MAX} writes wait in one transaction`);
+    expect(await count(2_000_000)).toBe(0);
   });
 
   it('fails the statement after a failed write, and its transaction whole; the connection serves the next one', async () => {
@@ -211,7 +227,7 @@ describe.runIf(engine === 'pglite')('named statements on the embedded engine', (
     }
   });
 
-  it("sends a transaction's writes in the exchange of its next statement, or of its COMMIT", async () => {
+  it("sends a transaction's BEGIN and writes in the exchange of its next statement, or of its COMMIT, when the engine is idle", async () => {
     const db = await pgliteDb(lite, 10);
     let exchanges = 0;
     const raw = lite.execProtocolRawSync.bind(lite);
@@ -230,10 +246,13 @@ describe.runIf(engine === 'pglite')('named statements on the embedded engine', (
     await writesAroundRead(10);
     exchanges = 0;
     await writesAroundRead(20);
-    // BEGIN, then the writes with the read, then the last write with the COMMIT.
-    expect(exchanges).toBe(3);
+    // BEGIN and the writes with the read, then the last write with the COMMIT.
+    expect(exchanges).toBe(2);
     await db.transaction(async (tx) => tx.write(insert, [30]));
-    expect(exchanges).toBe(5);
+    expect(exchanges).toBe(3);
+    // A transaction that runs nothing sends nothing.
+    await db.transaction(async () => {});
+    expect(exchanges).toBe(3);
     expect((await lite.query<{ id: number }>('SELECT id FROM t ORDER BY id')).rows.map(({ id }) => id)).toEqual([10, 11, 12, 20, 21, 22, 30]);
   });
 

@@ -4,9 +4,10 @@
 // describe, execute, sync), and answers are parsed into rows. `PGlite.query` would send every statement as the unnamed
 // one (parse, describe, bind, describe, execute, sync), so PostgreSQL would parse, analyse and plan it again each time.
 import { protocol, TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
-import { committed, rolledBack, transactionOn, WRITES_WAITING_MAX, type Db, type Statement, type Transaction } from '../types.js';
+import { Queued } from '../queued.js';
+import { committed, rolledBack, transactionOn, type Db, type Transaction } from '../types.js';
 import { Turns } from './turns.js';
-import { Wire, type Exchange } from './wire.js';
+import { Wire, type Exchange, type Message } from './wire.js';
 
 const { CommandCompleteMessage } = protocol.messages;
 
@@ -94,51 +95,45 @@ export async function pgliteSession(exchange: Exchange, options: SessionOptions)
  */
 async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transaction) => Promise<T>): Promise<T> {
   try {
-    // Waited for when the engine is idle; otherwise sent, so that this thread serves requests while the statements
-    // sent before it run.
-    await wire.simple('BEGIN', wire.sending === 0);
-    let open = true;
-    let writes: Statement[] = [];
-    /** The writes queued since the last statement, which go ahead of the next. */
-    const ahead = () => {
-      if (!open) throw new Error('Transaction is closed');
-      const sent = writes;
-      writes = [];
-      return sent;
-    };
+    // BEGIN goes with the first statement when the engine is idle. Otherwise it is sent now, not waited for, so that
+    // this thread serves requests while the statements sent before it run.
+    const idle = wire.sending === 0;
+    if (!idle) await wire.simple('BEGIN', false);
+    const queued = new Queued(idle);
     const transaction = transactionOn({
-      query: async (sql, params) => wire.run({ sql, params }, true, undefined, ahead()),
-      write: (sql, params) => {
-        if (!open) throw new Error('Transaction is closed');
-        if (writes.length >= WRITES_WAITING_MAX) throw new Error(`More than ${WRITES_WAITING_MAX} writes wait in one transaction`);
-        writes.push({ sql, params });
-      },
+      query: async (sql, params) => wire.run({ sql, params }, true, undefined, queued.take()),
+      write: (sql, params) => queued.write({ sql, params }),
       exec: async (script) => {
         // A script goes as a simple query, which nothing can precede in its exchange: what waits is sent first.
-        const waiting = ahead();
+        const waiting = queued.take();
         if (waiting.length > 0) await wire.answerOf(waiting.at(-1)!, true, undefined, waiting.slice(0, -1));
         await wire.simple(script, true);
       },
     });
+    const rollBack = async () => {
+      // The work's error is what the caller needs; a session that cannot roll back fails the next call anyway.
+      if (queued.begun) await wire.simple('ROLLBACK', true, end).catch(() => {});
+      rolledBack(transaction);
+    };
     let result: T;
     try {
       result = await work(transaction);
     } catch (error) {
-      open = false;
-      // The work's error is what the caller needs; a session that cannot roll back fails the next call anyway.
-      await wire.simple('ROLLBACK', true, end).catch(() => {});
-      rolledBack(transaction);
+      queued.close();
+      await rollBack();
       throw error;
     }
-    const last = ahead();
-    open = false;
-    // The engine answers every COMMIT it gets, in this process: a refusal is a rollback.
-    const answers = await wire.answerOf({ sql: 'COMMIT' }, true, undefined, last).catch(async (error: unknown) => {
-      // A write that failed left the transaction open, aborted; after COMMIT's own refusal this changes nothing.
-      await wire.simple('ROLLBACK', true, end).catch(() => {});
-      rolledBack(transaction);
+    const last = queued.sendsNothing ? null : queued.take();
+    queued.close();
+    // The engine answers every COMMIT it gets, in this process: a refusal is a rollback. A write that failed left the
+    // transaction open, aborted, and the ROLLBACK ends it; after COMMIT's own refusal it changes nothing.
+    let answers: Message[] = [];
+    try {
+      if (last) answers = await wire.answerOf({ sql: 'COMMIT' }, true, undefined, last);
+    } catch (error) {
+      await rollBack();
       throw error;
-    });
+    }
     // COMMIT of a transaction that an error aborted (and its work swallowed) rolls back instead.
     if (answers.some((m) => m instanceof CommandCompleteMessage && m.text === 'ROLLBACK')) {
       rolledBack(transaction);

@@ -1,0 +1,50 @@
+// What a transaction sends ahead of its next statement, on either engine: its BEGIN while that is not sent yet, and the
+// writes its work queued since its last statement. They go in the statement's exchange, so they cost no round trip.
+import { WRITES_WAITING_MAX, type Statement } from './types.js';
+
+const BEGIN: Statement = { sql: 'BEGIN' };
+
+export class Queued {
+  #begin: boolean;
+  #writes: Statement[] = [];
+  #closed = false;
+
+  /** `begin`: the transaction's BEGIN is still to be sent, ahead of its first statement. */
+  constructor(begin: boolean) {
+    this.#begin = begin;
+  }
+
+  /** BEGIN went, or was handed out to go: the server may have a transaction open, which a failure rolls back. */
+  get begun(): boolean {
+    return !this.#begin;
+  }
+
+  /** Nothing was sent nor waits: the server has no transaction to end. */
+  get sendsNothing(): boolean {
+    return this.#begin && this.#writes.length === 0;
+  }
+
+  write(statement: Statement): void {
+    this.#assertOpen();
+    if (this.#writes.length >= WRITES_WAITING_MAX) throw new Error(`More than ${WRITES_WAITING_MAX} writes wait in one transaction`);
+    this.#writes.push(statement);
+  }
+
+  /** What goes ahead of the statement about to be sent, handed out once. */
+  take(): Statement[] {
+    this.#assertOpen();
+    const sent = this.#begin ? [BEGIN, ...this.#writes] : this.#writes;
+    this.#begin = false;
+    this.#writes = [];
+    return sent;
+  }
+
+  /** The transaction's work is over: what it queues from now on is refused. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error('Transaction is closed');
+  }
+}
