@@ -149,17 +149,15 @@ async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?
     query: async <Row>(sql: string, params?: readonly unknown[]) => (await run(client, { sql, params }, queued.take())).rows as Row[],
     write: (sql, params) => queued.write({ sql, params }),
     exec: async (script) => {
-      // A script goes as a simple query, which nothing can precede in its exchange: what waits is sent first.
-      const waiting = queued.take();
-      if (waiting.length > 0) await run(client, waiting.at(-1)!, waiting.slice(0, -1));
+      const waiting = queued.drain();
+      if (waiting) await run(client, waiting.statement, waiting.ahead);
       await exec(client, script);
     },
   });
   let commitSent = false;
   try {
     const result = await work(tx);
-    const last = queued.sendsNothing ? null : queued.take();
-    queued.close();
+    const last = queued.commit();
     commitSent = true;
     // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
     if (last && (await run(client, { sql: 'COMMIT' }, last)).command === 'ROLLBACK') {

@@ -19,11 +19,6 @@ export class Queued {
     return !this.#begin;
   }
 
-  /** Nothing was sent nor waits: the server has no transaction to end. */
-  get sendsNothing(): boolean {
-    return this.#begin && this.#writes.length === 0;
-  }
-
   write(statement: Statement): void {
     this.#assertOpen();
     if (this.#writes.length >= WRITES_WAITING_MAX) throw new Error(`More than ${WRITES_WAITING_MAX} writes wait in one transaction`);
@@ -39,7 +34,26 @@ export class Queued {
     return sent;
   }
 
-  /** The transaction's work is over: what it queues from now on is refused. */
+  /**
+   * What waits, as a statement and those ahead of it, for a script that nothing can precede in its exchange (a simple
+   * query); undefined when nothing waits.
+   */
+  drain(): { statement: Statement; ahead: Statement[] } | undefined {
+    const waiting = this.take();
+    return waiting.length === 0 ? undefined : { statement: waiting.at(-1)!, ahead: waiting.slice(0, -1) };
+  }
+
+  /**
+   * The transaction's work is over: what goes ahead of its COMMIT, or undefined when the server has no transaction to
+   * end. What it queues from now on is refused.
+   */
+  commit(): Statement[] | undefined {
+    const last = this.#begin && this.#writes.length === 0 ? undefined : this.take();
+    this.close();
+    return last;
+  }
+
+  /** What the transaction queues from now on is refused. */
   close(): void {
     this.#closed = true;
   }

@@ -11,6 +11,16 @@ import { afterCommit, afterRollback, isUniqueViolation, WRITES_WAITING_MAX, type
 import { FolderInUseError } from '../../src/db/folder-lock.js';
 import { createPostgresDatabase, engine, openTestDb } from '../support/harness.js';
 
+/** Two writes into `table` (ids `id` and `id + 1`), a read, and one more write (`id + 2`), in one transaction. */
+const writesAroundRead = (db: Db, table: string, id: number) =>
+  db.transaction(async (tx) => {
+    const insert = `INSERT INTO ${table} VALUES ($1)`;
+    tx.write(insert, [id]);
+    tx.write(insert, [id + 1]);
+    await tx.query(`SELECT count(*)::int AS n FROM ${table}`);
+    tx.write(insert, [id + 2]);
+  });
+
 describe(`the database layer (${engine})`, () => {
   let db: Db;
   beforeAll(async () => {
@@ -236,20 +246,12 @@ describe.runIf(engine === 'pglite')('named statements on the embedded engine', (
       exchanges += 1;
       return raw(message);
     };
-    const insert = 'INSERT INTO t VALUES ($1)';
-    const writesAroundRead = (id: number) =>
-      db.transaction(async (tx) => {
-        tx.write(insert, [id]);
-        tx.write(insert, [id + 1]);
-        await tx.query('SELECT count(*)::int AS n FROM t');
-        tx.write(insert, [id + 2]);
-      });
-    await writesAroundRead(10);
+    await writesAroundRead(db, 't', 10);
     exchanges = 0;
-    await writesAroundRead(20);
+    await writesAroundRead(db, 't', 20);
     // BEGIN and the writes with the read, then the last write with the COMMIT.
     expect(exchanges).toBe(2);
-    await db.transaction(async (tx) => tx.write(insert, [30]));
+    await db.transaction(async (tx) => tx.write('INSERT INTO t VALUES ($1)', [30]));
     expect(exchanges).toBe(3);
     // A transaction that runs nothing sends nothing.
     await db.transaction(async () => {});
@@ -337,16 +339,9 @@ describe.runIf(engine === 'postgres')('transactions on PostgreSQL', () => {
 
   it('send their writes ahead of the next statement or the COMMIT: a transaction that only writes is one round trip', async () => {
     const insert = 'INSERT INTO counted VALUES ($1)';
-    const writesAroundRead = (id: number) =>
-      db.transaction(async (tx) => {
-        tx.write(insert, [id]);
-        tx.write(insert, [id + 1]);
-        await tx.query('SELECT count(*)::int AS n FROM counted');
-        tx.write(insert, [id + 2]);
-      });
-    await writesAroundRead(10);
+    await writesAroundRead(db, 'counted', 10);
     writes = 0;
-    await writesAroundRead(20);
+    await writesAroundRead(db, 'counted', 20);
     expect(writes).toBe(2);
     await db.transaction(async (tx) => {
       tx.write(insert, [30]);

@@ -104,9 +104,8 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
       query: async (sql, params) => wire.run({ sql, params }, true, undefined, queued.take()),
       write: (sql, params) => queued.write({ sql, params }),
       exec: async (script) => {
-        // A script goes as a simple query, which nothing can precede in its exchange: what waits is sent first.
-        const waiting = queued.take();
-        if (waiting.length > 0) await wire.answerOf(waiting.at(-1)!, true, undefined, waiting.slice(0, -1));
+        const waiting = queued.drain();
+        if (waiting) await wire.answerOf(waiting.statement, true, undefined, waiting.ahead);
         await wire.simple(script, true);
       },
     });
@@ -123,8 +122,7 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
       await rollBack();
       throw error;
     }
-    const last = queued.sendsNothing ? null : queued.take();
-    queued.close();
+    const last = queued.commit();
     // The engine answers every COMMIT it gets, in this process: a refusal is a rollback. A write that failed left the
     // transaction open, aborted, and the ROLLBACK ends it; after COMMIT's own refusal it changes nothing.
     let answers: Message[] = [];

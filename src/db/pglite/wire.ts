@@ -116,7 +116,7 @@ export class Wire {
   async answerOf(statement: Statement, waited: boolean, sent?: () => void, ahead: readonly Statement[] = []): Promise<Message[]> {
     const all = [...ahead, statement];
     // More texts than are kept prepared would evict one another for ever.
-    if (new Set(all.map(({ sql }) => sql)).size > this.preparedMax) throw new Error(`One exchange would run more than ${this.preparedMax} distinct statements`);
+    if (all.length > this.preparedMax && new Set(all.map(({ sql }) => sql)).size > this.preparedMax) throw new Error(`One exchange would run more than ${this.preparedMax} distinct statements`);
     let prepared = all.map(({ sql }) => this.#prepared.get(sql));
     while (prepared.some((found) => found === undefined)) {
       for (const { sql } of all) if (!this.#prepared.has(sql)) await this.#prepare(sql, waited);
