@@ -50,7 +50,8 @@ interface PrimaryPool {
   primary: Primary;
 }
 /** Runs a statement on `client`, after the statements `ahead` of it (a transaction's BEGIN and writes) in one round trip. */
-type Run = (client: pg.PoolClient, statement: Statement, ahead?: readonly Statement[]) => Promise<pg.QueryResult>;
+/** Runs `statement` after `ahead` in one exchange; `sending` is called as that exchange is handed to the connection. */
+type Run = (client: pg.PoolClient, statement: Statement, ahead?: readonly Statement[], sending?: () => void) => Promise<pg.QueryResult>;
 
 /**
  * Runs statements as named prepared statements. Named statements are parsed once per connection; the name is derived
@@ -72,11 +73,10 @@ function preparedStatements(): Run {
     }
     return { ...(name ? { name } : {}), text: sql, values: params as unknown[] | undefined };
   };
-  return async (client, statement, ahead = []) => {
+  return async (client, statement, ahead = [], sending) => {
     const preparedIn = generation;
     try {
-      const config = named(statement);
-      return ahead.length === 0 ? await client.query(config) : await runAfter(client, ahead.map(named), config);
+      return await runAfter(client, ahead.map(named), named(statement), sending);
     } catch (error) {
       if (isStalePlan(error) && preparedIn === generation) {
         generation += 1;
@@ -158,9 +158,12 @@ async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?
   try {
     const result = await work(tx);
     const last = queued.commit();
-    commitSent = true;
     // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
-    if (last && (await run(client, { sql: 'COMMIT' }, last)).command === 'ROLLBACK') {
+    // Whether it committed is unknown only once its exchange is handed over: a failure before it is a rollback.
+    const sending = () => {
+      commitSent = true;
+    };
+    if (last && (await run(client, { sql: 'COMMIT' }, last, sending)).command === 'ROLLBACK') {
       rolledBack(tx);
       throw new TransactionAbortedError();
     }

@@ -102,16 +102,29 @@ function submit(client: pg.ClientBase, make: (callback: Callback) => pg.Query): 
   });
 }
 
+/** The statement with its parameters mapped as node-postgres would bind them: one that cannot be sent fails here. */
+function bound({ name = '', text, values = [] }: pg.QueryConfig): Bound {
+  return { name, text, values: values.map((value) => prepareValue(value)) };
+}
+
 /**
- * Runs `statement` on `client` after `ahead`, in one round trip. Named statements the connection has not parsed yet are
- * parsed first, each in an exchange of its own (once per connection): parsed inside the exchange, a name would be
- * recorded as parsed by node-postgres before the server had parsed it.
+ * Runs `statement` on `client` after `ahead`, in one round trip. Every parameter is mapped before any byte is sent:
+ * mapped while binding, a failure would leave node-postgres taking a name for parsed that it then closed. Named
+ * statements the connection has not parsed yet are parsed first, each in an exchange of its own (once per connection):
+ * parsed inside the exchange, a name would be recorded as parsed before the server had parsed it. `sending` is called
+ * as the statement's own exchange is handed to the connection; a failure before it sent none of it.
  */
-export async function runAfter(client: pg.ClientBase, ahead: readonly pg.QueryConfig[], statement: pg.QueryConfig): Promise<pg.QueryResult> {
-  const bound = ahead.map(({ name = '', text, values = [] }) => ({ name, text, values: values.map((value) => prepareValue(value)) }));
+export async function runAfter(client: pg.ClientBase, ahead: readonly pg.QueryConfig[], statement: pg.QueryConfig, sending = () => {}): Promise<pg.QueryResult> {
+  const main = bound(statement);
+  const before = ahead.map(bound);
+  if (before.length === 0) {
+    sending();
+    return client.query(main);
+  }
   const connection = connectionOf(client);
-  for (const { name, text } of [...bound, { name: statement.name ?? '', text: statement.text }]) {
+  for (const { name, text } of [...before, main]) {
     if (name !== '' && connection.parsedStatements[name] === undefined) await submit(client, (callback) => new Preparation({ name, text, callback }));
   }
-  return submit(client, (callback) => new Preceded({ ...statement, callback }, bound));
+  sending();
+  return submit(client, (callback) => new Preceded({ ...main, callback }, before));
 }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -148,10 +149,16 @@ describe(`the database layer (${engine})`, () => {
     }
     // A text that does not parse (twice: it is never taken for prepared), and a parameter that cannot be sent.
     const misspelt = 'INSERT INTO layer_rows (id, note) VALUE ($1, $2)';
-    for (const [sql, params, refusal] of [[misspelt, [71, 'misspelt'], /syntax error/], [misspelt, [71, 'misspelt'], /syntax error/], ['INSERT INTO layer_rows (id, doc) VALUES ($1, $2)', [71, circular], /circular/i]] as const) {
-      await expect(db.transaction(async (tx) => tx.write(sql, params))).rejects.toThrow(refusal);
+    // Each the last write before the COMMIT, which is then not sent: the transaction rolled back, and says so.
+    const lastWrites = [[misspelt, [71, 'misspelt'], /syntax error/], [misspelt, [71, 'misspelt'], /syntax error/], ['INSERT INTO layer_rows (id, doc) VALUES ($1, $2)', [71, circular], /circular/i]] as const;
+    for (const [index, [sql, params, refusal]] of lastWrites.entries()) {
+      const failed = db.transaction(async (tx) => {
+        afterRollback(tx, () => ran.push(`last write ${index}: rolled back`));
+        tx.write(sql, params);
+      });
+      await expect(failed).rejects.toThrow(refusal);
     }
-    expect(ran).toEqual(failing.map(([name]) => `${name}: rolled back`));
+    expect(ran).toEqual([...failing.map(([name]) => `${name}: rolled back`), ...lastWrites.map((_, index) => `last write ${index}: rolled back`)]);
     expect(await db.query('SELECT id FROM layer_rows WHERE id >= $1 ORDER BY id', [70])).toEqual([{ id: 70 }]);
     await db.transaction(async (tx) => tx.write(insert, [71, 'committed']));
     expect(await db.query('SELECT id FROM layer_rows WHERE id >= $1 ORDER BY id', [70])).toEqual([{ id: 70 }, { id: 71 }]);
@@ -285,6 +292,17 @@ describe.runIf(engine === 'postgres')('pooled connections on PostgreSQL', () => 
       await expect(db.query(refused, params)).rejects.toMatchObject({ code: expect.stringMatching(/^22/) });
       expect(await backend()).toBe(before);
     }
+  });
+
+  it('keep a text usable on their connection after its parameter could not be sent', async () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    // A text no connection has prepared yet: its first use would parse it under its name.
+    const sql = `SELECT $1::jsonb AS doc, '${randomUUID()}' AS text_of_its_own`;
+    await db.session(async (session) => {
+      await expect(session.query(sql, [circular])).rejects.toThrow(/circular/i);
+      expect(await session.query<{ doc: unknown }>(sql, [{ sent: true }])).toEqual([expect.objectContaining({ doc: { sent: true } })]);
+    });
   });
 });
 

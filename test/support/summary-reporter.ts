@@ -1,18 +1,24 @@
 import type { Reporter, TestModule } from 'vitest/node';
 
-/** Ends the run with one plain line, `tests: N passed, N failed, N skipped`, that any CI can read. */
+/**
+ * Ends the run with one plain line, `tests: N passed, N failed, N skipped`, that any CI can read. A test that never
+ * ended (its worker died under it) counts as failed, and its file is named, so that a CI log cut to its tail says where.
+ */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
     const counts = { passed: 0, failed: 0, skipped: 0 };
+    const unfinished = new Set<string>();
     for (const module of modules) {
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') counts.passed++;
-        else if (state === 'failed') counts.failed++;
-        else counts.skipped++;
+        else if (state === 'skipped') counts.skipped++;
+        else counts.failed++;
+        if (state === 'pending') unfinished.add(`${module.project.name} ${module.relativeModuleId}`);
       }
       if (module.state() === 'failed' && module.children.size === 0) counts.failed++;
     }
+    for (const file of unfinished) process.stdout.write(`\nnever ended: ${file}`);
     process.stdout.write(`\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
   }
 }
