@@ -3,7 +3,7 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -1221,37 +1221,64 @@ async function chargeRate(env: Record<string, string>, dir: string): Promise<Omi
   }
 }
 
+/** Each side's best of RATIO_ROUNDS rounds of POST charge, the sides alternating round by round so that all meet the same machine. */
+async function bestOfAlternating<Side extends string>(sides: Record<Side, () => Promise<Omit<Result, 'engine' | 'scenario'> | null>>): Promise<Record<Side, { rate: number; cpu: number }>> {
+  const names = Object.keys(sides) as Side[];
+  const best = Object.fromEntries(names.map((side) => [side, { rate: 0, cpu: Infinity }])) as Record<Side, { rate: number; cpu: number }>;
+  for (let round = 0; round < RATIO_ROUNDS; round++) {
+    for (const side of names) {
+      const measured = await sides[side]();
+      if (!measured) continue;
+      // The highest rate, and the least CPU per charge (client + service + database).
+      best[side] = { rate: Math.max(best[side].rate, measured.requestsPerSecond), cpu: Math.min(best[side].cpu, Number(cpuTotal(measured.cpu))) };
+    }
+  }
+  return best;
+}
+
+/** How `measured` compares with `against`, in rate and in CPU per charge. */
+const comparedLine = (measured: { rate: number; cpu: number }, against: { rate: number; cpu: number }) =>
+  `POST charge ${measured.rate}/s against ${against.rate}/s: ${(measured.rate / against.rate).toFixed(2)} ×; ` +
+  `CPU per charge ${measured.cpu.toFixed(2)} ms against ${against.cpu.toFixed(2)} ms: ${(measured.cpu / against.cpu).toFixed(2)} ×`;
+
 /**
  * POST charge of this checkout against `BENCH_BASELINE_REF`, on both engines, alternating the two builds round by round
- * (each on a fresh database) so that both meet the same machine; the ratio is of their best rates.
+ * (each on a fresh database).
  */
 async function baselineLines(ref: string): Promise<string[]> {
   const dir = await buildBaseline(ref);
   const lines: string[] = [];
   try {
     for (const engine of ['pglite', 'postgres'] as const) {
-      // Each side's best round: the highest rate, and the least CPU per charge (client + service + database).
-      const best = { head: 0, base: 0 };
-      const cpu = { head: Infinity, base: Infinity };
-      for (let round = 0; round < RATIO_ROUNDS; round++) {
-        for (const [side, build] of [['head', '.'], ['base', dir]] as const) {
-          const rate = await onFreshDatabase(engine, (env) => chargeRate(env, build));
-          if (!rate) continue;
-          best[side] = Math.max(best[side], rate.requestsPerSecond);
-          cpu[side] = Math.min(cpu[side], Number(cpuTotal(rate.cpu)));
-        }
-      }
-      if (best.base > 0) {
-        lines.push(
-          `${engine}: POST charge ${best.head}/s against ${best.base}/s at ${ref}: ${(best.head / best.base).toFixed(2)} ×; ` +
-            `CPU per charge ${cpu.head.toFixed(2)} ms against ${cpu.base.toFixed(2)} ms: ${(cpu.head / cpu.base).toFixed(2)} ×`,
-        );
-      }
+      const best = await bestOfAlternating({
+        head: () => onFreshDatabase(engine, (env) => chargeRate(env, '.')),
+        base: () => onFreshDatabase(engine, (env) => chargeRate(env, dir)),
+      });
+      if (best.base.rate > 0) lines.push(`${engine}: at ${ref}: ${comparedLine(best.head, best.base)}`);
     }
   } finally {
     await runCommand('git', ['worktree', 'remove', '--force', dir]);
   }
   return lines;
+}
+
+/**
+ * BENCH_ONLY=socket: POST charge on PostgreSQL on this machine reached through its Unix socket (in
+ * BENCH_POSTGRES_SOCKET_DIR) against TCP, alternating round by round, each on a fresh database.
+ */
+async function socketLines(): Promise<string[]> {
+  const socketDir = process.env.BENCH_POSTGRES_SOCKET_DIR ?? '/var/run/postgresql';
+  if (!existsSync(socketDir)) return [`postgres: no socket folder at ${socketDir}: the socket scenario is skipped`];
+  const viaSocket = (url: string) => {
+    const through = new URL(url);
+    through.searchParams.set('host', socketDir);
+    return through.toString();
+  };
+  const best = await bestOfAlternating({
+    socket: () => withPostgresDatabase((url) => chargeRate({ DATABASE_URL: viaSocket(url) }, '.')),
+    tcp: () => withPostgresDatabase((url) => chargeRate({ DATABASE_URL: url }, '.')),
+  });
+  return [`postgres: through the Unix socket in ${socketDir}, against TCP to 127.0.0.1: ${comparedLine(best.socket, best.tcp)}`];
 }
 
 /** BENCH_ONLY=graceful-stop: SIGTERM under POST charge from CONNECTIONS keep-alive clients, after WARMUP_SECONDS of it. */
@@ -1358,6 +1385,10 @@ async function main(): Promise<void> {
   }
   if (process.env.BENCH_ONLY === 'cpu') {
     process.stdout.write(`\n${(await cpuLines()).join('\n')}\n`);
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'socket') {
+    process.stdout.write(`\n${(await socketLines()).join('\n')}\n`);
     return;
   }
   if (process.env.BENCH_ONLY === 'live-scale') {
