@@ -152,7 +152,7 @@ async function takeOver(tx: Transaction, owner: Owner, row: KeyRow, hash: Buffer
   }
   if (row.response_status !== null) return { status: row.response_status, body: row.response_body!, replayed: true };
   if (row.locked) throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still in progress; retry later');
-  await tx.query(`UPDATE idempotency_keys SET locked_at = clock_timestamp(), lock_token = $4 WHERE ${KEY}`, heldParams(owner));
+  tx.write(`UPDATE idempotency_keys SET locked_at = clock_timestamp(), lock_token = $4 WHERE ${KEY}`, heldParams(owner));
   return { point: row.recovery_point, resourceId: row.resource_id, resumed: true, keyed: true };
 }
 

@@ -36,10 +36,11 @@ export class AccountLinks {
     const token = newToken();
     await this.db.transaction(async (tx) => {
       if (await store.findUserByEmail(tx, input.email)) {
-        return this.mailer.queue(tx, input.lang, input.email, { kind: 'account_exists', login: this.mailer.link('/dashboard/login'), forgot: this.mailer.link('/dashboard/password/forgot') });
+        this.mailer.queue(tx, input.lang, input.email, { kind: 'account_exists', login: this.mailer.link('/dashboard/login'), forgot: this.mailer.link('/dashboard/password/forgot') });
+        return;
       }
       await store.insertSignup(tx, { tokenHash: sha256(token), email: input.email, businessName: input.businessName, ttlSeconds: SIGNUP_TTL_SECONDS });
-      await this.mailer.queue(tx, input.lang, input.email, { kind: 'confirm_signup', link: this.mailer.link(`/dashboard/signup/confirm/${token}`), business: input.businessName });
+      this.mailer.queue(tx, input.lang, input.email, { kind: 'confirm_signup', link: this.mailer.link(`/dashboard/signup/confirm/${token}`), business: input.businessName });
     });
     this.mailer.sendNow();
     return { ok: true };
@@ -88,7 +89,7 @@ export class AccountLinks {
       const user = await store.findUserByEmail(tx, input.email);
       if (!user || (await store.firstAccountOf(tx, user.id)) === undefined) return false;
       await store.insertPasswordReset(tx, { tokenHash: sha256(token), userId: user.id, ttlSeconds: RESET_TTL_SECONDS });
-      await this.mailer.queue(tx, input.lang, user.email, { kind: 'reset_password', link: this.mailer.link(`/dashboard/password/reset/${token}`) });
+      this.mailer.queue(tx, input.lang, user.email, { kind: 'reset_password', link: this.mailer.link(`/dashboard/password/reset/${token}`) });
       return true;
     });
     if (queued) this.mailer.sendNow();
@@ -154,6 +155,6 @@ export class AccountLinks {
     await store.revokeSessionsOf(tx, change.userId, change.keepSession);
     await store.closePasswordResets(tx, change.userId);
     await this.accounts.auditUser({ userId: change.userId, livemode: null }, 'user.password_changed', tx);
-    await this.mailer.queue(tx, change.lang, change.email, { kind: 'password_changed', email: change.email, forgot: this.mailer.link('/dashboard/password/forgot') });
+    this.mailer.queue(tx, change.lang, change.email, { kind: 'password_changed', email: change.email, forgot: this.mailer.link('/dashboard/password/forgot') });
   }
 }

@@ -11,8 +11,8 @@ export class AccountMailer {
     private readonly publicUrl: string,
   ) {}
 
-  queue(tx: Transaction, lang: MailLang, to: string, mail: AccountMail): Promise<void> {
-    return this.mail.queue(tx, { to, ...composeMail(lang, mail) });
+  queue(tx: Transaction, lang: MailLang, to: string, mail: AccountMail): void {
+    this.mail.queue(tx, { to, ...composeMail(lang, mail) });
   }
 
   /** Sends what was queued, after the commit. */

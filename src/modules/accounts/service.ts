@@ -315,7 +315,7 @@ export class AccountsService implements AuditTrail {
       const { email, role } = invitee;
       await store.insertInvitation(tx, { tokenHash: sha256(token), id, accountId: actor.accountId, email, role, invitedBy: actor.userId, ttlSeconds: INVITATION_TTL_SECONDS });
       const account = await store.accountName(tx, actor.accountId);
-      await this.mailer.queue(tx, invitee.lang, email, { kind: 'invitation', link: this.mailer.link(`/dashboard/invite/${token}`), account, role });
+      this.mailer.queue(tx, invitee.lang, email, { kind: 'invitation', link: this.mailer.link(`/dashboard/invite/${token}`), account, role });
       await this.audit(actor, 'team.invited', `${email} as ${role}`, tx);
     });
     this.mailer.sendNow();

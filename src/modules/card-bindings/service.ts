@@ -81,8 +81,8 @@ export class CardBindingsService {
   }
 
   /** Records the card a completed binding saved, in the transaction that saved it. */
-  attachCard(tx: Transaction, bindingId: string, cardId: string): Promise<void> {
-    return store.attachCard(tx, bindingId, cardId);
+  attachCard(tx: Transaction, bindingId: string, cardId: string): void {
+    store.attachCard(tx, bindingId, cardId);
   }
 
   /** Reads a binding; a session past its time reads as EXPIRED (and is recorded so) even before the worker runs. */

@@ -50,6 +50,6 @@ export async function findBinding(db: Queryable, merchant: Merchant, id: string)
   return row;
 }
 
-export async function attachCard(tx: Transaction, bindingId: string, cardId: string): Promise<void> {
-  await tx.query('UPDATE card_bindings SET card_id = $2 WHERE id = $1', [bindingId, cardId]);
+export function attachCard(tx: Transaction, bindingId: string, cardId: string): void {
+  tx.write('UPDATE card_bindings SET card_id = $2 WHERE id = $1', [bindingId, cardId]);
 }

@@ -272,7 +272,7 @@ export class CheckoutService {
         expiry: session.card_expiry!,
         customer_ref: session.customer_ref,
       });
-      await this.bindings.attachCard(tx, session.binding_id!, card.id);
+      this.bindings.attachCard(tx, session.binding_id!, card.id);
       return true;
     });
     if (!completed) return this.refuseLostRace(token, 'submit_code');

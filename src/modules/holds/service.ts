@@ -74,7 +74,7 @@ export class HoldsService {
    */
   async applyEndOutcome(tx: Transaction, id: string, outcome: RailOutcome, retryInMs: number): Promise<IntentRow> {
     if (outcome.status === 'UNKNOWN') {
-      await store.deferHoldEnd(tx, id, retryInMs);
+      store.deferHoldEnd(tx, id, retryInMs);
       return this.payments.intentById(tx, (await store.holdEndById(tx, id)).payment_intent_id);
     }
     const end = await store.finishHoldEnd(tx, id, outcome);

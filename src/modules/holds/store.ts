@@ -61,8 +61,8 @@ export async function finishHoldEnd(tx: Transaction, id: string, outcome: { stat
   return row;
 }
 
-export async function deferHoldEnd(tx: Transaction, id: string, delayMs: number): Promise<void> {
-  await tx.query(`UPDATE hold_ends SET reconcile_after = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PENDING'`, [id, delayMs]);
+export function deferHoldEnd(tx: Transaction, id: string, delayMs: number): void {
+  tx.write(`UPDATE hold_ends SET reconcile_after = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PENDING'`, [id, delayMs]);
 }
 
 /** Leases a bounded batch of PENDING ends due for reconciliation (see leaseDebitsToReconcile). */

@@ -29,8 +29,8 @@ export class Mail {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  async queue(tx: Transaction, message: Message): Promise<void> {
-    await store.insertMail(tx, { id: newId('mail'), recipient: message.to, subject: message.subject.slice(0, 200), bodySealed: this.sealer.seal(message.text) });
+  queue(tx: Transaction, message: Message): void {
+    store.insertMail(tx, { id: newId('mail'), recipient: message.to, subject: message.subject.slice(0, 200), bodySealed: this.sealer.seal(message.text) });
   }
 
   /** Sends what is due at once, rather than at the worker's next turn: called after the commit that queued a message. */

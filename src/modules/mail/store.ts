@@ -9,8 +9,8 @@ export interface MailRow {
   attempts: number;
 }
 
-export async function insertMail(tx: Transaction, mail: { id: string; recipient: string; subject: string; bodySealed: string }): Promise<void> {
-  await tx.query('INSERT INTO mail_outbox (id, recipient, subject, body_sealed) VALUES ($1, $2, $3, $4)', [mail.id, mail.recipient, mail.subject, mail.bodySealed]);
+export function insertMail(tx: Transaction, mail: { id: string; recipient: string; subject: string; bodySealed: string }): void {
+  tx.write('INSERT INTO mail_outbox (id, recipient, subject, body_sealed) VALUES ($1, $2, $3, $4)', [mail.id, mail.recipient, mail.subject, mail.bodySealed]);
 }
 
 /**

@@ -122,7 +122,7 @@ export class OperatorsService {
     await this.act(consoleActor(admin), { action: 'operator.invited', target: invitee.email, detail: `as ${invitee.role}` }, async (tx) => {
       const { email, role } = invitee;
       await store.insertInvitation(tx, { tokenHash: sha256(token), id: newId('inv'), email, role, invitedBy: admin.user_id, ttlSeconds: INVITATION_TTL_SECONDS });
-      await this.mailer.queue(tx, invitee.lang, email, { kind: 'operator_invitation', link: this.mailer.link(`/operator/invite/${token}`), role });
+      this.mailer.queue(tx, invitee.lang, email, { kind: 'operator_invitation', link: this.mailer.link(`/operator/invite/${token}`), role });
     });
     this.mailer.sendNow();
     return { ok: true };

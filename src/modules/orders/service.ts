@@ -204,7 +204,7 @@ export class OrdersService {
       const order = await store.lockOrder(tx, merchant, id);
       if (!order) throw notFound('order');
       if (order.status !== 'PENDING') throw new ApiError('INVALID_STATE', `Only a PENDING order expires; this one is ${order.status}`);
-      await store.endNow(tx, id);
+      store.endNow(tx, id);
       if (!(await this.expire(tx, id))) throw new ApiError('ORDER_DEBIT_IN_PROGRESS', 'The buyer is paying this order right now');
       return this.present(await store.orderById(tx, id));
     });

@@ -159,8 +159,8 @@ export async function markCanceled(tx: Transaction, id: string): Promise<OrderRo
 }
 
 /** Brings a PENDING order's end to now (test mode's "expire" helper); the expiry itself is `markExpired`'s. */
-export async function endNow(tx: Transaction, id: string): Promise<void> {
-  await tx.query(`UPDATE orders SET expires_at = least(expires_at, now()) WHERE id = $1 AND status = 'PENDING'`, [id]);
+export function endNow(tx: Transaction, id: string): void {
+  tx.write(`UPDATE orders SET expires_at = least(expires_at, now()) WHERE id = $1 AND status = 'PENDING'`, [id]);
 }
 
 /** → EXPIRED past its time, but never under a debit in progress. */

@@ -234,7 +234,7 @@ export class PayoutsService {
       return await this.db.transaction(async (tx) => {
         if (!(await store.claimRun(tx, merchant, day))) return null;
         const payout = await this.#take(tx, merchant, { automatic: true });
-        if (payout) await store.recordRunPayout(tx, merchant, day, payout.id);
+        if (payout) store.recordRunPayout(tx, merchant, day, payout.id);
         return payout;
       });
     } catch (error) {
@@ -315,7 +315,7 @@ export class PayoutsService {
    */
   async applyOutcome(tx: Transaction, id: string, outcome: RailOutcome, retryInMs: number): Promise<PayoutRow> {
     if (outcome.status === 'UNKNOWN') {
-      await store.deferPayout(tx, id, retryInMs);
+      store.deferPayout(tx, id, retryInMs);
       return store.payoutById(tx, id);
     }
     const finished = await store.finishPayout(tx, id, outcome.status === 'SUCCEEDED' ? { status: 'PAID' } : { status: 'FAILED', failureCode: outcome.failureCode });

@@ -176,8 +176,8 @@ export async function cancelPending(tx: Transaction, merchant: Pick<Merchant, 'p
 }
 
 /** An IN_TRANSIT payout whose outcome is still unclear is asked about again after `delayMs`. */
-export async function deferPayout(tx: Transaction, id: string, delayMs: number): Promise<void> {
-  await tx.query(`UPDATE payouts SET next_attempt_at = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'IN_TRANSIT'`, [id, delayMs]);
+export function deferPayout(tx: Transaction, id: string, delayMs: number): void {
+  tx.write(`UPDATE payouts SET next_attempt_at = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'IN_TRANSIT'`, [id, delayMs]);
 }
 
 /**
@@ -231,8 +231,8 @@ export async function claimRun(tx: Transaction, merchant: Pick<Merchant, 'produc
   return rows.length === 1;
 }
 
-export async function recordRunPayout(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, day: string, payoutId: string): Promise<void> {
-  await tx.query('UPDATE payout_runs SET payout_id = $4 WHERE product_id = $1 AND livemode = $2 AND day = $3', [merchant.productId, merchant.livemode, day, payoutId]);
+export function recordRunPayout(tx: Transaction, merchant: Pick<Merchant, 'productId' | 'livemode'>, day: string, payoutId: string): void {
+  tx.write('UPDATE payout_runs SET payout_id = $4 WHERE product_id = $1 AND livemode = $2 AND day = $3', [merchant.productId, merchant.livemode, day, payoutId]);
 }
 
 /** Whether the day's automatic payout of the product and mode has run. */

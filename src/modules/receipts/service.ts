@@ -219,7 +219,7 @@ export class ReceiptsService {
     if (outcome.status === 'UNKNOWN') {
       const schedule = this.settings.retryScheduleSeconds;
       // Past the schedule, fences are tried again at its longest delay.
-      await store.deferAttempt(tx, row.id, schedule[row.attempts] ?? Math.max(...schedule));
+      store.deferAttempt(tx, row.id, schedule[row.attempts] ?? Math.max(...schedule));
       return;
     }
     const finished =

@@ -146,8 +146,8 @@ export async function markFailed(tx: Transaction, id: string, failureCode: strin
 }
 
 /** The next attempt of a PENDING receipt, after an unclear answer. */
-export async function deferAttempt(tx: Transaction, id: string, delaySeconds: number): Promise<void> {
-  await tx.query(`UPDATE receipts SET next_attempt_at = now() + $2 * interval '1 second' WHERE id = $1 AND status = 'PENDING'`, [id, delaySeconds]);
+export function deferAttempt(tx: Transaction, id: string, delaySeconds: number): void {
+  tx.write(`UPDATE receipts SET next_attempt_at = now() + $2 * interval '1 second' WHERE id = $1 AND status = 'PENDING'`, [id, delaySeconds]);
 }
 
 /** The receipts fiscalized in [from, to) in one mode, oldest first: what reconciliation compares with the module's. */

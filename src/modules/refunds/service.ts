@@ -63,7 +63,7 @@ export class RefundsService {
    */
   async applyRefundOutcome(tx: Transaction, id: string, outcome: RailOutcome, retryInMs: number): Promise<RefundRow> {
     if (outcome.status === 'UNKNOWN') {
-      await store.deferRefund(tx, id, retryInMs);
+      store.deferRefund(tx, id, retryInMs);
       return store.refundById(tx, id);
     }
     const finished = await store.finishRefund(tx, id, outcome);

@@ -92,8 +92,8 @@ export async function attachReceipt(tx: Transaction, id: string, receiptId: stri
   return row!;
 }
 
-export async function deferRefund(tx: Transaction, id: string, delayMs: number): Promise<void> {
-  await tx.query(`UPDATE refunds SET reconcile_after = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PENDING'`, [
+export function deferRefund(tx: Transaction, id: string, delayMs: number): void {
+  tx.write(`UPDATE refunds SET reconcile_after = now() + $2 * interval '1 millisecond' WHERE id = $1 AND status = 'PENDING'`, [
     id,
     delayMs,
   ]);
