@@ -1278,7 +1278,8 @@ async function socketLines(): Promise<string[]> {
     socket: () => withPostgresDatabase((url) => chargeRate({ DATABASE_URL: viaSocket(url) }, '.')),
     tcp: () => withPostgresDatabase((url) => chargeRate({ DATABASE_URL: url }, '.')),
   });
-  return [`postgres: through the Unix socket in ${socketDir}, against TCP to 127.0.0.1: ${comparedLine(best.socket, best.tcp)}`];
+  if (best.socket.rate === 0 || best.tcp.rate === 0) return ['postgres: unreachable through its socket or TCP: the socket scenario is skipped'];
+  return [`postgres: through the Unix socket in ${socketDir}, against TCP to ${new URL(POSTGRES_URL).host}: ${comparedLine(best.socket, best.tcp)}`];
 }
 
 /** BENCH_ONLY=graceful-stop: SIGTERM under POST charge from CONNECTIONS keep-alive clients, after WARMUP_SECONDS of it. */

@@ -49,8 +49,11 @@ interface PrimaryPool {
   pool: pg.Pool;
   primary: Primary;
 }
-/** Runs a statement on `client`, after the statements `ahead` of it (a transaction's BEGIN and writes) in one round trip. */
-/** Runs `statement` after `ahead` in one exchange; `sending` is called as that exchange is handed to the connection. */
+
+/**
+ * Runs a statement on `client`, after the statements `ahead` of it (a transaction's BEGIN and writes) in one round trip;
+ * `sending` is called as that exchange is handed to the connection.
+ */
 type Run = (client: pg.PoolClient, statement: Statement, ahead?: readonly Statement[], sending?: () => void) => Promise<pg.QueryResult>;
 
 /**
@@ -146,17 +149,19 @@ function queryOnPool<Row>(pool: PrimaryPool, run: Run, sql: string, params: read
 async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?: unknown) => void, run: Run, work: (tx: Transaction) => Promise<T>): Promise<T> {
   const queued = new Queued(true);
   const tx = transactionOn({
-    query: async <Row>(sql: string, params?: readonly unknown[]) => (await run(client, { sql, params }, queued.take())).rows as Row[],
+    query: async <Row>(sql: string, params?: readonly unknown[]) => (await queued.answer(() => run(client, { sql, params }, queued.take()))).rows as Row[],
     write: (sql, params) => queued.write({ sql, params }),
     exec: async (script) => {
       const waiting = queued.drain();
-      if (waiting) await run(client, waiting.statement, waiting.ahead);
-      await exec(client, script);
+      if (waiting) await queued.answer(() => run(client, waiting.statement, waiting.ahead));
+      await queued.answer(() => exec(client, script));
     },
   });
   let commitSent = false;
   try {
     const result = await work(tx);
+    // Its work swallowed a failure: it rolls back, as PostgreSQL's COMMIT of an aborted transaction does.
+    if (queued.failed) throw new TransactionAbortedError();
     const last = queued.commit();
     // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
     // Whether it committed is unknown only once its exchange is handed over: a failure before it is a rollback.

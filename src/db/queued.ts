@@ -8,6 +8,7 @@ export class Queued {
   #begin: boolean;
   #writes: Statement[] = [];
   #closed = false;
+  #failed = false;
 
   /** `begin`: the transaction's BEGIN is still to be sent, ahead of its first statement. */
   constructor(begin: boolean) {
@@ -19,10 +20,34 @@ export class Queued {
     return !this.#begin;
   }
 
+  /**
+   * A statement of the transaction failed, or a write was refused: the transaction cannot commit, whatever its work did
+   * with the error. Without this, one that failed before it was sent (a parameter that cannot be sent) would take what
+   * went ahead of it along unsent, and a COMMIT would commit the rest.
+   */
+  get failed(): boolean {
+    return this.#failed;
+  }
+
   write(statement: Statement): void {
     this.#assertOpen();
-    if (this.#writes.length >= WRITES_WAITING_MAX) throw new Error(`More than ${WRITES_WAITING_MAX} writes wait in one transaction`);
+    this.#assertNotFailed();
+    if (this.#writes.length >= WRITES_WAITING_MAX) {
+      this.#failed = true;
+      throw new Error(`More than ${WRITES_WAITING_MAX} writes wait in one transaction`);
+    }
     this.#writes.push(statement);
+  }
+
+  /** The answer of a statement of the transaction, sent by `send`; its failure fails the transaction. */
+  async answer<T>(send: () => Promise<T>): Promise<T> {
+    this.#assertNotFailed();
+    try {
+      return await send();
+    } catch (error) {
+      this.#failed = true;
+      throw error;
+    }
   }
 
   /** What goes ahead of the statement about to be sent, handed out once. */
@@ -60,5 +85,10 @@ export class Queued {
 
   #assertOpen(): void {
     if (this.#closed) throw new Error('Transaction is closed');
+  }
+
+  /** After a failure nothing more runs in the transaction, as PostgreSQL refuses statements in an aborted one. */
+  #assertNotFailed(): void {
+    if (this.#failed) throw Object.assign(new Error('current transaction is aborted, commands ignored until end of transaction block'), { code: '25P02' });
   }
 }

@@ -95,6 +95,12 @@ class Preparation extends Query {
 
 const connectionOf = (client: pg.ClientBase) => (client as unknown as { connection: ProtocolConnection }).connection;
 
+/** Whether node-postgres would send a query on `client`: it refuses one, unsent, once its connection failed or ends. */
+function sendable(client: pg.ClientBase): boolean {
+  const { _queryable: queryable, _ending: ending } = client as unknown as { _queryable: boolean; _ending: boolean };
+  return queryable && !ending;
+}
+
 function submit(client: pg.ClientBase, make: (callback: Callback) => pg.Query): Promise<pg.QueryResult> {
   return new Promise((resolve, reject) => {
     const callback: Callback = (error, result) => (error ? reject(error) : resolve(result));
@@ -117,14 +123,13 @@ function bound({ name = '', text, values = [] }: pg.QueryConfig): Bound {
 export async function runAfter(client: pg.ClientBase, ahead: readonly pg.QueryConfig[], statement: pg.QueryConfig, sending = () => {}): Promise<pg.QueryResult> {
   const main = bound(statement);
   const before = ahead.map(bound);
-  if (before.length === 0) {
-    sending();
-    return client.query(main);
-  }
+  // As PostgreSQL names a connection that does not exist (08003), so that the caller is told the database is unavailable.
+  if (!sendable(client)) throw Object.assign(new Error('The connection to PostgreSQL failed; nothing was sent on it'), { code: '08003' });
   const connection = connectionOf(client);
-  for (const { name, text } of [...before, main]) {
+  for (const { name, text } of before.length === 0 ? [] : [...before, main]) {
     if (name !== '' && connection.parsedStatements[name] === undefined) await submit(client, (callback) => new Preparation({ name, text, callback }));
   }
   sending();
+  if (before.length === 0) return client.query(main);
   return submit(client, (callback) => new Preceded({ ...main, callback }, before));
 }

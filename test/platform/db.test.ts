@@ -164,6 +164,40 @@ describe(`the database layer (${engine})`, () => {
     expect(await db.query('SELECT id FROM layer_rows WHERE id >= $1 ORDER BY id', [70])).toEqual([{ id: 70 }, { id: 71 }]);
   });
 
+  it('rolls back whole a transaction whose work swallowed a failure raised before its statement was sent', async () => {
+    const insert = 'INSERT INTO layer_rows (id, note) VALUES ($1, $2)';
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const ran: string[] = [];
+    const swallowing: Array<[string, (tx: Transaction) => Promise<unknown>]> = [
+      // The parameter cannot be sent: neither the statement nor the write queued ahead of it reached the database.
+      ['a parameter that cannot be sent', (tx) => tx.query('INSERT INTO layer_rows (id, doc) VALUES ($1, $2)', [81, circular]).catch(() => [])],
+      // One write more than may wait, refused as it is queued.
+      [
+        'a write refused',
+        async (tx) => {
+          try {
+            for (let index = 0; index < WRITES_WAITING_MAX; index++) tx.write('SELECT 1');
+          } catch {
+            // Swallowed.
+          }
+        },
+      ],
+    ];
+    for (const [name, swallow] of swallowing) {
+      const failed = db.transaction(async (tx) => {
+        afterRollback(tx, () => ran.push(`${name}: rolled back`));
+        afterCommit(tx, () => ran.push(`${name}: committed`));
+        tx.write(insert, [80, 'ahead of the failure']);
+        await swallow(tx);
+        await tx.query(insert, [82, 'after the failure']);
+      });
+      await expect(failed).rejects.toThrow(/rolled back|aborted/i);
+    }
+    expect(ran).toEqual(swallowing.map(([name]) => `${name}: rolled back`));
+    expect(await db.query('SELECT id FROM layer_rows WHERE id >= $1 AND id < $2', [80, 90])).toEqual([]);
+  });
+
   it('runs what waits for a commit once the transaction commits, and what waits for a rollback once it rolls back', async () => {
     const ran: string[] = [];
     const awaitBoth = (tx: Transaction, name: string) => {
@@ -292,6 +326,24 @@ describe.runIf(engine === 'postgres')('pooled connections on PostgreSQL', () => 
       await expect(db.query(refused, params)).rejects.toMatchObject({ code: expect.stringMatching(/^22/) });
       expect(await backend()).toBe(before);
     }
+  });
+
+  it('run the rollback effects of a transaction whose connection failed before its COMMIT could be sent', async () => {
+    const ran: string[] = [];
+    const failed = db.transaction(async (tx) => {
+      afterRollback(tx, () => ran.push('rolled back'));
+      afterCommit(tx, () => ran.push('committed'));
+      const { pid } = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!;
+      // Ended by the server while the work is busy elsewhere: the COMMIT that follows has no connection to go on.
+      await db.query('SELECT pg_terminate_backend($1)', [pid]);
+      const gone = async () => (await db.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0;
+      await expect.poll(gone).toBe(true);
+      // The server's farewell reaches the client at its next turn of reading.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      tx.write('SELECT 1');
+    });
+    await expect(failed).rejects.toMatchObject({ code: '08003' });
+    expect(ran).toEqual(['rolled back']);
   });
 
   it('keep a text usable on their connection after its parameter could not be sent', async () => {

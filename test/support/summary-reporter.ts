@@ -9,6 +9,7 @@ export default class SummaryReporter implements Reporter {
     const counts = { passed: 0, failed: 0, skipped: 0 };
     const unfinished = new Set<string>();
     for (const module of modules) {
+      const failedBefore = counts.failed;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') counts.passed++;
@@ -16,7 +17,8 @@ export default class SummaryReporter implements Reporter {
         else counts.failed++;
         if (state === 'pending') unfinished.add(`${module.project.name} ${module.relativeModuleId}`);
       }
-      if (module.state() === 'failed' && module.children.size === 0) counts.failed++;
+      // A file that failed outside its tests (a hook, its loading) counts once, when none of its tests did.
+      if (module.state() === 'failed' && counts.failed === failedBefore) counts.failed++;
     }
     for (const file of unfinished) process.stdout.write(`\nnever ended: ${file}`);
     process.stdout.write(`\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);

@@ -101,12 +101,12 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
     if (!idle) await wire.simple('BEGIN', false);
     const queued = new Queued(idle);
     const transaction = transactionOn({
-      query: async (sql, params) => wire.run({ sql, params }, true, undefined, queued.take()),
+      query: async (sql, params) => queued.answer(() => wire.run({ sql, params }, true, undefined, queued.take())),
       write: (sql, params) => queued.write({ sql, params }),
       exec: async (script) => {
         const waiting = queued.drain();
-        if (waiting) await wire.answerOf(waiting.statement, true, undefined, waiting.ahead);
-        await wire.simple(script, true);
+        if (waiting) await queued.answer(() => wire.answerOf(waiting.statement, true, undefined, waiting.ahead));
+        await queued.answer(() => wire.simple(script, true));
       },
     });
     const rollBack = async () => {
@@ -117,6 +117,8 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
     let result: T;
     try {
       result = await work(transaction);
+      // Its work swallowed a failure: it rolls back, as a COMMIT of an aborted transaction does.
+      if (queued.failed) throw new TransactionAbortedError();
     } catch (error) {
       queued.close();
       await rollBack();
