@@ -160,8 +160,6 @@ async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?
   let commitSent = false;
   try {
     const result = await work(tx);
-    // Its work swallowed a failure: it rolls back, as PostgreSQL's COMMIT of an aborted transaction does.
-    if (queued.failed) throw new TransactionAbortedError();
     const last = queued.commit();
     // COMMIT of a transaction that an error aborted (and its work caught) rolls back instead, as on the other engine.
     // Whether it committed is unknown only once its exchange is handed over: a failure before it is a rollback.

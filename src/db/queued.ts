@@ -1,5 +1,6 @@
 // What a transaction sends ahead of its next statement, on either engine: its BEGIN while that is not sent yet, and the
 // writes its work queued since its last statement. They go in the statement's exchange, so they cost no round trip.
+import { TransactionAbortedError } from '@electric-sql/pglite';
 import { WRITES_WAITING_MAX, type Statement } from './types.js';
 
 const BEGIN: Statement = { sql: 'BEGIN' };
@@ -18,15 +19,6 @@ export class Queued {
   /** BEGIN went, or was handed out to go: the server may have a transaction open, which a failure rolls back. */
   get begun(): boolean {
     return !this.#begin;
-  }
-
-  /**
-   * A statement of the transaction failed, or a write was refused: the transaction cannot commit, whatever its work did
-   * with the error. Without this, one that failed before it was sent (a parameter that cannot be sent) would take what
-   * went ahead of it along unsent, and a COMMIT would commit the rest.
-   */
-  get failed(): boolean {
-    return this.#failed;
   }
 
   write(statement: Statement): void {
@@ -70,9 +62,16 @@ export class Queued {
 
   /**
    * The transaction's work is over: what goes ahead of its COMMIT, or undefined when the server has no transaction to
-   * end. What it queues from now on is refused.
+   * end. What it queues from now on is refused. A transaction that had a statement fail, or a write refused, cannot
+   * commit, whatever its work did with the error: it is refused as a COMMIT of an aborted transaction rolls back.
+   * Without this, a statement that failed before it was sent (a parameter that cannot be sent) would take what went
+   * ahead of it along unsent, and the COMMIT would commit the rest.
    */
   commit(): Statement[] | undefined {
+    if (this.#failed) {
+      this.close();
+      throw new TransactionAbortedError();
+    }
     const last = this.#begin && this.#writes.length === 0 ? undefined : this.take();
     this.close();
     return last;

@@ -125,11 +125,15 @@ export async function runAfter(client: pg.ClientBase, ahead: readonly pg.QueryCo
   const before = ahead.map(bound);
   // As PostgreSQL names a connection that does not exist (08003), so that the caller is told the database is unavailable.
   if (!sendable(client)) throw Object.assign(new Error('The connection to PostgreSQL failed; nothing was sent on it'), { code: '08003' });
+  if (before.length === 0) {
+    // Nothing ahead: node-postgres sends it as it would, a new name parsed in the same exchange.
+    sending();
+    return client.query(main);
+  }
   const connection = connectionOf(client);
-  for (const { name, text } of before.length === 0 ? [] : [...before, main]) {
+  for (const { name, text } of [...before, main]) {
     if (name !== '' && connection.parsedStatements[name] === undefined) await submit(client, (callback) => new Preparation({ name, text, callback }));
   }
   sending();
-  if (before.length === 0) return client.query(main);
   return submit(client, (callback) => new Preceded({ ...main, callback }, before));
 }

@@ -5,7 +5,7 @@
 // one (parse, describe, bind, describe, execute, sync), so PostgreSQL would parse, analyse and plan it again each time.
 import { protocol, TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
 import { Queued } from '../queued.js';
-import { committed, rolledBack, transactionOn, type Db, type Transaction } from '../types.js';
+import { committed, rolledBack, transactionOn, type Db, type Statement, type Transaction } from '../types.js';
 import { Turns } from './turns.js';
 import { Wire, type Exchange, type Message } from './wire.js';
 
@@ -115,16 +115,15 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
       rolledBack(transaction);
     };
     let result: T;
+    let last: Statement[] | undefined;
     try {
       result = await work(transaction);
-      // Its work swallowed a failure: it rolls back, as a COMMIT of an aborted transaction does.
-      if (queued.failed) throw new TransactionAbortedError();
+      last = queued.commit();
     } catch (error) {
       queued.close();
       await rollBack();
       throw error;
     }
-    const last = queued.commit();
     // The engine answers every COMMIT it gets, in this process: a refusal is a rollback. A write that failed left the
     // transaction open, aborted, and the ROLLBACK ends it; after COMMIT's own refusal it changes nothing.
     let answers: Message[] = [];
