@@ -106,19 +106,26 @@ describe('webhook delivery under a dead endpoint', () => {
   }, 30_000);
 
   it('makes an endpoint that did not answer wait before its next attempt, and lets it go on once it answers', async () => {
-    const shop = await service.createMerchant();
-    const endpoint = (await service.call({ method: 'POST', url: '/v1/webhook_endpoints', key: shop.test, body: { url: `${blackHole.url}/slow` } })).body;
-    await expiredOrder(shop);
-    await service.webhooks.deliverDue(256);
-    expect(blackHole.received.filter((request) => request.path === '/slow')).toHaveLength(1);
-    // A second event is due at once, but the endpoint just failed to answer: it waits for its backoff.
-    await expiredOrder(shop);
-    expect(await service.webhooks.deliverDue(256)).toBe(0);
-    await sleep(1_100);
-    await service.call({ method: 'POST', url: `/v1/webhook_endpoints/${endpoint.id}`, key: shop.test, body: { url: `${healthy.url}/slow` } });
-    expect(await service.webhooks.deliverDue(256)).toBe(1);
-    expect(healthy.received.filter((request) => request.path === '/slow')).toHaveLength(1);
+    // A service of its own: the other tests' endpoints come out of their backoff with deliveries due, and would be counted.
+    const own = await startService({ TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true', TOLOV_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) });
+    try {
+      const shop = await own.createMerchant();
+      const endpoint = (await own.call({ method: 'POST', url: '/v1/webhook_endpoints', key: shop.test, body: { url: `${blackHole.url}/slow` } })).body;
+      await expiredOrder(shop, own);
+      await own.webhooks.deliverDue(256);
+      expect(blackHole.received.filter((request) => request.path === '/slow')).toHaveLength(1);
+      // A second event is due at once, but the endpoint just failed to answer: it waits for its backoff.
+      await expiredOrder(shop, own);
+      expect(await own.webhooks.deliverDue(256)).toBe(0);
+      await sleep(1_100);
+      await own.call({ method: 'POST', url: `/v1/webhook_endpoints/${endpoint.id}`, key: shop.test, body: { url: `${healthy.url}/slow` } });
+      expect(await own.webhooks.deliverDue(256)).toBe(1);
+      expect(healthy.received.filter((request) => request.path === '/slow')).toHaveLength(1);
+    } finally {
+      await own.stop();
+    }
   }, 30_000);
+
   it("delivers another merchant's event at once while three accounts' 48 endpoints hang, each account within its share", async () => {
     // A service of its own: nothing else in flight.
     const own = await startService({ TOLOV_WEBHOOK_ALLOW_PRIVATE: 'true', TOLOV_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) });
