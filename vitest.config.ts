@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { fatalReportFlags } from './test/support/fatal-reports.js';
 
 const postgresUrl = process.env.TOLOV_TEST_DATABASE_URL;
 if (!postgresUrl) {
@@ -53,6 +54,9 @@ export default defineConfig({
     // A page or a worker reaches the state a test waits for in its own time, later on a machine running two files.
     expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
+    // A worker that dies (out of memory) leaves a report of where it was; the summary prints it.
+    execArgv: fatalReportFlags(),
+    setupFiles: ['test/support/running-test.ts'],
     // Files share their worker's loaded modules: each file's state is its own (its services, databases and processes,
     // closed by its hooks), and loading the service afresh for every file cost a quarter of the suite's time.
     isolate: false,

@@ -55,6 +55,8 @@ export function startMain(env: Record<string, string>): Promise<Started> {
       const match = /Tolov listening on (http:\/\/\S+)/.exec(output);
       if (match) {
         clearTimeout(timer);
+        // Found once: matching again over the whole growing output on every chunk would cost time and memory.
+        child.stdout!.off('data', check);
         resolve({ child, url: match[1]!, output: () => output, exited });
       }
     };

@@ -1,8 +1,10 @@
 import type { Reporter, TestModule } from 'vitest/node';
+import { fatalReportLines } from './fatal-reports.js';
 
 /**
  * Ends the run with one plain line, `tests: N passed, N failed, N skipped`, that any CI can read. A test that never
- * ended (its worker died under it) counts as failed, and its file is named, so that a CI log cut to its tail says where.
+ * ended (its worker died under it) counts as failed, and its file is named, with the report the worker left as it died,
+ * so that a CI log cut to its tail says where.
  */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
@@ -21,6 +23,7 @@ export default class SummaryReporter implements Reporter {
       if (module.state() === 'failed' && counts.failed === failedBefore) counts.failed++;
     }
     for (const file of unfinished) process.stdout.write(`\nnever ended: ${file}`);
+    for (const line of fatalReportLines()) process.stdout.write(`\n${line}`);
     process.stdout.write(`\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
   }
 }
