@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTolov } from '../support/cli.js';
 import { startService, type Merchant, type TestService } from '../support/harness.js';
-import { balance, reconcileNow } from '../support/payments.js';
+import { balance } from '../support/payments.js';
 import { setPayoutAccount } from '../support/payouts.js';
 
 /** The fiscalization worker's interval in the service. */
@@ -134,9 +134,14 @@ describe('tolov trigger payout.paid and payout.failed', () => {
   it('waits for reconciliation when the test bank leaves a payout IN_TRANSIT (an account ending 0003)', async () => {
     const shop = await service.createMerchant();
     await setPayoutAccount(service, shop.productId, { last4: '0003' });
-    // The harness runs no reconciler: this one settles what is due, as the service's would after its window.
+    // The harness runs no reconciler: this one settles payouts sent 5 s ago or more, as the service's would after its
+    // (longer) window. One sent just now may still be in its payout run: reconciled then, it would be fenced instead.
+    const reconcileSent = async () => {
+      await service.db.query(`UPDATE payouts SET next_attempt_at = now() WHERE status = 'IN_TRANSIT' AND sent_at < now() - interval '5 seconds'`);
+      await service.payouts.reconcile(100);
+    };
     let reconciling: Promise<void> = Promise.resolve();
-    const reconciler = setInterval(() => (reconciling = reconciling.then(() => reconcileNow(service))), 500);
+    const reconciler = setInterval(() => (reconciling = reconciling.then(reconcileSent)), 500);
     try {
       const { event, stderr } = await triggered(shop.test, 'payout.paid');
       expect(event.data.status).toBe('PAID');

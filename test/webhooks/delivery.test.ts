@@ -219,7 +219,8 @@ describe('webhook deliveries', () => {
     receiver.behaviour = 'redirect';
     await charge(service, shop.test, { amount: 100, card });
     await service.webhooks.deliverDue(100);
-    expect(receiver.received.map((request) => request.path)).toEqual([`/hooks/${shop.productId}`]);
+    // Earlier tests' deliveries may come due meanwhile on a slow run: only this shop's, and the redirect's target, count.
+    expect(receiver.received.map((request) => request.path).filter((path) => path === '/moved' || path === `/hooks/${shop.productId}`)).toEqual([`/hooks/${shop.productId}`]);
     const [delivery] = (await service.call({ method: 'GET', url: `/v1/webhook_endpoints/${endpoint.id}/deliveries`, key: shop.test })).body.data;
     expect(delivery).toMatchObject({ status: 'pending', attempts: [{ statusCode: 302, error: 'answered 302' }] });
   });
