@@ -12,7 +12,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { openPglite, openPostgres, pgliteDb } from '../src/db/db.js';
-import type { Db } from '../src/db/types.js';
+import type { Db, Traffic } from '../src/db/types.js';
 import { createPglite } from '../src/db/pglite/engine.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Merchant } from '../src/core/merchant.js';
@@ -37,6 +37,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const POSTGRES_URL = process.env.TOLOV_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+const METRICS_TOKEN = 'bench-metrics-token-0123456789';
 const STARTUP_TIMEOUT_MS = 60_000;
 const SEED_ORDERS = 1_000;
 const SEED_SLICE = 50_000;
@@ -80,6 +81,16 @@ interface Breakdown {
   wal: { syncsPerRequest: number; meanSyncMs: number | null } | null;
   /** What each request wrote to PostgreSQL. */
   writes: Writes | null;
+  /** The service's round trips to its database and the statements it ran, per request (its /metrics). */
+  traffic: Traffic;
+}
+
+/** The service's count of round trips to its database and of statements run, from its /metrics. */
+async function databaseTraffic(url: string): Promise<Traffic> {
+  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  const text = await response.text();
+  const counter = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { roundTrips: counter('tolov_db_round_trips_total'), statements: counter('tolov_db_statements_total') };
 }
 
 /** PostgreSQL's count of WAL flushes and their total time (ms; 0 unless track_wal_io_timing is on), or null without it. */
@@ -106,7 +117,10 @@ async function startBreakdown(url: string, databaseUrl: string | null): Promise<
   await fetchCaller(url)('POST', '/admin/v1/timings/reset', {}, admin);
   const postgres = databaseUrl !== null;
   const walBefore = postgres ? await walSyncs() : null;
+  const trafficBefore = await databaseTraffic(url);
   return async (requests) => {
+    const trafficAfter = await databaseTraffic(url);
+    const per = (of: keyof Traffic) => Math.round(((trafficAfter[of] - trafficBefore[of]) / requests) * 100) / 100;
     const timings = (await fetchCaller(url)('GET', '/admin/v1/timings', undefined, admin)) as unknown as TimingsSnapshot;
     const walAfter = postgres ? await walSyncs() : null;
     const wal =
@@ -116,7 +130,7 @@ async function startBreakdown(url: string, databaseUrl: string | null): Promise<
             meanSyncMs: walAfter.syncMs > walBefore.syncMs ? Math.round(((walAfter.syncMs - walBefore.syncMs) / (walAfter.syncs - walBefore.syncs)) * 100) / 100 : null,
           }
         : null;
-    return { timings, wal, writes: readWrites ? await readWrites(requests) : null };
+    return { timings, wal, writes: readWrites ? await readWrites(requests) : null, traffic: { roundTrips: per('roundTrips'), statements: per('statements') } };
   };
 }
 
@@ -262,7 +276,7 @@ async function stripeEmulator(): Promise<Result> {
 async function startService(env: Record<string, string>, dir = '.', nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [...nodeArgs, join(dir, 'dist/main.js')], {
     // The benchmark is one merchant on purpose; its per-key limit is lifted so that the service, not the limit, is measured.
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, TOLOV_RATE_LIMIT_KEY_PER_MINUTE: '10000000', ...env },
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', TOLOV_ADMIN_TOKEN: ADMIN_TOKEN, TOLOV_SECRETS_KEY: SECRETS_KEY, TOLOV_METRICS_TOKEN: METRICS_TOKEN, TOLOV_RATE_LIMIT_KEY_PER_MINUTE: '10000000', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return { url: await addressPrinted(child, /Tolov listening on (http:\/\/\S+)/, 'service'), child };
@@ -1080,6 +1094,7 @@ function breakdownLines(results: Result[]): string[] {
       `${result.engine}: where a ${result.scenario} took its time at ${CONNECTIONS} connections (ms: mean, p50, p99; count):`,
       ...timings.series.map((series) => `  ${series.name}: ${series.meanMs}, ${series.p50Ms}, ${series.p99Ms}; ${series.count}`),
       `  event loop delay: p50 ${loop.p50Ms}, p99 ${loop.p99Ms}, max ${loop.maxMs}`,
+      `  the service's database traffic, per charge: ${result.breakdown.traffic.roundTrips} round trips, ${result.breakdown.traffic.statements} statements`,
       ...(wal ? [`  PostgreSQL WAL flushes: ${wal.syncsPerRequest} per charge${wal.meanSyncMs === null ? '' : `, ${wal.meanSyncMs} ms each`}`] : []),
       ...(result.breakdown.writes ? [writesLine(result.breakdown.writes)] : []),
     ];

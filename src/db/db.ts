@@ -4,9 +4,9 @@ import { FolderInUseError, lockFolder } from './folder-lock.js';
 import { CONNECT_TIMEOUT_MS, NotPrimaryError, Primary } from './primary.js';
 import { inThisThread, pgliteSession } from './pglite/session.js';
 import { startPgliteThread, type EngineThread } from './pglite/thread.js';
-import { runAfter } from './sent-ahead.js';
+import { countTraffic, runAfter } from './sent-ahead.js';
 import { Queued } from './queued.js';
-import { committed, NEVER_LOST, rolledBack, transactionOn, type Db, type Statement, type Transaction } from './types.js';
+import { committed, NEVER_LOST, rolledBack, transactionOn, type Db, type Statement, type Traffic, type Transaction } from './types.js';
 
 const POOL_SIZE = 10;
 /** Distinct statement texts prepared by name, on either engine (a limit well above the service's own set). */
@@ -204,10 +204,12 @@ export async function openPostgres(connectionString: string): Promise<Db> {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
       oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
   };
+  const traffic: Traffic = { roundTrips: 0, statements: 0 };
   // Each connection is made to the primary as last found (a connection string given to a client wins over its parts).
   class PrimaryClient extends pg.Client {
     constructor(config: pg.ClientConfig) {
       super({ ...config, connectionString: primary.url });
+      countTraffic(this, traffic);
     }
   }
   const pool = new pg.Pool({
@@ -259,6 +261,7 @@ export async function openPostgres(connectionString: string): Promise<Db> {
     listen: (channel, handlers) => listenPostgres(() => primary.url, channel, handlers),
     lost: NEVER_LOST,
     poolState: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: POOL_SIZE }),
+    traffic: () => ({ ...traffic }),
     close: () => {
       primary.close();
       return pool.end();

@@ -5,6 +5,7 @@
 // exchange fails with the first error, and the transaction it aborted is rolled back by its caller.
 import { createRequire } from 'node:module';
 import pg from 'pg';
+import type { Traffic } from './types.js';
 
 /** node-postgres's own mapping of a parameter to its text (or bytes), which its Query applies when it binds. */
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => string | Buffer | null };
@@ -26,6 +27,7 @@ interface ProtocolConnection {
   bind(config: { statement: string; values: readonly (string | Buffer | null)[] }): void;
   execute(config: Record<string, never>): void;
   sync(): void;
+  query(text: string): void;
 }
 type Callback = (error: Error | undefined, result: pg.QueryResult) => void;
 const Query = pg.Query as unknown as new (config: pg.QueryConfig & { callback: Callback }) => pg.Query & QueryInternals;
@@ -94,6 +96,28 @@ class Preparation extends Query {
 }
 
 const connectionOf = (client: pg.ClientBase) => (client as unknown as { connection: ProtocolConnection }).connection;
+
+/**
+ * Counts into `traffic` what `client` sends on its connection: each exchange (one Sync, or one simple query) and each
+ * statement (one Execute, or one simple query).
+ */
+export function countTraffic(client: pg.ClientBase, traffic: Traffic): void {
+  const connection = connectionOf(client);
+  const { sync, execute, query } = connection;
+  connection.sync = () => {
+    traffic.roundTrips += 1;
+    sync.call(connection);
+  };
+  connection.execute = (config) => {
+    traffic.statements += 1;
+    execute.call(connection, config);
+  };
+  connection.query = (text) => {
+    traffic.roundTrips += 1;
+    traffic.statements += 1;
+    query.call(connection, text);
+  };
+}
 
 /** Whether node-postgres would send a query on `client`: it refuses one, unsent, once its connection failed or ends. */
 function sendable(client: pg.ClientBase): boolean {

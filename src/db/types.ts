@@ -46,6 +46,8 @@ export interface Db extends Queryable {
   readonly lost: Promise<Error>;
   /** The connection pool as it stands (PostgreSQL); the embedded engine has one session and no pool. */
   poolState?(): PoolState;
+  /** What this process has sent the database since it opened it, counted as it goes on the wire. */
+  traffic(): Traffic;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,15 @@ export interface PoolState {
   idle: number;
   waiting: number;
   max: number;
+}
+
+/**
+ * Round trips (exchanges: what the service sends before it waits for the answer, one Sync or one simple query each) and
+ * statements run (each bound and executed, or each simple query): a charge's cost is mostly its round trips.
+ */
+export interface Traffic {
+  roundTrips: number;
+  statements: number;
 }
 
 /** `lost` of a database that is never lost to the process. */

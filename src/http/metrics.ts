@@ -1,11 +1,11 @@
 // Prometheus metrics (prom-client): every request by route template and status with its latency, the requests in
 // flight, charges and refunds by outcome, the bank's and the fiscal module's calls by outcome with their latency, webhook
-// attempts by outcome, the depths of the queues the workers drain, the database pool, and the process's own (event loop
-// delay, memory, CPU). Labels are bounded: a route's template, never its path; outcomes and operations from fixed sets;
-// no product, key or card in any of them.
+// attempts by outcome, the depths of the queues the workers drain, the database pool with its round trips and
+// statements, and the process's own (event loop delay, memory, CPU). Labels are bounded: a route's template, never its
+// path; outcomes and operations from fixed sets; no product, key or card in any of them.
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Db } from '../db/types.js';
+import type { Db, Traffic } from '../db/types.js';
 import type { RequestsInFlight } from './in-flight.js';
 import type { Outcomes } from '../modules/monitoring/outcomes.js';
 import { queueDepths } from '../modules/monitoring/queues.js';
@@ -57,7 +57,26 @@ export function createMetrics(db: Db, inFlight: RequestsInFlight): Registry {
       if (pool) for (const [state, count] of Object.entries(pool)) this.set({ state }, count);
     },
   });
+  countTraffic(db, registry);
   return Registry.merge([processRegistry(), registry]);
+}
+
+/** The database's round trips and statements, as counters read from the engine's own counts when scraped. */
+function countTraffic(db: Db, registry: Registry): void {
+  const reported = { roundTrips: 0, statements: 0 };
+  const counter = (name: string, help: string, of: keyof Traffic) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const now = db.traffic()[of];
+        this.inc(now - reported[of]);
+        reported[of] = now;
+      },
+    });
+  counter('tolov_db_round_trips_total', 'Exchanges with the database: statements sent together, then their answers awaited', 'roundTrips');
+  counter('tolov_db_statements_total', 'Statements the database ran (a script counts once)', 'statements');
 }
 
 /** Counts and times every request by its method, route template and status; unmatched paths share one label. */

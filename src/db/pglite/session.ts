@@ -75,6 +75,7 @@ export async function pgliteSession(exchange: Exchange, options: SessionOptions)
     },
     listen: (channel, handlers) => listen(db, wire, channel, handlers, () => closing),
     lost: options.lost,
+    traffic: () => ({ ...wire.traffic }),
     async close() {
       if (closing) return;
       // After every statement and transaction that asked before; whatever asks from now on is refused.

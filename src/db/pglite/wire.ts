@@ -2,7 +2,7 @@
 // their own, then run in one exchange (bind, describe, execute, sync), and answers are parsed into rows.
 import { parse, protocol, types, type messages } from '@electric-sql/pglite';
 import { setNewest } from '../../lib/bounded-map.js';
-import type { Statement } from '../types.js';
+import type { Statement, Traffic } from '../types.js';
 
 /**
  * Executes protocol bytes on the session, strictly in the order of the calls, and answers the backend's bytes: `send`
@@ -48,6 +48,7 @@ export class Wire {
   sending = 0;
   /** Set once everything asked before closing has been sent; every exchange is refused from then on. */
   closed = false;
+  readonly traffic: Traffic = { roundTrips: 0, statements: 0 };
   readonly #parsers: Record<number, (text: string, typeId?: number) => unknown>;
   readonly #serializers: Record<number, (value: unknown) => string> = { ...types.serializers };
   readonly #parser = new protocol.Parser();
@@ -70,6 +71,7 @@ export class Wire {
    */
   async send(message: Uint8Array, waited: boolean): Promise<Message[]> {
     if (this.closed) throw new Error('The embedded database is closed');
+    this.traffic.roundTrips += 1;
     let answer: Uint8Array;
     if (waited) answer = this.exchange.wait(message);
     else {
@@ -94,6 +96,7 @@ export class Wire {
 
   /** A script without parameters, as a simple query; `sent` is called once it is sent. */
   simple(script: string, waited: boolean, sent?: () => void): Promise<Message[]> {
+    this.traffic.statements += 1;
     const answer = this.send(serialize.query(script), waited);
     sent?.();
     return answer;
@@ -170,6 +173,7 @@ export class Wire {
       // Only the last statement's rows are read: the others are not described.
       return index === runs.length - 1 ? [bind, serialize.describe({ type: 'P' }), serialize.execute({})] : [bind, serialize.execute({})];
     });
+    this.traffic.statements += runs.length;
     return this.send(concat([...parts, SYNC]), waited);
   }
 
