@@ -2,7 +2,9 @@
 // pool's queue and in the bank client's; past the limit a request is refused before any of its work, so an overload
 // answers 503 quickly instead of growing the process until it fails. A request takes its place once its body is read
 // and, on the API, its key accepted: a request refused for its credentials or its body never holds one, and neither
-// does a client sending its body slowly, which a place would let a few connections keep from everyone.
+// does a client sending its body slowly, which a place would let a few connections keep from everyone. The pages'
+// sessions are looked up after it (their preHandlers run after this one), so that made-up ones queue no more lookups
+// than the places allow.
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';

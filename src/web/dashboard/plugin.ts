@@ -21,15 +21,19 @@ import { startPages } from './pages/start.js';
 import { statementPages } from './pages/statement.js';
 import { teamPages } from './pages/team.js';
 import { webhookPages } from './pages/webhooks.js';
-import { cookiesOf, isToken, SESSION_COOKIE, signedOf, signInto, startDash } from './context.js';
+import { cookiesOf, dashOf, isToken, SESSION_COOKIE, signedOf, signInto, startDash } from './context.js';
 import { errorPages, guardForms, parseFileForms, parseForms, renderErrors } from './forms.js';
 import { page } from './layout.js';
 
 function guardRequests(app: FastifyInstance, deps: DashboardDeps): void {
   const secure = deps.publicUrl.startsWith('https:');
   app.addHook('onRequest', async (request, reply) => {
-    const dash = startDash(request, reply, secure || request.protocol === 'https');
-    request.dash = dash;
+    request.dash = startDash(request, reply, secure || request.protocol === 'https');
+  });
+  // The session is looked up once the request holds its place among those in flight (the service's first preHandler):
+  // requests with made-up session tokens then queue no more lookups than the places bound.
+  app.addHook('preHandler', async (request) => {
+    const dash = dashOf(request);
     const token = cookiesOf(request).get(SESSION_COOKIE);
     if (token === undefined || !isToken(token)) return;
     const signed = await signedOf(deps, token);

@@ -1,7 +1,7 @@
 // Tolov's operator console at /operator: server-rendered like the dashboard and under its rules (sessions in the
 // database, form tokens, Origin, throttled log-in), with a session of its own, which no merchant session stands for.
 import type { FastifyPluginAsync } from 'fastify';
-import { cookiesOf, isToken, sessionCookieOf, startDash } from '../dashboard/context.js';
+import { cookiesOf, dashOf, isToken, sessionCookieOf, startDash } from '../dashboard/context.js';
 import { errorPages, guardForms, parseForms, renderErrors } from '../dashboard/forms.js';
 import { SecondFactorSetUpRequired } from './context.js';
 import type { ConsoleDeps } from './deps.js';
@@ -23,12 +23,15 @@ export const consoleRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) 
   const secure = deps.publicUrl.startsWith('https:');
   app.addHook('onRequest', async (request, reply) => {
     request.dash = startDash(request, reply, secure || request.protocol === 'https', '/operator');
+  });
+  // Looked up once the request holds its place among those in flight, as the dashboard's sessions are.
+  app.addHook('preHandler', async (request) => {
     const token = cookiesOf(request).get(sessionCookieOf('/operator'));
     if (token === undefined || !isToken(token)) return;
     const session = await deps.operators.session(token);
     if (!session) return;
     request.operator = session;
-    request.dash.csrf = session.csrf_token;
+    dashOf(request).csrf = session.csrf_token;
   });
   guardForms(app, deps.publicUrl);
   renderErrors(app, showError, (error, request, reply) =>
