@@ -46,7 +46,10 @@ export interface Db extends Queryable {
   readonly lost: Promise<Error>;
   /** The connection pool as it stands (PostgreSQL); the embedded engine has one session and no pool. */
   poolState?(): PoolState;
-  /** What this process has sent the database since it opened it, counted as it goes on the wire. */
+  /**
+   * What this process has sent the database since it opened it, counted as it goes on the wire: on PostgreSQL, over the
+   * pool's connections (not a listener's, nor the primary's checks).
+   */
   traffic(): Traffic;
   close(): Promise<void>;
 }
@@ -61,7 +64,8 @@ export interface PoolState {
 
 /**
  * Round trips (exchanges: what the service sends before it waits for the answer, one Sync or one simple query each) and
- * statements run (each bound and executed, or each simple query): a charge's cost is mostly its round trips.
+ * statements sent (each bound and executed, or each simple query; one after a failure in its exchange is skipped by the
+ * server, and still counted): a charge's cost is mostly its round trips.
  */
 export interface Traffic {
   roundTrips: number;

@@ -57,12 +57,12 @@ export function createMetrics(db: Db, inFlight: RequestsInFlight): Registry {
       if (pool) for (const [state, count] of Object.entries(pool)) this.set({ state }, count);
     },
   });
-  countTraffic(db, registry);
+  exposeTraffic(db, registry);
   return Registry.merge([processRegistry(), registry]);
 }
 
 /** The database's round trips and statements, as counters read from the engine's own counts when scraped. */
-function countTraffic(db: Db, registry: Registry): void {
+function exposeTraffic(db: Db, registry: Registry): void {
   const reported = { roundTrips: 0, statements: 0 };
   const counter = (name: string, help: string, of: keyof Traffic) =>
     new Counter({
@@ -76,7 +76,7 @@ function countTraffic(db: Db, registry: Registry): void {
       },
     });
   counter('tolov_db_round_trips_total', 'Exchanges with the database: statements sent together, then their answers awaited', 'roundTrips');
-  counter('tolov_db_statements_total', 'Statements the database ran (a script counts once)', 'statements');
+  counter('tolov_db_statements_total', 'Statements sent to the database (a script counts once)', 'statements');
 }
 
 /** Counts and times every request by its method, route template and status; unmatched paths share one label. */

@@ -15,7 +15,7 @@ let url = '';
 async function drill(databaseUrl: string | null): Promise<{ code: number | null; report: Record<string, any> | null; said: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/restore-drill.ts'], {
     env: { PATH: process.env.PATH, TOLOV_DATA_DIR: 'memory://', ...(databaseUrl === null ? {} : { DATABASE_URL: databaseUrl }) },
-    // A drill that hangs is killed before its test times out (120 s), which then fails on its exit code.
+    // A drill that hangs is killed after 100 s, and fails its test on its exit code if the test's own timeout has not.
     timeout: 100_000,
   });
   let out = '';

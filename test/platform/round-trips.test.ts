@@ -1,6 +1,7 @@
 // /metrics counts the service's round trips to its database and the statements it ran, as they go on the wire. A
 // charge's cost is mostly its round trips: this pins how many a lone charge makes, the same on both engines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Traffic } from '../../src/db/types.js';
 import { startService, type TestService } from '../support/harness.js';
 import { bindCard } from '../support/binding.js';
 import { charge } from '../support/payments.js';
@@ -13,7 +14,6 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-type Traffic = { roundTrips: number; statements: number };
 
 const traffic = async (): Promise<Traffic> => {
   const reply = await service.call({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
@@ -39,7 +39,7 @@ describe('the database traffic /metrics counts', () => {
     const card = await bindCard(service, shop.test, '8600000000000007');
     // The first charge prepares its statements on the connection (more round trips, once).
     expect((await charge(service, shop.test, { amount: 100, card })).status).toBe(201);
-    // A scrape runs a statement of its own (the queues' depths), counted in the second scrape of each pair.
+    // A scrape reads the counts before it sends its own statement (the queues' depths): the first of a pair is counted.
     const scrape = await fewest(async () => {});
     expect(scrape).toEqual({ roundTrips: 1, statements: 1 });
     const charged = await fewest(async () => expect((await charge(service, shop.test, { amount: 100, card })).status).toBe(201));
@@ -55,7 +55,7 @@ describe('the database traffic /metrics counts', () => {
         for (let n = 0; n < 3; n++) tx.write('SELECT $1::int', [n]);
       }),
     );
-    // BEGIN, the three writes and COMMIT, in one exchange; and the scrape's own.
+    // BEGIN, the three writes and COMMIT, in one exchange; and the first scrape's own.
     expect(wrote).toEqual({ roundTrips: 1 + 1, statements: 5 + 1 });
   });
 });

@@ -11,9 +11,10 @@ const FLOOD = 60;
 let service: TestService;
 beforeAll(async () => {
   service = await startService({ TOLOV_REQUESTS_IN_FLIGHT_MAX: '4', TOLOV_REQUESTS_IN_FLIGHT_PER_CLIENT_MAX: String(SHARE), TOLOV_METRICS_TOKEN: METRICS_TOKEN });
-  // Connections opened beforehand: a new one's own statement (is the server the primary?) would count as a lookup.
-  await Promise.all(Array.from({ length: 4 }, () => service.db.query('SELECT pg_sleep(0.05)')));
 });
+
+/** Opens connections beforehand (the pool closes idle ones): a new one's own statement (is it the primary?) would count. */
+const warmPool = () => Promise.all(Array.from({ length: 4 }, () => service.db.query('SELECT pg_sleep(0.05)')));
 afterAll(() => service.stop());
 
 const statements = async () => {
@@ -26,11 +27,12 @@ describe.each([
   ['the operator console', '/operator', 'tolov_operator'],
 ])('%s under requests with made-up session tokens', (_surface, path, cookie) => {
   it('looks up only the sessions of requests that hold a place, and refuses the others before any lookup', async () => {
+    await warmPool();
     const before = await statements();
     const replies = await Promise.all(
       Array.from({ length: FLOOD }, () => service.call({ method: 'GET', url: path, headers: { cookie: `${cookie}=${randomBytes(32).toString('base64url')}` } })),
     );
-    // The scrape after runs one statement of its own (the queues' depths).
+    // A scrape reads the counts before it sends its own statement (the queues' depths): the one before is counted here.
     const looked = (await statements()) - before - 1;
     const refused = replies.filter((reply) => reply.status === 429).length;
     // Every request is either refused for its client's share, or served as signed out (sent to sign in).

@@ -30,7 +30,13 @@ export function fatalReportLines(): string[] {
     return [];
   }
   return files.flatMap((name) => {
-    const report = JSON.parse(readFileSync(join(DIR, name), 'utf8')) as Report;
+    let report: Report;
+    try {
+      report = JSON.parse(readFileSync(join(DIR, name), 'utf8')) as Report;
+    } catch {
+      // Cut short as its worker died: named, so the summary line still comes.
+      return [`a worker died and left an unreadable report: ${join(DIR, name)}`];
+    }
     const used = report.javascriptHeap?.usedMemory;
     // Out of memory, the report has no stack: its message then reads "No stack.", its one frame "Unavailable.".
     const stack = (report.javascriptStack?.stack ?? []).filter((frame) => frame.trim() !== 'Unavailable.');

@@ -140,9 +140,11 @@ describe('webhook delivery under a dead endpoint', () => {
 
       // 3 × 16 × 8 = 384 attempts are due, more than the process's 256: each account gets its share and no more.
       for (let round = 0; round < 4; round++) await own.webhooks.startDue(256);
-      // Polled: on a busy machine the receiver reads the 192 requests over a while.
+      // On a busy machine the receiver reads the requests over a while: once it has as many as the shares allow, each
+      // account must have sent exactly its share.
       const perAccount = () => [0, 1, 2].map((m) => blackHole.received.filter((request) => request.path.startsWith(`/share/${m}/`)).length);
-      await expect.poll(perAccount).toEqual([SENDS_PER_PRODUCT_MAX, SENDS_PER_PRODUCT_MAX, SENDS_PER_PRODUCT_MAX]);
+      await expect.poll(() => perAccount().reduce((sum, count) => sum + count, 0)).toBeGreaterThanOrEqual(3 * SENDS_PER_PRODUCT_MAX);
+      expect(perAccount()).toEqual([SENDS_PER_PRODUCT_MAX, SENDS_PER_PRODUCT_MAX, SENDS_PER_PRODUCT_MAX]);
       const sent = Date.now();
       const orderId = await expiredOrder(quiet, own);
       await own.webhooks.startDue(256);

@@ -30,8 +30,9 @@ function guardRequests(app: FastifyInstance, deps: DashboardDeps): void {
   app.addHook('onRequest', async (request, reply) => {
     request.dash = startDash(request, reply, secure || request.protocol === 'https');
   });
-  // The session is looked up once the request holds its place among those in flight (the service's first preHandler):
-  // requests with made-up session tokens then queue no more lookups than the places bound.
+  // The session is looked up once the request holds its place among those in flight (a preHandler the service adds
+  // before every page's): requests with made-up session tokens then queue no more lookups than the places bound. An
+  // error before it (a form that cannot be read) is shown in the signed-out frame.
   app.addHook('preHandler', async (request) => {
     const dash = dashOf(request);
     const token = cookiesOf(request).get(SESSION_COOKIE);
