@@ -61,18 +61,17 @@ export function createMetrics(db: Db, inFlight: RequestsInFlight): Registry {
   return Registry.merge([processRegistry(), registry]);
 }
 
-/** The database's round trips and statements, as counters read from the engine's own counts when scraped. */
+/** The database's round trips and statements, as counters set to the engine's own counts when scraped. */
 function exposeTraffic(db: Db, registry: Registry): void {
-  const reported = { roundTrips: 0, statements: 0 };
   const counter = (name: string, help: string, of: keyof Traffic) =>
     new Counter({
       name,
       help,
       registers: [registry],
       collect() {
-        const now = db.traffic()[of];
-        this.inc(now - reported[of]);
-        reported[of] = now;
+        // The engine's count only grows: the counter is that count, as prom-client lets a counter be set.
+        this.reset();
+        this.inc(db.traffic()[of]);
       },
     });
   counter('tolov_db_round_trips_total', 'Exchanges with the database: statements sent together, then their answers awaited', 'roundTrips');

@@ -5,7 +5,7 @@ import type { Traffic } from '../../src/db/types.js';
 import { startService, type TestService } from '../support/harness.js';
 import { bindCard } from '../support/binding.js';
 import { charge } from '../support/payments.js';
-import { samples } from '../support/prometheus.js';
+import { databaseTraffic } from '../support/prometheus.js';
 
 const METRICS_TOKEN = 'mtk_8kQ2vXn5Rw7Lp3Zb9Tc4Yh6Jd1Mf0Gs';
 let service: TestService;
@@ -15,11 +15,7 @@ beforeAll(async () => {
 afterAll(() => service.stop());
 
 
-const traffic = async (): Promise<Traffic> => {
-  const reply = await service.call({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
-  const value = (name: string) => samples(reply.text).find((sample) => sample.name === name)!.value;
-  return { roundTrips: value('tolov_db_round_trips_total'), statements: value('tolov_db_statements_total') };
-};
+const traffic = () => databaseTraffic(service, METRICS_TOKEN);
 
 /** What `act` added to the counts, the fewest of three tries: anything else the service did meanwhile only adds. */
 async function fewest(act: () => Promise<unknown>): Promise<Traffic> {

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../support/harness.js';
-import { samples } from '../support/prometheus.js';
+import { databaseTraffic } from '../support/prometheus.js';
 
 const METRICS_TOKEN = 'mtk_session_lookups_token_0123456789';
 const SHARE = 2;
@@ -17,10 +17,7 @@ beforeAll(async () => {
 const warmPool = () => Promise.all(Array.from({ length: 4 }, () => service.db.query('SELECT pg_sleep(0.05)')));
 afterAll(() => service.stop());
 
-const statements = async () => {
-  const reply = await service.call({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
-  return samples(reply.text).find((sample) => sample.name === 'tolov_db_statements_total')!.value;
-};
+const statements = async () => (await databaseTraffic(service, METRICS_TOKEN)).statements;
 
 describe.each([
   ['the dashboard', '/dashboard', 'tolov_session'],

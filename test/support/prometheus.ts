@@ -1,4 +1,6 @@
 // Reading GET /metrics as Prometheus would.
+import type { Traffic } from '../../src/db/types.js';
+import type { TestService } from './harness.js';
 
 export interface Sample {
   name: string;
@@ -20,4 +22,15 @@ export function samples(text: string): Sample[] {
       if (Number.isNaN(value) && !/^nan$/i.test(match[3]!)) throw new Error(`not a number: ${line}`);
       return { name: match[1]!, labels, value };
     });
+}
+
+/**
+ * The service's database round trips and statements, from its /metrics (with `token`). A scrape reads them before it
+ * sends its own statement (the queues' depths), so that statement is counted by the next scrape.
+ */
+export async function databaseTraffic(service: Pick<TestService, 'call'>, token: string): Promise<Traffic> {
+  const reply = await service.call({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+  if (reply.status !== 200) throw new Error(`/metrics answered ${reply.status}`);
+  const value = (name: string) => samples(reply.text).find((sample) => sample.name === name)!.value;
+  return { roundTrips: value('tolov_db_round_trips_total'), statements: value('tolov_db_statements_total') };
 }
