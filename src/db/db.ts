@@ -4,9 +4,9 @@ import { FolderInUseError, lockFolder } from './folder-lock.js';
 import { CONNECT_TIMEOUT_MS, NotPrimaryError, Primary } from './primary.js';
 import { inThisThread, pgliteSession } from './pglite/session.js';
 import { startPgliteThread, type EngineThread } from './pglite/thread.js';
-import { countTraffic, runAfter } from './sent-ahead.js';
+import { countTraffic, runAfter, type ReadConfig } from './sent-ahead.js';
 import { Queued } from './queued.js';
-import { committed, NEVER_LOST, rolledBack, transactionOn, type Db, type Statement, type Traffic, type Transaction } from './types.js';
+import { committed, failureOf, NEVER_LOST, rolledBack, rowsAfterCommit, transactionOn, type Db, type Statement, type Traffic, type Transaction } from './types.js';
 
 const POOL_SIZE = 10;
 /** Distinct statement texts prepared by name, on either engine (a limit well above the service's own set). */
@@ -68,18 +68,20 @@ type Run = (client: pg.PoolClient, statement: Statement, ahead?: readonly Statem
 function preparedStatements(): Run {
   let generation = 0;
   const names = new Map<string, string>();
-  const named = ({ sql, params }: Statement): pg.QueryConfig => {
+  const named = ({ sql, params, read }: Statement): ReadConfig => {
     let name = names.get(sql);
     if (name === undefined && names.size < PREPARED_MAX) {
       name = `s${generation}_${names.size}`;
       names.set(sql, name);
     }
-    return { ...(name ? { name } : {}), text: sql, values: params as unknown[] | undefined };
+    return { ...(name ? { name } : {}), text: sql, values: params as unknown[] | undefined, read };
   };
   return async (client, statement, ahead = [], sending) => {
     const preparedIn = generation;
     try {
-      return await runAfter(client, ahead.map(named), named(statement), sending);
+      const result = await runAfter(client, ahead.map(named), named(statement), sending);
+      statement.read?.(result.rows);
+      return result;
     } catch (error) {
       if (isStalePlan(error) && preparedIn === generation) {
         generation += 1;
@@ -151,6 +153,7 @@ async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?
   const tx = transactionOn({
     query: async <Row>(sql: string, params?: readonly unknown[]) => (await queued.answer(() => run(client, { sql, params }, queued.take()))).rows as Row[],
     write: (sql, params) => queued.write({ sql, params }),
+    writeReturning: (sql, params) => rowsAfterCommit(tx, (read) => queued.write({ sql, params, read })),
     exec: async (script) => {
       const waiting = queued.drain();
       if (waiting) await queued.answer(() => run(client, waiting.statement, waiting.ahead));
@@ -177,7 +180,7 @@ async function inTransactionOn<T>(client: pg.PoolClient, broke: (lostConnection?
     if (refusedAsLostPrimary(error)) broke();
     if (queued.begun) await client.query('ROLLBACK').catch(broke);
     if (!commitSent || error instanceof pg.DatabaseError) rolledBack(tx);
-    throw error;
+    throw failureOf(tx, error);
   }
 }
 

@@ -1,19 +1,31 @@
 // Statements sent ahead of another on PostgreSQL, in its exchange: a transaction's BEGIN, and the writes whose answers
-// its work does not read, are bound and executed before the statement that follows them, and one Sync ends them all, so
-// the server answers them at once. Each round trip saved is a network's wait for a database on another machine, and a
+// its work does not wait for, are bound and executed before the statement that follows them, and one Sync ends them all,
+// so the server answers them at once. A write whose rows are read later (`writeReturning`) is described too, and its
+// rows are parsed apart from the statement's own. Each round trip saved is a network's wait for a database on another machine, and a
 // write and a wake-up on both sides here. An error skips what follows it up to the Sync, as the protocol says: the
 // exchange fails with the first error, and the transaction it aborted is rolled back by its caller.
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import type { Traffic } from './types.js';
 
+const require = createRequire(import.meta.url);
 /** node-postgres's own mapping of a parameter to its text (or bytes), which its Query applies when it binds. */
-const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => string | Buffer | null };
+const { prepareValue } = require('pg/lib/utils.js') as { prepareValue: (value: unknown) => string | Buffer | null };
+/** node-postgres's result of one statement, which parses its rows with the client's types. */
+interface Result {
+  rows: unknown[];
+  addFields(fields: unknown): void;
+  parseRow(fields: unknown): unknown;
+  addRow(row: unknown): void;
+}
+const Result = require('pg/lib/result.js') as new (rowMode: undefined, types: unknown) => Result;
 
 /** What node-postgres's Query and connection do inside, which the statements here extend; not in its published types. */
 interface QueryInternals {
   text: string;
   name: string;
+  _result: { _types: unknown };
+  _canceledDueToError: unknown;
   requiresPreparation(): boolean;
   prepare(connection: ProtocolConnection): void;
   handleRowDescription(message: unknown): void;
@@ -25,6 +37,7 @@ interface ProtocolConnection {
   submittedNamedStatements: Record<string, string>;
   parse(config: { text: string; name: string }): void;
   bind(config: { statement: string; values: readonly (string | Buffer | null)[] }): void;
+  describe(config: { type: 'P'; name: string }): void;
   execute(config: Record<string, never>): void;
   sync(): void;
   query(text: string): void;
@@ -37,18 +50,24 @@ interface Bound {
   name: string;
   text: string;
   values: (string | Buffer | null)[];
+  /** Given its rows, when they are read; the rows of a statement ahead are otherwise not. */
+  read?: ((rows: unknown[]) => void) | undefined;
 }
 
-/** A statement sent after others in the same exchange; its answer is its own alone. */
+/** A statement and what reads its rows, as the database layer hands it over. */
+export type ReadConfig = pg.QueryConfig & { read?: ((rows: unknown[]) => void) | undefined };
+
+/** A statement sent after others in the same exchange; its answer is its own alone, the rows of those ahead are read apart. */
 class Preceded extends Query {
-  #skipping: number;
+  /** The statement ahead whose answer comes now; past the last, the answer is this statement's own. */
+  #answering = 0;
+  #aheadRows: Result | undefined;
 
   constructor(
     config: pg.QueryConfig & { callback: Callback },
     private readonly ahead: readonly Bound[],
   ) {
     super(config);
-    this.#skipping = ahead.length;
   }
 
   override requiresPreparation(): boolean {
@@ -57,27 +76,41 @@ class Preceded extends Query {
   }
 
   override prepare(connection: ProtocolConnection): void {
-    for (const { name, text, values } of this.ahead) {
+    for (const { name, text, values, read } of this.ahead) {
       // A statement without a name is parsed where it runs; a named one was prepared on this connection before.
       if (name === '') connection.parse({ text, name });
       connection.bind({ statement: name, values });
+      // Only a statement whose rows are read is described: its rows come with their columns' names and types.
+      if (read) connection.describe({ type: 'P', name: '' });
       connection.execute({});
     }
     super.prepare(connection);
   }
 
   // The answers of the statements ahead come first: their rows and completions are not this statement's.
-  override handleRowDescription(message: unknown): void {
-    if (this.#skipping === 0) super.handleRowDescription(message);
+  override handleRowDescription(message: { fields: unknown }): void {
+    if (this.#answering === this.ahead.length) return super.handleRowDescription(message);
+    this.#aheadRows = new Result(undefined, this._result._types);
+    this.#aheadRows.addFields(message.fields);
   }
 
-  override handleDataRow(message: unknown): void {
-    if (this.#skipping === 0) super.handleDataRow(message);
+  override handleDataRow(message: { fields: unknown }): void {
+    if (this.#answering === this.ahead.length) return super.handleDataRow(message);
+    const rows = this.#aheadRows;
+    if (!rows || this._canceledDueToError) return;
+    try {
+      rows.addRow(rows.parseRow(message.fields));
+    } catch (error) {
+      // As node-postgres fails a statement whose row it cannot parse: once the exchange has answered.
+      this._canceledDueToError = error;
+    }
   }
 
   override handleCommandComplete(message: unknown, connection: ProtocolConnection): void {
-    if (this.#skipping === 0) return super.handleCommandComplete(message, connection);
-    this.#skipping -= 1;
+    if (this.#answering === this.ahead.length) return super.handleCommandComplete(message, connection);
+    this.ahead[this.#answering]!.read?.(this.#aheadRows?.rows ?? []);
+    this.#aheadRows = undefined;
+    this.#answering += 1;
   }
 }
 
@@ -133,8 +166,8 @@ function submit(client: pg.ClientBase, make: (callback: Callback) => pg.Query): 
 }
 
 /** The statement with its parameters mapped as node-postgres would bind them: one that cannot be sent fails here. */
-function bound({ name = '', text, values = [] }: pg.QueryConfig): Bound {
-  return { name, text, values: values.map((value) => prepareValue(value)) };
+function bound({ name = '', text, values = [], read }: ReadConfig): Bound {
+  return { name, text, values: values.map((value) => prepareValue(value)), read };
 }
 
 /**
@@ -144,7 +177,7 @@ function bound({ name = '', text, values = [] }: pg.QueryConfig): Bound {
  * parsed inside the exchange, a name would be recorded as parsed before the server had parsed it. `sending` is called
  * as the statement's own exchange is handed to the connection; a failure before it sent none of it.
  */
-export async function runAfter(client: pg.ClientBase, ahead: readonly pg.QueryConfig[], statement: pg.QueryConfig, sending = () => {}): Promise<pg.QueryResult> {
+export async function runAfter(client: pg.ClientBase, ahead: readonly ReadConfig[], statement: pg.QueryConfig, sending = () => {}): Promise<pg.QueryResult> {
   const main = bound(statement);
   const before = ahead.map(bound);
   // As PostgreSQL names a connection that does not exist (08003), so that the caller is told the database is unavailable.

@@ -20,6 +20,12 @@ export interface Transaction extends Queryable {
    * COMMIT, and runs just before it, in the same round trip. Its failure fails that statement, and the transaction.
    */
   write(sql: string, params?: readonly unknown[]): void;
+  /**
+   * Runs a statement as `write` does, in the round trip of the transaction's next statement or of its COMMIT, and hands
+   * over its rows once the transaction has committed; the promise never settles when it does not. The work must not
+   * wait for them: they come after it.
+   */
+  writeReturning<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
 }
 
 export interface Db extends Queryable {
@@ -88,11 +94,42 @@ export const WRITES_WAITING_MAX = 1_000;
 export interface Statement {
   sql: string;
   params?: readonly unknown[] | undefined;
+  /** Given the statement's rows once its exchange answers, when a write's rows are read (`writeReturning`). */
+  read?: ((rows: unknown[]) => void) | undefined;
 }
 
 /** What waits for each open transaction to end: effects for its commit, and for its rollback. */
 const awaitingCommit = new WeakMap<Transaction, Array<() => void>>();
 const awaitingRollback = new WeakMap<Transaction, Array<() => void>>();
+/** How each transaction's failure reads for its caller, when its work said (`refusedAs`). */
+const refusals = new WeakMap<Transaction, (error: unknown) => unknown>();
+
+/**
+ * `writeReturning` for the engines: queues the statement with `queue`, and hands over the rows it answered once `tx`
+ * has committed. A committed statement always answered; one that did not would be a bug of the engine, and says so.
+ */
+export function rowsAfterCommit<Row>(tx: Transaction, queue: (read: (rows: unknown[]) => void) => void): Promise<Row[]> {
+  let answered: Row[] | undefined;
+  queue((rows) => (answered = rows as Row[]));
+  return new Promise((resolve, reject) =>
+    afterCommit(tx, () => (answered ? resolve(answered) : reject(new Error('A committed statement left no answer')))),
+  );
+}
+
+/**
+ * Says how a failure of `tx` reads for whoever runs it: a check the database makes in a statement whose answer the
+ * work does not wait for (`write`, `writeReturning`) can only refuse by failing the transaction, and `read` turns that
+ * failure into the work's own refusal. It is given every failure, and answers what it does not know unchanged.
+ */
+export function refusedAs(tx: Transaction, read: (error: unknown) => unknown): void {
+  const before = refusals.get(tx);
+  refusals.set(tx, before ? (error) => read(before(error)) : read);
+}
+
+/** The failure of `tx` as its caller gets it; only the engines call it. */
+export function failureOf(tx: Transaction, error: unknown): unknown {
+  return refusals.get(tx)?.(error) ?? error;
+}
 
 /**
  * Runs `effect` once `tx` has committed, and never if it rolls back: for what is kept outside the database (counts), which

@@ -96,7 +96,7 @@ describe('charging a saved card: every test card', () => {
     expect((await service.call({ method: 'GET', url: `/subscribe/v1/cards/${card}`, key: merchant.test })).body.status).toBe('BLOCKED');
     const second = await charge(service, merchant.test, { amount: 500, card });
     expect(second.status).toBe(400);
-    expect(second.body).toMatchObject({ code: 'CARD_INACTIVE', param: 'card' });
+    expect(second.body).toMatchObject({ code: 'CARD_INACTIVE', param: 'card', message: 'The card is BLOCKED: it cannot be charged' });
   });
 
   it('8600 0000 0000 0064 and any other valid card succeed', async () => {

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openPglite, openPostgres, pgliteDb } from '../../src/db/db.js';
-import { afterCommit, afterRollback, isUniqueViolation, WRITES_WAITING_MAX, type Db, type Transaction } from '../../src/db/types.js';
+import { afterCommit, afterRollback, isUniqueViolation, refusedAs, WRITES_WAITING_MAX, type Db, type Transaction } from '../../src/db/types.js';
 import { FolderInUseError } from '../../src/db/folder-lock.js';
 import { createPostgresDatabase, engine, openTestDb } from '../support/harness.js';
 
@@ -106,6 +106,64 @@ describe(`the database layer (${engine})`, () => {
       { id: 60, note: 'written, then changed' },
       { id: 61, note: 'with the commit' },
     ]);
+  });
+
+  it("hands a write's rows over once its transaction committed, read in the exchange of the statement after it", async () => {
+    const insert = 'INSERT INTO layer_rows (id, amount, doc, note) VALUES ($1, $2, $3, $4) RETURNING id, amount, doc, note';
+    const writeAndRead = (id: number) =>
+      db.transaction(async (tx) => {
+        let arrived = false;
+        const first = tx.writeReturning(insert, [id, 9_007_199_254_740_991, { n: 1 }, 'before a read']);
+        // A write whose rows nobody reads, between two that are read: each is given its own.
+        tx.write('SELECT id FROM layer_rows');
+        void first.then(() => (arrived = true));
+        expect(await tx.query('SELECT count(*)::int AS n FROM layer_rows WHERE id = $1', [id])).toEqual([{ n: 1 }]);
+        // Its rows came in that exchange, and are handed over only once the transaction commits.
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(arrived).toBe(false);
+        return [first, tx.writeReturning(insert, [id + 1, 2, null, 'with the commit'])] as const;
+      });
+    try {
+      // The first prepares the texts on the connection.
+      await writeAndRead(90);
+      const before = db.traffic();
+      const [ahead, withCommit] = await writeAndRead(92);
+      // BEGIN, the write, the unread one and the read; the second write and the COMMIT.
+      const after = db.traffic();
+      expect({ roundTrips: after.roundTrips - before.roundTrips, statements: after.statements - before.statements }).toEqual({ roundTrips: 2, statements: 6 });
+      expect(await ahead).toEqual([{ id: 92, amount: 9_007_199_254_740_991, doc: { n: 1 }, note: 'before a read' }]);
+      expect(await withCommit).toEqual([{ id: 93, amount: 2, doc: null, note: 'with the commit' }]);
+      // Last before a script, which nothing may precede in its exchange: sent on its own, and read all the same.
+      const [beforeScript] = await db.transaction(async (tx) => {
+        const written = tx.writeReturning(insert, [96, 3, null, 'before a script']);
+        await tx.exec('SELECT 1');
+        return [written] as const;
+      });
+      expect(await beforeScript).toEqual([{ id: 96, amount: 3, doc: null, note: 'before a script' }]);
+    } finally {
+      await db.query('DELETE FROM layer_rows WHERE id >= 90 AND id < 100');
+    }
+  });
+
+  it("never hands over a write's rows when its transaction rolls back, and reads the failure as the work said", async () => {
+    const insert = 'INSERT INTO layer_rows (id, note) VALUES ($1, $2) RETURNING id';
+    let pending: Promise<unknown> = Promise.resolve();
+    const failed = db.transaction(async (tx) => {
+      refusedAs(tx, (error) => ((error as { code?: string }).code === '22012' ? new Error('the check refused it') : error));
+      pending = tx.writeReturning(insert, [94, 'rolled back']);
+      tx.write('SELECT 1 / $1::int', [0]);
+    });
+    await expect(failed).rejects.toThrow('the check refused it');
+    const settled = await Promise.race([pending.then(() => 'settled', () => 'settled'), new Promise((resolve) => setTimeout(() => resolve('pending'), 50))]);
+    expect(settled).toBe('pending');
+    // A failure it does not know reaches the caller as it was.
+    const other = db.transaction(async (tx) => {
+      refusedAs(tx, (error) => ((error as { code?: string }).code === '22012' ? new Error('the check refused it') : error));
+      tx.write(insert, [95, 'once']);
+      tx.write(insert, [95, 'twice']);
+    });
+    await expect(other).rejects.toSatisfy(isUniqueViolation);
+    expect(await db.query('SELECT id FROM layer_rows WHERE id >= 90 AND id < 100')).toEqual([]);
   });
 
   it('takes up to WRITES_WAITING_MAX writes between two statements, and refuses one more, rolling back', async () => {

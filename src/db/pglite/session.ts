@@ -5,7 +5,7 @@
 // one (parse, describe, bind, describe, execute, sync), so PostgreSQL would parse, analyse and plan it again each time.
 import { protocol, TransactionAbortedError, type PGlite } from '@electric-sql/pglite';
 import { Queued } from '../queued.js';
-import { committed, rolledBack, transactionOn, type Db, type Statement, type Transaction } from '../types.js';
+import { committed, failureOf, rolledBack, rowsAfterCommit, transactionOn, type Db, type Statement, type Transaction } from '../types.js';
 import { Turns } from './turns.js';
 import { Wire, type Exchange, type Message } from './wire.js';
 
@@ -104,9 +104,10 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
     const transaction = transactionOn({
       query: async (sql, params) => queued.answer(() => wire.run({ sql, params }, true, undefined, queued.take())),
       write: (sql, params) => queued.write({ sql, params }),
+      writeReturning: (sql, params) => rowsAfterCommit(transaction, (read) => queued.write({ sql, params, read })),
       exec: async (script) => {
         const waiting = queued.drain();
-        if (waiting) await queued.answer(() => wire.answerOf(waiting.statement, true, undefined, waiting.ahead));
+        if (waiting) await queued.answer(() => wire.run(waiting.statement, true, undefined, waiting.ahead));
         await queued.answer(() => wire.simple(script, true));
       },
     });
@@ -123,7 +124,7 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
     } catch (error) {
       queued.close();
       await rollBack();
-      throw error;
+      throw failureOf(transaction, error);
     }
     // The engine answers every COMMIT it gets, in this process: a refusal is a rollback. A write that failed left the
     // transaction open, aborted, and the ROLLBACK ends it; after COMMIT's own refusal it changes nothing.
@@ -132,7 +133,7 @@ async function inTransaction<T>(wire: Wire, end: () => void, work: (tx: Transact
       if (last) answers = await wire.answerOf({ sql: 'COMMIT' }, true, undefined, last);
     } catch (error) {
       await rollBack();
-      throw error;
+      throw failureOf(transaction, error);
     }
     // COMMIT of a transaction that an error aborted (and its work swallowed) rolls back instead.
     if (answers.some((m) => m instanceof CommandCompleteMessage && m.text === 'ROLLBACK')) {

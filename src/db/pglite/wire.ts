@@ -109,7 +109,9 @@ export class Wire {
    */
   async run<Row>(statement: Statement, waited: boolean, sent?: () => void, ahead: readonly Statement[] = []): Promise<Row[]> {
     const answer = await this.answerOf(statement, waited, sent, ahead);
-    return (parse.parseResults(answer, this.#parsers)[0]?.rows ?? []) as Row[];
+    const rows = (parse.parseResults(answer, this.#parsers)[0]?.rows ?? []) as Row[];
+    statement.read?.(rows);
+    return rows;
   }
 
   /**
@@ -126,12 +128,17 @@ export class Wire {
       // Evicted meanwhile by a newer text (past `preparedMax` only): prepared again.
       prepared = all.map(({ sql }) => this.#prepared.get(sql));
     }
-    const answer = this.#execute(all.map(({ params }, index) => ({ statement: prepared[index]!, params })), waited);
+    const answer = this.#execute(all.map(({ params, read }, index) => ({ statement: prepared[index]!, params, described: read !== undefined || index === ahead.length })), waited);
     sent?.();
     const messages = await answer;
-    // The statements ahead answer first: what follows their last completion is this statement's.
+    // The statements ahead answer first, each up to its completion: what follows the last one's is this statement's.
     let from = 0;
-    for (let completed = 0; completed < ahead.length; from++) if (messages[from] instanceof CommandCompleteMessage) completed++;
+    for (const { read } of ahead) {
+      let to = from;
+      while (to < messages.length - 1 && !(messages[to] instanceof CommandCompleteMessage)) to++;
+      read?.(parse.parseResults(messages.slice(from, to + 1), this.#parsers)[0]!.rows);
+      from = to + 1;
+    }
     return messages.slice(from);
   }
 
@@ -167,11 +174,11 @@ export class Wire {
     return pending;
   }
 
-  #execute(runs: { statement: Prepared; params: readonly unknown[] | undefined }[], waited: boolean): Promise<Message[]> {
-    const parts = runs.flatMap(({ statement, params }, index) => {
+  #execute(runs: { statement: Prepared; params: readonly unknown[] | undefined; described: boolean }[], waited: boolean): Promise<Message[]> {
+    const parts = runs.flatMap(({ statement, params, described }) => {
       const bind = serialize.bind({ statement: statement.name, values: this.#values(statement, params) });
-      // Only the last statement's rows are read: the others are not described.
-      return index === runs.length - 1 ? [bind, serialize.describe({ type: 'P' }), serialize.execute({})] : [bind, serialize.execute({})];
+      // Only a statement whose rows are read is described: its rows come with their columns' names and types.
+      return described ? [bind, serialize.describe({ type: 'P' }), serialize.execute({})] : [bind, serialize.execute({})];
     });
     this.traffic.statements += runs.length;
     return this.send(concat([...parts, SYNC]), waited);

@@ -289,7 +289,7 @@ export class CheckoutService {
     const sent = await runSteps(this.db, {
       started: async (tx) => {
         const row = await this.startOrderDebit(tx, session);
-        return row === null ? { response: LOST_RACE } : this.payments.debitStarted(row);
+        return row === null ? { response: LOST_RACE } : this.payments.debitStarted(row.id, row);
       },
       debit: this.payments.debitStep(session.livemode, (row) => ({ response: { status: 200, body: debitOf(row) } })),
     });

@@ -2,7 +2,7 @@
 // phases: record the intent with its operation id → call the rail → record the outcome with its ledger entries and
 // event. An unclear outcome stays PROCESSING until the reconciler learns the truth from the rail by operation id.
 import type { FastifyBaseLogger } from 'fastify';
-import { afterCommit, type Db, type Queryable, type Transaction } from '../../db/types.js';
+import { afterCommit, refusedAs, type Db, type Queryable, type Transaction } from '../../db/types.js';
 import type { Merchant } from '../../core/merchant.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import { foreignCall, type PhaseResult, type Step, type Steps } from '../../core/idempotency.js';
@@ -58,6 +58,10 @@ export function presentIntent(row: IntentRow): PaymentIntent {
 }
 
 const nonZero = (entries: Entry[]) => entries.filter((entry) => entry.amount !== 0);
+
+/** The refusal of a charge to a card the merchant does not have (null), or one whose status is not ACTIVE. */
+const unusableCard = (status: string | null) =>
+  status === null ? notFound('card') : new ApiError('CARD_INACTIVE', `The card is ${status}: it cannot be charged`, { param: 'card' });
 
 export class PaymentsService {
   constructor(
@@ -206,9 +210,12 @@ export class PaymentsService {
     }
   }
 
-  /** The result of a phase that starts a debit: the debit step next, handed the intent the phase wrote. */
-  debitStarted(intent: IntentRow): PhaseResult {
-    return { next: 'debit', resourceId: intent.id, carried: intent };
+  /**
+   * The result of a phase that starts a debit: the debit step next, handed the intent the phase wrote (or its promise,
+   * kept once the phase has committed).
+   */
+  debitStarted(id: string, intent: IntentRow | Promise<IntentRow>): PhaseResult {
+    return { next: 'debit', resourceId: id, carried: intent };
   }
 
   /**
@@ -219,8 +226,9 @@ export class PaymentsService {
     const window = this.rails.forMode(livemode).callWindowMs;
     return foreignCall<RailOutcome>({
       call: async (id, started) => {
-        if ((started as IntentRow | undefined)?.id !== id) throw new Error(`the debit of ${id} was called without the intent its first phase wrote`);
-        return this.callDebit(started as IntentRow);
+        const intent = await (started as IntentRow | Promise<IntentRow> | undefined);
+        if (intent?.id !== id) throw new Error(`the debit of ${id} was called without the intent its first phase wrote`);
+        return this.callDebit(intent);
       },
       record: async (tx, id, outcome) => respond(await this.applyDebitOutcome(tx, id!, outcome, window)),
       // A crashed request's debit may have reached the bank: never debit again; reconciliation finishes it.
@@ -230,8 +238,7 @@ export class PaymentsService {
 
   private async usableCard(tx: Transaction, merchant: Merchant, cardId: string) {
     const card = await this.cards.find(tx, merchant, cardId);
-    if (!card) throw notFound('card');
-    if (card.status !== 'ACTIVE') throw new ApiError('CARD_INACTIVE', `The card is ${card.status}: it cannot be charged`, { param: 'card' });
+    if (!card || card.status !== 'ACTIVE') throw unusableCard(card?.status ?? null);
     return card;
   }
 
@@ -252,11 +259,12 @@ export class PaymentsService {
           inFlightMs: window,
           captureMethod: body.capture ?? 'automatic',
         };
-        const row = await store.insertIntentOnActiveCard(tx, merchant, body.card, intent);
-        // Only a refusal reads the card again, to say why.
-        if (!row) await this.usableCard(tx, merchant, body.card);
-        if (!row) throw new Error(`card ${body.card} is usable but the intent was not written`);
-        return this.debitStarted(row);
+        // Sent with the COMMIT, in one round trip: a card that cannot be charged fails the transaction, refused as such.
+        refusedAs(tx, (error) => {
+          const status = store.refusedCard(error);
+          return status === undefined ? error : unusableCard(status);
+        });
+        return this.debitStarted(intent.id, store.insertIntentOnActiveCard(tx, merchant, body.card, intent));
       },
       debit: this.debitStep(merchant.livemode, (row) => ({ response: { status: 201, body: presentIntent(row) } })),
     };
@@ -303,7 +311,8 @@ export class PaymentsService {
         // Only the legacy create makes REQUIRES_PAYMENT intents, and always with a saved card.
         if (intent.card_id === null) throw new Error(`payment intent ${id} awaits confirmation without a card`);
         await this.usableCard(tx, merchant, intent.card_id);
-        return this.debitStarted(await store.startDebit(tx, id, window));
+        const started = await store.startDebit(tx, id, window);
+        return this.debitStarted(started.id, started);
       },
       debit: this.debitStep(merchant.livemode, (row) => ({ response: { status: 200, body: presentIntent(row) } })),
     };

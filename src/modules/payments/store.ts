@@ -88,23 +88,28 @@ export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'pr
   return row!;
 }
 
+/** The SQLSTATE of an intent refused because its card cannot be charged (migration 035); its detail is the card's status. */
+const CARD_NOT_CHARGEABLE = 'TC001';
+
 /**
- * A charge's PROCESSING intent on a saved card, written only if the card is the merchant's, in the same mode, and ACTIVE
- * (undefined otherwise: the caller then says which of these failed). `intent` holds what the card does not.
+ * Writes a PROCESSING intent on the merchant's card in the round trip of the transaction's COMMIT, and answers it once
+ * the transaction has committed. A card that is not the merchant's, or not ACTIVE, fails the statement, and the
+ * transaction with it: `refusedCard` reads that failure. `intent` holds what the card does not.
  */
-export async function insertIntentOnActiveCard(
+export function insertIntentOnActiveCard(
   tx: Transaction,
   merchant: Pick<Merchant, 'productId' | 'livemode'>,
   cardId: string,
   intent: Pick<NewIntent, 'id' | 'amount' | 'fee' | 'description' | 'metadata' | 'receiptLines' | 'captureMethod'> & { inFlightMs: number },
-): Promise<IntentRow | undefined> {
-  const [row] = await tx.query<IntentRow>(
+): Promise<IntentRow> {
+  const written = tx.writeReturning<IntentRow>(
     `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
                                   masked_pan, description, metadata, receipt_lines, reconcile_after, debit_started_at,
                                   capture_method, amount_held)
      SELECT $1, c.product_id, c.livemode, $5, $6, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, c.masked_pan, $7, $8::json,
             $10::jsonb, now() + $9 * interval '1 millisecond', now(), $11, CASE WHEN $11 = 'manual' THEN $5::bigint END
-       FROM cards c WHERE c.id = $4 AND c.product_id = $2 AND c.livemode = $3 AND c.status = 'ACTIVE'
+       FROM (VALUES (1)) AS one (n) LEFT JOIN cards c ON c.id = $4 AND c.product_id = $2 AND c.livemode = $3
+      WHERE card_chargeable(c.status)
      RETURNING ${INTENT_COLUMNS}`,
     [
       intent.id,
@@ -120,7 +125,17 @@ export async function insertIntentOnActiveCard(
       intent.captureMethod,
     ],
   );
-  return row;
+  return written.then(([row]) => row!);
+}
+
+/**
+ * What the failure of an `insertIntentOnActiveCard` transaction says of its card: its status when it is not ACTIVE, null
+ * when the merchant has no such card, undefined when the failure is not the card's.
+ */
+export function refusedCard(error: unknown): string | null | undefined {
+  const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
+  if (code !== CARD_NOT_CHARGEABLE) return undefined;
+  return typeof detail === 'string' && detail !== '' ? detail : null;
 }
 
 export async function findIntent(db: Queryable, merchant: Merchant, id: string, lock = false): Promise<IntentRow | undefined> {
