@@ -7,7 +7,7 @@
 // requests race for one key the key's unique index lets exactly one commit. A crash leaves the key at the last committed
 // recovery point, and a retry continues from there instead of starting again.
 import { randomUUID } from 'node:crypto';
-import { isUniqueViolation, type Db, type Transaction } from '../db/types.js';
+import { isUniqueViolation, refusedAs, type Db, type Transaction } from '../db/types.js';
 import { canonicalJson } from '../lib/canonical-json.js';
 import { sha256 } from '../lib/secrets.js';
 import { actorName, type Merchant } from './merchant.js';
@@ -211,13 +211,12 @@ function keyFailure(error: unknown, owner: Owner): unknown {
   return error;
 }
 
-/** Runs `write` in a transaction that records the key's move with it, reading a failure for what it means for the key. */
-async function withKey<T>(db: Db, owner: Owner, write: (tx: Transaction) => Promise<T>): Promise<T> {
-  try {
-    return await db.transaction(write);
-  } catch (error) {
-    throw keyFailure(error, owner);
-  }
+/** Runs `write` in a transaction that records the key's move with it, its failure read for what it means for the key. */
+function withKey<T>(db: Db, owner: Owner, write: (tx: Transaction) => Promise<T>): Promise<T> {
+  return db.transaction((tx) => {
+    refusedAs(tx, (error) => keyFailure(error, owner));
+    return write(tx);
+  });
 }
 
 /** One request's run through its steps; `owner` is null for a request without a key. */

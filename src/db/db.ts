@@ -80,7 +80,7 @@ function preparedStatements(): Run {
     const preparedIn = generation;
     try {
       const result = await runAfter(client, ahead.map(named), named(statement), sending);
-      statement.read?.(result.rows);
+      statement.read?.(() => result.rows);
       return result;
     } catch (error) {
       if (isStalePlan(error) && preparedIn === generation) {

@@ -1,22 +1,20 @@
 // Statements sent ahead of another on PostgreSQL, in its exchange: a transaction's BEGIN, and the writes whose answers
-// its work does not wait for, are bound and executed before the statement that follows them, and one Sync ends them all,
-// so the server answers them at once. A write whose rows are read later (`writeReturning`) is described too, and its
-// rows are parsed apart from the statement's own. Each round trip saved is a network's wait for a database on another machine, and a
+// its work does not wait for, are bound and executed before the statement that follows them, and one Sync ends them
+// all, so the server answers them at once. A write whose rows are read later (`writeReturning`) is described too, and
+// its rows are kept apart from the statement's own. Each round trip saved is a network's wait for a database on another machine, and a
 // write and a wake-up on both sides here. An error skips what follows it up to the Sync, as the protocol says: the
 // exchange fails with the first error, and the transaction it aborted is rolled back by its caller.
 import { createRequire } from 'node:module';
 import pg from 'pg';
-import type { Traffic } from './types.js';
+import type { Statement, Traffic } from './types.js';
 
 const require = createRequire(import.meta.url);
 /** node-postgres's own mapping of a parameter to its text (or bytes), which its Query applies when it binds. */
 const { prepareValue } = require('pg/lib/utils.js') as { prepareValue: (value: unknown) => string | Buffer | null };
 /** node-postgres's result of one statement, which parses its rows with the client's types. */
 interface Result {
-  rows: unknown[];
   addFields(fields: unknown): void;
   parseRow(fields: unknown): unknown;
-  addRow(row: unknown): void;
 }
 const Result = require('pg/lib/result.js') as new (rowMode: undefined, types: unknown) => Result;
 
@@ -25,7 +23,6 @@ interface QueryInternals {
   text: string;
   name: string;
   _result: { _types: unknown };
-  _canceledDueToError: unknown;
   requiresPreparation(): boolean;
   prepare(connection: ProtocolConnection): void;
   handleRowDescription(message: unknown): void;
@@ -51,17 +48,23 @@ interface Bound {
   text: string;
   values: (string | Buffer | null)[];
   /** Given its rows, when they are read; the rows of a statement ahead are otherwise not. */
-  read?: ((rows: unknown[]) => void) | undefined;
+  read?: Statement['read'];
 }
 
 /** A statement and what reads its rows, as the database layer hands it over. */
-export type ReadConfig = pg.QueryConfig & { read?: ((rows: unknown[]) => void) | undefined };
+export type ReadConfig = pg.QueryConfig & Pick<Statement, 'read'>;
+
+/** The rows of a statement ahead as they came, parsed when they are read. */
+interface AheadRows {
+  fields: unknown;
+  values: unknown[];
+}
 
 /** A statement sent after others in the same exchange; its answer is its own alone, the rows of those ahead are read apart. */
 class Preceded extends Query {
   /** The statement ahead whose answer comes now; past the last, the answer is this statement's own. */
   #answering = 0;
-  #aheadRows: Result | undefined;
+  #aheadRows: AheadRows | undefined;
 
   constructor(
     config: pg.QueryConfig & { callback: Callback },
@@ -90,25 +93,24 @@ class Preceded extends Query {
   // The answers of the statements ahead come first: their rows and completions are not this statement's.
   override handleRowDescription(message: { fields: unknown }): void {
     if (this.#answering === this.ahead.length) return super.handleRowDescription(message);
-    this.#aheadRows = new Result(undefined, this._result._types);
-    this.#aheadRows.addFields(message.fields);
+    this.#aheadRows = { fields: message.fields, values: [] };
   }
 
   override handleDataRow(message: { fields: unknown }): void {
     if (this.#answering === this.ahead.length) return super.handleDataRow(message);
-    const rows = this.#aheadRows;
-    if (!rows || this._canceledDueToError) return;
-    try {
-      rows.addRow(rows.parseRow(message.fields));
-    } catch (error) {
-      // As node-postgres fails a statement whose row it cannot parse: once the exchange has answered.
-      this._canceledDueToError = error;
-    }
+    this.#aheadRows?.values.push(message.fields);
   }
 
   override handleCommandComplete(message: unknown, connection: ProtocolConnection): void {
     if (this.#answering === this.ahead.length) return super.handleCommandComplete(message, connection);
-    this.ahead[this.#answering]!.read?.(this.#aheadRows?.rows ?? []);
+    const came = this.#aheadRows;
+    const types = this._result._types;
+    this.ahead[this.#answering]!.read?.(() => {
+      if (!came) return [];
+      const result = new Result(undefined, types);
+      result.addFields(came.fields);
+      return came.values.map((values) => result.parseRow(values));
+    });
     this.#aheadRows = undefined;
     this.#answering += 1;
   }

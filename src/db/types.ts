@@ -94,8 +94,11 @@ export const WRITES_WAITING_MAX = 1_000;
 export interface Statement {
   sql: string;
   params?: readonly unknown[] | undefined;
-  /** Given the statement's rows once its exchange answers, when a write's rows are read (`writeReturning`). */
-  read?: ((rows: unknown[]) => void) | undefined;
+  /**
+   * Given the statement's rows once its exchange answers, as a function that parses them, when a write's rows are read
+   * (`writeReturning`): parsed only once the transaction committed, a row that cannot be parsed fails no exchange.
+   */
+  read?: ((rows: () => unknown[]) => void) | undefined;
 }
 
 /** What waits for each open transaction to end: effects for its commit, and for its rollback. */
@@ -106,13 +109,21 @@ const refusals = new WeakMap<Transaction, (error: unknown) => unknown>();
 
 /**
  * `writeReturning` for the engines: queues the statement with `queue`, and hands over the rows it answered once `tx`
- * has committed. A committed statement always answered; one that did not would be a bug of the engine, and says so.
+ * has committed, or the failure to parse them. A committed statement always answered; one that did not would be a bug
+ * of the engine, and says so.
  */
-export function rowsAfterCommit<Row>(tx: Transaction, queue: (read: (rows: unknown[]) => void) => void): Promise<Row[]> {
-  let answered: Row[] | undefined;
-  queue((rows) => (answered = rows as Row[]));
+export function rowsAfterCommit<Row>(tx: Transaction, queue: (read: (rows: () => unknown[]) => void) => void): Promise<Row[]> {
+  let answered: (() => unknown[]) | undefined;
+  queue((rows) => (answered = rows));
   return new Promise((resolve, reject) =>
-    afterCommit(tx, () => (answered ? resolve(answered) : reject(new Error('A committed statement left no answer')))),
+    afterCommit(tx, () => {
+      try {
+        if (!answered) throw new Error('A committed statement left no answer');
+        resolve(answered() as Row[]);
+      } catch (error) {
+        reject(error);
+      }
+    }),
   );
 }
 

@@ -110,7 +110,7 @@ export class Wire {
   async run<Row>(statement: Statement, waited: boolean, sent?: () => void, ahead: readonly Statement[] = []): Promise<Row[]> {
     const answer = await this.answerOf(statement, waited, sent, ahead);
     const rows = (parse.parseResults(answer, this.#parsers)[0]?.rows ?? []) as Row[];
-    statement.read?.(rows);
+    statement.read?.(() => rows);
     return rows;
   }
 
@@ -128,7 +128,9 @@ export class Wire {
       // Evicted meanwhile by a newer text (past `preparedMax` only): prepared again.
       prepared = all.map(({ sql }) => this.#prepared.get(sql));
     }
-    const answer = this.#execute(all.map(({ params, read }, index) => ({ statement: prepared[index]!, params, described: read !== undefined || index === ahead.length })), waited);
+    // This statement's rows are read, and those of a statement ahead that is read: they are described.
+    const runs = all.map(({ params, read }, index) => ({ statement: prepared[index]!, params, described: read !== undefined || index === ahead.length }));
+    const answer = this.#execute(runs, waited);
     sent?.();
     const messages = await answer;
     // The statements ahead answer first, each up to its completion: what follows the last one's is this statement's.
@@ -136,7 +138,8 @@ export class Wire {
     for (const { read } of ahead) {
       let to = from;
       while (to < messages.length - 1 && !(messages[to] instanceof CommandCompleteMessage)) to++;
-      read?.(parse.parseResults(messages.slice(from, to + 1), this.#parsers)[0]!.rows);
+      const own = messages.slice(from, to + 1);
+      read?.(() => parse.parseResults(own, this.#parsers)[0]!.rows);
       from = to + 1;
     }
     return messages.slice(from);
@@ -177,7 +180,7 @@ export class Wire {
   #execute(runs: { statement: Prepared; params: readonly unknown[] | undefined; described: boolean }[], waited: boolean): Promise<Message[]> {
     const parts = runs.flatMap(({ statement, params, described }) => {
       const bind = serialize.bind({ statement: statement.name, values: this.#values(statement, params) });
-      // Only a statement whose rows are read is described: its rows come with their columns' names and types.
+      // A statement whose rows are read is described: its rows come with their columns' names and types.
       return described ? [bind, serialize.describe({ type: 'P' }), serialize.execute({})] : [bind, serialize.execute({})];
     });
     this.traffic.statements += runs.length;
