@@ -346,7 +346,8 @@ describe('the legacy pair', () => {
     const created = await service.call({ method: 'POST', url: '/v1/payment_intents', key: merchant.test, body: { amount: 700, card } });
     await service.call({ method: 'DELETE', url: `/subscribe/v1/cards/${card}`, key: merchant.test });
     const confirm = await service.call({ method: 'POST', idempotencyKey: idem(), url: `/v1/payment_intents/${created.body.id}/confirm`, key: merchant.test });
-    expect(confirm.body.code).toBe('CARD_INACTIVE');
+    expect(confirm.status).toBe(400);
+    expect(confirm.body).toMatchObject({ code: 'CARD_INACTIVE', param: 'card', message: 'The card is DELETED: it cannot be charged' });
     expect((await service.call({ method: 'GET', url: `/v1/payment_intents/${created.body.id}`, key: merchant.test })).body.status).toBe('REQUIRES_PAYMENT');
   });
 });

@@ -59,9 +59,15 @@ export function presentIntent(row: IntentRow): PaymentIntent {
 
 const nonZero = (entries: Entry[]) => entries.filter((entry) => entry.amount !== 0);
 
-/** The refusal of a charge to a card the merchant does not have (null), or one whose status is not ACTIVE. */
-const unusableCard = (status: string | null) =>
-  status === null ? notFound('card') : new ApiError('CARD_INACTIVE', `The card is ${status}: it cannot be charged`, { param: 'card' });
+/**
+ * A transaction's failure as the refusal of a card that cannot be charged, when the database refused it: one the
+ * merchant does not have, or one that is not ACTIVE.
+ */
+function refusedCard(error: unknown): unknown {
+  const status = store.refusedCard(error);
+  if (status === undefined) return error;
+  return status === null ? notFound('card') : new ApiError('CARD_INACTIVE', `The card is ${status}: it cannot be charged`, { param: 'card' });
+}
 
 export class PaymentsService {
   constructor(
@@ -236,12 +242,6 @@ export class PaymentsService {
     });
   }
 
-  private async usableCard(tx: Transaction, merchant: Merchant, cardId: string) {
-    const card = await this.cards.find(tx, merchant, cardId);
-    if (!card || card.status !== 'ACTIVE') throw unusableCard(card?.status ?? null);
-    return card;
-  }
-
   private chargePhases(merchant: Merchant, body: CreateChargeBody): Steps {
     // A mode without a rail refuses every charge (503 RAIL_UNAVAILABLE) before looking at anything.
     const window = this.rails.forMode(merchant.livemode).callWindowMs;
@@ -260,10 +260,7 @@ export class PaymentsService {
           captureMethod: body.capture ?? 'automatic',
         };
         // Sent with the COMMIT, in one round trip: a card that cannot be charged fails the transaction, refused as such.
-        refusedAs(tx, (error) => {
-          const status = store.refusedCard(error);
-          return status === undefined ? error : unusableCard(status);
-        });
+        refusedAs(tx, refusedCard);
         return this.debitStarted(intent.id, store.insertIntentOnActiveCard(tx, merchant, body.card, intent));
       },
       debit: this.debitStep(merchant.livemode, (row) => ({ response: { status: 201, body: presentIntent(row) } })),
@@ -310,7 +307,7 @@ export class PaymentsService {
         }
         // Only the legacy create makes REQUIRES_PAYMENT intents, and always with a saved card.
         if (intent.card_id === null) throw new Error(`payment intent ${id} awaits confirmation without a card`);
-        await this.usableCard(tx, merchant, intent.card_id);
+        refusedAs(tx, refusedCard);
         const started = await store.startDebit(tx, id, window);
         return this.debitStarted(started.id, started);
       },

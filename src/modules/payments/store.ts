@@ -153,11 +153,16 @@ export async function intentById(db: Queryable, id: string): Promise<IntentRow> 
   return row;
 }
 
+/**
+ * Starts the debit of an intent awaiting confirmation, on its card as it stands: a card that cannot be charged fails
+ * the statement, as `insertIntentOnActiveCard`'s does (`refusedCard` reads it).
+ */
 export async function startDebit(tx: Transaction, id: string, inFlightMs: number): Promise<IntentRow> {
   const confirm = INTENT_STATES.move('confirm');
   const [row] = await tx.query<IntentRow>(
-    `UPDATE payment_intents SET status = $3, reconcile_after = now() + $2 * interval '1 millisecond', debit_started_at = now()
-      WHERE id = $1 AND status = ANY($4::text[]) RETURNING ${INTENT_COLUMNS}`,
+    `UPDATE payment_intents p SET status = $3, reconcile_after = now() + $2 * interval '1 millisecond', debit_started_at = now()
+      WHERE id = $1 AND status = ANY($4::text[]) AND card_chargeable((SELECT c.status FROM cards c WHERE c.id = p.card_id))
+      RETURNING ${INTENT_COLUMNS}`,
     [id, inFlightMs, confirm.to, confirm.from],
   );
   if (!row) throw new Error(`payment intent ${id} left REQUIRES_PAYMENT under its lock`);
