@@ -1,9 +1,9 @@
 // Statements sent ahead of another on PostgreSQL, in its exchange: a transaction's BEGIN, and the writes whose answers
 // its work does not wait for, are bound and executed before the statement that follows them, and one Sync ends them
 // all, so the server answers them at once. A write whose rows are read later (`writeReturning`) is described too, and
-// its rows are kept apart from the statement's own. Each round trip saved is a network's wait for a database on another machine, and a
-// write and a wake-up on both sides here. An error skips what follows it up to the Sync, as the protocol says: the
-// exchange fails with the first error, and the transaction it aborted is rolled back by its caller.
+// its rows are kept apart from the statement's own. Each round trip saved is a network's wait for a database on another
+// machine, and a write and a wake-up on both sides here. An error skips what follows it up to the Sync, as the protocol
+// says: the exchange fails with the first error, and the transaction it aborted is rolled back by its caller.
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import type { Statement, Traffic } from './types.js';
