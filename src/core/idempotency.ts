@@ -156,10 +156,15 @@ async function takeOver(tx: Transaction, owner: Owner, row: KeyRow, hash: Buffer
   return { point: row.recovery_point, resourceId: row.resource_id, resumed: true, keyed: true };
 }
 
-/** The key's columns for a phase's result, or for an answer: the recovery point, the resource, the stored response. */
-function keyValues(result: PhaseResult | SentResponse, resourceId: string | null): [string, string | null, number | null, string | null] {
+/** Where a step left the request: at another recovery point, or answered (its body serialized once, as stored and sent). */
+type Moved = Exclude<PhaseResult, { response: Response }> | SentResponse;
+
+const movedBy = (result: PhaseResult): Moved =>
+  'response' in result ? { status: result.response.status, body: JSON.stringify(result.response.body), replayed: false } : result;
+
+/** The key's columns for a step's move: the recovery point, the resource, the stored response. */
+function keyValues(result: Moved, resourceId: string | null): [string, string | null, number | null, string | null] {
   if ('next' in result) return [result.next, result.resourceId ?? resourceId, null, null];
-  if ('response' in result) return [FINISHED, resourceId, result.response.status, JSON.stringify(result.response.body)];
   return [FINISHED, resourceId, result.status, result.body];
 }
 
@@ -171,7 +176,7 @@ const KEY_NOT_HELD = 'TK001';
  * this request while unanswered. Sent with the COMMIT: when another request committed the key already, the insert
  * fails, and the transaction with it (KeyExists, once `keyFailure` reads the error).
  */
-function insertKey(tx: Transaction, owner: Owner, result: PhaseResult | SentResponse): void {
+function insertKey(tx: Transaction, owner: Owner, result: Moved): void {
   const { merchant, request } = owner;
   tx.write(
     `INSERT INTO idempotency_keys (product_id, livemode, key, request_method, request_path, request_hash, api_key_id,
@@ -186,7 +191,7 @@ function insertKey(tx: Transaction, owner: Owner, result: PhaseResult | SentResp
  * Only while this request holds it: otherwise the statement fails (KeyLost, once `keyFailure` reads the error), and the
  * transaction with it.
  */
-function writeKey(tx: Transaction, owner: Owner, result: PhaseResult | SentResponse, resourceId: string | null): void {
+function writeKey(tx: Transaction, owner: Owner, result: Moved, resourceId: string | null): void {
   tx.write(
     `WITH moved AS (
        UPDATE idempotency_keys SET recovery_point = $5, resource_id = $6, response_status = $7, response_body = $8,
@@ -198,7 +203,7 @@ function writeKey(tx: Transaction, owner: Owner, result: PhaseResult | SentRespo
 }
 
 /** Writes the key with a step's result or an answer, in `tx`: its claim if its row is not written yet, its move if it is. */
-function recordOnKey(tx: Transaction, owner: Owner, at: Progress, result: PhaseResult | SentResponse): void {
+function recordOnKey(tx: Transaction, owner: Owner, at: Progress, result: Moved): void {
   if (at.keyed) writeKey(tx, owner, result, at.resourceId);
   else insertKey(tx, owner, result);
 }
@@ -228,17 +233,17 @@ interface Run {
 }
 
 /** Runs `phase` in a transaction with the key's move to its result. */
-function committed({ db, owner }: Run, at: Progress, phase: (tx: Transaction) => Promise<PhaseResult>): Promise<PhaseResult> {
-  if (!owner) return db.transaction(phase);
+function committed({ db, owner }: Run, at: Progress, phase: (tx: Transaction) => Promise<PhaseResult>): Promise<Moved> {
+  if (!owner) return db.transaction(async (tx) => movedBy(await phase(tx)));
   return withKey(db, owner, async (tx) => {
-    const result = await phase(tx);
+    const result = movedBy(await phase(tx));
     recordOnKey(tx, owner, at, result);
     return result;
   });
 }
 
 /** Runs the step at `at`: an atomic phase, or a foreign call then its record (only what is recorded, when resumed). */
-async function runStep(run: Run, at: Progress): Promise<PhaseResult> {
+async function runStep(run: Run, at: Progress): Promise<Moved> {
   const step = run.steps[at.point];
   if (!step) throw new Error(`no step for recovery point ${at.point}`);
   if (typeof step === 'function') return committed(run, at, (tx) => step(tx, at.resourceId));
@@ -255,9 +260,9 @@ async function runFrom(run: Run, start: Progress, moved: (at: Progress) => void 
   // Each step either finishes or moves on; more steps than there are would mean a cycle, a bug.
   for (let count = 0; count < stepsMax; count++) {
     const result = await runStep(run, at);
-    if ('response' in result) {
+    if (!('next' in result)) {
       run.hooks.afterCommit?.(FINISHED);
-      return { status: result.response.status, body: JSON.stringify(result.response.body), replayed: false };
+      return result;
     }
     at = { point: result.next, resourceId: result.resourceId ?? at.resourceId, resumed: false, keyed: true, carried: result.carried };
     moved(at);
