@@ -186,20 +186,20 @@ function insertKey(tx: Transaction, owner: Owner, result: Moved): void {
   );
 }
 
+/** The key's move, built once (a text built at each call is hashed again where its prepared name is looked up). */
+const MOVE_KEY = `WITH moved AS (
+       UPDATE idempotency_keys SET recovery_point = $5, resource_id = $6, response_status = $7, response_body = $8,
+              locked_at = CASE WHEN $7::integer IS NULL THEN clock_timestamp() END, lock_token = CASE WHEN $7::integer IS NULL THEN lock_token END
+        WHERE ${HELD} RETURNING 1)
+     SELECT idempotency_key_held(count(*)) FROM moved`;
+
 /**
  * The key's move to a phase's result (the lock renewed), or to its answer (the lock released), once its row is written.
  * Only while this request holds it: otherwise the statement fails (KeyLost, once `keyFailure` reads the error), and the
  * transaction with it.
  */
 function writeKey(tx: Transaction, owner: Owner, result: Moved, resourceId: string | null): void {
-  tx.write(
-    `WITH moved AS (
-       UPDATE idempotency_keys SET recovery_point = $5, resource_id = $6, response_status = $7, response_body = $8,
-              locked_at = CASE WHEN $7::integer IS NULL THEN clock_timestamp() END, lock_token = CASE WHEN $7::integer IS NULL THEN lock_token END
-        WHERE ${HELD} RETURNING 1)
-     SELECT idempotency_key_held(count(*)) FROM moved`,
-    [...heldParams(owner), ...keyValues(result, resourceId)],
-  );
+  tx.write(MOVE_KEY, [...heldParams(owner), ...keyValues(result, resourceId)]);
 }
 
 /** Writes the key with a step's result or an answer, in `tx`: its claim if its row is not written yet, its move if it is. */

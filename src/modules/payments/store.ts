@@ -90,6 +90,21 @@ export async function insertIntent(tx: Transaction, merchant: Pick<Merchant, 'pr
 
 /** The SQLSTATE of an intent refused because its card cannot be charged (migration 035); its detail is the card's status. */
 const CARD_NOT_CHARGEABLE = 'TC001';
+// Each charge's statements, built once: a text built at each call is hashed again where its prepared name is looked up.
+const INSERT_ON_ACTIVE_CARD = `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
+                                  masked_pan, description, metadata, receipt_lines, reconcile_after, debit_started_at,
+                                  capture_method, amount_held)
+     SELECT $1, c.product_id, c.livemode, $5, $6, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, c.masked_pan, $7, $8::json,
+            $10::jsonb, now() + $9 * interval '1 millisecond', now(), $11, CASE WHEN $11 = 'manual' THEN $5::bigint END
+       FROM (VALUES (1)) AS one (n) LEFT JOIN cards c ON c.id = $4 AND c.product_id = $2 AND c.livemode = $3
+      WHERE card_chargeable(c.status)
+     RETURNING ${INTENT_COLUMNS}`;
+const FINISH_DEBIT = `UPDATE payment_intents
+        SET status = CASE WHEN $5 AND capture_method = 'manual' THEN $6 ELSE $2 END, failure_code = $3, reconcile_after = NULL,
+            succeeded_at = CASE WHEN $5 AND capture_method = 'automatic' THEN now() END,
+            held_at = CASE WHEN $5 AND capture_method = 'manual' THEN now() END
+      WHERE id = $1 AND status = ANY($4::text[]) AND held_at IS NULL
+     RETURNING ${INTENT_COLUMNS}, receipt_lines`;
 
 /**
  * Writes a PROCESSING intent on the merchant's card in the round trip of the transaction's COMMIT, and answers it once
@@ -103,14 +118,7 @@ export function insertIntentOnActiveCard(
   intent: Pick<NewIntent, 'id' | 'amount' | 'fee' | 'description' | 'metadata' | 'receiptLines' | 'captureMethod'> & { inFlightMs: number },
 ): Promise<IntentRow> {
   const written = tx.writeReturning<IntentRow>(
-    `INSERT INTO payment_intents (id, product_id, livemode, amount, fee, currency, status, card_id, rail_token, rail,
-                                  masked_pan, description, metadata, receipt_lines, reconcile_after, debit_started_at,
-                                  capture_method, amount_held)
-     SELECT $1, c.product_id, c.livemode, $5, $6, 'UZS', 'PROCESSING', c.id, c.rail_token, c.rail, c.masked_pan, $7, $8::json,
-            $10::jsonb, now() + $9 * interval '1 millisecond', now(), $11, CASE WHEN $11 = 'manual' THEN $5::bigint END
-       FROM (VALUES (1)) AS one (n) LEFT JOIN cards c ON c.id = $4 AND c.product_id = $2 AND c.livemode = $3
-      WHERE card_chargeable(c.status)
-     RETURNING ${INTENT_COLUMNS}`,
+    INSERT_ON_ACTIVE_CARD,
     [
       intent.id,
       merchant.productId,
@@ -182,12 +190,7 @@ export async function finishDebit(tx: Transaction, id: string, outcome: FinalOut
   const move = INTENT_STATES.move(outcome.status === 'SUCCEEDED' ? 'debit_succeeded' : 'debit_failed');
   const held = INTENT_STATES.move('hold_succeeded');
   const [row] = await tx.query<WithLines>(
-    `UPDATE payment_intents
-        SET status = CASE WHEN $5 AND capture_method = 'manual' THEN $6 ELSE $2 END, failure_code = $3, reconcile_after = NULL,
-            succeeded_at = CASE WHEN $5 AND capture_method = 'automatic' THEN now() END,
-            held_at = CASE WHEN $5 AND capture_method = 'manual' THEN now() END
-      WHERE id = $1 AND status = ANY($4::text[]) AND held_at IS NULL
-     RETURNING ${INTENT_COLUMNS}, receipt_lines`,
+    FINISH_DEBIT,
     [id, move.to, outcome.status === 'FAILED' ? outcome.failureCode : null, move.from, outcome.status === 'SUCCEEDED', held.to],
   );
   return row;
