@@ -96,7 +96,8 @@ export interface Statement {
   params?: readonly unknown[] | undefined;
   /**
    * Given the statement's rows once its exchange answers, as a function that parses them, when a write's rows are read
-   * (`writeReturning`): parsed only once the transaction committed, a row that cannot be parsed fails no exchange.
+   * (`writeReturning`): those of a statement sent ahead of another are parsed only once the transaction committed, so a
+   * row that cannot be parsed does not fail the exchange.
    */
   read?: ((rows: () => unknown[]) => void) | undefined;
 }

@@ -345,9 +345,15 @@ describe('the legacy pair', () => {
     const card = await bindCard(service, merchant.test, '8600000000000007');
     const created = await service.call({ method: 'POST', url: '/v1/payment_intents', key: merchant.test, body: { amount: 700, card } });
     await service.call({ method: 'DELETE', url: `/subscribe/v1/cards/${card}`, key: merchant.test });
-    const confirm = await service.call({ method: 'POST', idempotencyKey: idem(), url: `/v1/payment_intents/${created.body.id}/confirm`, key: merchant.test });
+    const key = idem();
+    const confirm = await service.call({ method: 'POST', idempotencyKey: key, url: `/v1/payment_intents/${created.body.id}/confirm`, key: merchant.test });
     expect(confirm.status).toBe(400);
     expect(confirm.body).toMatchObject({ code: 'CARD_INACTIVE', param: 'card', message: 'The card is DELETED: it cannot be charged' });
+    // The refusal is the key's answer, replayed as it was.
+    const replayed = await service.call({ method: 'POST', idempotencyKey: key, url: `/v1/payment_intents/${created.body.id}/confirm`, key: merchant.test });
+    expect(replayed.status).toBe(400);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.body).toEqual(confirm.body);
     expect((await service.call({ method: 'GET', url: `/v1/payment_intents/${created.body.id}`, key: merchant.test })).body.status).toBe('REQUIRES_PAYMENT');
   });
 });

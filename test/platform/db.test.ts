@@ -146,10 +146,13 @@ describe(`the database layer (${engine})`, () => {
   });
 
   it("commits a transaction whose write's rows cannot be parsed, and hands over the failure to parse them", async () => {
-    const [written] = await db.transaction(async (tx) => [tx.writeReturning('INSERT INTO layer_rows (id, amount) VALUES ($1, $2::bigint * 4) RETURNING amount', [97, 9_007_199_254_740_991])] as const);
-    await expect(written).rejects.toThrow(/outside the safe integer range/);
-    expect(await db.query('SELECT id FROM layer_rows WHERE id = $1', [97])).toEqual([{ id: 97 }]);
-    await db.query('DELETE FROM layer_rows WHERE id = $1', [97]);
+    try {
+      const [written] = await db.transaction(async (tx) => [tx.writeReturning('INSERT INTO layer_rows (id, amount) VALUES ($1, $2::bigint * 4) RETURNING amount', [97, 9_007_199_254_740_991])] as const);
+      await expect(written).rejects.toThrow(/outside the safe integer range/);
+      expect(await db.query('SELECT id FROM layer_rows WHERE id = $1', [97])).toEqual([{ id: 97 }]);
+    } finally {
+      await db.query('DELETE FROM layer_rows WHERE id = $1', [97]);
+    }
   });
 
   it("never hands over a write's rows when its transaction rolls back, and reads the failure as the work said", async () => {

@@ -221,6 +221,8 @@ export class PaymentsService {
    * kept once the phase has committed).
    */
   debitStarted(id: string, intent: IntentRow | Promise<IntentRow>): PhaseResult {
+    // A refusal the debit step does not wait for (a crash between the steps) must not end the process as unhandled.
+    if (intent instanceof Promise) intent.catch(() => {});
     return { next: 'debit', resourceId: id, carried: intent };
   }
 

@@ -168,8 +168,9 @@ export async function intentById(db: Queryable, id: string): Promise<IntentRow> 
 export async function startDebit(tx: Transaction, id: string, inFlightMs: number): Promise<IntentRow> {
   const confirm = INTENT_STATES.move('confirm');
   const [row] = await tx.query<IntentRow>(
-    `UPDATE payment_intents p SET status = $3, reconcile_after = now() + $2 * interval '1 millisecond', debit_started_at = now()
-      WHERE id = $1 AND status = ANY($4::text[]) AND card_chargeable((SELECT c.status FROM cards c WHERE c.id = p.card_id))
+    `UPDATE payment_intents p SET status = $3, reconcile_after = now() + $2 * interval '1 millisecond',
+            debit_started_at = CASE WHEN card_chargeable((SELECT c.status FROM cards c WHERE c.id = p.card_id)) THEN now() END
+      WHERE id = $1 AND status = ANY($4::text[])
       RETURNING ${INTENT_COLUMNS}`,
     [id, inFlightMs, confirm.to, confirm.from],
   );
