@@ -137,8 +137,9 @@ export function insertIntentOnActiveCard(
 }
 
 /**
- * What the failure of an `insertIntentOnActiveCard` transaction says of its card: its status when it is not ACTIVE, null
- * when the merchant has no such card, undefined when the failure is not the card's.
+ * What the failure of a transaction that checked its card with `card_chargeable` (`insertIntentOnActiveCard`,
+ * `startDebit`) says of that card: its status when it is not ACTIVE, null when the merchant has no such card, undefined
+ * when the failure is not the card's.
  */
 export function refusedCard(error: unknown): string | null | undefined {
   const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
