@@ -10,7 +10,7 @@ import { escapeHtml } from '../../src/web/html.js';
 import { MESSAGES, type Lang } from '../../src/web/dashboard/i18n.js';
 import { SESSION_COOKIE } from '../../src/web/dashboard/context.js';
 import { when } from '../../src/web/dashboard/layout.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openWatched } from '../support/browser.js';
+import { browserAvailable, launchBrowser, openWatched, screenshot } from '../support/browser.js';
 import { engine, idem, type TestService } from '../support/harness.js';
 import { bindLiveCard, startLive, type Live } from '../support/live.js';
 import { receiptFor } from '../support/receipts.js';
@@ -400,7 +400,7 @@ describe.runIf(browserAvailable())('in Chromium', () => {
     ru: 'Юридический адрес не совпадает со свидетельством о регистрации: укажите его так, как в свидетельстве.',
     uz: 'Yuridik manzil roʻyxatdan oʻtganlik guvohnomasidagidan farq qiladi: uni guvohnomadagidek yozing.',
   };
-  const shot = (page: BrowserPage, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/activation-${engine}-${name}.png`, fullPage: true });
+  const shot = (page: BrowserPage, name: string) => screenshot(page, `activation-${engine}-${name}`);
   const overflow = (page: BrowserPage) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
   /** The owner's session in a browser at `width`, collecting the page's problems and any request to another host. */

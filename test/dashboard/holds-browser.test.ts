@@ -4,7 +4,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_COOKIE } from '../../src/web/dashboard/context.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openWatched } from '../support/browser.js';
+import { browserAvailable, launchBrowser, openWatched, screenshot } from '../support/browser.js';
 import { bindCard } from '../support/binding.js';
 import { startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
@@ -19,7 +19,7 @@ let session: string;
 let key: string;
 let card: string;
 
-const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/dashboard-hold-${name}.png`, fullPage: true });
+const shot = (page: Page, name: string) => screenshot(page, `dashboard-hold-${name}`);
 const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 /** An element's text, its numbers' no-break spaces (ru, uz) as plain ones. */
 const textOf = async (page: Page, selector: string) => ((await page.locator(selector).first().textContent()) ?? '').replace(/[\u00a0\u202f]/g, ' ').trim();

@@ -5,7 +5,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_COOKIE } from '../../src/web/dashboard/context.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openWatched } from '../support/browser.js';
+import { browserAvailable, launchBrowser, openWatched, screenshot } from '../support/browser.js';
 import { startService, type TestService } from '../support/harness.js';
 import { DashboardClient, uniqueEmail } from './client.js';
 
@@ -19,7 +19,7 @@ let base: string;
 let owner: DashboardClient;
 let session: string;
 
-const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/dashboard-link-${name}.png`, fullPage: true });
+const shot = (page: Page, name: string) => screenshot(page, `dashboard-link-${name}`);
 const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 
 /** The merchant's dashboard, signed in, at `width` in `locale`; its clipboard may be written and read. */

@@ -9,7 +9,7 @@ import { escapeHtml } from '../../src/web/html.js';
 import { MESSAGES, type Lang } from '../../src/web/dashboard/i18n.js';
 import { SESSION_COOKIE } from '../../src/web/dashboard/context.js';
 import { when } from '../../src/web/dashboard/layout.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openWatched } from '../support/browser.js';
+import { browserAvailable, launchBrowser, openWatched, screenshot } from '../support/browser.js';
 import { engine, idem, startService, type TestService } from '../support/harness.js';
 import { balance, chargeCard } from '../support/payments.js';
 import { makeAvailable, setPayoutAccount } from '../support/payouts.js';
@@ -514,7 +514,7 @@ describe.runIf(browserAvailable())('in Chromium', () => {
   }, 60_000);
   afterAll(async () => browser?.close());
 
-  const shot = (page: BrowserPage, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/payouts-${engine}-${name}.png`, fullPage: true });
+  const shot = (page: BrowserPage, name: string) => screenshot(page, `payouts-${engine}-${name}`);
 
   /** The owner's session in a browser at `width`, collecting the page's problems and any request to another host. */
   const open = (width: number, lang: Lang = 'en') =>

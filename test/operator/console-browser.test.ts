@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeNow } from '../../src/modules/accounts/second-factor.js';
 import { MESSAGES, type Lang } from '../../src/web/dashboard/i18n.js';
 import { SESSION_COOKIE } from '../../src/web/dashboard/context.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openWatched } from '../support/browser.js';
+import { browserAvailable, launchBrowser, openWatched, screenshot } from '../support/browser.js';
 import { engine, idem, type TestService } from '../support/harness.js';
 import { bindLiveCard, startLive, type Live } from '../support/live.js';
 import { receiptFor } from '../support/receipts.js';
@@ -38,7 +38,7 @@ describe.runIf(browserAvailable())('the operator console, in Chromium', () => {
     await live?.stop();
   });
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/operator-${engine}-${name}.png`, fullPage: true });
+  const shot = (page: Page, name: string) => screenshot(page, `operator-${engine}-${name}`);
   const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
   /** Logs in at the console: the password, then the code of the app's next step. */

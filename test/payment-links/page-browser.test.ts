@@ -3,7 +3,7 @@
 // off and one sold out say so. Screenshots of each state are in test/artifacts/link-*.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openWatched } from '../support/browser.js';
+import { browserAvailable, launchBrowser, openWatched, screenshot } from '../support/browser.js';
 import { idem, startService, type Merchant, type TestService } from '../support/harness.js';
 
 const NBSP = '\u00a0';
@@ -26,7 +26,7 @@ async function openLink(url: string, locale: string): Promise<{ page: Page; prob
   return { page, problems };
 }
 
-const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/link-${name}.png`, fullPage: true });
+const shot = (page: Page, name: string) => screenshot(page, `link-${name}`);
 const fitsThePhone = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
 
 /** Tabs from the top of the page until `label`'s field has the focus, as a keyboard user gets there. */

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
-export const ARTIFACTS_DIR = 'test/artifacts';
+const ARTIFACTS_DIR = 'test/artifacts';
 
 /** True when Debian's Chromium is installed; CI installs it and sets TOLOV_REQUIRE_BROWSER so that a missing one fails. */
 export function browserAvailable(): boolean {
@@ -19,6 +19,23 @@ export async function launchBrowser(): Promise<Browser> {
     executablePath: CHROMIUM_PATH,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
   });
+}
+
+/**
+ * Saves what `target` shows as `test/artifacts/<name>.png`, the whole page unless `fullPage` is false. Chromium on a
+ * busy machine now and then fails to copy a frame ("Unable to capture screenshot") of a page that renders well; a
+ * screenshot is kept to be looked at, not asserted, so that failure is taken again, at most three times in all.
+ */
+export async function screenshot(target: Page | Locator, name: string, { fullPage = true } = {}): Promise<void> {
+  const path = `${ARTIFACTS_DIR}/${name}.png`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ('goto' in target ? target.screenshot({ path, fullPage }) : target.screenshot({ path }));
+      return;
+    } catch (error) {
+      if (attempt === 3 || !String(error).includes('Unable to capture screenshot')) throw error;
+    }
+  }
 }
 
 export const PHONE_VIEWPORT = { width: 390, height: 844 };

@@ -2,7 +2,7 @@
 // under the pages' strict CSP, read-only, usable on a phone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser } from '../support/browser.js';
+import { browserAvailable, launchBrowser, screenshot } from '../support/browser.js';
 import { startService, type TestService } from '../support/harness.js';
 
 const hasBrowser = browserAvailable();
@@ -37,12 +37,12 @@ describe.runIf(hasBrowser)('GET /docs/api', () => {
     const operationIds = Object.values<Record<string, { operationId: string }>>(document.paths).flatMap((methods) => Object.values(methods).map((op) => op.operationId));
     // Each operation, and each event under Webhooks.
     expect(await page.locator('.opblock').count()).toBe(operationIds.length + Object.keys(document.webhooks).length);
-    await page.screenshot({ path: `${ARTIFACTS_DIR}/api-reference.png`, fullPage: false });
+    await screenshot(page, `api-reference`, { fullPage: false });
     // The introduction: the error codes and every failureCode, as tables.
     const introduction = page.locator('.information-container');
     expect(await introduction.locator('table').count()).toBe(2);
     expect(await introduction.locator('td', { hasText: /^INSUFFICIENT_FUNDS$/ }).count()).toBe(1);
-    await introduction.screenshot({ path: `${ARTIFACTS_DIR}/api-reference-introduction.png` });
+    await screenshot(introduction, `api-reference-introduction`);
 
     const charge = page.locator('#operations-charges-createCharge');
     await charge.locator('.opblock-summary').click();
@@ -59,14 +59,14 @@ describe.runIf(hasBrowser)('GET /docs/api', () => {
     const conflict = answers.filter({ has: page.locator('.response-col_status', { hasText: /^409$/ }) });
     expect(await conflict.locator('.response-col_description').innerText()).toContain('IDEMPOTENCY_KEY_IN_USE');
     expect(await charge.innerText()).not.toContain('Default Response');
-    await charge.screenshot({ path: `${ARTIFACTS_DIR}/api-reference-charge-operation.png` });
+    await screenshot(charge, `api-reference-charge-operation`);
     expect(await page.getByRole('button', { name: 'Try it out' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Authorize' }).isVisible()).toBe(false);
     const tags = await page.locator('.opblock-tag-section h3').allInnerTexts();
     expect(tags[0]).toMatch(/^orders\n/);
     // The operator's calls are described to the operator token only (/admin/v1/openapi.json), never on this page.
     expect(tags.some((tag) => tag.startsWith('operator'))).toBe(false);
-    await page.screenshot({ path: `${ARTIFACTS_DIR}/api-reference-charge.png`, fullPage: false });
+    await screenshot(page, `api-reference-charge`, { fullPage: false });
     expect(problems).toEqual([]);
     expect(elsewhere).toEqual([]);
     await context.close();
@@ -79,7 +79,7 @@ describe.runIf(hasBrowser)('GET /docs/api', () => {
     await page.locator('.opblock').first().waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: `${ARTIFACTS_DIR}/api-reference-phone.png`, fullPage: false });
+    await screenshot(page, `api-reference-phone`, { fullPage: false });
     await context.close();
   });
 

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBinding } from '../support/binding.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openAsBuyer } from '../support/browser.js';
+import { browserAvailable, launchBrowser, openAsBuyer, screenshot } from '../support/browser.js';
 import { engine, startService, type Merchant, type TestService } from '../support/harness.js';
 
 let service: TestService;
@@ -21,7 +21,7 @@ describe.runIf(browserAvailable())('the hosted binding page, in Chromium', () =>
     await service?.stop();
   });
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/bind-${engine}-${name}.png`, fullPage: true });
+  const shot = (page: Page, name: string) => screenshot(page, `bind-${engine}-${name}`);
 
   async function openPage(returnUrl?: string) {
     const binding = await createBinding(service, merchant.test, returnUrl ? { returnUrl, customerRef: 'buyer-1' } : {});

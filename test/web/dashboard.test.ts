@@ -3,7 +3,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard } from '../support/binding.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openWatched } from '../support/browser.js';
+import { browserAvailable, launchBrowser, openWatched, screenshot } from '../support/browser.js';
 import { engine, startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
 import { linkIn } from '../support/mailbox.js';
@@ -31,7 +31,7 @@ describe.runIf(browserAvailable())('the merchant dashboard, in Chromium', () => 
     await service?.stop();
   });
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/dashboard-${engine}-${name}.png`, fullPage: true });
+  const shot = (page: Page, name: string) => screenshot(page, `dashboard-${engine}-${name}`);
 
   const open = (options: { width: number; locale: string }) => openWatched(browser, base, options);
 

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBinding } from '../support/binding.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser, openAsBuyer } from '../support/browser.js';
+import { browserAvailable, launchBrowser, openAsBuyer, screenshot } from '../support/browser.js';
 import { engine, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { reconcileNow } from '../support/payments.js';
 
@@ -23,7 +23,7 @@ describe.runIf(browserAvailable())('the hosted payment page, in Chromium', () =>
     await service?.stop();
   });
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS_DIR}/pay-${engine}-${name}.png`, fullPage: true });
+  const shot = (page: Page, name: string) => screenshot(page, `pay-${engine}-${name}`);
 
   async function openOrder(body: Record<string, unknown> = {}, prepare?: (page: Page) => Promise<unknown>) {
     const reply = await service.call({

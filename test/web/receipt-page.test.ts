@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeLine, formatAmount, formatDateTime, textsFor, type Language } from '../../src/web/assets/i18n.js';
 import { submitCard, submitCode, TEST_CODE } from '../support/binding.js';
-import { ARTIFACTS_DIR, browserAvailable, DESKTOP_VIEWPORT, launchBrowser, openAsBuyer, PHONE_VIEWPORT } from '../support/browser.js';
+import { browserAvailable, DESKTOP_VIEWPORT, launchBrowser, openAsBuyer, PHONE_VIEWPORT, screenshot } from '../support/browser.js';
 import { engine, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { dataUrl, logoPng } from '../support/png.js';
 import { fiscalizeAll } from '../support/receipts.js';
@@ -110,7 +110,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
     ]);
     expect(await page.getByRole('status').textContent()).toBe(textsFor('uz').receipt.pending);
     expect(await page.locator('img.qr').count()).toBe(0);
-    await page.screenshot({ path: `${ARTIFACTS_DIR}/receipt-${engine}-paid-pending-uz.png`, fullPage: true });
+    await screenshot(page, `receipt-${engine}-paid-pending-uz`);
 
     // The page asks again a few seconds later; an unchanged answer leaves the page (a live region) as it is.
     await page.getByRole('status').evaluate((node) => node.setAttribute('data-seen', ''));
@@ -155,7 +155,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
         await expect.poll(() => qr.evaluate((image: HTMLImageElement) => image.naturalWidth), { message: label }).toBeGreaterThan(0);
         expect(await page.locator('.line-detail').first().textContent(), label).toBe(describeLine({ ...CART.items[0]!, discount: 0 }, language));
         expect(await page.evaluate(() => document.documentElement.scrollWidth), label).toBeLessThanOrEqual(viewport.width);
-        await page.screenshot({ path: `${ARTIFACTS_DIR}/receipt-${engine}-paid-${language}-${device}.png`, fullPage: true });
+        await screenshot(page, `receipt-${engine}-paid-${language}-${device}`);
 
         await page.getByRole('link', { name: text.open }).click();
         await expect.poll(() => page.locator('h1').textContent(), { message: label }).toBe(text.saleTitle);
@@ -163,7 +163,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
         expect(await page.locator('.when').textContent(), label).toBe(text.tashkentTime(formatDateTime(new Date(sale.fiscalizedAt), language, 'Asia/Tashkent')));
         expect(await page.locator('.totals dd').first().textContent(), label).toBe(formatAmount(CART_AMOUNT, language));
         expect(await page.evaluate(() => document.documentElement.scrollWidth), label).toBeLessThanOrEqual(viewport.width);
-        await page.screenshot({ path: `${ARTIFACTS_DIR}/receipt-${engine}-printable-${language}-${device}.png`, fullPage: true });
+        await screenshot(page, `receipt-${engine}-printable-${language}-${device}`);
         expect(requested.filter((address) => !address.startsWith(base)), label).toEqual([]);
         expect(problems, label).toEqual([]);
         await page.context().close();
@@ -185,7 +185,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
     expect(await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)).toBe('rgb(255, 255, 255)');
     for (const hidden of ['.languages', '#print', '.check-link']) expect(await page.locator(hidden).isVisible(), hidden).toBe(false);
     expect(await page.getByRole('img', { name: 'QR-код чека' }).isVisible()).toBe(true);
-    await page.screenshot({ path: `${ARTIFACTS_DIR}/receipt-${engine}-print-ru.png`, fullPage: true });
+    await screenshot(page, `receipt-${engine}-print-ru`);
     expect(problems).toEqual([]);
   });
 
@@ -222,7 +222,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
     expect(await page.locator('.details dt').allTextContents()).toEqual(['Card', 'Payment reference']);
     // Nothing worth printing yet: the fiscal sign and its QR code are to come.
     expect(await page.locator('#print').count()).toBe(0);
-    await page.screenshot({ path: `${ARTIFACTS_DIR}/receipt-${engine}-printable-pending-en.png`, fullPage: true });
+    await screenshot(page, `receipt-${engine}-printable-pending-en`);
     await fiscalizeAll(service);
     await expect.poll(() => page.getByRole('img', { name: text.qr }).count(), { timeout: 15_000 }).toBe(1);
     expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(0);
@@ -241,7 +241,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
     const text = textsFor('ru').receipt;
     await expect.poll(() => page.getByRole('status').textContent()).toBe(text.failed);
     expect(await page.getByRole('link', { name: text.open }).count()).toBe(0);
-    await page.screenshot({ path: `${ARTIFACTS_DIR}/receipt-${engine}-paid-failed-ru.png`, fullPage: true });
+    await screenshot(page, `receipt-${engine}-paid-failed-ru`);
     await page.goto(`${base}${receiptPath(sale)}`);
     expect(await page.getByRole('status').textContent()).toBe(text.failed);
     expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(0);
@@ -262,7 +262,7 @@ describe.runIf(browserAvailable())('the receipt a buyer sees, in Chromium', () =
     await expect.poll(() => page.getByRole('img', { name: 'Kulol Uyi' }).evaluate((image: HTMLImageElement) => image.naturalWidth)).toBe(150);
     expect(await page.getByRole('button', { name: 'Chop etish' }).evaluate((node) => getComputedStyle(node).backgroundColor)).toBe('rgb(124, 45, 18)');
     expect(requested.filter((address) => !address.startsWith(base))).toEqual([]);
-    await page.screenshot({ path: `${ARTIFACTS_DIR}/receipt-${engine}-printable-branded-uz.png`, fullPage: true });
+    await screenshot(page, `receipt-${engine}-printable-branded-uz`);
     expect(problems).toEqual([]);
   });
 

@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatAmount, textsFor, type Language } from '../../src/web/assets/i18n.js';
 import { createBinding, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
-import { ARTIFACTS_DIR, browserAvailable, DESKTOP_VIEWPORT, launchBrowser, openAsBuyer, PHONE_VIEWPORT } from '../support/browser.js';
+import { browserAvailable, DESKTOP_VIEWPORT, launchBrowser, openAsBuyer, PHONE_VIEWPORT, screenshot } from '../support/browser.js';
 import { engine, idem, startService, type Merchant, type TestService } from '../support/harness.js';
 import { dataUrl, logoPng } from '../support/png.js';
 
@@ -128,7 +128,7 @@ describe.runIf(browserAvailable())('every hosted screen, in three languages, on 
           expect(await page.evaluate(() => document.documentElement.scrollWidth), label).toBeLessThanOrEqual(viewport.width);
           // The script draws the form again as the session's state comes in: asked until a drawn one answers.
           if (screen.name === 'pay' || screen.name === 'bind') await expect.poll(() => linesOf(page, 'label[for="expiry"]'), { message: label }).toBe(1);
-          await page.screenshot({ path: `${ARTIFACTS_DIR}/screens-${engine}-${screen.name}-${language}-${device}.png`, fullPage: true });
+          await screenshot(page, `screens-${engine}-${screen.name}-${language}-${device}`);
           expect(problems.slice(problemsBefore), label).toEqual([]);
         }
         await page.context().close();
@@ -144,7 +144,7 @@ describe.runIf(browserAvailable())('every hosted screen, in three languages, on 
     expect(await page.locator('#amount').textContent()).toBe(formatAmount(AMOUNT, 'ru'));
     expect(await page.locator('.description').textContent()).toBe('Samarkand ceramics, 2 plates');
     expect(await page.locator('.time-left').textContent()).toMatch(/^На оплату осталось (29:5\d|30:00)$/);
-    await page.screenshot({ path: `${ARTIFACTS_DIR}/screens-${engine}-first-html-ru.png`, fullPage: true });
+    await screenshot(page, `screens-${engine}-first-html-ru`);
     await page.context().close();
 
     const expired = await order();
@@ -189,7 +189,7 @@ describe.runIf(browserAvailable())('every hosted screen, in three languages, on 
       // The logo beside the language buttons fits a phone's width.
       expect(await page.evaluate(() => document.documentElement.scrollWidth), device).toBeLessThanOrEqual(viewport.width);
       expect(requested.every((address) => address.startsWith(base)), requested.join(' ')).toBe(true);
-      await page.screenshot({ path: `${ARTIFACTS_DIR}/screens-${engine}-branded-${device}.png`, fullPage: true });
+      await screenshot(page, `screens-${engine}-branded-${device}`);
       expect(problems).toEqual([]);
       await page.context().close();
     }

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindCard, createBinding, submitCard, submitCode, TEST_CODE } from '../support/binding.js';
-import { ARTIFACTS_DIR, browserAvailable, launchBrowser } from '../support/browser.js';
+import { browserAvailable, launchBrowser, screenshot } from '../support/browser.js';
 import { idem, startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -265,7 +265,7 @@ describe.runIf(browserAvailable())('every page at a phone’s and a laptop’s w
     if (path.startsWith('/pay/') || path.startsWith('/bind/')) await page.locator('#view > *').first().waitFor();
     if (path === '/dashboard/overview') await page.locator('#activity-chart canvas').waitFor().catch(() => undefined);
     await page.evaluate(() => document.querySelectorAll('details').forEach((details) => (details.open = true)));
-    await page.screenshot({ path: `${ARTIFACTS_DIR}/widths-${shot}.png`, fullPage: true });
+    await screenshot(page, `widths-${shot}`);
   }
 
   /** What is wrong with the page as it is shown: each problem as a line. */
@@ -312,7 +312,7 @@ describe.runIf(browserAvailable())('every page at a phone’s and a laptop’s w
             if (name === 'overview') problems.push(...(await chartProblems(page)));
             if (name === 'payout') {
               await refusePayoutForm(page);
-              await page.screenshot({ path: `${ARTIFACTS_DIR}/widths-payout-refused-${width}-${lang}.png`, fullPage: true });
+              await screenshot(page, `widths-payout-refused-${width}-${lang}`);
               problems.push(...(await problemsOf(page, 'payout-refused', width, t)));
             }
           }
