@@ -810,6 +810,8 @@ interface ChargeRatio {
   engine: string;
   rounds: { charge: Result; direct: Result }[];
   paced: Paced[];
+  /** The direct transaction of a charge's rows offered at the same rates: the database's own latency at them. */
+  directPaced: Paced[];
 }
 
 const median = (values: number[]) => {
@@ -831,6 +833,7 @@ async function benchChargeRatio(engine: string, env: Record<string, string>, dir
   const { url, child } = await startService(env);
   const rounds: ChargeRatio['rounds'] = [];
   const paced: Paced[] = [];
+  const directPaced: Paced[] = [];
   try {
     const product = await createBenchProduct(fetchCaller(url));
     const authorization = `Bearer ${product.keys.test}`;
@@ -840,11 +843,15 @@ async function benchChargeRatio(engine: string, env: Record<string, string>, dir
       rounds.push({ charge, direct: await directRate(engine, CHARGE_ROWS, writeRows) });
     }
     const saturated = median(rounds.map((round) => round.charge.requestsPerSecond));
-    for (const fraction of PACED_FRACTIONS) paced.push(await pacedChargeLoad(url, authorization, card, fraction, Math.round(fraction * saturated)));
+    for (const fraction of PACED_FRACTIONS) {
+      const rate = Math.round(fraction * saturated);
+      paced.push(await pacedChargeLoad(url, authorization, card, fraction, rate));
+      directPaced.push(await pacedLoad(CHARGE_ROWS, fraction, rate, () => writeRows(++directSequence).then(() => true)));
+    }
   } finally {
     await stopChild(child);
   }
-  return { engine, rounds, paced };
+  return { engine, rounds, paced, directPaced };
 }
 
 /** The rounds and paced loads on PGlite: the service on disk, the direct transaction on an engine in this thread. */
@@ -880,7 +887,8 @@ function postgresChargeRatio(): Promise<ChargeRatio | null> {
 
 /**
  * BENCH_ONLY=cpu: CPU per charge (client + service + database, the median of the rounds) against the emulator's with its
- * client, and POST charge offered at fractions of its own saturated rate.
+ * client, the same for the direct transaction of a charge's rows (what the database alone costs for what a charge
+ * keeps, below which no design of the service can go), and POST charge offered at fractions of its own saturated rate.
  */
 async function cpuLines(): Promise<string[]> {
   const emulator = await stripeEmulator();
@@ -890,25 +898,28 @@ async function cpuLines(): Promise<string[]> {
     `${EMULATOR}: ${emulator.requestsPerSecond} charges/s, ${emulatorCpu.toFixed(2)} ms of CPU per charge with its client`,
     ...ratios.flatMap((ratio) => {
       const cpu = median(ratio.rounds.map((round) => Number(cpuTotal(round.charge.cpu))));
+      const floor = median(ratio.rounds.map((round) => Number(cpuTotal(round.direct.cpu))));
       const rate = median(ratio.rounds.map((round) => round.charge.requestsPerSecond));
-      const paced = ratio.paced.map((p) => `${p.fraction} × = ${p.offered}/s offered → ${p.achieved}/s: p50 ${p.p50Ms} ms, p99 ${p.p99Ms} ms${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}`);
+      const paced = (loads: Paced[]) =>
+        loads.map((p) => `${p.fraction} × = ${p.offered}/s offered → ${p.achieved}/s: p50 ${p.p50Ms} ms, p99 ${p.p99Ms} ms${p.non2xx ? `, ${p.non2xx} non-2xx` : ''}`).join('; ');
       return [
         `${ratio.engine}: POST charge ${rate}/s (${(rate / emulator.requestsPerSecond).toFixed(2)} × the emulator's), ${cpu.toFixed(2)} ms of CPU per charge: ` +
           `${(cpu / emulatorCpu).toFixed(2)} × the emulator's (rounds: ${ratio.rounds.map((round) => cpuTotal(round.charge.cpu)).join(', ')} ms)`,
-        `${ratio.engine}: offered at a fraction of its own saturated rate: ${paced.join('; ')}`,
+        `${ratio.engine}: ${CHARGE_ROWS}, the database's floor for any charge: ${floor.toFixed(2)} ms of CPU per charge: ` +
+          `${(floor / emulatorCpu).toFixed(2)} × the emulator's (rounds: ${ratio.rounds.map((round) => cpuTotal(round.direct.cpu)).join(', ')} ms)`,
+        `${ratio.engine}: offered at a fraction of its own saturated rate: ${paced(ratio.paced)}`,
+        `${ratio.engine}: ${CHARGE_ROWS}, offered at the same rates: ${paced(ratio.directPaced)}`,
       ];
     }),
   ];
 }
 
 /**
- * POST charge at a steady offered rate, one request every 1/rate seconds over up to CONNECTIONS connections, whatever
- * the answers before it: the latency a client sees when the service is not saturated. Each latency runs from the
- * moment its request was due, so a request sent late because the load's own process fell behind still counts whole.
+ * `send` at a steady offered rate, one call every 1/rate seconds whatever the answers before it: the latency a client
+ * sees when the system is not saturated. Each latency runs from the moment its call was due, so a call made late
+ * because the load's own process fell behind still counts whole. `send` answers whether the call succeeded.
  */
-async function pacedChargeLoad(url: string, authorization: string, card: string, fraction: number, rate: number): Promise<Paced> {
-  const pool = new Pool(url, { connections: CONNECTIONS });
-  const body = JSON.stringify({ ...CHARGE, card });
+async function pacedLoad(label: string, fraction: number, rate: number, send: () => Promise<boolean>): Promise<Paced> {
   const run = async (seconds: number) => {
     const latencies: number[] = [];
     let non2xx = 0;
@@ -919,11 +930,9 @@ async function pacedChargeLoad(url: string, authorization: string, card: string,
       const due = started + (i * 1000) / rate;
       const early = due - performance.now();
       if (early > 1) await new Promise((resolve) => setTimeout(resolve, early));
-      const headers = { authorization, 'content-type': 'application/json', 'idempotency-key': `paced-${++chargeSequence}` };
       sent.push(
-        pool.request({ path: '/subscribe/v1/charges', method: 'POST', headers, body }).then(async (response) => {
-          await response.body.dump();
-          if (response.statusCode !== 201) non2xx += 1;
+        send().then((succeeded) => {
+          if (!succeeded) non2xx += 1;
           latencies.push(performance.now() - due);
         }),
       );
@@ -931,13 +940,25 @@ async function pacedChargeLoad(url: string, authorization: string, card: string,
     await Promise.all(sent);
     return { latencies, non2xx, achieved: count / ((performance.now() - started) / 1000) };
   };
+  await run(WARMUP_SECONDS);
+  const { latencies, non2xx, achieved } = await run(DURATION_SECONDS);
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!);
+  process.stderr.write(`  ${label} at ${rate}/s offered: p99 ${at(0.99)} ms\n`);
+  return { fraction, offered: rate, achieved: Math.round(achieved), p50Ms: at(0.5), p99Ms: at(0.99), non2xx };
+}
+
+/** POST charge at a steady offered rate over up to CONNECTIONS connections (`pacedLoad`). */
+async function pacedChargeLoad(url: string, authorization: string, card: string, fraction: number, rate: number): Promise<Paced> {
+  const pool = new Pool(url, { connections: CONNECTIONS });
+  const body = JSON.stringify({ ...CHARGE, card });
   try {
-    await run(WARMUP_SECONDS);
-    const { latencies, non2xx, achieved } = await run(DURATION_SECONDS);
-    latencies.sort((a, b) => a - b);
-    const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!);
-    process.stderr.write(`  POST charge at ${rate}/s offered: p99 ${at(0.99)} ms\n`);
-    return { fraction, offered: rate, achieved: Math.round(achieved), p50Ms: at(0.5), p99Ms: at(0.99), non2xx };
+    return await pacedLoad('POST charge', fraction, rate, async () => {
+      const headers = { authorization, 'content-type': 'application/json', 'idempotency-key': `paced-${++chargeSequence}` };
+      const response = await pool.request({ path: '/subscribe/v1/charges', method: 'POST', headers, body });
+      await response.body.dump();
+      return response.statusCode === 201;
+    });
   } finally {
     await pool.close();
   }
