@@ -143,6 +143,25 @@ describe('removing an operator', () => {
     expect((await admin.client.post('/operator/operators/usr_nobody/remove', {})).status).toBe(404);
   });
 
+  it('revokes the invitations they sent: a link a removed admin mailed opens nothing', async () => {
+    const leaving = await invitedOperator(service, admin, 'admin');
+    const email = uniqueEmail('left-open');
+    expect((await leaving.client.post('/operator/operators/invite', { email, role: 'admin' })).location).toBe('/operator/operators?done=invited');
+    const link = linkIn(await service.mailbox.next(email, /operator/i), '/operator/invite/');
+    const kept = uniqueEmail('kept-open');
+    expect((await admin.client.post('/operator/operators/invite', { email: kept, role: 'support' })).location).toBe('/operator/operators?done=invited');
+
+    expect((await admin.client.post(`/operator/operators/${(await operatorId(leaving.email))!}/remove`, {})).location).toBe('/operator/operators?done=removed');
+    const invitee = new OperatorClient(service);
+    expect((await invitee.get(link)).status).toBe(404);
+    expect((await invitee.post(link, { password: PASSWORD })).status).toBe(404);
+    expect(await operatorId(email)).toBeUndefined();
+    // Only theirs: the remaining admin's invitation stays open.
+    const listed = (await admin.client.get('/operator/operators')).html.split('<caption>Open invitations</caption>')[1] ?? '';
+    expect(listed).not.toContain(email);
+    expect(listed).toContain(kept);
+  });
+
   it('removes an admin while another remains, and refuses to remove the last one', async () => {
     const second = await invitedOperator(service, admin, 'admin');
     const secondId = (await operatorId(second.email))!;

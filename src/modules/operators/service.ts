@@ -133,8 +133,8 @@ export class OperatorsService {
   }
 
   /**
-   * Removes an operator, by an admin: their sessions end at once and their login opens nothing from then on. The console
-   * always keeps an admin.
+   * Removes an operator, by an admin: their sessions end at once, the invitations they sent are revoked, and their login
+   * opens nothing from then on. The console always keeps an admin.
    */
   async remove(admin: OperatorSession, userId: string): Promise<{ ok: true } | { ok: false; reason: 'not_found' | 'last_admin' }> {
     return this.db.transaction(async (tx) => {
@@ -143,6 +143,7 @@ export class OperatorsService {
       if (!removed) return { ok: false, reason: 'not_found' } as const;
       if (removed.role === 'admin' && (await store.countOperators(tx, 'admin')) === 0) throw new LastAdmin();
       await this.accounts.endSessionsOf(tx, userId);
+      store.revokeInvitationsOf(tx, userId, removed.email);
       await store.insertAudit(tx, consoleActor(admin), { action: 'operator.removed', target: userId, detail: `${removed.email} (${removed.role})` });
       return { ok: true } as const;
     }).catch((error: unknown) => {

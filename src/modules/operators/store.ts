@@ -123,6 +123,11 @@ export async function revokeInvitation(tx: Transaction, id: string): Promise<boo
   return rows.length === 1;
 }
 
+/** Revokes the open invitations `userId` sent, or that were sent to `email`: a removed operator's leave nothing open. */
+export function revokeInvitationsOf(tx: Transaction, userId: string, email: string): void {
+  tx.write(`UPDATE operator_invitations SET revoked_at = now() WHERE (invited_by = $1 OR email = $2) AND ${OPEN}`, [userId, email]);
+}
+
 /** Who acted: an operator in the console, or the operator token through the API (operatorId null). */
 export interface OperatorActor {
   operatorId: string | null;
