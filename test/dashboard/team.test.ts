@@ -125,6 +125,26 @@ describe('roles', () => {
     for (const action of ['account.created', 'team.invited', 'team.joined', 'team.role_changed', 'team.removed']) expect(audit.html).toContain(action);
   });
 
+  it('mails one address at most 3 invitations an hour from all accounts, and one account at most 20: then 429 with the wait, nothing mailed', async () => {
+    const invitee = uniqueEmail('flooded');
+    const owners = [new DashboardClient(service), new DashboardClient(service)];
+    for (const owner of owners) await owner.signUp(uniqueEmail('owner'));
+    const statuses = [];
+    for (const owner of [...owners, ...owners]) statuses.push((await owner.post('/dashboard/team/invite', { email: invitee, role: 'viewer' })).status);
+    expect(statuses).toEqual([201, 201, 201, 429]);
+    const refused = await owners[0]!.post('/dashboard/team/invite', { email: invitee, role: 'developer' });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3000);
+    expect(refused.html).toMatch(/Too many attempts\. Try again in \d+ min\./);
+    for (let i = 0; i < 3; i++) await service.mailbox.next(invitee);
+
+    // The first owner has sent 2 of its 20: 18 more to other addresses, then refused.
+    const more = [];
+    for (let i = 0; i < 19; i++) more.push((await owners[0]!.post('/dashboard/team/invite', { email: uniqueEmail('many'), role: 'viewer' })).status);
+    expect(more).toEqual([...Array<number>(18).fill(201), 429]);
+    expect(service.mailbox.to(invitee)).toHaveLength(3);
+  });
+
   it('refuses an invitation link that was revoked; an existing login joins from its own session, not by a password typed on the link', async () => {
     const owner = new DashboardClient(service);
     await owner.signUp(uniqueEmail());

@@ -31,6 +31,12 @@ export const MAIL_REQUEST_ADDRESS = refusedPast('mail-request-address', 10, 3600
  */
 export const MAIL_PER_EMAIL = refusedPast('mail-email', 3, 3600);
 
+/** Invitations one account sends: 20 an hour. */
+export const INVITATIONS_ACCOUNT = refusedPast('invitations-account', 20, 3600);
+
+/** Invitations mailed to one e-mail, from any number of accounts: 3 an hour, so that no mailbox is flooded with them. */
+export const INVITATIONS_EMAIL = refusedPast('invitations-email', 3, 3600);
+
 /** An e-mail as a throttle's subject: its hash, so that the table names no one. */
 export const emailSubject = (email: string) => sha256(email).toString('hex');
 

@@ -10,7 +10,7 @@ import type { Throttles } from '../throttles/service.js';
 import type { AccountMailer } from './mailer.js';
 import type { MailLang } from './mail-texts.js';
 import { hashPassword, UNKNOWN_USER_HASH, verifyPassword } from './passwords.js';
-import { emailSubject, NEW_PASSWORD_ADDRESS, PASSWORD_ACCOUNT, PASSWORD_ADDRESS, SECOND_FACTOR_USER } from './policies.js';
+import { emailSubject, INVITATIONS_ACCOUNT, INVITATIONS_EMAIL, NEW_PASSWORD_ADDRESS, PASSWORD_ACCOUNT, PASSWORD_ADDRESS, SECOND_FACTOR_USER } from './policies.js';
 import { looksLikeRecoveryCode, newRecoveryCodes, newSeed, recoveryHash, stepOf } from './second-factor.js';
 import * as store from './store.js';
 import type { Role, SessionRow } from './store.js';
@@ -304,11 +304,16 @@ export class AccountsService implements AuditTrail {
 
   /**
    * Mails an invitation to `email`: only its reader gets the link, so that no owner can make a login for an address
-   * they cannot read, nor learn from the link whether it has a login.
+   * they cannot read, nor learn from the link whether it has a login. Throttled per account and per address invited.
    */
-  async invite(actor: Actor, invitee: { email: string; role: Role; lang: MailLang }): Promise<TeamChange> {
+  async invite(actor: Actor, invitee: { email: string; role: Role; lang: MailLang }): Promise<TeamChange | Throttled> {
     const existing = await store.findUserByEmail(this.db, invitee.email);
     if (existing && (await store.findMember(this.db, actor.accountId, existing.id))) return { ok: false, reason: 'already_member' };
+    const turn = await this.throttles.takeAll([
+      [INVITATIONS_ACCOUNT, actor.accountId],
+      [INVITATIONS_EMAIL, emailSubject(invitee.email)],
+    ]);
+    if (!turn.ok) return { ok: false, reason: 'throttled', retryAfterSeconds: turn.retryAfterSeconds };
     const token = newToken();
     await this.db.transaction(async (tx) => {
       const id = newId('inv');

@@ -1,7 +1,7 @@
 // The team: members and their roles, invitations mailed to the invitee, and the audit log (owners only manage and read it).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ROLES, type Role } from '../../../modules/accounts/store.js';
-import { actorOf, dashOf, emailOf, field, MANAGES_TEAM, requireRole, ROUTE, signedIn, type Dash, type Signed } from '../context.js';
+import { actorOf, dashOf, emailOf, field, MANAGES_TEAM, requireRole, ROUTE, signedIn, throttled, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
 import { messageNamed, type MessageKey } from '../i18n.js';
 import { csrfField, notice, page, sendPage, timeElement } from '../layout.js';
@@ -90,6 +90,10 @@ export function teamPages(app: FastifyInstance, { accounts }: DashboardDeps): vo
     if (email === null) return sendPage(reply, await show(request, { error: t('emailInvalid') }), 400);
     if (!ROLES.includes(role)) return sendPage(reply, await show(request, { error: t('badFormExplained') }), 400);
     const result = await accounts.invite(actorOf(signed), { email, role, lang });
+    if (!result.ok && result.reason === 'throttled') {
+      const { status, error } = throttled(reply, dashOf(request), result.retryAfterSeconds);
+      return sendPage(reply, await show(request, { error }), status);
+    }
     if (!result.ok) return sendPage(reply, await show(request, { error: t('alreadyMember') }), 409);
     return sendPage(reply, await show(request, { done: t('inviteSent', { email }) }), 201);
   });
