@@ -1,10 +1,9 @@
 // The ways into an account that are not the log-in page: invitations (mailed to the invitee), a session made before
 // the second factor, another mode's keys, a removed or demoted member's invitations, and the way back in by mail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeNow } from '../../src/modules/accounts/second-factor.js';
 import { startService, type TestService } from '../support/harness.js';
 import { linkIn } from '../support/mailbox.js';
-import { DashboardClient, nextCode, uniqueEmail } from './client.js';
+import { DashboardClient, nextCode, turnOnSecondFactor, uniqueEmail } from './client.js';
 
 let service: TestService;
 beforeAll(async () => {
@@ -13,15 +12,6 @@ beforeAll(async () => {
 afterAll(async () => service.stop());
 
 const PASSWORD = 'correct horse battery';
-
-/** Turns the second factor on from `client`'s session; the seed. */
-async function enableSecondFactor(client: DashboardClient): Promise<string> {
-  const setup = await client.post('/dashboard/account/second-factor/begin', {});
-  const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)![1]!;
-  const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)![1]!;
-  expect((await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed) })).status).toBe(200);
-  return seed;
-}
 
 /** Invites `email` from `owner`'s account: the path of the link mailed to it. */
 async function invite(owner: DashboardClient, email: string, role: 'owner' | 'developer' | 'viewer'): Promise<string> {
@@ -36,7 +26,7 @@ describe('an invitation', () => {
     const victimEmail = uniqueEmail('victim');
     const victim = new DashboardClient(service);
     await victim.signUp(victimEmail);
-    const seed = await enableSecondFactor(victim);
+    const seed = await turnOnSecondFactor(victim);
     const attacker = new DashboardClient(service);
     await attacker.signUp(uniqueEmail('attacker'));
     const page = await attacker.post('/dashboard/team/invite', { email: victimEmail, role: 'owner' });
@@ -84,7 +74,7 @@ describe('the second factor', () => {
 
     const owner = new DashboardClient(service);
     expect((await owner.post('/dashboard/login', { email, password: PASSWORD })).location).toBe('/dashboard');
-    const seed = await enableSecondFactor(owner);
+    const seed = await turnOnSecondFactor(owner);
     // The sessions made before it, which never proved it, ended.
     expect((await before.get('/dashboard/account')).location).toBe('/dashboard/login');
     expect((await member.get('/dashboard/account')).location).toBe('/dashboard/login');
@@ -98,7 +88,7 @@ describe('the second factor', () => {
     expect(refused.status).toBe(403);
     expect(refused.html).toContain('First log in again with a code from your authenticator: this session did not pass it.');
     expect((await verified.post('/dashboard/account/password', { current: PASSWORD, password: 'a brand new passphrase' })).status).toBe(403);
-    expect((await verified.post('/dashboard/account/second-factor/enable', { seed: 'v1.x.y', code: nextCode(seed) })).status).toBe(400);
+    expect((await verified.post('/dashboard/account/second-factor/enable', { seed: 'v1.x.y', password: PASSWORD, code: nextCode(seed) })).status).toBe(400);
 
     expect((await owner.post('/dashboard/account/second-factor/disable', { password: PASSWORD })).html).toContain('Two-factor authentication is off.');
     expect(await auditOf(owner)).toContain('user.second_factor_disabled');
@@ -175,7 +165,7 @@ describe('a way back in', () => {
     const email = uniqueEmail();
     const owner = new DashboardClient(service);
     await owner.signUp(email);
-    const seed = await enableSecondFactor(owner);
+    const seed = await turnOnSecondFactor(owner);
 
     // The same answer for an e-mail that has a login and for one that has not; only the first gets mail.
     const asked = async (address: string) => {

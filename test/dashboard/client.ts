@@ -10,6 +10,9 @@ export interface Page {
   headers: Record<string, unknown>;
 }
 
+/** The password `signUp` chooses unless told another. */
+export const SIGN_UP_PASSWORD = 'correct horse battery';
+
 export class DashboardClient {
   readonly cookies = new Map<string, string>();
   lang = 'en';
@@ -104,7 +107,7 @@ export class DashboardClient {
    * Signs up as a person does: the form, then the link the mail brings, opened, and the password chosen there; the
    * answer to that.
    */
-  async signUp(email: string, password = 'correct horse battery', businessName = 'Chorsu Market'): Promise<Page> {
+  async signUp(email: string, password = SIGN_UP_PASSWORD, businessName = 'Chorsu Market'): Promise<Page> {
     const asked = await this.post('/dashboard/signup', { email, businessName });
     if (asked.status !== 200) throw new Error(`sign-up refused (${asked.status}): ${asked.html.slice(0, 300)}`);
     const link = linkIn(await this.service.mailbox.next(email.toLowerCase(), /Confirm your e-mail|Подтвердите почту|pochtangizni tasdiqlang/), '/dashboard/signup/confirm/');
@@ -136,12 +139,18 @@ export async function ownerWithSecondFactor(service: Pick<TestService, 'app' | '
   const email = uniqueEmail(name);
   const client = new DashboardClient(service);
   await client.signUp(email);
+  return { client, email, seed: await turnOnSecondFactor(client) };
+}
+
+/** Turns the second factor on from `client`'s session, as its user does on the security page, with `password`; the seed. */
+export async function turnOnSecondFactor(client: DashboardClient, password = SIGN_UP_PASSWORD): Promise<string> {
   const setup = await client.post('/dashboard/account/second-factor/begin', {});
   const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)?.[1];
   const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)?.[1];
   if (!seed || !sealed) throw new Error('the second factor set-up page changed');
-  if ((await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed) })).status !== 200) throw new Error('second factor refused');
-  return { client, email, seed };
+  const enabled = await client.post('/dashboard/account/second-factor/enable', { seed: sealed, password, code: codeNow(seed) });
+  if (enabled.status !== 200) throw new Error(`second factor refused (${enabled.status})`);
+  return seed;
 }
 
 /**

@@ -22,8 +22,9 @@ async function userWithSecondFactor() {
   expect(setup.html).toMatch(/<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)![1]!;
   const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)![1]!;
-  expect((await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: '000000' === codeNow(seed) ? '111111' : '000000' })).status).toBe(400);
-  const enabled = await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed) });
+  expect(setup.html).toContain('autocomplete="current-password"');
+  expect((await client.post('/dashboard/account/second-factor/enable', { seed: sealed, password: PASSWORD, code: '000000' === codeNow(seed) ? '111111' : '000000' })).status).toBe(400);
+  const enabled = await client.post('/dashboard/account/second-factor/enable', { seed: sealed, password: PASSWORD, code: codeNow(seed) });
   expect(enabled.status).toBe(200);
   expect(enabled.html).toContain('Two-factor authentication is on.');
   const codes = [...enabled.html.matchAll(/<li><code>([a-z0-9]{4}-[a-z0-9]{4})<\/code><\/li>/g)].map((match) => match[1]!);
@@ -40,6 +41,25 @@ async function passwordStep(email: string) {
 }
 
 describe('two-factor authentication', () => {
+  it('is turned on only with the password: a session alone, someone else at the browser, cannot put an authenticator of theirs on it', async () => {
+    const email = uniqueEmail();
+    const client = new DashboardClient(service);
+    await client.signUp(email);
+    const setup = await client.post('/dashboard/account/second-factor/begin', {});
+    const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)![1]!;
+    const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)![1]!;
+    for (const password of [undefined, 'not the password at all']) {
+      const refused = await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed), ...(password ? { password } : {}) });
+      expect(refused.status).toBe(401);
+      expect(refused.html).toContain('That password is not yours.');
+      expect(refused.html).not.toContain('<code>');
+    }
+    // Still off: the password alone logs in, and the page offers the set-up.
+    const again = new DashboardClient(service);
+    expect((await again.post('/dashboard/login', { email, password: PASSWORD })).location).toBe('/dashboard');
+    expect((await again.get('/dashboard/account')).html).toContain('Off. With it on, logging in also asks for a code');
+  });
+
   it('asks for the authenticator’s code after the password; the password alone opens nothing', async () => {
     const { email, seed } = await userWithSecondFactor();
     const client = await passwordStep(email);

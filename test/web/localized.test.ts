@@ -17,7 +17,7 @@ import { idem, startService, type TestService } from '../support/harness.js';
 import { charge, chargeCard } from '../support/payments.js';
 import { fiscalizeAll } from '../support/receipts.js';
 import { makeAvailable, setPayoutAccount } from '../support/payouts.js';
-import { DashboardClient, uniqueEmail } from '../dashboard/client.js';
+import { DashboardClient, turnOnSecondFactor, uniqueEmail } from '../dashboard/client.js';
 
 // The pages' own script, served as written (no types): the shape this test relies on.
 const TEXTS_MODULE: string = '../../src/web/assets/i18n.js';
@@ -145,10 +145,7 @@ async function seedWebhooks(): Promise<void> {
  * shows the account and the form, and every page the hold's banner.
  */
 async function seedPayoutAccount(email: string): Promise<void> {
-  const setup = await owner.post('/dashboard/account/second-factor/begin', {});
-  const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)![1]!;
-  const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)![1]!;
-  expect((await owner.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed) })).status).toBe(200);
+  const seed = await turnOnSecondFactor(owner);
   const changed = Array.from({ length: 10 }, (_, key) => `20208000${key}05368527788`).find((number) => accountKeyValid('00440', number))!;
   for (const accountNumber of ['20208000505368522001', changed]) {
     // Each change wants the app's next code: the step last used is forgotten, as if half a minute had passed.

@@ -12,7 +12,7 @@ import { idem, startService, type TestService } from '../support/harness.js';
 import { charge } from '../support/payments.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { fiscalizeAll } from '../support/receipts.js';
-import { DashboardClient, uniqueEmail } from '../dashboard/client.js';
+import { DashboardClient, turnOnSecondFactor, uniqueEmail } from '../dashboard/client.js';
 import { codeNow } from '../../src/modules/accounts/second-factor.js';
 import { accountKeyValid } from '../../src/modules/payouts/account-number.js';
 import { SESSION_COOKIE } from '../../src/web/dashboard/context.js';
@@ -89,10 +89,7 @@ async function fill(key: string): Promise<{ refunded: string; order: string; end
  * then carries the hold's banner, and the payout account's page its form.
  */
 async function changePayoutAccount(client: DashboardClient, email: string): Promise<void> {
-  const setup = await client.post('/dashboard/account/second-factor/begin', {});
-  const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)![1]!;
-  const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)![1]!;
-  expect((await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed) })).status).toBe(200);
+  const seed = await turnOnSecondFactor(client);
   const changed = Array.from({ length: 10 }, (_, key) => `20208000${key}05368527788`).find((number) => accountKeyValid('00440', number))!;
   for (const accountNumber of ['20208000505368522001', changed]) {
     // Each change wants the app's next code: the step last used is forgotten, as if half a minute had passed.

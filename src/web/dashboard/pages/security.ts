@@ -49,14 +49,22 @@ export function recoveryCodesShown(dash: Dash, codes: string[]): Html {
     <button type="button" class="copy" data-copy="recovery-codes">${t('copy')}</button></div>`;
 }
 
-/** The set-up of an authenticator: its QR code and seed, and the form that proves the app has it (posted to `action`). */
-export function setupForm(dash: Dash, seed: { base32: string; qrSvg: string; sealed: string }, action = `${PATH}/second-factor/enable`): Html {
+/**
+ * The set-up of an authenticator: its QR code and seed, and the form that proves the app has it (posted to `action`),
+ * with the user's password when `askPassword` (a dashboard session may be someone else's at the user's browser).
+ */
+export function setupForm(dash: Dash, seed: { base32: string; qrSvg: string; sealed: string }, { action = `${PATH}/second-factor/enable`, askPassword = true } = {}): Html {
   const { t } = dash;
+  const password = askPassword
+    ? html`<label for="setup-password">${t('password')}</label>
+  <input id="setup-password" name="password" type="password" autocomplete="current-password" required maxlength="${PASSWORD_LENGTH_MAX}">`
+    : '';
   return html`<p>${t('scanQr')}</p>
 <figure class="qr" aria-label="${t('qrLabel')}">${raw(seed.qrSvg)}</figure>
 <p class="hint">${t('typeSeed')} <code id="seed">${seed.base32}</code></p>
 <form class="stack" method="post" action="${action}">${csrfField(dash)}
   <input type="hidden" name="seed" value="${seed.sealed}">
+  ${password}
   <label for="setup-code">${t('authenticationCode')}</label>
   <input id="setup-code" name="code" required maxlength="6" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}">
   <button type="submit" class="primary">${t('turnOnSecondFactor')}</button>
@@ -78,9 +86,15 @@ export function securityPages(app: FastifyInstance, { accounts, accountLinks }: 
     return sendPage(reply, await show(request, { setup: setupForm(dashOf(request), seed) }));
   });
 
+  // The password first: whoever holds a stolen session must not lock its user out behind an authenticator of theirs.
   app.post<{ Body: Form }>('/account/second-factor/enable', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     const dash = dashOf(request);
+    const checked = await accounts.confirmPassword(signed.session.user_id, typedPassword(request.body), request.ip);
+    if (!checked.ok) {
+      const { status, error } = refusal(reply, dash, checked);
+      return sendPage(reply, await show(request, { error }), status);
+    }
     const result = await accounts.enableSecondFactor(sessionOf(signed), field(request.body, 'seed'), field(request.body, 'code'));
     if (!result.ok) return sendPage(reply, await show(request, { error: dash.t('wrongSetupCode') }), 400);
     return sendPage(reply, await show(request, { codes: result.recoveryCodes, done: dash.t('secondFactorEnabled') }));

@@ -81,7 +81,8 @@ function setUpPage(dash: Dash, request: FastifyRequest, content: { setup?: Value
 
 /** The set-up of the second factor: the one page a session without it opens. */
 function setUpRoutes(app: FastifyInstance, { operators }: ConsoleDeps): void {
-  const form = async (request: FastifyRequest) => setupForm(dashOf(request), await operators.beginSecondFactor(operatorSession(request)), '/operator/second-factor');
+  // No password asked: a console session without the second factor, just made by the password, opens only this page.
+  const form = async (request: FastifyRequest) => setupForm(dashOf(request), await operators.beginSecondFactor(operatorSession(request)), { action: '/operator/second-factor', askPassword: false });
   app.get('/second-factor', ROUTE, async (request, reply) => {
     if (operatorSession(request).second_factor) return reply.redirect('/operator', 303);
     return sendPage(reply, setUpPage(dashOf(request), request, { setup: await form(request) }));
