@@ -1,9 +1,10 @@
 // The ways into an account that are not the log-in page: invitations (mailed to the invitee), a session made before
-// the second factor, another mode's keys, a removed or demoted member's invitations, and the way back in by mail.
+// the second factor, another mode's keys, a removed or demoted member's invitations, an owner made only with the acting
+// owner's second factor, and the way back in by mail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../support/harness.js';
 import { linkIn } from '../support/mailbox.js';
-import { DashboardClient, nextCode, turnOnSecondFactor, uniqueEmail } from './client.js';
+import { DashboardClient, freshCode, nextCode, ownerWithSecondFactor, turnOnSecondFactor, uniqueEmail, wrongCodeOf, type SecondFactorOwner } from './client.js';
 
 let service: TestService;
 beforeAll(async () => {
@@ -13,11 +14,21 @@ afterAll(async () => service.stop());
 
 const PASSWORD = 'correct horse battery';
 
-/** Invites `email` from `owner`'s account: the path of the link mailed to it. */
-async function invite(owner: DashboardClient, email: string, role: 'owner' | 'developer' | 'viewer'): Promise<string> {
-  expect((await owner.post('/dashboard/team/invite', { email, role })).status).toBe(201);
-  return owner.invitationFor(email);
+/** Invites `email` from `owner`'s account (as an owner, with their code): the path of the link mailed to it. */
+async function invite(owner: DashboardClient | SecondFactorOwner, email: string, role: 'owner' | 'developer' | 'viewer'): Promise<string> {
+  const client = owner instanceof DashboardClient ? owner : owner.client;
+  const form: Record<string, string> = { email, role };
+  if (role === 'owner' && !(owner instanceof DashboardClient)) form.code = await freshCode(service, owner);
+  expect((await client.post('/dashboard/team/invite', form)).status).toBe(201);
+  return client.invitationFor(email);
 }
+
+/** `client`'s login turned into a second-factor owner: the second factor turned on, which its session thereby proved. */
+async function withSecondFactor(client: DashboardClient, email: string): Promise<SecondFactorOwner> {
+  return { client, email, seed: await turnOnSecondFactor(client) };
+}
+
+const userIdOf = async (email: string) => (await service.db.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [email]))[0]!.id;
 
 const auditOf = async (client: DashboardClient) => (await client.get('/dashboard/team/audit')).html;
 
@@ -29,7 +40,7 @@ describe('an invitation', () => {
     const seed = await turnOnSecondFactor(victim);
     const attacker = new DashboardClient(service);
     await attacker.signUp(uniqueEmail('attacker'));
-    const page = await attacker.post('/dashboard/team/invite', { email: victimEmail, role: 'owner' });
+    const page = await attacker.post('/dashboard/team/invite', { email: victimEmail, role: 'developer' });
     expect(page.html).not.toContain('/dashboard/invite/');
     // Even holding the link (the victim's mail), a password typed on it opens nothing: the login joins from its session.
     const path = await attacker.invitationFor(victimEmail);
@@ -121,16 +132,15 @@ describe('the selected mode', () => {
 
 describe('removing a member', () => {
   it('revokes the invitations they sent and their other invitations to the account', async () => {
-    const owner = new DashboardClient(service);
-    await owner.signUp(uniqueEmail('owner'));
+    const owner = await ownerWithSecondFactor(service);
     const memberEmail = uniqueEmail('member');
     const first = await invite(owner, memberEmail, 'owner');
     const second = await invite(owner, memberEmail, 'viewer');
     const member = new DashboardClient(service);
     expect((await member.post(first, { password: PASSWORD })).location).toBe('/dashboard');
-    const theirs = await invite(member, uniqueEmail('accomplice'), 'owner');
-    const [{ id: memberId }] = (await service.db.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [memberEmail])) as [{ id: string }];
-    expect((await owner.post(`/dashboard/team/members/${memberId}/remove`, {})).location).toBe('/dashboard/team?done=removed');
+    const theirs = await invite(await withSecondFactor(member, memberEmail), uniqueEmail('accomplice'), 'owner');
+    const removed = await owner.client.post(`/dashboard/team/members/${await userIdOf(memberEmail)}/remove`, { code: await freshCode(service, owner) });
+    expect(removed.location).toBe('/dashboard/team?done=removed');
 
     for (const path of [second, theirs]) {
       expect((await new DashboardClient(service).get(path)).status).toBe(404);
@@ -139,22 +149,93 @@ describe('removing a member', () => {
     const [row] = await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = $1', [memberEmail]);
     expect(row!.n).toBe(0);
     // Invited anew by the owner, they may come back.
-    const again = await invite(owner, memberEmail, 'viewer');
+    const again = await invite(owner.client, memberEmail, 'viewer');
     expect((await new DashboardClient(service).get(again)).status).toBe(200);
   });
 });
 
 describe('demoting an owner', () => {
   it('revokes the invitations they sent, so that they cannot make themselves an owner again', async () => {
-    const owner = new DashboardClient(service);
-    await owner.signUp(uniqueEmail('owner'));
+    const owner = await ownerWithSecondFactor(service);
     const coOwnerEmail = uniqueEmail('co-owner');
     const coOwner = new DashboardClient(service);
     expect((await coOwner.post(await invite(owner, coOwnerEmail, 'owner'), { password: PASSWORD })).location).toBe('/dashboard');
-    const spare = await invite(coOwner, uniqueEmail('spare'), 'owner');
-    const [{ id }] = (await service.db.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [coOwnerEmail])) as [{ id: string }];
-    expect((await owner.post(`/dashboard/team/members/${id}/role`, { role: 'viewer' })).location).toBe('/dashboard/team?done=role');
+    const spare = await invite(await withSecondFactor(coOwner, coOwnerEmail), uniqueEmail('spare'), 'owner');
+    const demoted = await owner.client.post(`/dashboard/team/members/${await userIdOf(coOwnerEmail)}/role`, { role: 'viewer', code: await freshCode(service, owner) });
+    expect(demoted.location).toBe('/dashboard/team?done=role');
     expect((await new DashboardClient(service).get(spare)).status).toBe(404);
+  });
+});
+
+describe('who owns the account', () => {
+  it('changes only with the acting owner’s second factor: a stolen session of an owner without it makes, unmakes and removes no owner', async () => {
+    const owner = new DashboardClient(service);
+    await owner.signUp(uniqueEmail('owner'));
+    const viewerEmail = uniqueEmail('viewer');
+    await new DashboardClient(service).post(await invite(owner, viewerEmail, 'viewer'), { password: PASSWORD });
+    const coOwnerEmail = uniqueEmail('co-owner');
+    await new DashboardClient(service).post(await invite(owner, coOwnerEmail, 'viewer'), { password: PASSWORD });
+    // An owner made before owners needed the second factor.
+    await service.db.query(`UPDATE memberships SET role = 'owner' WHERE user_id = $1`, [await userIdOf(coOwnerEmail)]);
+    const attacker = uniqueEmail('attacker');
+    const refusals = [
+      await owner.post('/dashboard/team/invite', { email: attacker, role: 'owner' }),
+      await owner.post(`/dashboard/team/members/${await userIdOf(viewerEmail)}/role`, { role: 'owner' }),
+      await owner.post(`/dashboard/team/members/${await userIdOf(coOwnerEmail)}/role`, { role: 'viewer' }),
+      await owner.post(`/dashboard/team/members/${await userIdOf(coOwnerEmail)}/remove`, {}),
+      // A code sent by hand changes nothing either: this session never passed a second factor.
+      await owner.post('/dashboard/team/invite', { email: attacker, role: 'owner', code: '123456' }),
+    ];
+    for (const refused of refusals) {
+      expect(refused.status).toBe(403);
+      expect(refused.html).toContain('Nothing was changed: adding, changing or removing an owner needs two-factor authentication, passed at log-in.');
+      expect(refused.html).not.toContain('name="code"');
+    }
+    const [invited] = await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM invitations WHERE email = $1', [attacker]);
+    expect(invited!.n).toBe(0);
+    const team = (await owner.get('/dashboard/team')).html;
+    expect(team).toMatch(new RegExp(`${viewerEmail}</td><td data-label="Role">Viewer</td>`));
+    expect(team).toMatch(new RegExp(`${coOwnerEmail}</td><td data-label="Role">Owner</td>`));
+    // What needs no owner changes as before.
+    expect((await owner.post(`/dashboard/team/members/${await userIdOf(viewerEmail)}/role`, { role: 'developer' })).location).toBe('/dashboard/team?done=role');
+  });
+
+  it('asks an owner with the second factor for a code on a page of its own, refuses a wrong one, and changes with the right one', async () => {
+    const owner = await ownerWithSecondFactor(service);
+    const email = uniqueEmail('new-owner');
+    const asked = await owner.client.post('/dashboard/team/invite', { email, role: 'owner' });
+    expect(asked.status).toBe(200);
+    expect(asked.html).toContain('Confirm the change of owners');
+    expect(asked.html).toContain(`Invite ${email} as an owner.`);
+    expect(asked.html).toContain(`<input type="hidden" name="email" value="${email}">`);
+    expect(asked.html).toContain('name="code"');
+
+    const wrong = await owner.client.post('/dashboard/team/invite', { email, role: 'owner', code: wrongCodeOf(owner) });
+    expect(wrong.status).toBe(401);
+    expect(wrong.html).toContain('Nothing was changed: that code is not right, or was used already.');
+    expect(wrong.html).toContain('name="code"');
+    expect((await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM invitations WHERE email = $1', [email]))[0]!.n).toBe(0);
+
+    const link = await invite(owner, email, 'owner');
+    const newOwner = new DashboardClient(service);
+    expect((await newOwner.post(link, { password: PASSWORD })).location).toBe('/dashboard');
+    const id = await userIdOf(email);
+    expect((await owner.client.get('/dashboard/team')).html).toMatch(new RegExp(`${email}</td><td data-label="Role">Owner</td>`));
+
+    // Unmaking and removing an owner ask the same; a developer's change does not.
+    const demote = await owner.client.post(`/dashboard/team/members/${id}/role`, { role: 'developer' });
+    expect(demote.status).toBe(200);
+    expect(demote.html).toContain(`Change the role of ${email} to Developer.`);
+    expect(demote.html).toContain('<input type="hidden" name="role" value="developer">');
+    expect((await owner.client.post(`/dashboard/team/members/${id}/role`, { role: 'developer', code: await freshCode(service, owner) })).location).toBe('/dashboard/team?done=role');
+    expect((await owner.client.post(`/dashboard/team/members/${id}/role`, { role: 'viewer' })).location).toBe('/dashboard/team?done=role');
+    expect((await owner.client.post(`/dashboard/team/members/${id}/role`, { role: 'owner', code: await freshCode(service, owner) })).location).toBe('/dashboard/team?done=role');
+    const remove = await owner.client.post(`/dashboard/team/members/${id}/remove`, {});
+    expect(remove.html).toContain(`Remove ${email}, an owner, from the account.`);
+    expect((await owner.client.post(`/dashboard/team/members/${id}/remove`, { code: await freshCode(service, owner) })).location).toBe('/dashboard/team?done=removed');
+    const audit = (await owner.client.get('/dashboard/team/audit')).html;
+    expect(audit).toContain(`${email}: owner → developer`);
+    expect(audit).toContain(`${email}: viewer → owner`);
   });
 });
 

@@ -33,7 +33,7 @@ export type SecondFactor = { ok: true; token: string; userId: string } | { ok: f
 
 export type PasswordCheck = { ok: true } | { ok: false; reason: 'wrong_password' } | Throttled;
 
-export type TeamChange = { ok: true } | { ok: false; reason: 'last_owner' | 'not_found' | 'already_member' };
+export type TeamChange = { ok: true } | { ok: false; reason: 'last_owner' | 'not_found' | 'already_member' | 'second_factor_required' };
 
 /** What a session proved: a password still waiting for its second factor, a password alone, or both. */
 export type Proof = 'awaiting_second_factor' | 'password' | 'second_factor';
@@ -305,8 +305,10 @@ export class AccountsService implements AuditTrail {
   /**
    * Mails an invitation to `email`: only its reader gets the link, so that no owner can make a login for an address
    * they cannot read, nor learn from the link whether it has a login. Throttled per account and per address invited.
+   * An invitation as owner needs the change `confirmed` (see `ownersKept`).
    */
-  async invite(actor: Actor, invitee: { email: string; role: Role; lang: MailLang }): Promise<TeamChange | Throttled> {
+  async invite(actor: Actor, invitee: { email: string; role: Role; lang: MailLang }, confirmed: boolean): Promise<TeamChange | Throttled> {
+    if (invitee.role === 'owner' && !confirmed) return { ok: false, reason: 'second_factor_required' };
     const existing = await store.findUserByEmail(this.db, invitee.email);
     if (existing && (await store.findMember(this.db, actor.accountId, existing.id))) return { ok: false, reason: 'already_member' };
     const turn = await this.throttles.takeAll([
@@ -389,8 +391,8 @@ export class AccountsService implements AuditTrail {
   }
 
   /** Changes a member's role; an account always keeps an owner. A member who is no owner any more has no open invitation. */
-  async changeRole(actor: Actor, userId: string, role: Role): Promise<TeamChange> {
-    return this.ownersKept(actor, userId, role === 'owner', async (tx, member) => {
+  async changeRole(actor: Actor, userId: string, role: Role, confirmed: boolean): Promise<TeamChange> {
+    return this.ownersKept(actor, userId, { staysOwner: role === 'owner', confirmed }, async (tx, member) => {
       await store.updateRole(tx, actor.accountId, userId, role);
       if (role !== 'owner') await store.revokeInvitationsOf(tx, actor.accountId, { userId, email: null });
       await this.audit(actor, 'team.role_changed', `${member.email}: ${member.role} → ${role}`, tx);
@@ -401,21 +403,31 @@ export class AccountsService implements AuditTrail {
    * Removes a member, ends their sessions in the account and revokes the account's open invitations they sent or were
    * sent; an account always keeps an owner.
    */
-  async removeMember(actor: Actor, userId: string): Promise<TeamChange> {
-    return this.ownersKept(actor, userId, false, async (tx, member) => {
+  async removeMember(actor: Actor, userId: string, confirmed: boolean): Promise<TeamChange> {
+    return this.ownersKept(actor, userId, { staysOwner: false, confirmed }, async (tx, member) => {
       await store.deleteMembership(tx, actor.accountId, userId);
       await store.revokeInvitationsOf(tx, actor.accountId, { userId, email: member.email });
       await this.audit(actor, 'team.removed', member.email, tx);
     });
   }
 
-  /** Runs a change of a member under the account's lock, refusing one that would leave no owner. */
-  private ownersKept(actor: Actor, userId: string, staysOwner: boolean, change: (tx: Transaction, member: store.MemberRow) => Promise<void>): Promise<TeamChange> {
+  /**
+   * Runs a change of a member under the account's lock, refusing one that would leave no owner. A change that makes,
+   * unmakes or removes an owner needs it `confirmed` by the acting owner's second factor, as a payout account's change
+   * does: an owner can send the money elsewhere, so a session alone (perhaps stolen) must not make one.
+   */
+  private ownersKept(
+    actor: Actor,
+    userId: string,
+    { staysOwner, confirmed }: { staysOwner: boolean; confirmed: boolean },
+    change: (tx: Transaction, member: store.MemberRow) => Promise<void>,
+  ): Promise<TeamChange> {
     return this.db.transaction(async (tx) => {
       await store.lockAccount(tx, actor.accountId);
       const member = await store.findMember(tx, actor.accountId, userId);
       if (!member) return { ok: false, reason: 'not_found' } as const;
       if (member.role === 'owner' && !staysOwner && (await store.countOwners(tx, actor.accountId)) <= 1) return { ok: false, reason: 'last_owner' } as const;
+      if ((member.role === 'owner' || staysOwner) && !confirmed) return { ok: false, reason: 'second_factor_required' } as const;
       await change(tx, member);
       return { ok: true } as const;
     });
