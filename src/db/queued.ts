@@ -10,6 +10,7 @@ export class Queued {
   #writes: Statement[] = [];
   #closed = false;
   #failed = false;
+  #sending = false;
 
   /** `begin`: the transaction's BEGIN is still to be sent, ahead of its first statement. */
   constructor(begin: boolean) {
@@ -31,14 +32,25 @@ export class Queued {
     this.#writes.push(statement);
   }
 
-  /** The answer of a statement of the transaction, sent by `send`; its failure fails the transaction. */
+  /**
+   * The answer of a statement of the transaction, sent by `send`; its failure fails the transaction. One at a time: what
+   * goes ahead of a statement is taken as it is sent, and a second statement sent before the first is answered could
+   * reach the server ahead of the first's BEGIN and writes, outside the transaction.
+   */
   async answer<T>(send: () => Promise<T>): Promise<T> {
     this.#assertNotFailed();
+    if (this.#sending) {
+      this.#failed = true;
+      throw new Error('A transaction runs one statement at a time: await each statement before sending the next');
+    }
+    this.#sending = true;
     try {
       return await send();
     } catch (error) {
       this.#failed = true;
       throw error;
+    } finally {
+      this.#sending = false;
     }
   }
 

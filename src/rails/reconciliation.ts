@@ -39,6 +39,8 @@ export interface OpenOperation {
 /**
  * One reconciliation batch: leases due open operations, asks the rail about each outside any transaction, and applies
  * what it says in a transaction of its own (once: `apply` changes only what is still open). Returns how many it leased.
+ * An operation that cannot be reconciled now (its mode's rail not set up, its outcome failing to apply) holds up none
+ * of the others: it is logged, and asked about again once its lease ends.
  */
 export async function reconcileBatch(
   db: Db,
@@ -49,8 +51,12 @@ export async function reconcileBatch(
 ): Promise<number> {
   const leased = await lease(RECONCILE_LEASE_MS);
   for (const operation of leased) {
-    const known = await askRail(rails.forMode(operation.livemode), operation.id, log);
-    await db.transaction((tx) => apply(tx, operation.id, known, reconcileBackoffMs(operation.reconcile_count)));
+    try {
+      const known = await askRail(rails.forMode(operation.livemode), operation.id, log);
+      await db.transaction((tx) => apply(tx, operation.id, known, reconcileBackoffMs(operation.reconcile_count)));
+    } catch (error) {
+      log.error({ err: error, operationId: operation.id }, 'reconciliation failed; will try again once its lease ends');
+    }
   }
   return leased.length;
 }

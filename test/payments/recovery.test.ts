@@ -15,6 +15,27 @@ async function setup(pan: string): Promise<{ shop: Merchant; card: string }> {
   return { shop, card: await bindCard(service, shop.test, pan) };
 }
 
+describe('the reconciler', () => {
+  it('reconciles the rest of its batch when one operation cannot be: a live one left without a live bank gateway', async () => {
+    const { shop, card } = await setup('8600000000000007');
+    crash('afterCommit', 'debit');
+    expect((await charge(service, shop.test, { amount: 4_000, card }, idem())).status).toBe(500);
+    expect((await charge(service, shop.test, { amount: 5_000, card }, idem())).status).toBe(500);
+    heal();
+    const [stranded, due] = await service.db.query<{ id: string }>('SELECT id FROM payment_intents WHERE product_id = $1 ORDER BY amount', [shop.productId]);
+    // As if live mode's gateway was configured when it was made, and is not any more.
+    await service.db.query('UPDATE payment_intents SET livemode = true WHERE id = $1', [stranded!.id]);
+
+    await reconcileNow(service);
+    const statusOf = async (id: string) => (await service.db.query<{ status: string }>('SELECT status FROM payment_intents WHERE id = $1', [id]))[0]!.status;
+    expect(await statusOf(due!.id)).toBe('FAILED');
+    expect(await statusOf(stranded!.id)).toBe('PROCESSING');
+    // Leased, it is asked about again once the lease ends.
+    const [lease] = await service.db.query<{ later: boolean }>(`SELECT reconcile_after > now() + interval '30 seconds' AS later FROM payment_intents WHERE id = $1`, [stranded!.id]);
+    expect(lease!.later).toBe(true);
+  });
+});
+
 describe('a crash between the phases of a charge', () => {
   it('before the rail call: the retry returns the same PROCESSING intent without calling the rail, and the reconciler fails it', async () => {
     const { shop, card } = await setup('8600000000000007');

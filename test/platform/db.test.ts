@@ -232,6 +232,19 @@ describe(`the database layer (${engine})`, () => {
     expect(await db.query('SELECT id FROM layer_rows WHERE id >= $1 ORDER BY id', [70])).toEqual([{ id: 70 }, { id: 71 }]);
   });
 
+  it('runs one statement of a transaction at a time: a second sent before the first is answered fails it, and it rolls back whole', async () => {
+    const insert = 'INSERT INTO layer_rows (id, note) VALUES ($1, $2)';
+    const failed = db.transaction(async (tx) => {
+      tx.write(insert, [90, 'ahead of both']);
+      const first = tx.query(insert, [91, 'first']);
+      const second = tx.query(insert, [92, 'second, sent too soon']);
+      await expect(second).rejects.toThrow('A transaction runs one statement at a time');
+      await first;
+    });
+    await expect(failed).rejects.toThrow(/rolled back|aborted/i);
+    expect(await db.query('SELECT id FROM layer_rows WHERE id >= $1 AND id < $2', [90, 100])).toEqual([]);
+  });
+
   it('rolls back whole a transaction whose work swallowed a failure raised before its statement was sent', async () => {
     const insert = 'INSERT INTO layer_rows (id, note) VALUES ($1, $2)';
     const circular: Record<string, unknown> = {};
