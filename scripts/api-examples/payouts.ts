@@ -5,7 +5,7 @@
 // a payout to a closed account fails.
 import { randomUUID } from 'node:crypto';
 import { codeNow } from '../../src/modules/accounts/second-factor.js';
-import { DashboardClient } from '../../test/dashboard/client.js';
+import { DashboardClient, turnOnSecondFactor } from '../../test/dashboard/client.js';
 import type { RecordingTarget } from './record.js';
 import { Recorder } from './recorder.js';
 import type { Shop } from './scenarios.js';
@@ -31,16 +31,6 @@ export async function balanceMovesAreListed(s: Recorder, shop: Shop): Promise<vo
   // The statement's example is an automatic payout's rows (payoutsAreMade), which a merchant reconciles.
   const [first] = ok(await s.call({ method: 'GET', url: '/v1/balance_transactions?limit=3', key: shop.test, example: false }), 200, 'statement').body.data;
   ok(await s.call({ method: 'GET', url: `/v1/balance_transactions/${first.id}`, key: shop.test }), 200, 'balance transaction');
-}
-
-/** The owner's authenticator, set up from the page that shows its seed. */
-async function turnSecondFactorOn(client: DashboardClient): Promise<string> {
-  const setup = await client.post('/dashboard/account/second-factor/begin', {});
-  const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)?.[1];
-  const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)?.[1];
-  if (!seed || !sealed) throw new Error('the second factor set-up page changed');
-  if ((await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed) })).status !== 200) throw new Error('second factor refused');
-  return seed;
 }
 
 /** The code the owner's authenticator shows next: each 30-second step's code works once, so each change waits for the next. */
@@ -80,7 +70,7 @@ async function recordEvent(s: Recorder, key: string, type: string, objectId: str
 export async function payoutAccountIsSet(s: Recorder, target: Pick<RecordingTarget, 'app' | 'mailbox'>): Promise<Owner> {
   const client = new DashboardClient(target);
   await client.signUp(OWNER);
-  const seed = await turnSecondFactorOn(client);
+  const seed = await turnOnSecondFactor(client);
   const key = /id="new-key">(sk_test_\w+)</.exec((await client.post('/dashboard/api-keys', {})).html)?.[1];
   if (!key) throw new Error('no test key was shown');
   const owner = { client, seed, key };

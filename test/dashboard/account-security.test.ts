@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../support/harness.js';
 import { linkIn } from '../support/mailbox.js';
+import { firstAdmin, PASSWORD as OPERATOR_PASSWORD } from '../operator/client.js';
 import { DashboardClient, freshCode, nextCode, ownerWithSecondFactor, turnOnSecondFactor, uniqueEmail, wrongCodeOf, type SecondFactorOwner } from './client.js';
 
 let service: TestService;
@@ -138,7 +139,8 @@ describe('removing a member', () => {
     const second = await invite(owner, memberEmail, 'viewer');
     const member = new DashboardClient(service);
     expect((await member.post(first, { password: PASSWORD })).location).toBe('/dashboard');
-    const theirs = await invite(await withSecondFactor(member, memberEmail), uniqueEmail('accomplice'), 'owner');
+    const memberOwner = await withSecondFactor(member, memberEmail);
+    const theirs = await invite(memberOwner, uniqueEmail('accomplice'), 'owner');
     const removed = await owner.client.post(`/dashboard/team/members/${await userIdOf(memberEmail)}/remove`, { code: await freshCode(service, owner) });
     expect(removed.location).toBe('/dashboard/team?done=removed');
 
@@ -148,9 +150,35 @@ describe('removing a member', () => {
     }
     const [row] = await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = $1', [memberEmail]);
     expect(row!.n).toBe(0);
-    // Invited anew by the owner, they may come back.
+    // In no account now, their login opens nothing at the log-in page.
+    expect((await new DashboardClient(service).post('/dashboard/login', { email: memberEmail, password: PASSWORD })).status).toBe(401);
+    // Invited anew by the owner, they come back by the link, with their password and then their second factor.
     const again = await invite(owner.client, memberEmail, 'viewer');
-    expect((await new DashboardClient(service).get(again)).status).toBe(200);
+    const returning = new DashboardClient(service);
+    const asked = await returning.get(again);
+    expect(asked.status).toBe(200);
+    expect(asked.html).toContain(`You have a Tolov login with ${memberEmail}, in no account now: enter its password to join.`);
+    expect(asked.html).toContain('autocomplete="current-password"');
+    const wrong = await returning.post(again, { password: 'not their password at all' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.html).toContain('That password is not yours.');
+    expect((await returning.post(again, { password: PASSWORD })).location).toBe('/dashboard/login/verify');
+    expect((await returning.get('/dashboard/payments')).location).toBe('/dashboard/login');
+    expect((await returning.post('/dashboard/login/verify', { code: await freshCode(service, memberOwner) })).location).toBe('/dashboard');
+    expect((await owner.client.get('/dashboard/team')).html).toMatch(new RegExp(`${memberEmail}</td><td data-label="Role">Viewer</td>`));
+    // Used once. (A login in an account is never joined by a password typed on a link: 'an invitation', above.)
+    expect((await new DashboardClient(service).get(again)).status).toBe(404);
+  });
+
+  it("never lets an operator's login, which is in no account either, join by its password on a link", async () => {
+    const admin = await firstAdmin(service);
+    const owner = new DashboardClient(service);
+    await owner.signUp(uniqueEmail('owner'));
+    const path = await invite(owner, admin.email, 'viewer');
+    expect((await new DashboardClient(service).get(path)).html).toContain(`You have a Tolov login with ${admin.email}: log in with it`);
+    expect((await new DashboardClient(service).post(path, { password: OPERATOR_PASSWORD })).status).toBe(409);
+    const [joined] = await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memberships WHERE user_id = $1', [await userIdOf(admin.email)]);
+    expect(joined!.n).toBe(0);
   });
 });
 

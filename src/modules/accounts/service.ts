@@ -75,7 +75,11 @@ export class AccountsService implements AuditTrail {
     // A login of no account (an operator's) opens nothing here: the same answer as a wrong password.
     const accountId = await store.firstAccountOf(this.db, user.id);
     if (accountId === undefined) return { ok: false, reason: 'wrong_password' };
-    // With a second factor, the password opens only the page that asks for it, for a few minutes.
+    return this.passwordSession(user, accountId);
+  }
+
+  /** The session a right password opens in `accountId`: with a second factor, only the page that asks for it, for a few minutes. */
+  private async passwordSession(user: store.UserRow, accountId: string): Promise<LogIn> {
     if (user.totp_sealed !== null) return { ok: true, token: await this.openSession(user.id, accountId, 'awaiting_second_factor'), secondFactor: true };
     await store.insertAudit(this.db, { accountId, userId: user.id, action: 'user.logged_in', target: null, livemode: null });
     return { ok: true, token: await this.openSession(user.id, accountId, 'password'), secondFactor: false };
@@ -329,11 +333,36 @@ export class AccountsService implements AuditTrail {
     return { ok: true };
   }
 
-  /** An open invitation, and whether a login has its e-mail (then it is joined from that login's session). */
+  /**
+   * An open invitation; whether a login has its e-mail (then it is joined from that login's session), and whether that
+   * login is idle, in no account (then it is joined by its password on the link: it cannot log in).
+   */
   async invitation(token: string) {
     const invitation = await store.findOpenInvitation(this.db, sha256(token));
     if (!invitation) return undefined;
-    return { ...invitation, hasLogin: (await store.findUserByEmail(this.db, invitation.email)) !== undefined };
+    const login = await store.findUserByEmail(this.db, invitation.email);
+    return { ...invitation, hasLogin: login !== undefined, idleLogin: login !== undefined && (await store.loginIdle(this.db, login.id)) };
+  }
+
+  /**
+   * Joins with an idle login (see `store.loginIdle`), which cannot log in: its password, typed on the link that came to
+   * its address, proves both, checked and throttled as a log-in's. It is then logged in as `logIn` does, its second
+   * factor asked for if it has one. A login of an account joins from its own session instead.
+   */
+  async joinWithIdleLogin(token: string, password: string, address: string): Promise<LogIn | { ok: false; reason: 'not_found' | 'not_idle' }> {
+    const invitation = await store.findOpenInvitation(this.db, sha256(token));
+    if (!invitation) return { ok: false, reason: 'not_found' };
+    const checked = await this.checkPassword(invitation.email, password, address);
+    if (!checked.ok) return checked.result;
+    const { user } = checked;
+    const joined = await this.db.transaction(async (tx): Promise<{ accountId: string } | { ok: false; reason: 'not_found' | 'not_idle' }> => {
+      if (!(await store.loginIdle(tx, user.id))) return { ok: false, reason: 'not_idle' };
+      const taken = await store.acceptInvitation(tx, sha256(token));
+      if (!taken) return { ok: false, reason: 'not_found' };
+      await this.addMember(tx, taken, user.id);
+      return { accountId: taken.account_id };
+    });
+    return 'accountId' in joined ? this.passwordSession(user, joined.accountId) : joined;
   }
 
   /** Joins as a new login with `password`: the link came by mail to the invited address, which proves it is theirs. */

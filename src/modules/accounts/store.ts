@@ -58,6 +58,18 @@ export async function firstAccountOf(db: Queryable, userId: string): Promise<str
   return row?.account_id;
 }
 
+/**
+ * Whether the login is in no account and is no operator: a member removed from their last account, who cannot log in
+ * and joins an account again by an invitation's link (operators, whose logins the console owns, never do).
+ */
+export async function loginIdle(db: Queryable, userId: string): Promise<boolean> {
+  const [row] = await db.query<{ idle: boolean }>(
+    'SELECT NOT EXISTS (SELECT 1 FROM memberships WHERE user_id = $1) AND NOT EXISTS (SELECT 1 FROM operators WHERE user_id = $1) AS idle',
+    [userId],
+  );
+  return row!.idle;
+}
+
 export interface MemberRow {
   user_id: string;
   email: string;

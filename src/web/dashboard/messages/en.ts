@@ -290,6 +290,7 @@ export const en = {
   passwordChanged: 'Your password is changed, and your other sessions were ended.',
   inviteLogInFirst: 'You have a Tolov login with {email}: log in with it, then open this invitation again.',
   inviteOtherLogin: 'You are logged in as {current}: log out first.',
+  inviteIdleLogin: 'You have a Tolov login with {email}, in no account now: enter its password to join.',
   confirmSignupPassword: 'Choose the password you will log in with.',
   eventsNotSent: 'Not sent yet:',
   urlNotAbsolute: 'enter the whole address, starting with https://',

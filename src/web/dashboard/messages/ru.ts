@@ -283,6 +283,7 @@ export const ru: Messages = {
   passwordChanged: 'Пароль изменён, остальные ваши сеансы завершены.',
   inviteLogInFirst: 'У вас уже есть аккаунт Tolov с почтой {email}: войдите в него и снова откройте приглашение.',
   inviteOtherLogin: 'Вы вошли как {current}: сначала выйдите.',
+  inviteIdleLogin: 'У вас есть вход в Tolov с почтой {email}, сейчас не связанный ни с одним аккаунтом: введите его пароль, чтобы присоединиться.',
   confirmSignupPassword: 'Придумайте пароль для входа.',
   eventsNotSent: 'Пока не отправляются:',
   urlNotAbsolute: 'укажите адрес полностью, начиная с https://',

@@ -283,6 +283,7 @@ export const uz: Messages = {
   passwordChanged: 'Parolingiz oʻzgartirildi, boshqa seanslaringiz yakunlandi.',
   inviteLogInFirst: 'Sizda {email} pochtasi bilan Tolov akkaunti bor: unga kiring va taklifni qaytadan oching.',
   inviteOtherLogin: "Siz {current} sifatida kirgansiz: avval chiqing.",
+  inviteIdleLogin: 'Sizda {email} pochtasi bilan Tolov logini bor, hozir hech bir akkauntga ulanmagan: qoʻshilish uchun uning parolini kiriting.',
   confirmSignupPassword: 'Kirish uchun parol oʻylab toping.',
   eventsNotSent: 'Hozircha yuborilmaydi:',
   urlNotAbsolute: 'manzilni toʻliq, https:// bilan boshlab kiriting',

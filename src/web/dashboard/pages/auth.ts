@@ -17,6 +17,7 @@ import {
   setSessionCookie,
   signedIn,
   throttled,
+  typedPassword,
   type Base,
   type Dash,
 } from '../context.js';
@@ -214,28 +215,51 @@ type Invitation = NonNullable<Awaited<ReturnType<DashboardDeps['accounts']['invi
 
 /**
  * An invitation, as its reader (the invited address) sees it: signed in as that login, a button that joins; with a
- * login of that address, the way to log in first; without one, the password of the login it makes.
+ * login of that address in an account, the way to log in first; with one in no account (which cannot log in), its
+ * password; without one, the password of the login it makes.
  */
 function invitationPage(dash: Dash, invitation: Invitation, token: string, error?: string): Html {
   const { t } = dash;
   const signedAs = dash.signed?.session.email;
   const action = `/dashboard/invite/${token}`;
   const invited = html`<p>${t('invitedTo', { account: invitation.account_name, role: t(`role_${invitation.role}`) })}</p>`;
+  const withPassword = (kind: 'current-password' | 'new-password', explained: Html | string = '') =>
+    html`${notice('error', error)}<form class="card narrow" method="post" action="${action}">${csrfField(dash)}${invited}${explained}
+          ${emailInput(dash, invitation.email, true)}
+          ${passwordInput(dash, kind)}
+          <button type="submit" class="primary">${t('joinTeam')}</button></form>`;
   const body =
     signedAs === invitation.email
       ? html`<form class="card narrow" method="post" action="${action}">${csrfField(dash)}${invited}<button type="submit" class="primary">${t('joinTeam')}</button></form>`
-      : invitation.hasLogin
-        ? html`<div class="card narrow">${invited}<p>${t('inviteLogInFirst', { email: invitation.email })}</p>
-          ${signedAs ? html`<p class="hint">${t('inviteOtherLogin', { current: signedAs })}</p>` : html`<p><a href="/dashboard/login">${t('logIn')}</a></p>`}</div>`
-        : html`${notice('error', error)}<form class="card narrow" method="post" action="${action}">${csrfField(dash)}${invited}
-          ${emailInput(dash, invitation.email, true)}
-          ${passwordInput(dash, 'new-password')}
-          <button type="submit" class="primary">${t('joinTeam')}</button></form>`;
+      : signedAs && invitation.hasLogin
+        ? html`<div class="card narrow">${invited}${invitation.idleLogin ? '' : html`<p>${t('inviteLogInFirst', { email: invitation.email })}</p>`}
+          <p class="hint">${t('inviteOtherLogin', { current: signedAs })}</p></div>`
+        : invitation.idleLogin
+          ? withPassword('current-password', html`<p>${t('inviteIdleLogin', { email: invitation.email })}</p>`)
+          : invitation.hasLogin
+            ? html`<div class="card narrow">${invited}<p>${t('inviteLogInFirst', { email: invitation.email })}</p><p><a href="/dashboard/login">${t('logIn')}</a></p></div>`
+            : withPassword('new-password');
   return page(dash, { title: t('inviteTitle'), path: action, body });
 }
 
 function invitationGone(reply: FastifyReply, dash: Dash): FastifyReply {
   return sendPage(reply, page(dash, { title: dash.t('inviteGone'), path: '/dashboard', body: html`<p>${dash.t('inviteGoneExplained')}</p>` }), 404);
+}
+
+/** The join of an idle login by its password: logged in as at the log-in page, or the invitation again with why not. */
+async function joinWithIdleLogin(
+  accounts: DashboardDeps['accounts'],
+  reply: FastifyReply,
+  dash: Dash,
+  invitation: Invitation,
+  input: { token: string; password: string; address: string },
+): Promise<FastifyReply> {
+  const result = await accounts.joinWithIdleLogin(input.token, input.password, input.address);
+  if (result.ok) return result.secondFactor ? toSecondFactor(reply, dash, result.token) : signedInto(reply, dash, result.token);
+  if (result.reason === 'not_found') return invitationGone(reply, dash);
+  if (result.reason === 'not_idle') return sendPage(reply, invitationPage(dash, { ...invitation, idleLogin: false }, input.token), 409);
+  const { status, error } = result.reason === 'throttled' ? throttled(reply, dash, result.retryAfterSeconds) : { status: 401, error: dash.t('wrongPasswordGeneric') };
+  return sendPage(reply, invitationPage(dash, invitation, input.token, error), status);
 }
 
 function invitationRoutes(app: FastifyInstance, { accounts }: DashboardDeps): void {
@@ -256,6 +280,7 @@ function invitationRoutes(app: FastifyInstance, { accounts }: DashboardDeps): vo
       const joined = await accounts.joinSignedIn(token, { ...sessionOf(dash.signed), email: dash.signed.session.email });
       return joined.ok ? signedInto(reply, dash, joined.token) : invitationGone(reply, dash);
     }
+    if (invitation.idleLogin && !dash.signed) return joinWithIdleLogin(accounts, reply, dash, invitation, { token, password: typedPassword(request.body), address: request.ip });
     if (invitation.hasLogin) return sendPage(reply, invitationPage(dash, invitation, token), 409);
     const password = passwordOf(request.body);
     if (password === null) return sendPage(reply, invitationPage(dash, invitation, token, dash.t('passwordLength')), 400);
