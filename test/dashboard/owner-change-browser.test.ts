@@ -49,7 +49,7 @@ describe.runIf(browserAvailable())('a change of owners in the dashboard, in Chro
 
     await page.getByLabel(ru.authenticationCode).fill(wrongCodeOf(owner));
     await page.keyboard.press('Enter');
-    await page.getByText(ru.ownerChangeCodeWrong).waitFor();
+    await page.getByText(ru.changeCodeWrong).waitFor();
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(ru.ownerChangeTitle);
     await shot(page, 'wrong-code-ru');
 

@@ -1,7 +1,7 @@
 // Operators as the console's tests use them: the dashboard's browser-like client on /operator, the first admin made
 // with the operator token, and others invited by mail, each with the second factor set up.
 import { codeNow } from '../../src/modules/accounts/second-factor.js';
-import { DashboardClient, uniqueEmail } from '../dashboard/client.js';
+import { DashboardClient, freshCode, uniqueEmail } from '../dashboard/client.js';
 import type { TestService } from '../support/harness.js';
 import { linkIn } from '../support/mailbox.js';
 
@@ -58,7 +58,7 @@ export async function firstAdmin(service: TestService): Promise<Operator> {
 /** An operator invited by `admin` from the console, joined through the mailed link, with the second factor set up. */
 export async function invitedOperator(service: TestService, admin: Operator, role: 'admin' | 'support'): Promise<Operator> {
   const email = uniqueEmail(role);
-  const invited = await admin.client.post('/operator/operators/invite', { email, role });
+  const invited = await admin.client.post('/operator/operators/invite', { email, role, code: await freshCode(service, admin) });
   if (invited.status !== 303 && invited.status !== 200) throw new Error(`invitation refused (${invited.status}): ${invited.html.slice(0, 300)}`);
   const link = linkIn(await service.mailbox.next(email, /operator/i), '/operator/invite/');
   const client = new OperatorClient(service);

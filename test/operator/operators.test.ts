@@ -3,7 +3,7 @@
 // their sessions ended at once, and the last admin never is. Support reads the list without a form, and the admin's
 // posts answer it 403.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DashboardClient, uniqueEmail } from '../dashboard/client.js';
+import { DashboardClient, freshCode, uniqueEmail, wrongCodeOf } from '../dashboard/client.js';
 import { startService, type TestService } from '../support/harness.js';
 import { linkIn } from '../support/mailbox.js';
 import { firstAdmin, invitedOperator, logIn, OperatorClient, PASSWORD, type Operator } from './client.js';
@@ -49,6 +49,22 @@ describe('inviting an operator', () => {
     }
   });
 
+  it("asks for the admin's current code: without it or with a wrong one, nothing is mailed and no invitation is made", async () => {
+    const email = uniqueEmail('unconfirmed');
+    const form = (await admin.client.get('/operator/operators')).html;
+    expect(form).toContain('name="code"');
+    expect(form).toContain('A new operator is a new way into the console');
+    for (const code of ['', wrongCodeOf(admin)]) {
+      const refused = await admin.client.post('/operator/operators/invite', { email, role: 'admin', code });
+      expect(refused.status, code).toBe(401);
+      expect(refused.html).toContain('Nothing was changed: that code is not right, or was used already.');
+      expect(refused.html).toContain(`value="${email}"`);
+    }
+    const [made] = await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM operator_invitations WHERE email = $1', [email]);
+    expect(made!.n).toBe(0);
+    expect(service.mailbox.to(email)).toEqual([]);
+  });
+
   it('refuses a malformed address and an unknown role, showing the form again', async () => {
     const badEmail = await admin.client.post('/operator/operators/invite', { email: 'not-an-email', role: 'support' });
     expect(badEmail.status).toBe(400);
@@ -60,7 +76,7 @@ describe('inviting an operator', () => {
 
   it('lists an open invitation until it is revoked; its link then opens nothing', async () => {
     const email = uniqueEmail('revoked');
-    const invited = await admin.client.post('/operator/operators/invite', { email, role: 'admin' });
+    const invited = await admin.client.post('/operator/operators/invite', { email, role: 'admin', code: await freshCode(service, admin) });
     expect(invited.location).toBe('/operator/operators?done=invited');
     expect((await admin.client.get(invited.location!)).html).toContain('The invitation is sent.');
     const link = linkIn(await service.mailbox.next(email, /operator/i), '/operator/invite/');
@@ -82,7 +98,7 @@ describe('inviting an operator', () => {
 describe('support', () => {
   it('sees the operators and the open invitations, and no form to change them', async () => {
     const email = uniqueEmail('pending');
-    await admin.client.post('/operator/operators/invite', { email, role: 'support' });
+    await admin.client.post('/operator/operators/invite', { email, role: 'support', code: await freshCode(service, admin) });
     const page = await support.client.get('/operator/operators');
     expect(page.status).toBe(200);
     expect(page.html).toContain(admin.email);
@@ -146,10 +162,10 @@ describe('removing an operator', () => {
   it('revokes the invitations they sent: a link a removed admin mailed opens nothing', async () => {
     const leaving = await invitedOperator(service, admin, 'admin');
     const email = uniqueEmail('left-open');
-    expect((await leaving.client.post('/operator/operators/invite', { email, role: 'admin' })).location).toBe('/operator/operators?done=invited');
+    expect((await leaving.client.post('/operator/operators/invite', { email, role: 'admin', code: await freshCode(service, leaving) })).location).toBe('/operator/operators?done=invited');
     const link = linkIn(await service.mailbox.next(email, /operator/i), '/operator/invite/');
     const kept = uniqueEmail('kept-open');
-    expect((await admin.client.post('/operator/operators/invite', { email: kept, role: 'support' })).location).toBe('/operator/operators?done=invited');
+    expect((await admin.client.post('/operator/operators/invite', { email: kept, role: 'support', code: await freshCode(service, admin) })).location).toBe('/operator/operators?done=invited');
 
     expect((await admin.client.post(`/operator/operators/${(await operatorId(leaving.email))!}/remove`, {})).location).toBe('/operator/operators?done=removed');
     const invitee = new OperatorClient(service);

@@ -163,7 +163,10 @@ export class AccountsService implements AuditTrail {
    * authenticator (recovery codes are for logging in), from a session that proved the factor at log-in; each time step
    * once, and throttled as at log-in.
    */
-  async confirmSecondFactor(session: SignedSession, code: string): Promise<{ ok: true } | { ok: false; reason: 'second_factor_required' | 'wrong_code' } | Throttled> {
+  async confirmSecondFactor(
+    session: Pick<SignedSession, 'secondFactorProved'> & { actor: { userId: string } },
+    code: string,
+  ): Promise<{ ok: true } | { ok: false; reason: 'second_factor_required' | 'wrong_code' } | Throttled> {
     if (!session.secondFactorProved) return { ok: false, reason: 'second_factor_required' };
     const user = await store.findUser(this.db, session.actor.userId);
     if (!user || user.totp_sealed === null) return { ok: false, reason: 'second_factor_required' };

@@ -115,9 +115,19 @@ export class OperatorsService {
     return store.listOpenInvitations(this.db);
   }
 
-  /** Mails an invitation: only the reader of the address chooses the password of the login it makes. */
-  async invite(admin: OperatorSession, invitee: { email: string; role: OperatorRole; lang: MailLang }): Promise<{ ok: true } | { ok: false; reason: 'email_taken' }> {
+  /**
+   * Mails an invitation: only the reader of the address chooses the password of the login it makes. The admin confirms
+   * it with their authenticator's current `code`: a new operator is a new way in, which a session alone (perhaps
+   * stolen) must not open.
+   */
+  async invite(
+    admin: OperatorSession,
+    invitee: { email: string; role: OperatorRole; lang: MailLang },
+    code: string,
+  ): Promise<{ ok: true } | { ok: false; reason: 'email_taken' | 'second_factor_required' | 'wrong_code' } | Throttled> {
     if (await this.accounts.findLogin(invitee.email)) return { ok: false, reason: 'email_taken' };
+    const proved = await this.accounts.confirmSecondFactor({ actor: { userId: admin.user_id }, secondFactorProved: admin.second_factor }, code);
+    if (!proved.ok) return proved;
     const token = newToken();
     await this.act(consoleActor(admin), { action: 'operator.invited', target: invitee.email, detail: `as ${invitee.role}` }, async (tx) => {
       const { email, role } = invitee;

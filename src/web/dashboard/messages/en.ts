@@ -234,7 +234,7 @@ export const en = {
   ownerChangeConfirm: 'Confirm',
   ownerChangeCancel: 'Back to the team, changing nothing',
   ownerChangeNeedsSecondFactor: 'Nothing was changed: adding, changing or removing an owner needs two-factor authentication, passed at log-in.',
-  ownerChangeCodeWrong: 'Nothing was changed: that code is not right, or was used already.',
+  changeCodeWrong: 'Nothing was changed: that code is not right, or was used already.',
   inviteTitle: 'Join a team on Tolov',
   invitedTo: 'You are invited to {account} as {role}.',
   joinTeam: 'Join the team',

@@ -228,7 +228,7 @@ export const ru: Messages = {
   ownerChangeConfirm: 'Подтвердить',
   ownerChangeCancel: 'Вернуться к команде, ничего не меняя',
   ownerChangeNeedsSecondFactor: 'Ничего не изменено: чтобы добавить, изменить или удалить владельца, нужна двухфакторная аутентификация, пройденная при входе.',
-  ownerChangeCodeWrong: 'Ничего не изменено: код неверный или уже использован.',
+  changeCodeWrong: 'Ничего не изменено: код неверный или уже использован.',
   inviteTitle: 'Приглашение в команду Tolov',
   invitedTo: 'Вас приглашают в {account} с ролью «{role}».',
   joinTeam: 'Присоединиться к команде',

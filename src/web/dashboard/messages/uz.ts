@@ -228,7 +228,7 @@ export const uz: Messages = {
   ownerChangeConfirm: 'Tasdiqlash',
   ownerChangeCancel: 'Hech narsani oʻzgartirmay jamoaga qaytish',
   ownerChangeNeedsSecondFactor: 'Hech narsa oʻzgarmadi: egani qoʻshish, oʻzgartirish yoki chiqarish uchun kirishda oʻtilgan ikki bosqichli autentifikatsiya kerak.',
-  ownerChangeCodeWrong: 'Hech narsa oʻzgarmadi: kod notoʻgʻri yoki allaqachon ishlatilgan.',
+  changeCodeWrong: 'Hech narsa oʻzgarmadi: kod notoʻgʻri yoki allaqachon ishlatilgan.',
   inviteTitle: 'Tolovdagi jamoaga qoʻshilish',
   invitedTo: 'Sizni {account} jamoasiga «{role}» roli bilan taklif qilishdi.',
   joinTeam: 'Jamoaga qoʻshilish',

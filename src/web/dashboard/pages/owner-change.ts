@@ -28,7 +28,7 @@ export async function confirmationOf(accounts: AccountsService, request: Fastify
   if (proved.ok) return { confirmed: true };
   if (proved.reason === 'throttled') return throttled(reply, dash, proved.retryAfterSeconds);
   if (proved.reason === 'second_factor_required') return { status: 403, error: dash.t('ownerChangeNeedsSecondFactor') };
-  return { status: 401, error: dash.t('ownerChangeCodeWrong') };
+  return { status: 401, error: dash.t('changeCodeWrong') };
 }
 
 /** The page that asks for the code of a change that needs it, with why the last try was refused, if it was. */

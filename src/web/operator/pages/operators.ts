@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperatorSession } from '../../../modules/operators/service.js';
 import { OPERATOR_ROLES, type OperatorRole } from '../../../modules/operators/store.js';
-import { dashOf, emailOf, field, type Dash } from '../../dashboard/context.js';
+import { dashOf, emailOf, field, throttled, type Dash } from '../../dashboard/context.js';
 import type { Form } from '../../dashboard/deps.js';
 import type { MessageKey } from '../../dashboard/i18n.js';
 import { csrfField, notice, sendPage, timeElement } from '../../dashboard/layout.js';
@@ -24,6 +24,11 @@ const REFUSED = new Map<string, MessageKey>([['not_found', 'supInvitationGone']]
 const INVITATION_ID = /^inv_[A-Za-z0-9]{1,60}$/;
 /** Why a removal was refused, as a status and the page's words. */
 const REMOVAL_REFUSED: Record<'not_found' | 'last_admin', [number, MessageKey]> = { not_found: [404, 'supOperatorGone'], last_admin: [409, 'supLastAdmin'] };
+const INVITATION_REFUSED: Record<'email_taken' | 'second_factor_required' | 'wrong_code', [number, MessageKey]> = {
+  email_taken: [409, 'supEmailTaken'],
+  second_factor_required: [403, 'secondFactorProofRequired'],
+  wrong_code: [401, 'changeCodeWrong'],
+};
 
 const roleOptions = (dash: Dash) => OPERATOR_ROLES.map((role) => html`<option value="${role}"${role === 'support' ? html` selected` : ''}>${dash.t(`opRole_${role}`)}</option>`);
 
@@ -66,6 +71,9 @@ function inviteForm(dash: Dash, email: string): Html {
   <form class="stack" method="post" action="/operator/operators/invite">${csrfField(dash)}
     <label for="invite-email">${t('email')}</label><input id="invite-email" name="email" type="email" value="${email}" required maxlength="254" autocomplete="off">
     <label for="invite-role">${t('role')}</label><select id="invite-role" name="role">${roleOptions(dash)}</select>
+    <label for="invite-code">${t('authenticationCode')}</label>
+    <input id="invite-code" name="code" required maxlength="6" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" aria-describedby="invite-code-hint">
+    <p class="hint" id="invite-code-hint">${t('supInviteCodeHint')}</p>
     <button type="submit" class="primary">${t('supInviteButton')}</button></form>
 </section>`;
 }
@@ -113,9 +121,14 @@ export function operatorPages(app: FastifyInstance, deps: ConsoleDeps): void {
     const role = field(request.body, 'role') as OperatorRole;
     if (email === null) return refuse(400, 'emailInvalid');
     if (!OPERATOR_ROLES.includes(role)) return refuse(400, 'badFormExplained');
-    const result = await deps.operators.invite(session, { email, role, lang: dash.lang });
-    if (!result.ok) return refuse(409, 'supEmailTaken');
-    return reply.redirect('/operator/operators?done=invited', 303);
+    const result = await deps.operators.invite(session, { email, role, lang: dash.lang }, field(request.body, 'code'));
+    if (result.ok) return reply.redirect('/operator/operators?done=invited', 303);
+    if (result.reason === 'throttled') {
+      const { status, error } = throttled(reply, dash, result.retryAfterSeconds);
+      return sendPage(reply, await operatorsPage(deps, dash, session, { error, email }), status);
+    }
+    const [status, key] = INVITATION_REFUSED[result.reason];
+    return refuse(status, key);
   });
 
   app.post<{ Params: { id: string }; Body: Form }>('/operators/invitations/:id/revoke', ROUTE, async (request, reply) => {
