@@ -142,10 +142,19 @@ describe('signing secrets', () => {
     expect(audit.match(/webhook_endpoint\.secret_reveal_refused/g)).toHaveLength(checked);
   }, 60_000);
 
-  it('roll with an overlap: deliveries carry both signatures until it ends', async () => {
+  it('roll with the password and an overlap: deliveries carry both signatures until it ends', async () => {
     const client = await owner();
     const { id, secret } = await addEndpoint(client);
-    const rolled = await client.post(`/dashboard/webhooks/${id}/roll`, { overlapSeconds: '3600' });
+    // The password first, as for a reveal: a wrong one rolls nothing, shows nothing, and is audited.
+    for (const password of [undefined, 'not my password at all']) {
+      const refused = await client.post(`/dashboard/webhooks/${id}/roll`, { overlapSeconds: '3600', ...(password ? { password } : {}) });
+      expect(refused.status).toBe(401);
+      expect(refused.html).toContain('That password is not yours: the secret is not rolled.');
+      expect(secretIn(refused.html)).toBeUndefined();
+    }
+    expect(secretIn((await client.post(`/dashboard/webhooks/${id}/reveal`, { password: PASSWORD })).html)).toBe(secret);
+    expect((await client.get('/dashboard/team/audit')).html.match(/webhook_endpoint\.secret_roll_refused/g)).toHaveLength(2);
+    const rolled = await client.post(`/dashboard/webhooks/${id}/roll`, { overlapSeconds: '3600', password: PASSWORD });
     const next = secretIn(rolled.html)!;
     expect(next).toMatch(/^whsec_/);
     expect(next).not.toBe(secret);

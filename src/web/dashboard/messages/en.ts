@@ -186,6 +186,8 @@ export const en = {
   passwordToReveal: 'Your password, to reveal the secret',
   revealSecret: 'Reveal secret',
   wrongPasswordReveal: 'That password is not yours: the secret stays hidden.',
+  passwordToRoll: 'Your password, to roll the secret',
+  wrongPasswordRoll: 'That password is not yours: the secret is not rolled.',
   oldSecretSigns: 'Old secret keeps signing',
   rollSecret: 'Roll secret',
   sendTestEvent: 'Send test event',

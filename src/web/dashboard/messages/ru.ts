@@ -181,6 +181,8 @@ export const ru: Messages = {
   passwordToReveal: 'Ваш пароль, чтобы показать секрет',
   revealSecret: 'Показать секрет',
   wrongPasswordReveal: 'Неверный пароль: секрет остаётся скрытым.',
+  passwordToRoll: 'Ваш пароль, чтобы сменить секрет',
+  wrongPasswordRoll: 'Неверный пароль: секрет не сменён.',
   oldSecretSigns: 'Старый секрет продолжит подписывать',
   rollSecret: 'Заменить секрет',
   sendTestEvent: 'Отправить тестовое событие',

@@ -181,6 +181,8 @@ export const uz: Messages = {
   passwordToReveal: 'Sirni koʻrish uchun parolingiz',
   revealSecret: 'Sirni koʻrsatish',
   wrongPasswordReveal: 'Parol notoʻgʻri: sir yashirin qoladi.',
+  passwordToRoll: 'Sirni almashtirish uchun parolingiz',
+  wrongPasswordRoll: 'Parol notoʻgʻri: sir almashtirilmadi.',
   oldSecretSigns: 'Eski sir yana qancha imzolaydi',
   rollSecret: 'Sirni almashtirish',
   sendTestEvent: 'Test hodisasini yuborish',

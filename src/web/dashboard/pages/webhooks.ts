@@ -101,6 +101,8 @@ function secretSection(dash: Dash, endpoint: WebhookEndpoint, revealed?: string,
   <form class="stack" method="post" action="/dashboard/webhooks/${endpoint.id}/roll">${csrfField(dash)}
     <label for="roll-overlap">${t('oldSecretSigns')}</label>
     <select id="roll-overlap" name="overlapSeconds"><option value="0">${t('overlapNow')}</option><option value="3600">${t('overlapHour')}</option><option value="86400" selected>${t('overlapDay')}</option></select>
+    <label for="roll-password">${t('passwordToRoll')}</label>
+    <input id="roll-password" name="password" type="password" autocomplete="current-password" required maxlength="200">
     <button type="submit">${t('rollSecret')}</button></form>
 </section>`;
 }
@@ -227,22 +229,31 @@ function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: Deta
     return reply.redirect(`/dashboard/webhooks/${id}?done=retried`, 303);
   });
 
+  /**
+   * The password again before a secret is shown, revealed or rolled: someone at a signed-in browser must not learn one.
+   * True once it is right; otherwise the refusal's page is sent (a wrong password audited as `refusedAs`), and false.
+   */
+  const passwordAgain = async (request: EndpointRequest, reply: FastifyReply, refusedAs: { action: string; message: MessageKey }): Promise<boolean> => {
+    const signed = signedIn(request);
+    await webhooks.get(merchantOfSigned(signed), request.params.id);
+    const checked = await accounts.confirmPassword(signed.session.user_id, typedPassword(request.body), request.ip);
+    if (checked.ok) return true;
+    if (checked.reason === 'throttled') {
+      const { status, error } = throttled(reply, dashOf(request), checked.retryAfterSeconds);
+      sendPage(reply, await detail(request, { error }), status);
+      return false;
+    }
+    // A wrong password here is someone at a signed-in browser guessing: the owners see it in the audit log.
+    await accounts.audit(actorOf(signed), refusedAs.action, request.params.id);
+    sendPage(reply, await detail(request, { error: dashOf(request).t(refusedAs.message) }), 401);
+    return false;
+  };
+
   app.post('/webhooks/:id/reveal', ROUTE, async (request: EndpointRequest, reply) => {
     const signed = signedIn(request);
     requireRole(signed, SEES_SECRETS);
-    const merchant = merchantOfSigned(signed);
-    await webhooks.get(merchant, request.params.id);
-    const checked = await accounts.confirmPassword(signed.session.user_id, typedPassword(request.body), request.ip);
-    if (!checked.ok && checked.reason === 'throttled') {
-      const { status, error } = throttled(reply, dashOf(request), checked.retryAfterSeconds);
-      return sendPage(reply, await detail(request, { error }), status);
-    }
-    if (!checked.ok) {
-      // A wrong password here is someone at a signed-in browser guessing: the owners see it in the audit log.
-      await accounts.audit(actorOf(signed), 'webhook_endpoint.secret_reveal_refused', request.params.id);
-      return sendPage(reply, await detail(request, { error: dashOf(request).t('wrongPasswordReveal') }), 401);
-    }
-    const revealed = await webhooks.revealSecret(merchant, request.params.id);
+    if (!(await passwordAgain(request, reply, { action: 'webhook_endpoint.secret_reveal_refused', message: 'wrongPasswordReveal' }))) return reply;
+    const revealed = await webhooks.revealSecret(merchantOfSigned(signed), request.params.id);
     await accounts.audit(actorOf(signed), 'webhook_endpoint.secret_revealed', request.params.id);
     return sendPage(reply, await detail(request, { revealed }));
   });
@@ -250,6 +261,7 @@ function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: Deta
   app.post('/webhooks/:id/roll', ROUTE, async (request: EndpointRequest, reply) => {
     const signed = signedIn(request);
     requireRole(signed, SEES_SECRETS);
+    if (!(await passwordAgain(request, reply, { action: 'webhook_endpoint.secret_roll_refused', message: 'wrongPasswordRoll' }))) return reply;
     const overlap = [0, 3600, 86_400].find((s) => s === Number(field(request.body, 'overlapSeconds'))) ?? 86_400;
     const rolled = valueOf(await webhooks.rollEndpointSecret(invocationOf(request, signed, { endpoint: request.params.id, overlap }), request.params.id, overlap));
     return sendPage(reply, await detail(request, { created: rolled.secret! }));
