@@ -23,7 +23,9 @@ async function userWithSecondFactor() {
   const seed = /<code id="seed">([A-Z2-7]+)<\/code>/.exec(setup.html)![1]!;
   const sealed = /name="seed" value="([^"]+)"/.exec(setup.html)![1]!;
   expect(setup.html).toContain('autocomplete="current-password"');
-  expect((await client.post('/dashboard/account/second-factor/enable', { seed: sealed, password: PASSWORD, code: '000000' === codeNow(seed) ? '111111' : '000000' })).status).toBe(400);
+  const wrongCode = await client.post('/dashboard/account/second-factor/enable', { seed: sealed, password: PASSWORD, code: '000000' === codeNow(seed) ? '111111' : '000000' });
+  expect(wrongCode.status).toBe(400);
+  expect(wrongCode.html).toContain(`<code id="seed">${seed}</code>`);
   const enabled = await client.post('/dashboard/account/second-factor/enable', { seed: sealed, password: PASSWORD, code: codeNow(seed) });
   expect(enabled.status).toBe(200);
   expect(enabled.html).toContain('Two-factor authentication is on.');
@@ -52,7 +54,10 @@ describe('two-factor authentication', () => {
       const refused = await client.post('/dashboard/account/second-factor/enable', { seed: sealed, code: codeNow(seed), ...(password ? { password } : {}) });
       expect(refused.status).toBe(401);
       expect(refused.html).toContain('That password is not yours.');
-      expect(refused.html).not.toContain('<code>');
+      expect(refused.html).not.toContain('<li><code>');
+      // The same seed's set-up again, which the app has scanned already.
+      expect(refused.html).toContain(`<code id="seed">${seed}</code>`);
+      expect(refused.html).toContain(`name="seed" value="${sealed}"`);
     }
     // Still off: the password alone logs in, and the page offers the set-up.
     const again = new DashboardClient(service);

@@ -34,7 +34,10 @@ export const MAIL_PER_EMAIL = refusedPast('mail-email', 3, 3600);
 /** Invitations one account sends: 20 an hour. */
 export const INVITATIONS_ACCOUNT = refusedPast('invitations-account', 20, 3600);
 
-/** Invitations mailed to one e-mail, from any number of accounts: 3 an hour, so that no mailbox is flooded with them. */
+/**
+ * Invitations one account mails to one e-mail: 3 an hour. Counted per account, so that no stranger's account can keep
+ * an address from its employer's invitation; a flood from many accounts needs as many confirmed sign-ups.
+ */
 export const INVITATIONS_EMAIL = refusedPast('invitations-email', 3, 3600);
 
 /** An e-mail as a throttle's subject: its hash, so that the table names no one. */

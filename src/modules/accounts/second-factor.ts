@@ -15,8 +15,12 @@ const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 const totpOf = (base32: string, email = '') => new TOTP({ issuer: ISSUER, label: email, secret: Secret.fromBase32(base32), period: PERIOD_SECONDS });
 
 /** A new seed, with what an authenticator app scans (an inline SVG QR code) or types (the seed in base32). */
-export async function newSeed(email: string): Promise<{ base32: string; uri: string; qrSvg: string }> {
-  const base32 = new Secret({ size: 20 }).base32;
+export function newSeed(email: string): Promise<{ base32: string; uri: string; qrSvg: string }> {
+  return seedShown(new Secret({ size: 20 }).base32, email);
+}
+
+/** A seed as its set-up shows it: its text, its otpauth URI, and that URI as a QR code. */
+export async function seedShown(base32: string, email: string): Promise<{ base32: string; uri: string; qrSvg: string }> {
   const uri = totpOf(base32, email).toString();
   return { base32, uri, qrSvg: await QRCode.toString(uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }) };
 }

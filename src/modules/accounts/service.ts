@@ -11,7 +11,7 @@ import type { AccountMailer } from './mailer.js';
 import type { MailLang } from './mail-texts.js';
 import { hashPassword, UNKNOWN_USER_HASH, verifyPassword } from './passwords.js';
 import { emailSubject, INVITATIONS_ACCOUNT, INVITATIONS_EMAIL, NEW_PASSWORD_ADDRESS, PASSWORD_ACCOUNT, PASSWORD_ADDRESS, SECOND_FACTOR_USER } from './policies.js';
-import { looksLikeRecoveryCode, newRecoveryCodes, newSeed, recoveryHash, stepOf } from './second-factor.js';
+import { looksLikeRecoveryCode, newRecoveryCodes, newSeed, recoveryHash, seedShown, stepOf } from './second-factor.js';
 import * as store from './store.js';
 import type { Role, SessionRow } from './store.js';
 import type { AuditEntry, AuditTrail } from '../../core/commands.js';
@@ -185,6 +185,20 @@ export class AccountsService implements AuditTrail {
   }
 
   /**
+   * The set-up of a seed the confirming form sent back sealed, to show again after a refusal: the app has scanned it
+   * already. Undefined for a sealed text this service did not make.
+   */
+  async resumeSecondFactor(email: string, sealedSeed: string) {
+    let base32: string;
+    try {
+      base32 = this.sealer.open(sealedSeed);
+    } catch {
+      return undefined;
+    }
+    return { ...(await seedShown(base32, email)), sealed: sealedSeed };
+  }
+
+  /**
    * Turns the second factor on once a code of the new seed proves the app has it; returns the recovery codes. A user
    * who has one already must turn it off first. The session that turned it on counts as having proved it; the user's
    * other sessions, which did not, end.
@@ -311,7 +325,7 @@ export class AccountsService implements AuditTrail {
 
   /**
    * Mails an invitation to `email`: only its reader gets the link, so that no owner can make a login for an address
-   * they cannot read, nor learn from the link whether it has a login. Throttled per account and per address invited.
+   * they cannot read, nor learn from the link whether it has a login. Throttled per account, and per account and address.
    * An invitation as owner needs the change `confirmed` (see `ownersKept`).
    */
   async invite(actor: Actor, invitee: { email: string; role: Role; lang: MailLang }, confirmed: boolean): Promise<TeamChange | Throttled> {
@@ -320,7 +334,7 @@ export class AccountsService implements AuditTrail {
     if (existing && (await store.findMember(this.db, actor.accountId, existing.id))) return { ok: false, reason: 'already_member' };
     const turn = await this.throttles.takeAll([
       [INVITATIONS_ACCOUNT, actor.accountId],
-      [INVITATIONS_EMAIL, emailSubject(invitee.email)],
+      [INVITATIONS_EMAIL, `${actor.accountId}:${emailSubject(invitee.email)}`],
     ]);
     if (!turn.ok) return { ok: false, reason: 'throttled', retryAfterSeconds: turn.retryAfterSeconds };
     const token = newToken();

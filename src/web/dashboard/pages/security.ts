@@ -90,13 +90,18 @@ export function securityPages(app: FastifyInstance, { accounts, accountLinks }: 
   app.post<{ Body: Form }>('/account/second-factor/enable', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     const dash = dashOf(request);
+    // Refused, the same seed's set-up again: the user's app holds it already.
+    const again = async (status: number, error: string) => {
+      const seed = await accounts.resumeSecondFactor(signed.session.email, field(request.body, 'seed'));
+      return sendPage(reply, await show(request, { error, ...(seed ? { setup: setupForm(dash, seed) } : {}) }), status);
+    };
     const checked = await accounts.confirmPassword(signed.session.user_id, typedPassword(request.body), request.ip);
     if (!checked.ok) {
       const { status, error } = refusal(reply, dash, checked);
-      return sendPage(reply, await show(request, { error }), status);
+      return again(status, error);
     }
     const result = await accounts.enableSecondFactor(sessionOf(signed), field(request.body, 'seed'), field(request.body, 'code'));
-    if (!result.ok) return sendPage(reply, await show(request, { error: dash.t('wrongSetupCode') }), 400);
+    if (!result.ok) return again(400, dash.t('wrongSetupCode'));
     return sendPage(reply, await show(request, { codes: result.recoveryCodes, done: dash.t('secondFactorEnabled') }));
   });
 
