@@ -372,8 +372,31 @@ describe('live mode', () => {
     const live = await client.get('/dashboard/api-keys');
     expect(live.html).toContain('Live mode');
     expect(live.html).not.toContain('You are viewing test data');
-    const created = await client.post('/dashboard/api-keys', {});
+    // A live key moves real money: it is made, and rolled, only after the password; a wrong one makes nothing, audited.
+    expect(live.html).toContain('Your password: a live key moves real money');
+    const keysNow = async () => (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE product_id = $1 AND livemode', [id]))[0]!.n;
+    for (const password of [undefined, 'not my password at all']) {
+      const refused = await client.post('/dashboard/api-keys', password ? { password } : {});
+      expect(refused.status).toBe(401);
+      expect(refused.html).toContain('That password is not yours: no live key was made or rolled.');
+      expect(refused.html).not.toMatch(/sk_live_[0-9A-Za-z]{32}/);
+    }
+    expect(await keysNow()).toBe(0);
+    const created = await client.post('/dashboard/api-keys', { password: PASSWORD });
+    expect(created.status).toBe(201);
     expect(created.html).toMatch(/sk_live_[0-9A-Za-z]{32}/);
+    const [key] = await service.db.query<{ id: string }>('SELECT id FROM api_keys WHERE product_id = $1 AND livemode', [id]);
+    const roll = (form: Record<string, string>) => client.post(`/dashboard/api-keys/${key!.id}/roll`, { overlapSeconds: '0', ...form });
+    expect((await roll({ password: 'not my password at all' })).status).toBe(401);
+    expect(await keysNow()).toBe(1);
+    expect((await roll({ password: PASSWORD })).html).toMatch(/sk_live_[0-9A-Za-z]{32}/);
+    expect(await keysNow()).toBe(2);
+    const audit = (await client.get('/dashboard/team/audit')).html;
+    expect(audit.match(/api_key\.create_refused/g)).toHaveLength(2);
+    expect(audit.match(/api_key\.roll_refused/g)).toHaveLength(1);
+    // Test mode's keys ask for nothing.
+    await client.post('/dashboard/mode', { mode: 'test' });
+    expect((await client.post('/dashboard/api-keys', {})).html).toMatch(/sk_test_[0-9A-Za-z]{32}/);
   });
 });
 

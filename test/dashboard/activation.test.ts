@@ -315,7 +315,7 @@ describe('the operator’s answer', () => {
 
     expect((await owner.client.post('/dashboard/mode', { mode: 'live' }, {})).status).toBe(303);
     expect((await owner.client.get(PATH)).html).toContain(said(en.activationStepSwitched));
-    const created = await owner.client.post('/dashboard/api-keys', { idempotencyKey: randomUUID() });
+    const created = await owner.client.post('/dashboard/api-keys', { idempotencyKey: randomUUID(), password: PASSWORD });
     const liveKey = /id="new-key">(sk_live_\w+)</.exec(created.html)?.[1];
     expect(liveKey, created.html.slice(0, 500)).toBeDefined();
     const account = await service.call({ method: 'GET', url: '/v1/payout_account', key: liveKey! });
@@ -479,6 +479,9 @@ describe.runIf(browserAvailable())('in Chromium', () => {
     await expect.poll(async () => page.locator('.mode-badge').textContent()).toBe(en.liveMode);
     expect(new URL(page.url()).pathname).toBe(PATH);
     await page.locator('.next-steps').getByRole('link', { name: en.navApiKeys }).click();
+    // A live key is made after the password.
+    await page.getByLabel(en.passwordForLiveKey).fill(PASSWORD);
+    await shot(page, 'live-key-password');
     await page.getByRole('button', { name: en.createKey }).click();
     const liveKey = (await page.locator('#new-key').textContent())!;
     expect(liveKey).toMatch(/^sk_live_/);

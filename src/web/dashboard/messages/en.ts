@@ -147,6 +147,8 @@ export const en = {
   keysCaption: 'Secret keys of this mode',
   noKeys: 'No keys in this mode yet. Create one to call the API.',
   createKey: 'Create key',
+  passwordForLiveKey: 'Your password: a live key moves real money',
+  wrongPasswordKey: 'That password is not yours: no live key was made or rolled.',
   newKey: 'Your new secret key',
   key: 'Key',
   lastUsed: 'Last used',

@@ -143,6 +143,8 @@ export const uz: Messages = {
   keysCaption: 'Bu rejimning maxfiy kalitlari',
   noKeys: 'Bu rejimda hozircha kalit yoʻq. API bilan ishlash uchun kalit yarating.',
   createKey: 'Kalit yaratish',
+  passwordForLiveKey: 'Parolingiz: jonli kalit haqiqiy pulni harakatlantiradi',
+  wrongPasswordKey: 'Parol notoʻgʻri: jonli kalit yaratilmadi va almashtirilmadi.',
   newKey: 'Yangi maxfiy kalitingiz',
   key: 'Kalit',
   lastUsed: 'Oxirgi marta ishlatilgan',

@@ -1,8 +1,8 @@
 // API keys of the selected mode: list, create (the secret shown once), roll with an overlap, revoke.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { valueOf } from '../../../core/commands.js';
 import type { KeyRow } from '../../../modules/products/store.js';
-import { CHANGES, dashOf, field, formKeyOf, invocationOf, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
+import { actorOf, CHANGES, dashOf, field, formKeyOf, invocationOf, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, typedPassword, type Dash, type Signed } from '../context.js';
 import { html, type Html, type Value } from '../../html.js';
 import { messageNamed, type MessageKey } from '../i18n.js';
 import { csrfField, formKeyField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
@@ -24,6 +24,13 @@ function keyState(dash: Dash, key: KeyRow): string {
   return dash.t('keyActive');
 }
 
+/** In live mode, the password asked before a key is made or rolled: a live key moves real money. */
+function livePassword(dash: Dash, id: string): Value {
+  if (!dash.signed?.session.livemode) return '';
+  return html`<label for="${id}">${dash.t('passwordForLiveKey')}</label>
+    <input id="${id}" name="password" type="password" autocomplete="current-password" required maxlength="200">`;
+}
+
 function keyActions(dash: Dash, key: KeyRow): Value {
   const { t } = dash;
   const usable = key.revoked_at === null && (key.expires_at === null || key.expires_at.getTime() > Date.now());
@@ -32,12 +39,13 @@ function keyActions(dash: Dash, key: KeyRow): Value {
   return html`<form class="inline" method="post" action="/dashboard/api-keys/${key.id}/roll">${csrfField(dash)}${formKeyField()}
     <label for="overlap-${key.id}">${t('oldKeyWorks')}</label>
     <select id="overlap-${key.id}" name="overlapSeconds">${options}</select>
+    ${livePassword(dash, `roll-password-${key.id}`)}
     <button type="submit">${t('rollKey')}</button></form>
   <form class="inline" method="post" action="/dashboard/api-keys/${key.id}/revoke" data-confirm="${t('revokeConfirm')}">${csrfField(dash)}
     <button type="submit" class="danger" aria-label="${t('revoke')} ${key.id}">${t('revoke')}</button></form>`;
 }
 
-function keysPage(dash: Dash, signed: Signed, keys: KeyRow[], extra: { created?: string; done?: string } = {}): Html {
+function keysPage(dash: Dash, signed: Signed, keys: KeyRow[], extra: { created?: string; done?: string; error?: string } = {}): Html {
   const { t } = dash;
   const mode = signed.session.livemode ? 'live' : 'test';
   const rows = keys.map(
@@ -45,19 +53,19 @@ function keysPage(dash: Dash, signed: Signed, keys: KeyRow[], extra: { created?:
       <td data-label="${t('created')}">${timeElement(key.created_at)}</td><td data-label="${t('lastUsed')}">${key.last_used_at ? timeElement(key.last_used_at) : t('never')}</td><td class="actions">${keyActions(dash, key)}</td></tr>`,
   );
   const canCreate = !signed.session.livemode || signed.product.live_enabled;
-  const body = html`${notice('ok', extra.done)}
+  const body = html`${notice('ok', extra.done)}${notice('error', extra.error)}
 ${extra.created ? shownOnce(dash, t('newKey'), extra.created, 'new-key') : ''}
 <p>${t('keysIntro')}</p>
-${canCreate ? html`<form method="post" action="/dashboard/api-keys">${csrfField(dash)}${formKeyField()}<button type="submit" class="primary">${t('createKey')}</button></form>` : html`<p class="hint">${t('liveOffExplained')}</p>`}
+${canCreate ? html`<form class="stack" method="post" action="/dashboard/api-keys">${csrfField(dash)}${formKeyField()}${livePassword(dash, 'key-password')}<button type="submit" class="primary">${t('createKey')}</button></form>` : html`<p class="hint">${t('liveOffExplained')}</p>`}
 ${keys.length === 0 ? html`<p class="empty">${t('noKeys')}</p>` : html`<div class="table-wrap"><table><caption>${t('keysCaption')}</caption>
 <thead><tr><th scope="col">${t('key')}</th><th scope="col">${t('status')}</th><th scope="col">${t('created')}</th><th scope="col">${t('lastUsed')}</th><th scope="col">${t('actions')}</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`}`;
   return page(dash, { title: t('navApiKeys'), path: '/dashboard/api-keys', section: 'keys', body });
 }
 
-export function keyPages(app: FastifyInstance, { products }: DashboardDeps): void {
+export function keyPages(app: FastifyInstance, { products, accounts }: DashboardDeps): void {
   type KeyAction = FastifyRequest<{ Params: { id: string }; Body: Form }>;
-  const show = async (request: FastifyRequest, extra: { created?: string; done?: string } = {}) => {
+  const show = async (request: FastifyRequest, extra: { created?: string; done?: string; error?: string } = {}) => {
     const dash = dashOf(request);
     const signed = signedIn(request);
     requireRole(signed, SEES_SECRETS);
@@ -69,9 +77,30 @@ export function keyPages(app: FastifyInstance, { products }: DashboardDeps): voi
     return sendPage(reply, await show(request, done ? { done: dashOf(request).t(done) } : {}));
   });
 
+  /**
+   * In live mode, the password again before a key is made or rolled. True once it is right (or in test mode); otherwise
+   * the refusal's page is sent (a wrong password audited as `refusedAction`), and false.
+   */
+  const livePasswordAgain = async (request: FastifyRequest, reply: FastifyReply, refusedAction: string): Promise<boolean> => {
+    const signed = signedIn(request);
+    if (!signed.session.livemode) return true;
+    const checked = await accounts.confirmPassword(signed.session.user_id, typedPassword(request.body as Form), request.ip);
+    if (checked.ok) return true;
+    const dash = dashOf(request);
+    if (checked.reason === 'throttled') {
+      const { status, error } = throttled(reply, dash, checked.retryAfterSeconds);
+      sendPage(reply, await show(request, { error }), status);
+      return false;
+    }
+    await accounts.audit(actorOf(signed), refusedAction, null);
+    sendPage(reply, await show(request, { error: dash.t('wrongPasswordKey') }), 401);
+    return false;
+  };
+
   app.post('/api-keys', ROUTE, async (request, reply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
+    if (!(await livePasswordAgain(request, reply, 'api_key.create_refused'))) return reply;
     const { secret } = valueOf(await products.createKey(invocationOf(request, signed, {}, formKeyOf(request.body as Form))));
     return sendPage(reply, await show(request, { created: secret }), 201);
   });
@@ -79,6 +108,7 @@ export function keyPages(app: FastifyInstance, { products }: DashboardDeps): voi
   app.post('/api-keys/:id/roll', ROUTE, async (request: KeyAction, reply) => {
     const signed = signedIn(request);
     requireRole(signed, CHANGES);
+    if (!(await livePasswordAgain(request, reply, 'api_key.roll_refused'))) return reply;
     const overlap = Number(field(request.body, 'overlapSeconds'));
     const seconds = ROLL_OVERLAPS.find((o) => o.seconds === overlap)?.seconds ?? 86_400;
     const invocation = invocationOf(request, signed, { key: request.params.id, seconds }, formKeyOf(request.body));
