@@ -11,7 +11,7 @@ import { browserAvailable, launchBrowser, openWatched, screenshot } from '../sup
 import { engine, idem, type TestService } from '../support/harness.js';
 import { bindLiveCard, startLive, type Live } from '../support/live.js';
 import { receiptFor } from '../support/receipts.js';
-import { freshCode, ownerWithSecondFactor, uniqueEmail } from '../dashboard/client.js';
+import { freshCode, ownerWithSecondFactor, SIGN_UP_PASSWORD, uniqueEmail } from '../dashboard/client.js';
 import { PASSWORD } from './client.js';
 
 const { en } = MESSAGES;
@@ -107,6 +107,8 @@ describe.runIf(browserAvailable())('the operator console, in Chromium', () => {
     await merchant.page.locator('.next-steps').getByRole('button', { name: en.switchToLive }).click();
     await expect.poll(() => merchant.page.locator('.mode-badge').textContent()).toBe(en.liveMode);
     await merchant.page.locator('.next-steps').getByRole('link', { name: en.navApiKeys }).click();
+    // A live key is made after the owner's password.
+    await merchant.page.getByLabel(en.passwordForLiveKey).fill(SIGN_UP_PASSWORD);
     await merchant.page.getByRole('button', { name: en.createKey }).click();
     const liveKey = (await merchant.page.locator('#new-key').textContent())!;
     expect(liveKey).toMatch(/^sk_live_/);
