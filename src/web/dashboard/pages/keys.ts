@@ -2,11 +2,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { valueOf } from '../../../core/commands.js';
 import type { KeyRow } from '../../../modules/products/store.js';
-import { actorOf, CHANGES, dashOf, field, formKeyOf, invocationOf, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, typedPassword, type Dash, type Signed } from '../context.js';
+import { CHANGES, dashOf, field, formKeyOf, invocationOf, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
 import { html, type Html, type Value } from '../../html.js';
 import { messageNamed, type MessageKey } from '../i18n.js';
 import { csrfField, formKeyField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
+import { passwordAgain } from './password-again.js';
 
 /** How long a rolled key keeps working, as offered. */
 const ROLL_OVERLAPS: Array<{ seconds: number; label: MessageKey }> = [
@@ -77,25 +78,10 @@ export function keyPages(app: FastifyInstance, { products, accounts }: Dashboard
     return sendPage(reply, await show(request, done ? { done: dashOf(request).t(done) } : {}));
   });
 
-  /**
-   * In live mode, the password again before a key is made or rolled. True once it is right (or in test mode); otherwise
-   * the refusal's page is sent (a wrong password audited as `refusedAction`), and false.
-   */
-  const livePasswordAgain = async (request: FastifyRequest, reply: FastifyReply, refusedAction: string): Promise<boolean> => {
-    const signed = signedIn(request);
-    if (!signed.session.livemode) return true;
-    const checked = await accounts.confirmPassword(signed.session.user_id, typedPassword(request.body as Form), request.ip);
-    if (checked.ok) return true;
-    const dash = dashOf(request);
-    if (checked.reason === 'throttled') {
-      const { status, error } = throttled(reply, dash, checked.retryAfterSeconds);
-      sendPage(reply, await show(request, { error }), status);
-      return false;
-    }
-    await accounts.audit(actorOf(signed), refusedAction, null);
-    sendPage(reply, await show(request, { error: dash.t('wrongPasswordKey') }), 401);
-    return false;
-  };
+  /** In live mode, the password again before a key is made or rolled; true in test mode, whose keys move no money. */
+  const livePasswordAgain = async (request: FastifyRequest, reply: FastifyReply, action: string): Promise<boolean> =>
+    !signedIn(request).session.livemode ||
+    passwordAgain(accounts, { request, reply }, { action, target: null, message: 'wrongPasswordKey' }, (error) => show(request, { error }));
 
   app.post('/api-keys', ROUTE, async (request, reply) => {
     const signed = signedIn(request);

@@ -7,11 +7,12 @@ import type { UrlRefusal } from '../../../modules/webhooks/addresses.js';
 import { SENT_EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../../modules/webhooks/events.js';
 import type { CreateEndpointBody, WebhookDelivery, WebhookEndpoint } from '../../../modules/webhooks/schema.js';
 import { TEST_EVENTS_PER_MINUTE } from '../../../modules/webhooks/service.js';
-import { actorOf, CHANGES, dashOf, field, fields, formKeyOf, invocationOf, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, throttled, typedPassword, type Dash, type Signed } from '../context.js';
+import { actorOf, CHANGES, dashOf, field, fields, formKeyOf, invocationOf, merchantOfSigned, requireRole, ROUTE, SEES_SECRETS, signedIn, type Dash, type Signed } from '../context.js';
 import { html, type Html } from '../../html.js';
 import { attemptReason, messageNamed, type MessageKey } from '../i18n.js';
 import { csrfField, formKeyField, notice, page, sendPage, shownOnce, timeElement, when } from '../layout.js';
 import type { DashboardDeps, Form } from '../deps.js';
+import { passwordAgain } from './password-again.js';
 import { badge } from './lists.js';
 
 const DELIVERIES_SHOWN = 25;
@@ -229,30 +230,16 @@ function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: Deta
     return reply.redirect(`/dashboard/webhooks/${id}?done=retried`, 303);
   });
 
-  /**
-   * The password again before a secret is shown, revealed or rolled: someone at a signed-in browser must not learn one.
-   * True once it is right; otherwise the refusal's page is sent (a wrong password audited as `refusedAs`), and false.
-   */
-  const passwordAgain = async (request: EndpointRequest, reply: FastifyReply, refusedAs: { action: string; message: MessageKey }): Promise<boolean> => {
-    const signed = signedIn(request);
-    await webhooks.get(merchantOfSigned(signed), request.params.id);
-    const checked = await accounts.confirmPassword(signed.session.user_id, typedPassword(request.body), request.ip);
-    if (checked.ok) return true;
-    if (checked.reason === 'throttled') {
-      const { status, error } = throttled(reply, dashOf(request), checked.retryAfterSeconds);
-      sendPage(reply, await detail(request, { error }), status);
-      return false;
-    }
-    // A wrong password here is someone at a signed-in browser guessing: the owners see it in the audit log.
-    await accounts.audit(actorOf(signed), refusedAs.action, request.params.id);
-    sendPage(reply, await detail(request, { error: dashOf(request).t(refusedAs.message) }), 401);
-    return false;
+  /** The password again before the endpoint's secret is revealed or rolled; an endpoint the merchant lacks is a 404 first. */
+  const secretPasswordAgain = async (request: EndpointRequest, reply: FastifyReply, action: string, message: MessageKey): Promise<boolean> => {
+    await webhooks.get(merchantOfSigned(signedIn(request)), request.params.id);
+    return passwordAgain(accounts, { request, reply }, { action, target: request.params.id, message }, (error) => detail(request, { error }));
   };
 
   app.post('/webhooks/:id/reveal', ROUTE, async (request: EndpointRequest, reply) => {
     const signed = signedIn(request);
     requireRole(signed, SEES_SECRETS);
-    if (!(await passwordAgain(request, reply, { action: 'webhook_endpoint.secret_reveal_refused', message: 'wrongPasswordReveal' }))) return reply;
+    if (!(await secretPasswordAgain(request, reply, 'webhook_endpoint.secret_reveal_refused', 'wrongPasswordReveal'))) return reply;
     const revealed = await webhooks.revealSecret(merchantOfSigned(signed), request.params.id);
     await accounts.audit(actorOf(signed), 'webhook_endpoint.secret_revealed', request.params.id);
     return sendPage(reply, await detail(request, { revealed }));
@@ -261,7 +248,7 @@ function endpointActions(app: FastifyInstance, deps: DashboardDeps, detail: Deta
   app.post('/webhooks/:id/roll', ROUTE, async (request: EndpointRequest, reply) => {
     const signed = signedIn(request);
     requireRole(signed, SEES_SECRETS);
-    if (!(await passwordAgain(request, reply, { action: 'webhook_endpoint.secret_roll_refused', message: 'wrongPasswordRoll' }))) return reply;
+    if (!(await secretPasswordAgain(request, reply, 'webhook_endpoint.secret_roll_refused', 'wrongPasswordRoll'))) return reply;
     const overlap = [0, 3600, 86_400].find((s) => s === Number(field(request.body, 'overlapSeconds'))) ?? 86_400;
     const rolled = valueOf(await webhooks.rollEndpointSecret(invocationOf(request, signed, { endpoint: request.params.id, overlap }), request.params.id, overlap));
     return sendPage(reply, await detail(request, { created: rolled.secret! }));
